@@ -1,0 +1,254 @@
+"""The ``tf-migrate`` command.
+
+    tf-migrate [migrate] PATH... [--diff | --check | --out DIR] [--select IDS] [--ignore IDS]
+    tf-migrate rules [RULE]
+
+Kept light on purpose: nothing here imports libcst or TensorFlow; the engine
+loads the rewrites only for files that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrator import __version__
+from migrator.config import Config, ConfigError, enabled_rules, find_pyproject, load_config
+from migrator.engine import Result, families_for, migrate
+from migrator.files import Candidate, Source, common_folder, discover, read_source, write_atomic
+from migrator.findings import FileError, Finding, Safety
+from rewrites import FAMILIES, RULES
+
+EXIT_OK, EXIT_WORK_LEFT, EXIT_ERROR = 0, 1, 2
+
+DESCRIPTION = """\
+Migrate TensorFlow 1 distributed-training code to TensorFlow 2, in place.
+
+PATHs are Python files or folders (searched recursively, skipping .git, virtual
+environments, build folders and the `exclude` globs of [tool.tf-migrate] in the
+nearest pyproject.toml). Files that mention no API a rule handles are not parsed.
+
+Findings print as `path:line:col: TFMnnn [level] message`, where level is
+exact (rewritten, same computation), numeric (rewritten, float differences
+possible) or manual (left unchanged: a person must migrate it).
+"""
+
+EPILOG = """\
+exit status:
+  0  nothing to do, or every change applied
+  1  --check/--diff found changes to make, or manual findings remain
+  2  usage error, or some file could not be processed (the others still are)
+
+other commands:
+  tf-migrate rules          list every rule with its id, level and summary
+  tf-migrate rules TFM201   explain one rule, with a TF1 before and TF2 after
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tf-migrate", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders to migrate")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--diff", action="store_true", help="print unified diffs of what would change; write nothing")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work")
+    mode.add_argument("--out", type=Path, metavar="DIR",
+                      help="write migrated copies of the files into DIR (mirroring the inputs' folders); leave the inputs untouched")
+    parser.add_argument("--select", metavar="IDS", action="append", default=[],
+                        help="comma-separated rule ids or prefixes to run (e.g. TFM1,TFM201); default: all, or `select` from the config")
+    parser.add_argument("--ignore", metavar="IDS", action="append", default=[],
+                        help="comma-separated rule ids or prefixes to skip, added to `ignore` from the config")
+    parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                        help="skip files and folders matching GLOB inside the folders given (repeatable)")
+    parser.add_argument("--config", type=Path, metavar="PYPROJECT",
+                        help="read [tool.tf-migrate] from this pyproject.toml instead of the nearest one")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="worker processes for files that need rewriting (default: all cores)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only errors and manual findings")
+    parser.add_argument("--version", action="version", version=f"tf-migrate {__version__}")
+    return parser
+
+
+def split_ids(values: Sequence[str]) -> list[str]:
+    return [item for value in values for item in value.split(",") if item.strip()]
+
+
+@dataclass
+class Outcome:
+    """What happened to every file of one run."""
+
+    scanned: int = 0
+    changed: list[str] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def by_level(self) -> Counter:
+        return Counter(finding.safety for finding in self.findings)
+
+    def exit_code(self, dry_run: bool) -> int:
+        if self.errors:
+            return EXIT_ERROR
+        if self.by_level()[Safety.MANUAL] or (dry_run and self.changed):
+            return EXIT_WORK_LEFT
+        return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["rules"]:
+        return rules_main(argv[1:])
+    if argv[:1] == ["migrate"]:
+        argv = argv[1:]
+    return migrate_main(argv)
+
+
+def migrate_main(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        config = load_config(args.config or find_pyproject(Path(common_folder(args.paths))))
+        enabled = enabled_rules(split_ids(args.select) or config.select, [*config.ignore, *split_ids(args.ignore)])
+    except ConfigError as error:
+        print(f"tf-migrate: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    outcome = run(args, config, enabled)
+    print_summary(outcome, dry_run=args.diff or args.check)
+    return outcome.exit_code(dry_run=args.diff or args.check)
+
+
+def run(args: argparse.Namespace, config: Config, enabled: frozenset[str]) -> Outcome:
+    outcome = Outcome()
+    sources: dict[Candidate, Source] = {}
+    for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out):
+        if isinstance(candidate, FileError):
+            outcome.errors.append(candidate)
+            continue
+        outcome.scanned += 1
+        try:
+            sources[candidate] = read_source(candidate.path)
+        except FileError as error:
+            outcome.errors.append(error)
+    todo = [candidate for candidate, source in sources.items() if families_for(source.text, enabled)]
+    results = dict(zip(todo, migrate_all(todo, sources, enabled, args.jobs)))
+    for candidate, source in sources.items():
+        result = results.get(candidate, Result(source.text))
+        try:
+            if isinstance(result, FileError):
+                raise result
+            apply(candidate, source, result, args, outcome)
+        except FileError as error:
+            outcome.errors.append(error)
+        except OSError as error:
+            outcome.errors.append(FileError(str(candidate.path), f"cannot write: {error.strerror or error}"))
+    for error in outcome.errors:
+        print(error.format(), file=sys.stderr)
+    return outcome
+
+
+def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome) -> None:
+    """Show or write one file's result."""
+    name = str(candidate.path)
+    changed = result.source != source.text
+    stream = sys.stderr if args.diff else sys.stdout
+    for finding in result.findings:
+        if not args.quiet or finding.safety is Safety.MANUAL:
+            print(finding.format(), file=stream)
+    outcome.findings.extend(result.findings)
+    if args.diff and changed:
+        sys.stdout.writelines(unified_diff(name, source.text, result.source))
+    if args.out:
+        write_atomic(args.out / candidate.relative, result.source.encode(source.encoding) if changed else source.raw,
+                     mode=candidate.path.stat().st_mode & 0o7777)
+    elif changed and not (args.diff or args.check):
+        write_atomic(candidate.path, result.source.encode(source.encoding))
+    if changed:
+        outcome.changed.append(name)
+
+
+def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
+    for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"{name}\t(original)", f"{name}\t(migrated)"):
+        yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+
+
+def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], jobs: int) -> Iterator[Result | FileError]:
+    """Migrate the files that need it, on all cores when there are several."""
+    texts = [sources[candidate].text for candidate in todo]
+    names = [str(candidate.path) for candidate in todo]
+    enabled_each = [enabled] * len(todo)
+    if jobs > 1 and len(todo) > 1:
+        with ProcessPoolExecutor(min(jobs, len(todo))) as pool:
+            yield from with_progress(pool.map(migrate_or_error, texts, names, enabled_each, chunksize=4), len(todo))
+    else:
+        yield from with_progress(map(migrate_or_error, texts, names, enabled_each), len(todo))
+
+
+def migrate_or_error(text: str, name: str, enabled: frozenset[str]) -> Result | FileError:
+    try:
+        return migrate(text, name, enabled)
+    except FileError as error:
+        return error
+    except Exception as error:  # a crash on one file must not stop the others
+        return FileError(name, f"internal error: {error!r}; file left unchanged")
+
+
+def with_progress(results: Iterator, total: int) -> Iterator:
+    """A progress bar on a terminal for runs long enough to want one; nothing otherwise."""
+    if total < 8 or not sys.stderr.isatty() or os.environ.get("CI"):
+        yield from results
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task("migrating", total=total)
+        for result in results:
+            progress.advance(task)
+            yield result
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def print_summary(outcome: Outcome, dry_run: bool) -> None:
+    levels = outcome.by_level()
+    verb = "would change" if dry_run else "changed"
+    unchanged = outcome.scanned - len(outcome.changed) - len(outcome.errors)
+    print(
+        f"tf-migrate: {plural(outcome.scanned, 'file')} scanned: {len(outcome.changed)} {verb}, {max(unchanged, 0)} unchanged, "
+        f"{len(outcome.errors)} failed; findings: "
+        + ", ".join(f"{levels[level]} {level}" for level in Safety),
+        file=sys.stderr,
+    )
+
+
+def rules_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="tf-migrate rules", description="List the rules, or explain one.")
+    parser.add_argument("rule", nargs="?", help="a rule id, e.g. TFM201: print its documentation")
+    args = parser.parse_args(argv)
+    if args.rule is None:
+        width = max(len(rule.name) for rule in RULES.values())
+        for rule in RULES.values():
+            print(f"{rule.id}  {rule.safety.value:<7}  {rule.name:<{width}}  {rule.summary}")
+        return EXIT_OK
+    rule = RULES.get(args.rule.upper())
+    if rule is None:
+        print(f"tf-migrate rules: error: unknown rule {args.rule!r} (see `tf-migrate rules`)", file=sys.stderr)
+        return EXIT_ERROR
+    family = next(family for family in FAMILIES if rule in family.rules)
+    print(f"{rule.id} {rule.name} ({rule.safety}): {rule.summary}\n")
+    print(family.documentation())
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

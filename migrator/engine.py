@@ -1,0 +1,73 @@
+"""One source text in, the migrated text and its findings out.
+
+``migrate`` runs the enabled rewrite families in catalogue order on one parse of the
+file, re-parses the result (a result that does not parse is a bug: the file is left
+untouched), and is idempotent. Files that mention none of the words a family
+handles are never parsed, and libcst is imported only when some file needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from migrator.findings import FileError, Finding
+from rewrites import FAMILIES, Family
+
+# What the start of a Python 2 line a Python 3 parser chokes on usually looks like.
+_PYTHON2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"']|except\s+[\w.]+\s*,\s*\w+\s*:)|`|\b0[0-7]+\b|\bur[\"']")
+
+
+@dataclass
+class Result:
+    source: str
+    findings: list[Finding] = field(default_factory=list)
+
+
+def families_for(source: str, enabled: Collection[str]) -> list[Family]:
+    """The families that could have anything to do in ``source``: a cheap text test."""
+    if "tensorflow" not in source:
+        return []
+    return [
+        family
+        for family in FAMILIES
+        if any(rule.id in enabled for rule in family.rules) and any(word in source for word in family.triggers)
+    ]
+
+
+def migrate(source: str, path: str, enabled: Collection[str]) -> Result:
+    """Migrate one file's text. Raises FileError when it cannot be parsed or rewritten safely."""
+    families = families_for(source, enabled)
+    if not families:
+        return Result(source)
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+
+    module = _parse(source, path)
+    findings: list[Finding] = []
+    for family in families:
+        rewrite = family.load()(CodemodContext(filename=path), enabled, path)
+        try:
+            module = rewrite.transform_module(module)
+        except Exception as error:  # a bug in a rewrite must not cost the user their file
+            raise FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged") from error
+        findings.extend(rewrite.findings)
+    new_source = module.code
+    try:
+        cst.parse_module(new_source)
+    except cst.ParserSyntaxError as error:
+        raise FileError(path, f"internal error: the migrated code does not parse ({error.message}); file left unchanged")
+    return Result(new_source, sorted(findings))
+
+
+def _parse(source: str, path: str):
+    import libcst as cst
+
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        line_text = source.splitlines()[error.raw_line - 1] if 0 < error.raw_line <= len(source.splitlines()) else ""
+        hint = " (this looks like Python 2: run 2to3 first)" if _PYTHON2_HINTS.search(line_text) else ""
+        reason = error.message.splitlines()[0] if error.message else "syntax error"
+        raise FileError(path, f"not valid Python 3: {reason}{hint}", error.raw_line, error.raw_column + 1) from None

@@ -1,0 +1,64 @@
+"""The rule catalogue: every rewrite family, its rules, and the words that wake it.
+
+This module is read on every run, so it imports nothing heavy: the rewrite modules
+(which import libcst, a third of a second) are loaded only for files that mention
+one of a family's trigger words.
+
+Each family lives in ``rewrites/<module>.py`` and defines ``Rewrite``, a libcst
+codemod whose docstring shows the TF1 code before and the TF2 code after. Rule ids
+are stable and grouped: TFM1xx cluster and servers, TFM2xx partitioners, TFM3xx
+Estimator, TFM4xx model_fn pieces, TFM9xx diagnostics.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from migrator.findings import Rule, Safety
+
+
+@dataclass(frozen=True)
+class Family:
+    module: str
+    triggers: tuple[str, ...]
+    rules: tuple[Rule, ...]
+
+    def load(self) -> type:
+        return importlib.import_module(f"rewrites.{self.module}").Rewrite
+
+    def documentation(self) -> str:
+        return importlib.import_module(f"rewrites.{self.module}").__doc__ or ""
+
+
+E, N, M = Safety.EXACT, Safety.NUMERIC, Safety.MANUAL
+
+# In the order the engine runs them.
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "servers",
+        triggers=("Server", "ClusterSpec"),
+        rules=(
+            Rule("TFM101", "train-server", E, "tf.train.Server -> tf.distribute.Server"),
+            Rule("TFM102", "cluster-spec", E, "tf.compat.v1.train.ClusterSpec -> tf.train.ClusterSpec"),
+        ),
+    ),
+    Family(
+        "partitioners",
+        triggers=("partitioner",),
+        rules=(
+            Rule("TFM201", "fixed-size-partitioner", E,
+                 "fixed_size_partitioner -> tf.distribute.experimental.partitioners.FixedShardsPartitioner"),
+            Rule("TFM202", "variable-axis-size-partitioner", E,
+                 "variable_axis_size_partitioner -> tf.distribute.experimental.partitioners.MaxSizePartitioner"),
+            Rule("TFM203", "min-max-variable-partitioner", E,
+                 "min_max_variable_partitioner -> tf.distribute.experimental.partitioners.MinSizePartitioner"),
+            Rule("TFM204", "partitioner-axis", M,
+                 "a partitioner along an axis other than 0: TF2 partitioners only split axis 0"),
+            Rule("TFM205", "partitioner-arguments", M,
+                 "a partitioner called with *args/**kwargs or unknown arguments: not mapped"),
+        ),
+    ),
+)
+
+RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.rules}

@@ -1,0 +1,213 @@
+"""What every rewrite shares: TensorFlow name resolution, findings, TF2 spellings, imports.
+
+A rewrite subclasses ``TFCodemod`` and, in its ``leave_*`` methods, asks
+``self.tf_name(node)`` which TensorFlow API a node refers to, whatever the import
+spelling, and answers with ``self.replace(...)`` or ``self.report(...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import PositionProvider, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+
+from migrator.findings import Finding
+from rewrites import RULES
+
+# TensorFlow internals real code imports from, and the public namespace they back.
+_INTERNAL_MODULES = {
+    "tensorflow.python.training.server_lib": "train",
+    "tensorflow.python.training.device_setter": "train",
+    "tensorflow.python.ops.partitioned_variables": "",
+    "tensorflow.python.ops.variable_scope": "",
+}
+
+# Names a module-level `tf = tf.compat.v1` may rebind to.
+_TF_MODULES = {"tensorflow": "tensorflow", "tensorflow.compat.v1": "tensorflow.compat.v1"}
+
+_TF2_ALIAS_CHOICES = ("tf", "tf2", "tensorflow")
+
+
+@dataclass(frozen=True)
+class TFName:
+    """A TensorFlow API as TF1 code reached it.
+
+    api: the name below the TensorFlow root, e.g. "train.Server";
+    via: "v1" through tensorflow.compat.v1, "tf" through plain tensorflow,
+         "internal" through tensorflow.python.
+    """
+
+    api: str
+    via: str
+
+
+def parse_tf_name(qualified: str) -> TFName | None:
+    """"tensorflow.compat.v1.train.Server" -> TFName("train.Server", "v1"); non-TF1 names -> None."""
+    for module, public in _INTERNAL_MODULES.items():
+        if qualified.startswith(module + "."):
+            rest = qualified[len(module) + 1 :]
+            return TFName(f"{public}.{rest}" if public else rest, "internal")
+    for root, via in (("tensorflow.compat.v1.", "v1"), ("tensorflow.", "tf")):
+        if qualified.startswith(root):
+            api = qualified[len(root) :]
+            if via == "tf" and api.startswith(("compat.", "python.")):
+                return None
+            return TFName(api, via)
+    return None
+
+
+def bind_arguments(call: cst.Call, params: Sequence[str]) -> dict[str, tuple[int | None, cst.Arg]] | None:
+    """Map each argument of ``call`` to its parameter: name -> (position or None, Arg).
+
+    None when the call cannot be mapped statically: *args, **kwargs, an unknown
+    keyword, too many positional arguments, or a parameter given twice.
+    """
+    bound: dict[str, tuple[int | None, cst.Arg]] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if index >= len(params):
+                return None
+            name, position = params[index], index
+        else:
+            name, position = arg.keyword.value, None
+            if name not in params:
+                return None
+        if name in bound:
+            return None
+        bound[name] = (position, arg)
+    return bound
+
+
+def keyword_arg(name: str, value: cst.BaseExpression, like: cst.Arg) -> cst.Arg:
+    """A `name=value` argument keeping the comma (and so the layout) of ``like``."""
+    return cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        comma=like.comma,
+    )
+
+
+def without_trailing_comma(args: list[cst.Arg], original: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """Give the new last argument the original last argument's comma (none, usually)."""
+    if args and original:
+        args[-1] = args[-1].with_changes(comma=original[-1].comma)
+    return args
+
+
+def is_literal_int(node: cst.BaseExpression, value: int) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == value
+
+
+class TFCodemod(VisitorBasedCodemodCommand):
+    """Base of every rewrite family."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
+
+    def __init__(self, context: CodemodContext, enabled: Collection[str], path: str) -> None:
+        super().__init__(context)
+        self.enabled = frozenset(enabled)
+        self.path = path
+        self.findings: list[Finding] = []
+        self._module_aliases: dict[str, str] = {}
+        self._tf2_alias: str | None = None
+
+    # -- names --------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._module_aliases = self._tensorflow_reassignments(node)
+        existing = self._existing_tensorflow_import(node)
+        self._tf2_alias = existing if existing not in self._module_aliases else None
+        self._module = node
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # names inside import statements are not uses
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def tf_name(self, node: cst.CSTNode) -> TFName | None:
+        """The TensorFlow API ``node`` refers to, through any import spelling, or None."""
+        found: set[TFName] = set()
+        for qualified in self.get_metadata(QualifiedNameProvider, node, set()):
+            name = self._imported_name(qualified)
+            parsed = parse_tf_name(name) if name else None
+            if parsed:
+                found.add(parsed)
+        apis = {name.api for name in found}
+        if len(apis) != 1:
+            return None
+        # `tf = tf.compat.v1` makes `tf.X` both: the compat.v1 reading is the one in force.
+        return min(found, key=lambda name: name.via == "tf")
+
+    def _imported_name(self, qualified) -> str | None:
+        if qualified.source is QualifiedNameSource.IMPORT:
+            return qualified.name
+        if qualified.source is QualifiedNameSource.LOCAL:
+            root, _, rest = qualified.name.partition(".")
+            if root in self._module_aliases and rest:
+                return f"{self._module_aliases[root]}.{rest}"
+        return None
+
+    def _tensorflow_reassignments(self, module: cst.Module) -> dict[str, str]:
+        """Module-level `tf = tf.compat.v1` style rebindings: name -> TensorFlow module."""
+        aliases = {}
+        for statement in module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    for qualified in self.get_metadata(QualifiedNameProvider, small.value, set()):
+                        if isinstance(target, cst.Name) and qualified.name in _TF_MODULES:
+                            aliases[target.value] = _TF_MODULES[qualified.name]
+        return aliases
+
+    # -- TF2 spellings ------------------------------------------------------
+
+    @staticmethod
+    def _existing_tensorflow_import(module: cst.Module) -> str | None:
+        """The name a module-level `import tensorflow [as X]` binds, if any."""
+        for statement in module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Import):
+                        for alias in small.names:
+                            if alias.evaluated_name == "tensorflow":
+                                return alias.evaluated_alias or "tensorflow"
+        return None
+
+    def tf2(self, dotted: str) -> cst.BaseExpression:
+        """`<tf>.<dotted>` for the TF2 API, importing TensorFlow under a free name if needed."""
+        if self._tf2_alias is None:
+            scope = self.get_metadata(ScopeProvider, self._module)
+            self._tf2_alias = next(name for name in _TF2_ALIAS_CHOICES if name not in scope)
+        alias = self._tf2_alias
+        AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname=None if alias == "tensorflow" else alias)
+        return cst.parse_expression(f"{alias}.{dotted}")
+
+    # -- results ------------------------------------------------------------
+
+    def report(self, rule_id: str, node: cst.CSTNode, message: str) -> None:
+        if rule_id not in self.enabled:
+            return
+        start = self.get_metadata(PositionProvider, node).start
+        self.findings.append(
+            Finding(self.path, start.line, start.column + 1, rule_id, RULES[rule_id].safety, message)
+        )
+
+    def replace(self, rule_id: str, original: cst.CSTNode, new: cst.CSTNode, message: str) -> cst.CSTNode:
+        """Report the rewrite and let the imports ``original`` used go if nothing else uses them."""
+        self.report(rule_id, original, message)
+        RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+        return new
+
+    def wants(self, rule_id: str) -> bool:
+        return rule_id in self.enabled
+

@@ -1,0 +1,50 @@
+"""TFM101-102: the cluster's servers and spec under their TF2 names.
+
+TFM101 train-server (exact). ``tf.train.Server`` is TF1-only; TF2 exports the very
+same class as ``tf.distribute.Server``. Arguments are kept as they are.
+
+Before::
+
+    import tensorflow.compat.v1 as tf1
+    server = tf1.train.Server(cluster, job_name="ps", task_index=0)
+
+After::
+
+    import tensorflow as tf
+    server = tf.distribute.Server(cluster, job_name="ps", task_index=0)
+
+TFM102 cluster-spec (exact). ``tf.train.ClusterSpec`` is the same class in TF1 and
+TF2; only the compat.v1 (or TensorFlow-internal) spelling goes.
+
+Before::
+
+    cluster = tf.compat.v1.train.ClusterSpec({"ps": ps_hosts, "worker": worker_hosts})
+
+After::
+
+    cluster = tf.train.ClusterSpec({"ps": ps_hosts, "worker": worker_hosts})
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.base import TFCodemod
+
+
+class Rewrite(TFCodemod):
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return self._rename(original, updated)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self._rename(original, updated)
+
+    def _rename(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+        name = self.tf_name(original)
+        if name is None:
+            return updated
+        if name.api == "train.Server" and self.wants("TFM101"):
+            return self.replace("TFM101", original, self.tf2("distribute.Server"), "tf.train.Server -> tf.distribute.Server")
+        if name.api == "train.ClusterSpec" and name.via != "tf" and self.wants("TFM102"):
+            return self.replace("TFM102", original, self.tf2("train.ClusterSpec"), "compat.v1 ClusterSpec -> tf.train.ClusterSpec")
+        return updated
