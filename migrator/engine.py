@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from migrator.findings import FileError, Finding
 from rewrites import FAMILIES, Family
 
-# What the start of a Python 2 line a Python 3 parser chokes on usually looks like.
+# What a Python 2 line a Python 3 parser chokes on usually looks like.
 _PYTHON2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"']|except\s+[\w.]+\s*,\s*\w+\s*:)|`|\b0[0-7]+\b|\bur[\"']")
 
 
@@ -67,7 +67,21 @@ def _parse(source: str, path: str):
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        line_text = source.splitlines()[error.raw_line - 1] if 0 < error.raw_line <= len(source.splitlines()) else ""
+        message, line, col = _python_syntax_error(source) or (error.message, error.raw_line, error.raw_column + 1)
+        line_text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
         hint = " (this looks like Python 2: run 2to3 first)" if _PYTHON2_HINTS.search(line_text) else ""
-        reason = error.message.splitlines()[0] if error.message else "syntax error"
-        raise FileError(path, f"not valid Python 3: {reason}{hint}", error.raw_line, error.raw_column + 1) from None
+        reason = message.splitlines()[0][:200] if message else "syntax error"
+        raise FileError(path, f"not valid Python 3: {reason}{hint}", line, col) from None
+
+
+def _python_syntax_error(source: str) -> tuple[str, int, int] | None:
+    """CPython's own account of a syntax error: clearer than the parser's token list."""
+    import ast
+
+    try:
+        ast.parse(source)
+    except SyntaxError as error:
+        return error.msg, error.lineno or 0, error.offset or 0
+    except (ValueError, RecursionError):
+        return None
+    return None

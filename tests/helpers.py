@@ -1,0 +1,35 @@
+"""Before/after checks shared by the rewrite tests (django-upgrade style)."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+from migrator.engine import migrate
+from rewrites import RULES
+
+ALL_RULES = frozenset(RULES)
+
+
+def run(source: str, enabled=ALL_RULES):
+    return migrate(dedent(source), "example.py", enabled)
+
+
+def check_noop(source: str, findings: tuple[str, ...] = (), enabled=ALL_RULES) -> None:
+    """The source stays as it is, with exactly these finding rule ids."""
+    source = dedent(source)
+    result = migrate(source, "example.py", enabled)
+    assert result.source == source
+    assert [finding.rule for finding in result.findings] == list(findings)
+
+
+def check_transformed(before: str, after: str, findings: tuple[str, ...] | None = None, enabled=ALL_RULES):
+    """``before`` becomes ``after``; a second run changes nothing and reports nothing new."""
+    before, after = dedent(before), dedent(after)
+    result = migrate(before, "example.py", enabled)
+    assert result.source == after
+    again = migrate(after, "example.py", enabled)
+    assert again.source == after, "not idempotent"
+    assert not [f for f in again.findings if f.safety != "manual"], "a second run rewrote something"
+    if findings is not None:
+        assert [finding.rule for finding in result.findings] == list(findings)
+    return result.findings
