@@ -19,7 +19,7 @@ SOURCE_SUFFIXES = (".py",)
 
 # Folders that never hold code of the user's to migrate.
 SKIPPED_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", "__pycache__", "build", "dist",
+    ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "__pycache__", "build", "dist",
     "node_modules", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints",
 })
 
@@ -45,7 +45,8 @@ def is_excluded(relative: str, patterns: Iterable[str]) -> bool:
 
 
 def _is_virtualenv(path: str) -> bool:
-    return os.path.exists(os.path.join(path, "pyvenv.cfg"))
+    """By content, not name: the standard library has a package called venv."""
+    return os.path.exists(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(os.path.join(path, "conda-meta"))
 
 
 def discover(inputs: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None,
@@ -117,6 +118,8 @@ def read_source(path: Path) -> Source:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
+        if error.msg.startswith("invalid or missing encoding declaration"):
+            raise FileError(name, "not valid utf-8, and no encoding declaration says what it is") from None
         raise FileError(name, f"bad encoding declaration: {error.msg}") from None
     try:
         text = raw.decode(encoding)

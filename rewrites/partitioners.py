@@ -5,20 +5,20 @@ TF2 ones call the TF1 code), and they accept the ``(shape, dtype)`` call that
 ``get_variable(partitioner=...)`` makes, so the rewritten code still runs under
 TF1 too. Every TF1 default equals the TF2 default, so none needs spelling out.
 
-=================================  ======================================================
-TF1                                TF2
-=================================  ======================================================
-fixed_size_partitioner(            FixedShardsPartitioner(num_shards)
-  num_shards, axis=0)
-variable_axis_size_partitioner(    MaxSizePartitioner(max_shard_bytes, max_shards=None,
-  max_shard_bytes, axis=0,           bytes_per_string=16)
-  bytes_per_string_element=16,
-  max_shards=None)
-min_max_variable_partitioner(      MinSizePartitioner(min_shard_bytes=256 << 10,
-  max_partitions=1, axis=0,          max_shards=1, bytes_per_string=16)
-  min_slice_size=256 << 10,
-  bytes_per_string_element=16)
-=================================  ======================================================
+======  ================================  ===================================================
+rule    TF1                               TF2
+======  ================================  ===================================================
+TFM201  fixed_size_partitioner(           FixedShardsPartitioner(num_shards)
+          num_shards, axis=0)
+TFM202  variable_axis_size_partitioner(   MaxSizePartitioner(max_shard_bytes, max_shards=None,
+          max_shard_bytes, axis=0,          bytes_per_string=16)
+          bytes_per_string_element=16,
+          max_shards=None)
+TFM203  min_max_variable_partitioner(     MinSizePartitioner(min_shard_bytes=256 << 10,
+          max_partitions=1, axis=0,         max_shards=1, bytes_per_string=16)
+          min_slice_size=256 << 10,
+          bytes_per_string_element=16)
+======  ================================  ===================================================
 
 Before::
 
