@@ -1,0 +1,66 @@
+"""An Estimator whose weights are split across parameter servers (TensorFlow 1).
+
+A linear regression model_fn that creates its weight matrix with
+``tf1.get_variable(..., partitioner=tf1.fixed_size_partitioner(2))``: on a
+parameter-server cluster the two shards live on different ps tasks. The
+matrix has 5 rows, so the shards are uneven (3 rows and 2 rows). Without
+``TF_CONFIG`` it trains locally; the variable is partitioned all the same.
+
+Run: python examples/partitioned/train.py
+"""
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow.compat.v1 as tf1
+
+NUM_FEATURES = 5
+
+# y = x . true_weights + 0.5 + noise, 40 training rows and 10 eval rows.
+rng = np.random.RandomState(0)
+true_weights = np.array([[1.0], [-2.0], [0.5], [3.0], [-1.0]])
+train_x = rng.normal(size=(40, NUM_FEATURES)).astype(np.float32)
+train_y = (train_x.dot(true_weights) + 0.5
+           + rng.normal(scale=0.1, size=(40, 1))).astype(np.float32)
+eval_x = rng.normal(size=(10, NUM_FEATURES)).astype(np.float32)
+eval_y = (eval_x.dot(true_weights) + 0.5).astype(np.float32)
+
+
+def _input_fn():
+  return tf1.data.Dataset.from_tensor_slices(
+      (train_x, train_y)).repeat().batch(8)
+
+
+def _eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices((eval_x, eval_y)).batch(10)
+
+
+def _model_fn(features, labels, mode):
+  with tf1.variable_scope("linear"):
+    weights = tf1.get_variable(
+        "weights", shape=[NUM_FEATURES, 1],
+        partitioner=tf1.fixed_size_partitioner(2))
+    bias = tf1.get_variable(
+        "bias", shape=[1], initializer=tf1.zeros_initializer())
+  predictions = tf1.matmul(features, weights) + bias
+  loss = tf1.losses.mean_squared_error(labels=labels, predictions=predictions)
+  optimizer = tf1.train.GradientDescentOptimizer(0.05)
+  train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
+  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+# Log "loss = ..., step = ..." after every step.
+tf1.logging.set_verbosity(tf1.logging.INFO)
+
+model_dir = tempfile.mkdtemp()
+config = tf1.estimator.RunConfig(
+    model_dir=model_dir, tf_random_seed=42, log_step_count_steps=1)
+estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config)
+train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=30)
+eval_spec = tf1.estimator.EvalSpec(input_fn=_eval_input_fn, steps=1)
+eval_result, _ = tf1.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+print("eval loss: %s" % eval_result["loss"])
+
+# The checkpoint holds the partitioned variable as one full [5, 1] tensor.
+print("linear/weights: %s" % estimator.get_variable_value("linear/weights").ravel())
+shutil.rmtree(model_dir)

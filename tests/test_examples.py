@@ -1,0 +1,167 @@
+"""The TF1 programs in examples/ run, train, and print the same losses every time.
+
+Each example runs as a child process of ``sys.executable`` in an empty scratch
+folder that is also its TMPDIR (so we can check it cleans up after itself),
+with TF_CONFIG removed (so it trains locally). Per-step losses are parsed from
+its output, in one of two formats:
+
+* Estimator examples: ``RunConfig(log_step_count_steps=1)`` with INFO logging
+  makes the Estimator log every step on stderr:
+  ``INFO:tensorflow:loss = 0.8455549, step = 3 (0.001 sec)``
+* ps_cluster prints the loss it fetched on stdout: ``step 3 loss 2.1360164``
+
+Both loss values are numpy float32 printed with ``str``: the shortest text that
+reads back as the same float32. The loss is the one computed before the step's
+update. The step number is the global step read in the same ``session.run``
+that increments it, so now and then it is one ahead: tests rely on the order
+of the lines and compare losses, not step numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "portpicker")):
+    pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, portpicker)", allow_module_level=True)
+
+pytestmark = pytest.mark.tensorflow
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
+TRAIN_STEPS = {"regression": 20, "classifier": 30, "partitioned": 30, "ps_cluster": 20}
+
+ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
+PRINTED_LINE = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    leftovers: list[str]  # what the program left in its cwd and TMPDIR
+
+    @property
+    def steps(self) -> list[int]:
+        """The step numbers logged or printed, in order."""
+        logged = [int(step) for _, step in ESTIMATOR_LINE.findall(self.stderr)]
+        return logged + [int(step) for step, _ in PRINTED_LINE.findall(self.stdout)]
+
+    @property
+    def losses(self) -> list[float]:
+        """The loss of each training step, in order."""
+        logged = [float(loss) for loss, _ in ESTIMATOR_LINE.findall(self.stderr)]
+        return logged + [float(loss) for _, loss in PRINTED_LINE.findall(self.stdout)]
+
+
+def run_example(name: str, *args: str, root: Path = EXAMPLES) -> Run:
+    """Run <root>/<name>/train.py with ``args``; raises TimeoutExpired (after killing it) on a hang."""
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+        env["TMPDIR"] = scratch
+        proc = subprocess.run(
+            [sys.executable, str(root / name / "train.py"), *args],
+            cwd=scratch,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        return Run(proc.returncode, proc.stdout, proc.stderr, sorted(os.listdir(scratch)))
+
+
+@functools.lru_cache(maxsize=None)
+def first_run(name: str) -> Run:
+    """One run per example without arguments, shared by the tests below."""
+    return run_example(name)
+
+
+def assert_trained(run: Run, train_steps: int) -> None:
+    assert run.returncode == 0, run.stderr[-3000:]
+    losses = run.losses
+    assert len(losses) == train_steps, run.stdout + run.stderr[-3000:]
+    assert run.steps == sorted(run.steps) and 0 <= run.steps[0] <= run.steps[-1] <= train_steps, run.steps
+    assert all(math.isfinite(loss) for loss in losses), losses
+    third = train_steps // 3
+    assert sum(losses[-third:]) < sum(losses[:third]), losses
+
+
+@pytest.mark.parametrize("name", sorted(TRAIN_STEPS))
+def test_example_trains_and_cleans_up(name):
+    run = first_run(name)
+    assert_trained(run, TRAIN_STEPS[name])
+    assert run.leftovers == []
+
+
+@pytest.mark.parametrize("name", sorted(TRAIN_STEPS))
+def test_example_is_deterministic(name):
+    assert run_example(name).losses == first_run(name).losses
+
+
+def test_classifier_predicts():
+    predictions = [line for line in first_run("classifier").stdout.splitlines() if line.startswith("prediction:")]
+    assert len(predictions) == 3
+
+
+def test_ps_cluster_as_separate_processes(tmp_path):
+    import portpicker
+
+    ps_port, worker_port = portpicker.pick_unused_port(), portpicker.pick_unused_port()
+    hosts = [f"--ps_hosts=localhost:{ps_port}", f"--worker_hosts=localhost:{worker_port}"]
+    with open(tmp_path / "ps.log", "w") as ps_log:
+        ps = subprocess.Popen(
+            [sys.executable, str(EXAMPLES / "ps_cluster" / "train.py"), "--job_name=ps", "--task_index=0", *hosts],
+            stdout=ps_log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        worker = run_example("ps_cluster", "--job_name=worker", "--task_index=0", *hosts)
+        assert ps.poll() is None, (tmp_path / "ps.log").read_text()  # a ps serves until it is stopped
+    finally:
+        ps.terminate()
+        try:
+            ps.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            ps.kill()
+            ps.wait()
+    assert_trained(worker, TRAIN_STEPS["ps_cluster"])
+    # Same graph, seed and data as the in-process cluster: the same losses.
+    assert worker.losses == first_run("ps_cluster").losses
+
+
+# -- the examples after `tf-migrate`: the exact rewrites keep every loss ----------
+
+
+@pytest.fixture(scope="module")
+def migrated(tmp_path_factory) -> Path:
+    """examples/ as `tf-migrate --out` writes it."""
+    from migrator.cli import main
+
+    out = tmp_path_factory.mktemp("migrated")
+    assert main(["--out", str(out), "--quiet", str(EXAMPLES)]) == 0
+    return out
+
+
+def test_the_current_rules_change_the_cluster_and_partitioner_examples(migrated):
+    changed = {name for name in TRAIN_STEPS if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
+    assert changed == {"partitioned", "ps_cluster"}
+    assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
+    assert "tf.distribute.Server(" in (migrated / "ps_cluster" / "train.py").read_text()
+
+
+@pytest.mark.parametrize("name", ["partitioned", "ps_cluster"])
+def test_migrated_example_trains_to_the_same_losses(migrated, name):
+    run = run_example(name, root=migrated)
+    assert_trained(run, TRAIN_STEPS[name])
+    assert run.losses == first_run(name).losses
