@@ -2,6 +2,7 @@
 
     tf-migrate [migrate] PATH... [--diff | --check | --out DIR] [--select IDS] [--ignore IDS]
     tf-migrate rules [RULE]
+    tf-migrate parity OLD.py NEW.py [options]
 
 Kept light on purpose: nothing here imports libcst or TensorFlow; the engine
 loads the rewrites only for files that need them.
@@ -49,6 +50,8 @@ exit status:
 other commands:
   tf-migrate rules          list every rule with its id, level and summary
   tf-migrate rules TFM201   explain one rule, with a TF1 before and TF2 after
+  tf-migrate parity OLD NEW train both programs and compare them step by step
+                            (needs the parity extra; see tf-migrate parity --help)
 """
 
 
@@ -105,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["rules"]:
         return rules_main(argv[1:])
+    if argv[:1] == ["parity"]:
+        from migrator.parity.command import main as parity_main
+
+        return parity_main(argv[1:])
     if argv[:1] == ["migrate"]:
         argv = argv[1:]
     return migrate_main(argv)

@@ -1,0 +1,126 @@
+"""`tf-migrate parity OLD.py NEW.py`: does the migrated program train like the old one?"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from migrator.parity.runner import Options
+
+EXIT_PARITY, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+DESCRIPTION = """\
+Train a TF1 Estimator program (OLD) and its TF2 Keras migration (NEW) on the same
+batches from the same initial weights, and compare them step by step.
+
+Each side runs as it is on disk, in a child process of its own, with a time limit.
+The old side trains locally (TF_CONFIG removed) in a temporary model_dir; its
+initial weights (before step 1) are loaded into the new side's Keras model,
+matched by creation order and shape. The new side trains under its own
+ParameterServerStrategy against an in-process cluster of one worker and --ps
+parameter servers (or locally with --cluster none). Both see byte-identical
+batches: the first --steps batches of the old program's own input, or synthetic
+ones.
+"""
+
+EPILOG = """\
+exit status:
+  0  parity: every step, the eval loss and every final weight within tolerance
+  1  mismatch: the report names the first diverging step and the variables that differ
+  2  a side failed to run (its error output is shown), or a usage error
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tf-migrate parity", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    defaults = Options()
+    parser.add_argument("old", type=Path, metavar="OLD.py", help="the TF1 Estimator program")
+    parser.add_argument("new", type=Path, metavar="NEW.py", help="its TF2 Keras migration")
+    parser.add_argument("--steps", type=positive(int), default=defaults.steps, help="training steps to compare (default: %(default)s)")
+    parser.add_argument("--ps", type=positive(int), default=defaults.ps,
+                        help="parameter servers of the new side's in-process cluster (default: %(default)s, so partitioned variables really shard)")
+    parser.add_argument("--cluster", choices=("in-process", "none"), default=defaults.cluster,
+                        help="run the new side against an in-process cluster, or locally without TF_CONFIG (default: %(default)s)")
+    parser.add_argument("--data", choices=("program", "synthetic"), default=defaults.data,
+                        help="the old program's own input batches, or deterministic toy batches shaped like them (default: %(default)s)")
+    parser.add_argument("--rtol", type=non_negative(float), default=defaults.rtol, help="relative tolerance (default: %(default)s)")
+    parser.add_argument("--atol", type=non_negative(float), default=defaults.atol, help="absolute tolerance (default: %(default)s)")
+    parser.add_argument("--timeout", type=positive(float), default=defaults.timeout, metavar="SECONDS",
+                        help="time limit of each side (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=defaults.seed, help="tf_random_seed of the old side (default: %(default)s)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the full result as JSON")
+    parser.add_argument("--html", type=Path, metavar="PATH", help="write a self-contained HTML report")
+    parser.add_argument("--old-python", default=defaults.old_python, metavar="PATH",
+                        help="interpreter of the old side (default: this one)")
+    parser.add_argument("--new-python", default=defaults.new_python, metavar="PATH",
+                        help="interpreter of the new side, e.g. a TensorFlow 2.21 + tf_keras environment (default: this one)")
+    return parser
+
+
+def positive(kind):
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be greater than 0, not {text}")
+        return value
+
+    return parse
+
+
+def non_negative(kind):
+    def parse(text: str):
+        value = kind(text)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must not be negative, not {text}")
+        return value
+
+    return parse
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = usage_problem(args)
+    if problem:
+        print(f"tf-migrate parity: error: {problem}", file=sys.stderr)
+        return EXIT_ERROR
+    from migrator.parity.report import terminal_summary, write_html, write_json
+    from migrator.parity.runner import run_parity
+
+    options = Options(steps=args.steps, ps=args.ps, cluster=args.cluster, data=args.data, rtol=args.rtol,
+                      atol=args.atol, timeout=args.timeout, seed=args.seed,
+                      old_python=args.old_python, new_python=args.new_python)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        report = run_parity(args.old, args.new, options)
+    except KeyboardInterrupt:
+        print("tf-migrate parity: interrupted; both sides stopped and their files removed", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(terminal_summary(report, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    if args.json:
+        write_json(report, args.json)
+    if args.html:
+        write_html(report, args.html)
+    return report.exit_code
+
+
+def usage_problem(args: argparse.Namespace) -> str | None:
+    for program in (args.old, args.new):
+        if not program.is_file():
+            return f"{program}: no such file"
+    for flag, python in (("--old-python", args.old_python), ("--new-python", args.new_python)):
+        if not os.access(python, os.X_OK):
+            return f"{flag} {python}: not an executable"
+    if importlib.util.find_spec("numpy") is None:
+        return "the parity harness needs the parity extra: pip install 'tf-migrate[parity]'"
+    return None
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt

@@ -1,0 +1,219 @@
+"""The new side: a TF2 Keras program, run as it is on disk with ``Model.fit`` / ``evaluate`` patched.
+
+    python -m migrator.parity.new_side WORKDIR PROGRAM
+
+Before the program runs, an in-process cluster (1 worker, K parameter servers) is
+started and TF_CONFIG names this process its chief, so the program's own
+ParameterServerStrategy trains on it; with ``--cluster none`` TF_CONFIG is removed.
+
+- ``Model.fit`` (first call): waits for the old side's recorded batches and initial
+  weights, loads those weights into the model (matched by creation order and shape,
+  shards split or joined), then trains ``fit(epochs=N, steps_per_epoch=1)`` on the
+  recorded batches: batch-level callbacks are refused under ParameterServerStrategy,
+  and the epoch losses are the step losses. The program's callbacks are not run.
+- ``Model.evaluate``: on the old side's recorded eval batches.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import sys
+import time
+
+from migrator.parity.exchange import Exchange, versions
+from migrator.parity.program import run_program
+
+KERAS_PACKAGES = ("tf_keras", "keras")
+
+
+class NewSide:
+    def __init__(self, exchange: Exchange, job: dict) -> None:
+        import tensorflow as tf
+
+        self.tf = tf
+        self.exchange = exchange
+        self.job = job
+        self.losses: list[float] = []
+        self.eval_loss: float | None = None
+        self.model = None
+        self.history = None
+        self.mapping: list[dict] = []
+        self.mapping_error: str | None = None
+        self.train_seconds = 0.0
+
+    def install(self, model_class: type) -> None:
+        side = self
+        original_fit, original_evaluate = model_class.fit, model_class.evaluate
+
+        def fit(self, *args, **kwargs):
+            if side.model is not None:  # the harness trains once, for its own number of steps
+                return side.history
+            side.model = self
+            dataset, count = side.recorded("train.ready", "data/train.npz")
+            steps = min(count, side.job["steps"])
+            side.load_initial_weights(self, dataset)
+            started = time.perf_counter()
+            side.history = original_fit(self, dataset.repeat(), epochs=steps, steps_per_epoch=1, verbose=0, callbacks=[])
+            side.train_seconds = time.perf_counter() - started
+            side.losses = [float(loss) for loss in side.history.history["loss"]]
+            return side.history
+
+        def evaluate(self, *args, **kwargs):
+            if not side.exchange.wait_for("eval.ready", unless="old.done"):
+                return original_evaluate(self, *args, **kwargs)  # the old program never evaluated: nothing to compare
+            dataset, count = side.recorded("eval.ready", "data/eval.npz")
+            result = original_evaluate(self, dataset.repeat(), steps=count, verbose=0,
+                                       return_dict=kwargs.get("return_dict", False))
+            side.eval_loss = float(result["loss"] if isinstance(result, dict) else
+                                   result[0] if isinstance(result, list) else result)
+            return result
+
+        model_class.fit, model_class.evaluate = fit, evaluate
+
+    def recorded(self, marker: str, name: str):
+        if not self.exchange.wait_for(marker, unless="old.done"):
+            raise RuntimeError("the old program finished without training: no batches to replay")
+        stacked, count = self.exchange.read_batches(name)
+        return self.tf.data.Dataset.from_tensor_slices(stacked), count
+
+    # -- weights ---------------------------------------------------------------
+
+    def load_initial_weights(self, model, dataset) -> None:
+        """Copy the old initial weights in, pairing variables by creation order and shape."""
+        with model.distribute_strategy.scope():
+            if not model.built:
+                features = self.tf.nest.map_structure(lambda spec: spec.shape, dataset.element_spec[0])
+                model.build(features)
+        old = self.exchange.read_json("initial.json")
+        values = dict(self.exchange.read_arrays("initial.npz"))
+        new = model_variables(model)
+        pairs, problem = pair_variables(old, new)
+        self.mapping = [{"old": o["name"], "new": n["name"], "shape": o["shape"], "old_shards": o["shards"],
+                         "new_shards": n["shards"]} for o, n in pairs]
+        if problem:
+            self.mapping_error = problem
+            return
+        for old_variable, new_variable in pairs:
+            assign_full_value(new_variable["parts"], values[old_variable["name"]])
+
+    def finish(self, wall_started: float, program: str) -> None:
+        if self.model is not None:
+            named = [(v["name"], full_value(v["parts"])) for v in model_variables(self.model)]
+            self.exchange.write_arrays("new_final.npz", named)
+        variables = [{"name": v["name"], "shape": v["shape"], "shards": v["shards"]}
+                     for v in (model_variables(self.model) if self.model is not None else [])]
+        self.exchange.write_json("new.json", {
+            "side": "new", "program": program, "python": sys.executable, "versions": versions(),
+            "losses": self.losses, "eval_loss": self.eval_loss, "variables": variables,
+            "wall_seconds": time.perf_counter() - wall_started, "train_seconds": self.train_seconds,
+            "mapping": self.mapping, "mapping_error": self.mapping_error,
+        })
+
+
+def model_variables(model) -> list[dict]:
+    """The model's variables in creation order, trainable first, shards (`.../part_N`) grouped."""
+    groups: list[dict] = []
+    for trainable, weights in ((True, model.trainable_weights), (False, model.non_trainable_weights)):
+        for weight in weights:
+            name = weight.name.split(":")[0]
+            shard = re.fullmatch(r"(.*)/part_\d+", name)
+            base = shard.group(1) if shard else name
+            if shard and groups and groups[-1]["name"] == base and groups[-1]["shards"]:
+                group = groups[-1]
+                group["shards"].append(weight.shape.as_list())
+                group["parts"].append(weight)
+                group["shape"][0] += weight.shape[0]
+                continue
+            groups.append({"name": base, "shape": weight.shape.as_list(), "trainable": trainable, "parts": [weight],
+                           "shards": [weight.shape.as_list()] if shard else []})
+    return groups
+
+
+def pair_variables(old: list[dict], new: list[dict]) -> tuple[list[tuple[dict, dict]], str | None]:
+    """Old and new variables paired in order within trainable and non-trainable; why not, if they differ."""
+    pairs, problems = [], []
+    for trainable in (True, False):
+        olds = [v for v in old if v["trainable"] == trainable]
+        news = [v for v in new if v["trainable"] == trainable]
+        kind = "trainable" if trainable else "non-trainable"
+        if len(olds) != len(news):
+            problems.append(f"{len(olds)} {kind} variables in the old model, {len(news)} in the new")
+        for o, n in zip(olds, news):
+            if o["shape"] != n["shape"]:
+                problems.append(f"{o['name']} {o['shape']} pairs with {n['name']} {n['shape']}")
+            pairs.append((o, n))
+    if problems:
+        return pairs, "the variables do not line up: " + "; ".join(problems) + " (initial weights not copied)"
+    return pairs, None
+
+
+def assign_full_value(parts: list, value) -> None:
+    """Assign a full tensor to a variable held whole or in shards along axis 0."""
+    if len(parts) == 1:
+        parts[0].assign(value)
+        return
+    start = 0
+    for part in parts:
+        rows = part.shape[0]
+        part.assign(value[start:start + rows])
+        start += rows
+
+
+def full_value(parts: list):
+    import numpy as np
+
+    return np.concatenate([part.numpy() for part in parts], axis=0) if len(parts) > 1 else parts[0].numpy()
+
+
+def let_autograph_skip_tf_keras() -> None:
+    """TF 2.15's autograph knows `keras` but not `tf_keras`, and converts all of tf_keras' internals
+
+    when fit / evaluate are traced (about 20 s each here). Converted or not, it is the
+    same graph: mark tf_keras as not to be converted, as later TensorFlow releases do.
+    """
+    from tensorflow.python.autograph.core import config
+
+    if not any(getattr(rule, "_prefix", None) == "tf_keras" for rule in config.CONVERSION_RULES):
+        config.CONVERSION_RULES = (config.DoNotConvert("tf_keras"), *config.CONVERSION_RULES)
+
+
+def start_in_process_cluster(tf, ps_count: int) -> list:
+    """One worker and ``ps_count`` parameter servers in this process; TF_CONFIG names it the chief."""
+    import portpicker
+
+    ports = [portpicker.pick_unused_port() for _ in range(2 + ps_count)]
+    cluster = {"chief": [f"localhost:{ports[0]}"], "worker": [f"localhost:{ports[1]}"],
+               "ps": [f"localhost:{port}" for port in ports[2:]]}
+    os.environ["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})
+    spec = tf.train.ClusterSpec(cluster)
+    worker_config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=4)  # as the TF guide's in-process cluster
+    servers = [tf.distribute.Server(spec, job_name="worker", task_index=0, config=worker_config, protocol="grpc")]
+    servers += [tf.distribute.Server(spec, job_name="ps", task_index=i, protocol="grpc") for i in range(ps_count)]
+    return servers
+
+
+def main(argv: list[str]) -> int:
+    workdir, program = argv
+    started = time.perf_counter()
+    exchange = Exchange(workdir)
+    job = exchange.read_json("job.json")
+    os.environ.pop("TF_CONFIG", None)
+    import tensorflow as tf
+
+    let_autograph_skip_tf_keras()
+    servers = start_in_process_cluster(tf, job["ps"]) if job["cluster"] == "in-process" else []
+    side = NewSide(exchange, job)
+    for package in KERAS_PACKAGES:
+        if importlib.util.find_spec(package):
+            side.install(importlib.import_module(package).Model)
+    run_program(program)
+    side.finish(started, program)
+    del servers
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

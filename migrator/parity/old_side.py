@@ -1,0 +1,199 @@
+"""The old side: a TF1 Estimator program, run as it is on disk with its entry points patched.
+
+    python -m migrator.parity.old_side WORKDIR PROGRAM
+
+Patched before the program runs (the program itself is not edited):
+- TF_CONFIG is removed: local mode.
+- ``Estimator.__init__``: a fresh model_dir in the work folder and a fixed ``tf_random_seed``.
+- ``Estimator.train`` (also what ``train_and_evaluate`` calls): the first batches of the
+  program's own input (or synthetic ones from its element spec) are recorded once and
+  replayed; ``max_steps`` is the harness's; a hook saves the initial weights before the
+  first step and fetches the loss of every step.
+- ``Estimator.evaluate``: its input is recorded once and replayed; the eval loss is kept.
+- ``Estimator._call_model_fn``: remembers the TRAIN loss tensor for that hook.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+
+from migrator.parity.exchange import Exchange, versions
+from migrator.parity.program import run_program
+
+LOSS_COLLECTION = "tf_migrate_parity_loss"
+MAX_EVAL_BATCHES = 1000
+
+
+class OldSide:
+    def __init__(self, exchange: Exchange, job: dict) -> None:
+        import tensorflow as tf
+
+        self.tf = tf
+        self.exchange = exchange
+        self.job = job
+        self.losses: list[float] = []
+        self.eval_loss: float | None = None
+        self.variables: list[dict] = []
+        self.model_dir: str | None = None
+        self.train_seconds = 0.0
+        self.trained = False
+
+    # -- patches -------------------------------------------------------------
+
+    def install(self, estimator_class: type) -> None:
+        side = self
+        original_init, original_train = estimator_class.__init__, estimator_class.train
+        original_evaluate, original_call_model_fn = estimator_class.evaluate, estimator_class._call_model_fn
+
+        def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
+            config = side.local_config(config)
+            original_init(self, model_fn, model_dir=None, config=config, params=params, warm_start_from=warm_start_from)
+
+        def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+            if side.trained:  # the harness trains once, for its own number of steps
+                return self
+            side.trained = True
+            side.model_dir = self.model_dir
+            replay = side.record("data/train.npz", self, input_fn, "train", side.job["steps"])
+            hooks = [*(hooks or []), side.hook()]
+            return original_train(self, replay, hooks=hooks, max_steps=side.job["steps"], saving_listeners=saving_listeners)
+
+        def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+            replay = side.record("data/eval.npz", self, input_fn, "eval", steps or MAX_EVAL_BATCHES)
+            side.exchange.mark("eval.ready")
+            result = original_evaluate(self, replay, steps=None, hooks=hooks, checkpoint_path=checkpoint_path, name=name)
+            side.eval_loss = float(result["loss"])
+            return result
+
+        def _call_model_fn(self, features, labels, mode, config):
+            spec = original_call_model_fn(self, features, labels, mode, config)
+            if mode == side.tf.estimator.ModeKeys.TRAIN:
+                side.tf.compat.v1.add_to_collection(LOSS_COLLECTION, spec.loss)
+            return spec
+
+        estimator_class.__init__, estimator_class.train = __init__, train
+        estimator_class.evaluate, estimator_class._call_model_fn = evaluate, _call_model_fn
+
+    def local_config(self, config):
+        config = config or self.tf.estimator.RunConfig()
+        model_dir = self.exchange.folder / "old_model"
+        return config.replace(model_dir=str(model_dir), tf_random_seed=self.job["seed"])
+
+    # -- data ----------------------------------------------------------------
+
+    def record(self, name: str, estimator, input_fn, mode: str, count: int):
+        """Record ``count`` batches of ``input_fn`` once (or make synthetic ones); an input_fn replaying them."""
+        if not self.exchange.path(name).exists():
+            batches = self._batches(estimator, input_fn, mode, count)
+            if not batches:
+                raise RuntimeError(f"the {mode} input_fn produced no batches")
+            self.exchange.write_batches(name, batches)
+        stacked, _ = self.exchange.read_batches(name)
+        return lambda: self.tf.data.Dataset.from_tensor_slices(stacked)
+
+    def _batches(self, estimator, input_fn, mode: str, count: int) -> list:
+        tf = self.tf
+        keys = {"train": tf.estimator.ModeKeys.TRAIN, "eval": tf.estimator.ModeKeys.EVAL}
+        with tf.Graph().as_default():
+            features, labels, input_hooks = estimator._get_features_and_labels_from_input_fn(input_fn, keys[mode])
+            if self.job["data"] == "synthetic":
+                from migrator.parity.synthetic import synthetic_batches
+
+                return synthetic_batches((features, labels), count, self.job["seed"] + (mode == "eval"))
+            batches = []
+            with tf.compat.v1.train.MonitoredSession(hooks=input_hooks) as session:
+                while len(batches) < count:
+                    try:
+                        batches.append(session.run((features, labels)))
+                    except tf.errors.OutOfRangeError:
+                        break
+            return batches
+
+    # -- per-step losses and weights ------------------------------------------
+
+    def hook(self):
+        tf, side = self.tf, self
+
+        class ParityHook(tf.compat.v1.train.SessionRunHook):
+            def begin(self):
+                self.loss = tf.compat.v1.get_collection(LOSS_COLLECTION)[-1]
+                variables = model_variables(tf)
+                side.variables = describe(variables)
+                self.saver = tf.compat.v1.train.Saver(var_list=variables)
+
+            def after_create_session(self, session, coord):
+                path = self.saver.save(session, str(side.exchange.path("initial/model.ckpt")),
+                                       write_meta_graph=False, write_state=False)
+                side.save_weights("initial.npz", path)
+                side.exchange.write_json("initial.json", side.variables)
+                side.exchange.mark("train.ready")
+                self.started = time.perf_counter()
+
+            def before_run(self, run_context):
+                return tf.compat.v1.train.SessionRunArgs(self.loss)
+
+            def after_run(self, run_context, run_values):
+                side.losses.append(float(run_values.results))
+
+            def end(self, session):
+                side.train_seconds = time.perf_counter() - self.started
+
+        return ParityHook()
+
+    def save_weights(self, name: str, checkpoint: str) -> None:
+        """Full tensors from a checkpoint (partitioned variables come back whole)."""
+        reader = self.tf.train.load_checkpoint(checkpoint)
+        self.exchange.write_arrays(name, [(v["name"], reader.get_tensor(v["name"])) for v in self.variables])
+
+    def finish(self, wall_started: float, program: str) -> None:
+        if self.model_dir and self.variables:
+            self.save_weights("old_final.npz", self.tf.train.latest_checkpoint(self.model_dir))
+        self.exchange.write_json("old.json", {
+            "side": "old", "program": program, "python": sys.executable, "versions": versions(),
+            "losses": self.losses, "eval_loss": self.eval_loss, "variables": self.variables,
+            "wall_seconds": time.perf_counter() - wall_started, "train_seconds": self.train_seconds,
+        })
+
+
+def model_variables(tf) -> list:
+    """The variables a Keras model would hold: trainable ones, then batch-norm moving statistics."""
+    trainable = tf.compat.v1.trainable_variables()
+    moving = [v for v in tf.compat.v1.global_variables()
+              if v not in trainable and re.search(r"moving_(mean|variance)$", v.op.name)]
+    return trainable + moving
+
+
+def describe(variables: list) -> list[dict]:
+    """One entry per model variable in creation order, shards of a partitioned variable grouped."""
+    described: dict[str, dict] = {}
+    for variable in variables:
+        info = variable._save_slice_info
+        name = info.full_name if info else variable.op.name
+        entry = described.setdefault(name, {
+            "name": name, "shape": list(info.full_shape) if info else variable.shape.as_list(),
+            "shards": [], "trainable": variable.trainable,
+        })
+        if info:
+            entry["shards"].append(variable.shape.as_list())
+    return list(described.values())
+
+
+def main(argv: list[str]) -> int:
+    workdir, program = argv
+    started = time.perf_counter()
+    os.environ.pop("TF_CONFIG", None)
+    exchange = Exchange(workdir)
+    side = OldSide(exchange, exchange.read_json("job.json"))
+    from tensorflow_estimator.python.estimator import estimator as estimator_lib
+
+    side.install(estimator_lib.Estimator)
+    run_program(program)
+    side.finish(started, program)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

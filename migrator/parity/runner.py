@@ -1,0 +1,173 @@
+"""The parent of a parity run: starts both sides at once, watches them, cleans up, compares.
+
+Each side is a child process in a session of its own, so that it and anything it
+starts can be killed as one process group: on success, failure, time-out, or
+Ctrl-C. The work folder (recorded data, checkpoints, logs, the sides' temporary
+files) is removed in every case.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import migrator
+from migrator.parity.compare import fill_comparisons
+from migrator.parity.exchange import Exchange
+from migrator.parity.model import ParityReport, SideRun, load
+
+ERROR_TAIL_LINES = 30
+
+
+@dataclass
+class Options:
+    steps: int = 20
+    ps: int = 2
+    cluster: str = "in-process"     # or "none"
+    data: str = "program"           # or "synthetic"
+    rtol: float = 1e-5
+    atol: float = 1e-7
+    timeout: float = 300.0
+    seed: int = 0
+    old_python: str = sys.executable
+    new_python: str = sys.executable
+
+    @property
+    def cluster_label(self) -> str:
+        return f"in-process: 1 worker, {self.ps} ps" if self.cluster == "in-process" else "none (local)"
+
+
+class SideProcess:
+    """One side's child process, its log, and its clock."""
+
+    def __init__(self, side: str, python: str, program: Path, folder: Path, env: dict[str, str]) -> None:
+        self.side, self.program = side, program
+        self.log_path = folder / f"{side}.log"
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [python, "-m", f"migrator.parity.{side}_side", str(folder), str(program)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            )
+        self.started = time.monotonic()
+        self.python = python
+
+    def poll(self) -> int | None:
+        return self.process.poll()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def stop(self) -> None:
+        """Kill the side and everything it started; wait so nothing is left behind."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+
+    def error_tail(self) -> str:
+        lines = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join(lines[-ERROR_TAIL_LINES:])
+
+
+def run_parity(old: Path, new: Path, options: Options) -> ParityReport:
+    started = time.perf_counter()
+    folder = Path(tempfile.mkdtemp(prefix="tf-migrate-parity-"))
+    sides: list[SideProcess] = []
+    try:
+        exchange = prepare(folder, options)
+        env = side_environment(folder)
+        sides = [SideProcess("old", options.old_python, old, folder, env),
+                 SideProcess("new", options.new_python, new, folder, env)]
+        failure = supervise(sides, exchange, options.timeout)
+        report = build_report(exchange, sides, failure, options)
+    finally:
+        for side in sides:
+            side.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    report.old_source, report.new_source = read_text(old), read_text(new)
+    report.wall_seconds = time.perf_counter() - started
+    return report
+
+
+def prepare(folder: Path, options: Options) -> Exchange:
+    exchange = Exchange(folder)
+    for name in ("data", "initial", "tmp", "lib"):
+        (folder / name).mkdir()
+    # The sides import only migrator.parity (standard library, numpy, TensorFlow), also under another interpreter.
+    (folder / "lib" / "migrator").symlink_to(Path(migrator.__file__).parent, target_is_directory=True)
+    exchange.write_json("job.json", {"steps": options.steps, "ps": options.ps, "cluster": options.cluster,
+                                     "data": options.data, "seed": options.seed})
+    return exchange
+
+
+def side_environment(folder: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder / "lib"), env.get("PYTHONPATH")]))
+    env["TMPDIR"] = str(folder / "tmp")  # TensorFlow's autograph and the programs' temporary files go with the folder
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> tuple[SideProcess, str] | None:
+    """Wait for both sides; the first failure (a crash or a time-out) ends the run."""
+    old = sides[0]
+    while True:
+        codes = [side.poll() for side in sides]
+        if codes[0] == 0 and not exchange.path("train.ready").exists():
+            return old, "the old program finished without training an Estimator"
+        if codes[0] is not None and not exchange.path("old.done").exists():
+            exchange.mark("old.done")  # lets a waiting new side know no more data is coming
+        for side, code in zip(sides, codes):
+            if code not in (None, 0):
+                return side, f"the {side.side} program failed (exit status {code})"
+            if code is None and side.elapsed() > timeout:
+                return side, f"the {side.side} program did not finish within {timeout:g} s"
+        if all(code == 0 for code in codes):
+            return None
+        time.sleep(0.1)
+
+
+def build_report(exchange: Exchange, sides: list[SideProcess], failure, options: Options) -> ParityReport:
+    runs = {side.side: read_side(exchange, side) for side in sides}
+    report = ParityReport(verdict="error", message="", old=runs["old"], new=runs["new"], steps=options.steps,
+                          rtol=options.rtol, atol=options.atol, data=options.data, cluster=options.cluster_label)
+    if failure is not None:
+        side, reason = failure
+        getattr(report, side.side).error = side.error_tail()
+        report.message = reason
+        return report
+    for run, side in ((report.old, sides[0]), (report.new, sides[1])):
+        if not run.losses:
+            run.error = side.error_tail()
+            report.message = f"the {run.side} program trained no steps (does it call {'Estimator.train' if run.side == 'old' else 'Model.fit'}?)"
+            return report
+    new_json = exchange.read_json("new.json")
+    fill_comparisons(report, new_json["mapping"], new_json["mapping_error"],
+                     final_weights(exchange, "old_final.npz"), final_weights(exchange, "new_final.npz"))
+    return report
+
+
+def read_side(exchange: Exchange, side: SideProcess) -> SideRun:
+    name = f"{side.side}.json"
+    if not exchange.path(name).exists():
+        return SideRun(side.side, str(side.program), side.python, wall_seconds=side.elapsed())
+    return load(SideRun, exchange.read_json(name))
+
+
+def final_weights(exchange: Exchange, name: str) -> dict:
+    return dict(exchange.read_arrays(name)) if exchange.path(name).exists() else {}
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
