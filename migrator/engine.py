@@ -54,10 +54,11 @@ def migrate(source: str, path: str, enabled: Collection[str]) -> Result:
             raise FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged") from error
         findings.extend(rewrite.findings)
     new_source = module.code
-    try:
-        cst.parse_module(new_source)
-    except cst.ParserSyntaxError as error:
-        raise FileError(path, f"internal error: the migrated code does not parse ({error.message}); file left unchanged")
+    if new_source != source:
+        try:
+            cst.parse_module(new_source)
+        except cst.ParserSyntaxError as error:
+            raise FileError(path, f"internal error: the migrated code does not parse ({error.message}); file left unchanged")
     return Result(new_source, sorted(findings))
 
 

@@ -45,7 +45,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "partitioners",
-        triggers=("partitioner",),
+        triggers=("fixed_size_partitioner", "variable_axis_size_partitioner", "min_max_variable_partitioner"),
         rules=(
             Rule("TFM201", "fixed-size-partitioner", E,
                  "fixed_size_partitioner -> tf.distribute.experimental.partitioners.FixedShardsPartitioner"),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import PositionProvider, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import ImportAssignment, PositionProvider, QualifiedNameProvider, QualifiedNameSource, ScopeProvider
 
 from migrator.findings import Finding
 from rewrites import RULES
@@ -101,6 +101,14 @@ def without_trailing_comma(args: list[cst.Arg], original: Sequence[cst.Arg]) -> 
     return args
 
 
+def _subtree(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
 def is_literal_int(node: cst.BaseExpression, value: int) -> bool:
     return isinstance(node, cst.Integer) and node.evaluated_value == value
 
@@ -117,6 +125,8 @@ class TFCodemod(VisitorBasedCodemodCommand):
         self.findings: list[Finding] = []
         self._module_aliases: dict[str, str] = {}
         self._tf2_alias: str | None = None
+        self._tf2_alias_imported = False
+        self._replaced: list[cst.CSTNode] = []
 
     # -- names --------------------------------------------------------------
 
@@ -124,7 +134,14 @@ class TFCodemod(VisitorBasedCodemodCommand):
         self._module_aliases = self._tensorflow_reassignments(node)
         existing = self._existing_tensorflow_import(node)
         self._tf2_alias = existing if existing not in self._module_aliases else None
+        self._tf2_alias_imported = self._tf2_alias is not None
         self._module = node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._frees_an_import():
+            for original in self._replaced:
+                RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+        return updated_node
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False  # names inside import statements are not uses
@@ -189,7 +206,8 @@ class TFCodemod(VisitorBasedCodemodCommand):
             scope = self.get_metadata(ScopeProvider, self._module)
             self._tf2_alias = next(name for name in _TF2_ALIAS_CHOICES if name not in scope)
         alias = self._tf2_alias
-        AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname=None if alias == "tensorflow" else alias)
+        if not self._tf2_alias_imported:
+            AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname=None if alias == "tensorflow" else alias)
         return cst.parse_expression(f"{alias}.{dotted}")
 
     # -- results ------------------------------------------------------------
@@ -205,8 +223,21 @@ class TFCodemod(VisitorBasedCodemodCommand):
     def replace(self, rule_id: str, original: cst.CSTNode, new: cst.CSTNode, message: str) -> cst.CSTNode:
         """Report the rewrite and let the imports ``original`` used go if nothing else uses them."""
         self.report(rule_id, original, message)
-        RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+        self._replaced.append(original)
         return new
+
+    def _frees_an_import(self) -> bool:
+        """Did the replaced code hold the last use of an import? Only then is the import pass worth its cost."""
+        removed = {node for original in self._replaced for node in _subtree(original)}
+        for node in removed:
+            scope = self.get_metadata(ScopeProvider, node, None)
+            for access in scope.accesses[node] if scope else ():
+                for assignment in access.referents:
+                    if isinstance(assignment, ImportAssignment) and all(
+                        reference.node in removed for reference in assignment.references
+                    ):
+                        return True
+        return False
 
     def wants(self, rule_id: str) -> bool:
         return rule_id in self.enabled

@@ -144,3 +144,37 @@ def test_noop(source):
 
 def test_disabled_rule_leaves_the_call():
     check_noop("import tensorflow as tf\np = tf.compat.v1.fixed_size_partitioner(4)\n", enabled={"TFM202", "TFM203"})
+
+
+def test_import_goes_only_after_its_last_use_is_replaced():
+    check_transformed(
+        """\
+        from tensorflow.compat.v1 import fixed_size_partitioner
+        a = fixed_size_partitioner(2)
+        b = fixed_size_partitioner(3)
+        """,
+        f"""\
+        import tensorflow as tf
+
+        a = {P}.FixedShardsPartitioner(2)
+        b = {P}.FixedShardsPartitioner(3)
+        """,
+    )
+
+
+def test_import_stays_while_a_use_is_left_for_a_person():
+    check_transformed(
+        """\
+        from tensorflow.compat.v1 import fixed_size_partitioner
+        a = fixed_size_partitioner(2)
+        b = fixed_size_partitioner(3, axis=1)
+        """,
+        f"""\
+        from tensorflow.compat.v1 import fixed_size_partitioner
+        import tensorflow as tf
+
+        a = {P}.FixedShardsPartitioner(2)
+        b = fixed_size_partitioner(3, axis=1)
+        """,
+        findings=("TFM201", "TFM204"),
+    )
