@@ -1,0 +1,74 @@
+"""WRONG migration of examples/regression/train.py: another learning rate.
+
+examples/regression/train_tf2.py with Adagrad's learning rate 0.1 where the
+TF1 program used 0.05: a slip a reviewer can miss in a long diff. The first
+step's loss is computed before any update and agrees; from step 2 every loss
+differs. A harness must report a mismatch from step 2.
+
+Run: python tests/parity_programs/regression_tf2_wrong_lr.py
+"""
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+import tf_keras as keras
+
+features = [[1., 1.5], [2., 2.5], [3., 3.5]]
+labels = [[0.3], [0.5], [0.7]]
+eval_features = [[4., 4.5], [5., 5.5], [6., 6.5]]
+eval_labels = [[0.8], [0.9], [1.]]
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster and the strategy it trains with.
+
+  ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  program trains locally with the default strategy.
+  """
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver, variable_partitioner=None)
+
+
+keras.utils.set_random_seed(42)
+task_type, strategy = strategy_for_this_task()
+
+dataset = tf.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)
+eval_dataset = tf.data.Dataset.from_tensor_slices(
+    (eval_features, eval_labels)).repeat().batch(1)
+
+with strategy.scope():
+  model = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(1)])
+  # tf1.train.AdagradOptimizer has no epsilon: legacy Keras Adagrad turns
+  # epsilon=0 into 1e-7, so pass one too small to matter.
+  optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=0.1, initial_accumulator_value=0.1, epsilon=1e-30)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+
+model_dir = tempfile.mkdtemp()
+if task_type == "evaluator":
+  # The TF1 evaluator job: evaluate the chief's checkpoints, up to the last one.
+  keras.utils.SidecarEvaluator(
+      model, data=eval_dataset, checkpoint_dir=model_dir, steps=3,
+      max_evaluations=1).start()
+else:
+  checkpoint = keras.callbacks.ModelCheckpoint(
+      os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
+  model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint],
+            verbose=2)
+  eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
+  print("eval loss: %s" % eval_result["loss"])
+shutil.rmtree(model_dir)

@@ -1,0 +1,180 @@
+"""`tf-migrate parity`: right migrations pass, wrong ones are caught, nothing is left behind.
+
+Each test trains real programs on the reference environment (the parity extra).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")):
+    pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf-keras, portpicker)", allow_module_level=True)
+
+pytestmark = pytest.mark.tensorflow
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+PROGRAMS = ROOT / "tests" / "parity_programs"
+TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+
+
+def parity(old: Path, new: Path, *options: str, tmpdir: Path | None = None, timeout: float = 600):
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    return subprocess.run([TF_MIGRATE, "parity", str(old), str(new), *options], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def assert_parity(result) -> None:
+    assert result.returncode == 0, result.stdout + result.stderr[-4000:]
+    assert "PARITY" in result.stdout
+
+
+def assert_mismatch(result, first_step: int | None = None) -> None:
+    assert result.returncode == 1, result.stdout + result.stderr[-4000:]
+    assert "MISMATCH" in result.stdout
+    if first_step is not None:
+        assert f"diverge from step {first_step} " in result.stdout, result.stdout
+
+
+# -- right migrations pass at the default tolerance --------------------------------
+
+
+@pytest.mark.parametrize("example", ["regression", "classifier", "partitioned"])
+def test_hand_written_tf2_counterpart_of_each_example_passes(example, tmp_path):
+    report = tmp_path / "report.json"
+    result = parity(EXAMPLES / example / "train.py", EXAMPLES / example / "train_tf2.py", "--json", str(report))
+    assert_parity(result)
+    data = json.loads(report.read_text())
+    assert data["verdict"] == "parity" and len(data["old"]["losses"]) == data["steps"] == 20
+    assert data["old"]["losses"] != data["old"]["losses"][:1] * 20, "the losses move: something was trained"
+    assert data["eval"]["ok"] and data["variables"] and all(v["ok"] for v in data["variables"])
+
+
+def test_partitioned_variable_really_shards_on_the_new_side(tmp_path):
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "partitioned" / "train.py", EXAMPLES / "partitioned" / "train_tf2.py",
+                         "--json", str(report)))
+    variables = json.loads(report.read_text())["variables"]
+    sharded = [v for v in variables if v["new_shards"]]
+    assert sharded and sharded[0]["old_shards"] == sharded[0]["new_shards"] == [[3, 1], [2, 1]]
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop"])
+def test_optimizer_migrations_that_keep_tf1_numerics_pass(optimizer):
+    assert_parity(parity(PROGRAMS / f"{optimizer}_tf1.py", PROGRAMS / f"{optimizer}_tf2.py"))
+
+
+def test_local_mode_and_synthetic_data():
+    assert_parity(parity(EXAMPLES / "regression" / "train.py", EXAMPLES / "regression" / "train_tf2.py",
+                         "--cluster", "none", "--data", "synthetic", "--steps", "10"))
+
+
+# -- wrong migrations are caught ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "old, new, first_step",
+    [
+        (EXAMPLES / "regression" / "train.py", PROGRAMS / "regression_tf2_wrong_lr.py", 2),
+        (EXAMPLES / "regression" / "train.py", PROGRAMS / "regression_tf2_wrong_loss.py", 1),
+        (PROGRAMS / "adam_tf1.py", PROGRAMS / "adam_tf2_default_epsilon.py", 2),
+        (PROGRAMS / "rmsprop_tf1.py", PROGRAMS / "rmsprop_tf2_zero_slots.py", 2),
+    ],
+    ids=["learning rate", "loss", "adam epsilon", "rmsprop slots"],
+)
+def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step):
+    assert_mismatch(parity(old, new), first_step)
+
+
+def test_dropped_layer_is_a_mismatch_saying_the_variables_do_not_line_up():
+    result = parity(EXAMPLES / "classifier" / "train.py", PROGRAMS / "classifier_tf2_dropped_layer.py")
+    assert_mismatch(result, 1)
+    assert "the variables do not line up" in result.stdout
+
+
+# -- failures: exit 2, the failing side named, nothing left behind -------------------
+
+
+def test_crashing_side_is_reported_with_its_error_output(tmp_path):
+    crash = tmp_path / "crash.py"
+    crash.write_text("raise RuntimeError('the new program broke')\n")
+    result = parity(EXAMPLES / "regression" / "train.py", crash, tmpdir=tmp_path)
+    assert result.returncode == 2
+    assert "new program failed" in result.stdout and "RuntimeError: the new program broke" in result.stdout
+    assert not list(tmp_path.glob("tf-migrate-parity-*")), "the work folder is removed"
+
+
+def test_hanging_side_is_stopped_at_the_time_limit(tmp_path):
+    hang = tmp_path / "hang.py"
+    hang.write_text("import time\ntime.sleep(3600)\n")
+    started = time.monotonic()
+    result = parity(EXAMPLES / "regression" / "train.py", hang, "--timeout", "20", tmpdir=tmp_path)
+    assert result.returncode == 2 and "did not finish within 20 s" in result.stdout
+    assert time.monotonic() - started < 60
+    assert not list(tmp_path.glob("tf-migrate-parity-*"))
+
+
+def test_old_program_that_trains_nothing(tmp_path):
+    idle = tmp_path / "idle.py"
+    idle.write_text("print('no Estimator here')\n")
+    result = parity(idle, EXAMPLES / "regression" / "train_tf2.py", tmpdir=tmp_path)
+    assert result.returncode == 2 and "without training an Estimator" in result.stdout
+
+
+def test_missing_program_is_a_usage_error(tmp_path):
+    result = parity(tmp_path / "nope.py", EXAMPLES / "regression" / "train_tf2.py")
+    assert result.returncode == 2 and "nope.py: no such file" in result.stderr
+
+
+def listening_ports() -> set[int]:
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "0A":  # LISTEN
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def side_processes(marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline and "migrator.parity" in cmdline:
+            found.append(int(pid))
+    return found
+
+
+def test_ctrl_c_leaves_no_process_port_or_folder(tmp_path):
+    before = listening_ports()
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("TF_CONFIG", None)
+    parent = subprocess.Popen([TF_MIGRATE, "parity", str(EXAMPLES / "partitioned" / "train.py"),
+                               str(EXAMPLES / "partitioned" / "train_tf2.py")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (listening_ports() - before) and time.monotonic() < deadline:  # the new side's cluster is up
+        time.sleep(0.2)
+    assert listening_ports() - before, "the in-process cluster never started"
+    assert side_processes(str(tmp_path)), "both sides are running"
+    parent.send_signal(signal.SIGINT)
+    _, err = parent.communicate(timeout=60)
+    assert parent.returncode == 130 and "interrupted" in err
+    assert side_processes(str(tmp_path)) == []
+    assert listening_ports() - before == set()
+    assert list(tmp_path.iterdir()) == []
