@@ -18,7 +18,7 @@ def _environment():
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(FOLDER),
-        autoescape=jinja2.select_autoescape(("html",)),
+        autoescape=jinja2.select_autoescape(("html", "html.j2")),
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )

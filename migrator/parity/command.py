@@ -103,10 +103,14 @@ def main(argv: Sequence[str]) -> int:
         print("tf-migrate parity: interrupted; both sides stopped and their files removed", file=sys.stderr)
         return EXIT_INTERRUPTED
     print(terminal_summary(report, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
-    if args.json:
-        write_json(report, args.json)
-    if args.html:
-        write_html(report, args.html)
+    for path, write in ((args.json, write_json), (args.html, write_html)):
+        if path is None:
+            continue
+        try:
+            write(report, path)
+        except OSError as error:
+            print(f"tf-migrate parity: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_ERROR
     return report.exit_code
 
 

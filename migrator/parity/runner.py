@@ -9,6 +9,7 @@ files) is removed in every case.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,9 @@ from migrator.parity.exchange import Exchange
 from migrator.parity.model import ParityReport, SideRun, load
 
 ERROR_TAIL_LINES = 30
+# "2026-11-22 20:59:15.062757: I external/...cc:31] ..." at level INFO, WARNING or ERROR; and the
+# line that continues the CPU-feature notice.
+TF_CPP_LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWE] |To enable the following instructions: ")
 
 
 @dataclass
@@ -73,7 +77,9 @@ class SideProcess:
         self.process.wait()
 
     def error_tail(self) -> str:
-        lines = self.log_path.read_text(errors="replace").splitlines()
+        """The last lines of the side's output, without TensorFlow's C++ start-up chatter (fatal lines stay)."""
+        lines = [line for line in self.log_path.read_text(errors="replace").splitlines()
+                 if not TF_CPP_LOG_LINE.match(line)]
         return "\n".join(lines[-ERROR_TAIL_LINES:])
 
 

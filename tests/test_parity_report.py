@@ -1,0 +1,178 @@
+"""The parity reports: terminal summary, JSON, HTML. Built from report data, no TensorFlow needed."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from migrator.parity import command
+from migrator.parity.compare import fill_comparisons
+from migrator.parity.model import SCHEMA_VERSION, ParityReport, SideRun, Variable
+from migrator.parity.report import render_html, side_by_side, terminal_summary, write_html, write_json
+
+OLD_SOURCE = "import tensorflow.compat.v1 as tf1\nlr = 0.05\nopt = tf1.train.AdagradOptimizer(lr)\nprint('done')\n"
+NEW_SOURCE = "import tensorflow as tf\nlr = 0.05\nopt = tf.keras.optimizers.Adagrad(lr)\nprint('done')\n"
+
+
+def make_report(old_losses: list[float], new_losses: list[float], *, weight_shift: float = 0.0,
+                error: str | None = None) -> ParityReport:
+    """A finished run as the runner builds it, with one 2x1 kernel sharded over two ps on the new side."""
+    import numpy as np
+
+    versions = {"python": "3.11.7", "tensorflow": "2.15.1"}
+    old = SideRun("old", "old.py", "/usr/bin/python3", versions, old_losses, 0.5, [Variable("dense/kernel", [2, 1])],
+                  wall_seconds=6.0, train_seconds=1.0)
+    new = SideRun("new", "new.py", "/usr/bin/python3", versions, new_losses, 0.5,
+                  [Variable("dense/kernel", [2, 1], [[1, 1], [1, 1]])], wall_seconds=8.0, train_seconds=2.0)
+    report = ParityReport("error", "", old, new, steps=len(old_losses), rtol=1e-5, atol=1e-7, data="program",
+                          cluster="in-process: 1 worker, 2 ps", old_source=OLD_SOURCE, new_source=NEW_SOURCE)
+    if error:
+        report.new.error, report.message = error, "the new program failed (exit status 1)"
+        return report
+    mapping = [{"old": "dense/kernel", "new": "dense/kernel", "shape": [2, 1], "old_shards": [], "new_shards": [[1, 1], [1, 1]]}]
+    kernel = np.array([[1.0], [2.0]], dtype=np.float32)
+    fill_comparisons(report, mapping, None, {"dense/kernel": kernel}, {"dense/kernel": kernel + weight_shift})
+    return report
+
+
+LOSSES = [10.0 - 0.3 * step for step in range(20)]
+DIVERGING = LOSSES[:6] + [loss * 1.5 for loss in LOSSES[6:]]  # diverges from step 7
+
+
+@pytest.fixture
+def parity_report() -> ParityReport:
+    return make_report(LOSSES, list(LOSSES))
+
+
+@pytest.fixture
+def mismatch_report() -> ParityReport:
+    return make_report(LOSSES, DIVERGING, weight_shift=0.25)
+
+
+# -- terminal ---------------------------------------------------------------------------------------
+
+
+def test_terminal_summary_of_parity_gives_verdict_sides_and_step_table(parity_report):
+    text = terminal_summary(parity_report)
+    assert text.startswith("PARITY: 20 steps match")
+    assert "old  old.py" in text and "new  new.py" in text and "steps/s" in text
+    assert "rtol 1e-05, atol 1e-07" in text
+    assert "past tolerance" not in text and "\033[" not in text
+    assert "final weights: 1 of 1 variables match" in text
+
+
+def test_terminal_table_of_a_long_run_keeps_the_first_diverging_step(mismatch_report):
+    text = terminal_summary(mismatch_report)
+    assert text.startswith("MISMATCH: losses diverge from step 7")
+    rows = {int(match) for match in re.findall(r"^\s+(\d+)\s+\S+\s+\S+", text, re.MULTILINE)}
+    assert {1, 2, 3, 6, 7, 8, 19, 20} <= rows and 12 not in rows
+    assert re.search(r"^\s+7\s.*<- past tolerance$", text, re.MULTILINE)
+    assert not re.search(r"^\s+6\s.*past tolerance", text, re.MULTILINE)
+    assert "differs  dense/kernel" in text
+
+
+def test_terminal_summary_colours_only_when_asked(mismatch_report):
+    assert "\033[1;31mMISMATCH\033[0m" in terminal_summary(mismatch_report, color=True)
+
+
+def test_terminal_summary_of_a_failed_side_shows_its_output():
+    report = make_report(LOSSES, [], error="Traceback (most recent call last):\nRuntimeError: broke")
+    text = terminal_summary(report)
+    assert text.startswith("ERROR: the new program failed")
+    assert "| RuntimeError: broke" in text and "step" not in text.split("\n\n")[-1].split("|")[0]
+
+
+# -- JSON -------------------------------------------------------------------------------------------
+
+
+def test_json_holds_everything_ci_needs_and_round_trips(mismatch_report, tmp_path):
+    path = tmp_path / "out" / "parity.json"
+    write_json(mismatch_report, path)
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["verdict"] == "mismatch" and data["first_diverging_step"] == 7
+    assert (data["rtol"], data["atol"]) == (1e-5, 1e-7)
+    assert data["old"]["losses"] == LOSSES and data["new"]["losses"] == DIVERGING
+    assert data["old"]["versions"]["tensorflow"] == "2.15.1"
+    assert data["new"]["steps_per_second"] == 10.0
+    (variable,) = data["variables"]
+    assert variable["name"] == variable["new_name"] == "dense/kernel" and not variable["ok"]
+    assert variable["new_shards"] == [[1, 1], [1, 1]]
+    assert ParityReport.from_json(data) == mismatch_report
+
+
+# -- HTML -------------------------------------------------------------------------------------------
+
+
+class Elements(HTMLParser):
+    """Tags with their attributes, for asserting on the page's structure."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def rows_with_class(self, name: str) -> int:
+        return sum(1 for tag, attrs in self.tags if tag == "tr" and name in (attrs.get("class") or "").split())
+
+
+def test_html_is_self_contained(mismatch_report):
+    html = render_html(mismatch_report)
+    assert not re.search(r"""(src|href)=["']?(https?:)?//|@import|url\(""", html)
+    assert "<script" not in html
+
+
+def test_html_shows_verdict_curves_highlighted_steps_and_mapping(mismatch_report):
+    html = render_html(mismatch_report)
+    page = Elements(html)
+    assert "<h1>Mismatch</h1>" in html and "losses diverge from step 7" in html
+    polylines = [attrs["points"].split() for tag, attrs in page.tags if tag == "polyline"]
+    assert [len(points) for points in polylines] == [20, 20]
+    assert page.rows_with_class("bad") == 14 + 1  # steps 7..20, and the variable
+    assert page.rows_with_class("first") == 1
+    assert "[1, 1] [1, 1]" in html  # the new side's shards
+
+
+def test_html_marks_changed_source_lines(parity_report):
+    page = Elements(render_html(parity_report))
+    assert page.rows_with_class("changed") == 2  # the import and the optimizer
+    assert page.rows_with_class("same") == 2
+
+
+def test_html_of_a_failed_side_shows_its_output():
+    html = render_html(make_report(LOSSES, [], error="RuntimeError: <broke>"))
+    assert "A side failed to run" in html and "RuntimeError: &lt;broke&gt;" in html
+
+
+def test_side_by_side_aligns_insertions_and_deletions():
+    rows = side_by_side("a\nb\nc\n", "a\nc\nd\ne\n")
+    assert [(r.old_number, r.new_number, r.kind) for r in rows] == [
+        (1, 1, "same"), (2, None, "removed"), (3, 2, "same"), (None, 3, "added"), (None, 4, "added")]
+
+
+def test_html_file_replaces_an_existing_report(parity_report, tmp_path):
+    path = tmp_path / "report.html"
+    path.write_text("stale")
+    write_html(parity_report, path)
+    assert path.read_text().startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_unwritable_report_path_is_one_clear_error(parity_report, monkeypatch, tmp_path, capsys):
+    pytest.importorskip("numpy")
+    monkeypatch.setattr("migrator.parity.runner.run_parity", lambda old, new, options: parity_report)
+    program = tmp_path / "program.py"
+    program.write_text("")
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = command.main([str(program), str(program), "--html", str(blocker / "report.html")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"tf-migrate parity: error: cannot write {blocker / 'report.html'}") and err.count("\n") == 1
