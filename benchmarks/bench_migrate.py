@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Time `tf-migrate --check` against TensorFlow's `tf_upgrade_v2` on real trees.
+
+Trees (copied into a temporary folder, `.py` files only):
+  stdlib      the running interpreter's standard library, without site-packages
+  estimator   the installed tensorflow_estimator package (the parity extra)
+
+Also times `tf-migrate --check` on one small file with nothing to migrate (the
+pre-commit case) and `tf-migrate --help`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence
+
+TF_MIGRATE = "tf-migrate"
+TF_UPGRADE = "tf_upgrade_v2"
+SKIPPED_DIRS = frozenset({"site-packages", "dist-packages", "__pycache__"})
+# tf-migrate: "N files scanned: N would change, N unchanged, N failed; findings: ..."
+SCANNED = re.compile(r"(\d+)\s+files?\s+scanned")
+FAILED = re.compile(r"(\d+)\s+(?:files?\s+)?failed")
+# tf_upgrade_v2: "Converted N files" / "Detected N issues that require attention"
+CONVERTED = re.compile(r"Converted\s+(\d+)\s+files?")
+ISSUES = re.compile(r"Detected\s+(\d+)\s+issues?")
+SMALL_FILE = '''"""A module with nothing to migrate."""
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+'''
+
+
+class BenchmarkError(Exception):
+    """A measured command failed in a way the benchmark cannot report on."""
+
+
+@dataclass(frozen=True)
+class Tree:
+    name: str  # short name, used in the ratio line
+    label: str  # shown in the table
+    source: Path
+
+
+@dataclass(frozen=True)
+class Timing:
+    seconds: float
+    result: subprocess.CompletedProcess[str]
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--runs", type=int, default=3, metavar="N",
+        help="repeat each tf-migrate measurement N times and report the best "
+        "(tf_upgrade_v2 always runs once: it is slow); default: %(default)s",
+    )
+    parser.add_argument(
+        "--tree", choices=("stdlib", "estimator", "all"), default="all",
+        help="which tree(s) to benchmark; default: %(default)s",
+    )
+    parser.add_argument(
+        "--skip-upgrade", action="store_true",
+        help="do not run tf_upgrade_v2 (it takes minutes on the stdlib)",
+    )
+    parser.add_argument(
+        "--tf-migrate", type=Path, metavar="PATH",
+        help="the tf-migrate executable to time; default: the one next to "
+        "this interpreter, else the one on PATH",
+    )
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    return args
+
+
+def find_executable(name: str, override: Optional[Path] = None) -> Optional[Path]:
+    """`override`, else `name` next to the running interpreter, else on PATH."""
+    if override is not None:
+        return override if override.is_file() else None
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return beside
+    found = shutil.which(name)
+    return Path(found) if found else None
+
+
+def stdlib_tree() -> Tree:
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return Tree("stdlib", f"stdlib ({version})", Path(sysconfig.get_paths()["stdlib"]))
+
+
+def estimator_tree() -> Optional[Tree]:
+    """The tensorflow_estimator source folder, found without importing it."""
+    spec = importlib.util.find_spec("tensorflow_estimator")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    source = Path(next(iter(spec.submodule_search_locations)))
+    return Tree("tensorflow_estimator", "tensorflow_estimator", source)
+
+
+def selected_trees(choice: str) -> list[Tree]:
+    trees: list[Tree] = []
+    if choice in ("stdlib", "all"):
+        trees.append(stdlib_tree())
+    if choice in ("estimator", "all"):
+        estimator = estimator_tree()
+        if estimator is None:
+            print('tensorflow_estimator is not installed: pip install ".[parity]"')
+        else:
+            trees.append(estimator)
+    return trees
+
+
+def copy_python_files(source: Path, destination: Path) -> int:
+    """Copy the `.py` files under `source` (and their folders); return how many."""
+    copied = 0
+    for folder, subfolders, files in os.walk(source):
+        subfolders[:] = [d for d in subfolders if d not in SKIPPED_DIRS]
+        target = destination / Path(folder).relative_to(source)
+        for name in files:
+            if name.endswith(".py"):
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(Path(folder) / name, target / name)
+                copied += 1
+    return copied
+
+
+def run_timed(command: Sequence[str | Path], cwd: Path) -> Timing:
+    start = time.perf_counter()
+    result = subprocess.run(
+        [str(part) for part in command], cwd=cwd, capture_output=True, text=True
+    )
+    return Timing(time.perf_counter() - start, result)
+
+
+def best_of(runs: int, command: Sequence[str | Path], cwd: Path) -> Timing:
+    return min((run_timed(command, cwd) for _ in range(runs)), key=lambda t: t.seconds)
+
+
+def last_lines(text: str, count: int = 5) -> str:
+    return "\n".join("    " + line for line in text.strip().splitlines()[-count:])
+
+
+def counts(line: str, patterns: dict[str, re.Pattern[str]]) -> str:
+    """'name N, ...' for each pattern found in `line`, or the raw line if none matched."""
+    found = {name: p.search(line) for name, p in patterns.items()}
+    parts = [f"{name} {match.group(1)}" for name, match in found.items() if match]
+    return ", ".join(parts) if parts else line.strip() or "(no summary)"
+
+
+def summary_line(output: str, marker: str) -> str:
+    """The last line of `output` that contains `marker`, else the last line."""
+    lines = output.strip().splitlines() or [""]
+    return next((line for line in reversed(lines) if marker in line), lines[-1])
+
+
+def tf_migrate_note(result: subprocess.CompletedProcess[str]) -> str:
+    """Scanned/failed counts of a `tf-migrate --check` run; raise on a real failure.
+
+    Exit 0 and 1 are results; exit 2 with a summary line means some files failed
+    (the stdlib has deliberately invalid test files); anything else is a failure.
+    """
+    line = summary_line(result.stderr, "scanned")
+    if result.returncode in (0, 1) or (result.returncode == 2 and "scanned" in line):
+        return counts(line, {"scanned": SCANNED, "failed": FAILED})
+    raise BenchmarkError(f"tf-migrate exited {result.returncode}:\n{last_lines(result.stderr)}")
+
+
+def tf_upgrade_note(result: subprocess.CompletedProcess[str]) -> str:
+    """Converted/issue counts of a `tf_upgrade_v2` run, or that it crashed."""
+    if result.returncode != 0:
+        return f"crashed (exit {result.returncode}) after this time"
+    summary = " ".join(
+        line for line in result.stdout.splitlines() if line.startswith(("Converted", "Detected"))
+    )
+    return counts(summary, {"converted": CONVERTED, "issues": ISSUES})
+
+
+def print_header() -> None:
+    print(f"{'tree':<24} {'files':>6}   {'tool':<14} {'wall s':>8} {'files/s':>9}   notes")
+
+
+def print_row(tree: Tree, files: int, tool: str, timing: Timing, note: str) -> None:
+    rate = f"{files / timing.seconds:.0f}" if timing.seconds > 0 else "-"
+    print(f"{tree.label:<24} {files:>6}   {tool:<14} {timing.seconds:>8.2f} {rate:>9}   {note}")
+
+
+def print_tail(tool: str, result: subprocess.CompletedProcess[str]) -> None:
+    print(f"  {tool} exited {result.returncode}; the last lines of its output:")
+    print(last_lines(result.stderr or result.stdout))
+
+
+def time_tf_upgrade(tf_upgrade: Path, tree: Path, work: Path) -> Timing:
+    """One `tf_upgrade_v2` run over `tree`, into a fresh output folder."""
+    out, report = work / f"{tree.name}-upgraded", work / f"{tree.name}-report.txt"
+    shutil.rmtree(out, ignore_errors=True)
+    timing = run_timed(
+        [tf_upgrade, "--intree", tree, "--outtree", out, "--reportfile", report], work
+    )
+    shutil.rmtree(out, ignore_errors=True)  # it holds a full copy of the tree
+    return timing
+
+
+def bench_tree(
+    tree: Tree, tf_migrate: Path, tf_upgrade: Optional[Path], runs: int, work: Path
+) -> Optional[float]:
+    """Print the rows of one tree; return tf-migrate / tf_upgrade_v2 time, if both ran."""
+    copy = work / tree.name
+    files = copy_python_files(tree.source, copy)
+    migrate = best_of(runs, [tf_migrate, "--check", copy], work)
+    print_row(tree, files, TF_MIGRATE, migrate, tf_migrate_note(migrate.result))
+    if migrate.result.returncode == 2:
+        print_tail(TF_MIGRATE, migrate.result)  # files it could not read or parse
+    if tf_upgrade is None:
+        return None
+    upgrade = time_tf_upgrade(tf_upgrade, copy, work)
+    print_row(tree, files, TF_UPGRADE, upgrade, tf_upgrade_note(upgrade.result))
+    if upgrade.result.returncode != 0:
+        print_tail(TF_UPGRADE, upgrade.result)
+        return None
+    return migrate.seconds / upgrade.seconds
+
+
+def print_ratios(ratios: dict[str, Optional[float]]) -> None:
+    listed = ", ".join(
+        f"{name} {'n/a' if ratio is None else format(ratio, '.3g')}" for name, ratio in ratios.items()
+    )
+    print(f"ratio {TF_MIGRATE} / {TF_UPGRADE}: {listed}")
+
+
+def bench_small_commands(tf_migrate: Path, runs: int, work: Path) -> None:
+    small = work / "small.py"
+    small.write_text(SMALL_FILE)
+    check = best_of(runs, [tf_migrate, "--check", small], work)
+    tf_migrate_note(check.result)
+    print(f"{TF_MIGRATE} --check on one small file: best {check.seconds:.2f} s of {runs}")
+    help_run = best_of(runs, [tf_migrate, "--help"], work)
+    if help_run.result.returncode != 0:
+        raise BenchmarkError(f"tf-migrate --help exited {help_run.result.returncode}")
+    print(f"{TF_MIGRATE} --help: best {help_run.seconds:.2f} s of {runs}")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    tf_migrate = find_executable(TF_MIGRATE, args.tf_migrate)
+    if tf_migrate is None:
+        print(f"{TF_MIGRATE} not found: pip install . (or pass --tf-migrate PATH)")
+        return 1
+    tf_upgrade = None if args.skip_upgrade else find_executable(TF_UPGRADE)
+    if tf_upgrade is None and not args.skip_upgrade:
+        print(f'{TF_UPGRADE} not found: it comes with the parity extra, pip install ".[parity]"')
+    trees = selected_trees(args.tree)
+    if not trees:
+        print("nothing to benchmark")
+        return 1
+    ratios: dict[str, Optional[float]] = {}
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-tf-migrate-") as temp:
+            work = Path(temp)
+            print_header()
+            for tree in trees:
+                ratios[tree.name] = bench_tree(tree, tf_migrate, tf_upgrade, args.runs, work)
+            if tf_upgrade is not None:
+                print_ratios(ratios)
+            bench_small_commands(tf_migrate, args.runs, work)
+    except BenchmarkError as error:
+        print(f"benchmark failed: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
