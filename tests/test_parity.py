@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,62 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 PROGRAMS = ROOT / "tests" / "parity_programs"
 TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+REGRESSION_TF1 = EXAMPLES / "regression" / "train.py"
+REGRESSION_TF2 = EXAMPLES / "regression" / "train_tf2.py"
+CLASSIFIER_TF1 = EXAMPLES / "classifier" / "train.py"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A program made from another by exact text edits: the one slip a migration might make."""
+
+    base: Path
+    edits: tuple[tuple[str, str], ...]
+
+    def write(self, folder: Path, name: str) -> Path:
+        text = self.base.read_text()
+        for old, new in self.edits:
+            assert text.count(old) == 1, f"{old!r} is not in {self.base} exactly once"
+            text = text.replace(old, new)
+        path = folder / f"{name}.py"
+        path.write_text(text)
+        return path
+
+
+ADAGRAD = ("""  # tf1.train.AdagradOptimizer has no epsilon: legacy Keras Adagrad turns
+  # epsilon=0 into 1e-7, so pass one too small to matter.
+  optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
+""")
+RMSPROP_ZERO_SLOTS = """  optimizer = keras.optimizers.legacy.RMSprop(
+      learning_rate=0.01, rho=0.9, epsilon=1e-10)
+"""
+COMPILE = "  model.compile(optimizer, loss=keras.losses.MeanSquaredError())\n"
+RMSPROP_ONES_SLOTS = COMPILE + """  # TF1 started the mean-square accumulators at ones, Keras at zeros.
+  for variable in model.trainable_variables:
+    optimizer.add_slot(variable, "rms", initializer="ones")
+"""
+VARIANTS = {
+    # examples/regression with tf1.train.RMSPropOptimizer: TF1 starts its mean-square slots at ones.
+    "rmsprop_tf1": Variant(REGRESSION_TF1, (("tf1.train.AdagradOptimizer(0.05)", "tf1.train.RMSPropOptimizer(0.01)"),)),
+    "rmsprop_tf2": Variant(REGRESSION_TF2, ((ADAGRAD, RMSPROP_ZERO_SLOTS), (COMPILE, RMSPROP_ONES_SLOTS))),
+    # Wrong migrations.
+    "rmsprop_tf2_zero_slots": Variant(REGRESSION_TF2, ((ADAGRAD, RMSPROP_ZERO_SLOTS),)),
+    "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
+    "regression_tf2_wrong_loss": Variant(REGRESSION_TF2, (("losses.MeanSquaredError()", "losses.MeanAbsoluteError()"),)),
+    "adam_tf2_default_epsilon": Variant(PROGRAMS / "adam_tf2.py", (("Adam(learning_rate=0.01, epsilon=1e-8)",
+                                                                     "Adam(learning_rate=0.01)"),)),
+    "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
+        ('  net = keras.layers.Dense(16, activation="relu")(inputs)\n  logits = keras.layers.Dense(NUM_CLASSES)(net)',
+         "  logits = keras.layers.Dense(NUM_CLASSES)(inputs)"),)),
+}
+
+
+def program(name: str | Path, folder: Path) -> Path:
+    """A path as it is; tests/parity_programs/NAME.py; or the variant NAME written into ``folder``."""
+    if isinstance(name, Path):
+        return name
+    return VARIANTS[name].write(folder, name) if name in VARIANTS else PROGRAMS / f"{name}.py"
 
 
 def parity(old: Path, new: Path, *options: str, tmpdir: Path | None = None, timeout: float = 600):
@@ -71,12 +128,12 @@ def test_partitioned_variable_really_shards_on_the_new_side(tmp_path):
 
 
 @pytest.mark.parametrize("optimizer", ["adam", "rmsprop"])
-def test_optimizer_migrations_that_keep_tf1_numerics_pass(optimizer):
-    assert_parity(parity(PROGRAMS / f"{optimizer}_tf1.py", PROGRAMS / f"{optimizer}_tf2.py"))
+def test_optimizer_migrations_that_keep_tf1_numerics_pass(optimizer, tmp_path):
+    assert_parity(parity(program(f"{optimizer}_tf1", tmp_path), program(f"{optimizer}_tf2", tmp_path)))
 
 
 def test_local_mode_and_synthetic_data():
-    assert_parity(parity(EXAMPLES / "regression" / "train.py", EXAMPLES / "regression" / "train_tf2.py",
+    assert_parity(parity(REGRESSION_TF1, REGRESSION_TF2,
                          "--cluster", "none", "--data", "synthetic", "--steps", "10"))
 
 
@@ -86,19 +143,19 @@ def test_local_mode_and_synthetic_data():
 @pytest.mark.parametrize(
     "old, new, first_step",
     [
-        (EXAMPLES / "regression" / "train.py", PROGRAMS / "regression_tf2_wrong_lr.py", 2),
-        (EXAMPLES / "regression" / "train.py", PROGRAMS / "regression_tf2_wrong_loss.py", 1),
-        (PROGRAMS / "adam_tf1.py", PROGRAMS / "adam_tf2_default_epsilon.py", 2),
-        (PROGRAMS / "rmsprop_tf1.py", PROGRAMS / "rmsprop_tf2_zero_slots.py", 2),
+        (REGRESSION_TF1, "regression_tf2_wrong_lr", 2),   # Adagrad 0.1 where TF1 had 0.05
+        (REGRESSION_TF1, "regression_tf2_wrong_loss", 1), # MeanAbsoluteError for mean_squared_error
+        ("adam_tf1", "adam_tf2_default_epsilon", 2),      # Keras' epsilon 1e-7 for TF1's 1e-8, on tiny gradients
+        ("rmsprop_tf1", "rmsprop_tf2_zero_slots", 2),     # Keras' zero slots for TF1's ones
     ],
     ids=["learning rate", "loss", "adam epsilon", "rmsprop slots"],
 )
-def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step):
-    assert_mismatch(parity(old, new), first_step)
+def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step, tmp_path):
+    assert_mismatch(parity(program(old, tmp_path), program(new, tmp_path)), first_step)
 
 
-def test_dropped_layer_is_a_mismatch_saying_the_variables_do_not_line_up():
-    result = parity(EXAMPLES / "classifier" / "train.py", PROGRAMS / "classifier_tf2_dropped_layer.py")
+def test_dropped_layer_is_a_mismatch_saying_the_variables_do_not_line_up(tmp_path):
+    result = parity(CLASSIFIER_TF1, program("classifier_tf2_dropped_layer", tmp_path))
     assert_mismatch(result, 1)
     assert "the variables do not line up" in result.stdout
 
@@ -109,7 +166,7 @@ def test_dropped_layer_is_a_mismatch_saying_the_variables_do_not_line_up():
 def test_crashing_side_is_reported_with_its_error_output(tmp_path):
     crash = tmp_path / "crash.py"
     crash.write_text("raise RuntimeError('the new program broke')\n")
-    result = parity(EXAMPLES / "regression" / "train.py", crash, tmpdir=tmp_path)
+    result = parity(REGRESSION_TF1, crash, tmpdir=tmp_path)
     assert result.returncode == 2
     assert "new program failed" in result.stdout and "RuntimeError: the new program broke" in result.stdout
     assert not list(tmp_path.glob("tf-migrate-parity-*")), "the work folder is removed"
@@ -119,7 +176,7 @@ def test_hanging_side_is_stopped_at_the_time_limit(tmp_path):
     hang = tmp_path / "hang.py"
     hang.write_text("import time\ntime.sleep(3600)\n")
     started = time.monotonic()
-    result = parity(EXAMPLES / "regression" / "train.py", hang, "--timeout", "20", tmpdir=tmp_path)
+    result = parity(REGRESSION_TF1, hang, "--timeout", "20", tmpdir=tmp_path)
     assert result.returncode == 2 and "did not finish within 20 s" in result.stdout
     assert time.monotonic() - started < 60
     assert not list(tmp_path.glob("tf-migrate-parity-*"))
@@ -128,12 +185,12 @@ def test_hanging_side_is_stopped_at_the_time_limit(tmp_path):
 def test_old_program_that_trains_nothing(tmp_path):
     idle = tmp_path / "idle.py"
     idle.write_text("print('no Estimator here')\n")
-    result = parity(idle, EXAMPLES / "regression" / "train_tf2.py", tmpdir=tmp_path)
+    result = parity(idle, REGRESSION_TF2, tmpdir=tmp_path)
     assert result.returncode == 2 and "without training an Estimator" in result.stdout
 
 
 def test_missing_program_is_a_usage_error(tmp_path):
-    result = parity(tmp_path / "nope.py", EXAMPLES / "regression" / "train_tf2.py")
+    result = parity(tmp_path / "nope.py", REGRESSION_TF2)
     assert result.returncode == 2 and "nope.py: no such file" in result.stderr
 
 
