@@ -132,6 +132,26 @@ def test_optimizer_migrations_that_keep_tf1_numerics_pass(optimizer, tmp_path):
     assert_parity(parity(program(f"{optimizer}_tf1", tmp_path), program(f"{optimizer}_tf2", tmp_path)))
 
 
+def test_recorded_batches_repeat_run_to_run_even_from_an_unseeded_shuffle(tmp_path):
+    """examples/classifier shuffles without a seed of its own: the run's seed decides the order."""
+    losses = []
+    for run in range(2):
+        report = tmp_path / f"run{run}.json"
+        assert_parity(parity(CLASSIFIER_TF1, EXAMPLES / "classifier" / "train_tf2.py", "--steps", "5", "--json", str(report)))
+        losses.append(json.loads(report.read_text())["old"]["losses"])
+    assert losses[0] == losses[1]
+
+
+def test_new_side_under_another_interpreter(tmp_path):
+    """--new-python runs the new side with that interpreter (here a wrapper that leaves a trace)."""
+    trace = tmp_path / "ran"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f"#!/bin/sh\ntouch {trace}\nexec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    assert_parity(parity(REGRESSION_TF1, REGRESSION_TF2, "--steps", "5", "--new-python", str(wrapper)))
+    assert trace.exists()
+
+
 def test_local_mode_and_synthetic_data():
     assert_parity(parity(REGRESSION_TF1, REGRESSION_TF2,
                          "--cluster", "none", "--data", "synthetic", "--steps", "10"))
@@ -192,6 +212,11 @@ def test_old_program_that_trains_nothing(tmp_path):
 def test_missing_program_is_a_usage_error(tmp_path):
     result = parity(tmp_path / "nope.py", REGRESSION_TF2)
     assert result.returncode == 2 and "nope.py: no such file" in result.stderr
+
+
+def test_missing_interpreter_is_a_usage_error(tmp_path):
+    result = parity(REGRESSION_TF1, REGRESSION_TF2, "--old-python", str(tmp_path / "python9"))
+    assert result.returncode == 2 and f"--old-python {tmp_path / 'python9'}: not an executable" in result.stderr
 
 
 def listening_ports() -> set[int]:

@@ -98,6 +98,9 @@ class OldSide:
         tf = self.tf
         keys = {"train": tf.estimator.ModeKeys.TRAIN, "eval": tf.estimator.ModeKeys.EVAL}
         with tf.Graph().as_default():
+            # As Estimator.train seeds its graph: an input_fn that shuffles without a seed repeats run to run.
+            seed = estimator.config.tf_random_seed
+            tf.compat.v1.set_random_seed(self.job["seed"] if seed is None else seed)
             features, labels, input_hooks = estimator._get_features_and_labels_from_input_fn(input_fn, keys[mode])
             if self.job["data"] == "synthetic":
                 from migrator.parity.synthetic import synthetic_batches
