@@ -217,7 +217,7 @@ def time_tf_upgrade(tf_upgrade: Path, tree: Path, work: Path) -> Timing:
 
 def bench_tree(
     tree: Tree, tf_migrate: Path, tf_upgrade: Optional[Path], runs: int, work: Path
-) -> Optional[float]:
+) -> Optional[str]:
     """Print the rows of one tree; return tf-migrate / tf_upgrade_v2 time, if both ran."""
     copy = work / tree.name
     files = copy_python_files(tree.source, copy)
@@ -229,16 +229,16 @@ def bench_tree(
         return None
     upgrade = time_tf_upgrade(tf_upgrade, copy, work)
     print_row(tree, files, TF_UPGRADE, upgrade, tf_upgrade_note(upgrade.result))
+    ratio = format(migrate.seconds / upgrade.seconds, ".3g")
     if upgrade.result.returncode != 0:
         print_tail(TF_UPGRADE, upgrade.result)
-        return None
-    return migrate.seconds / upgrade.seconds
+        # A whole run would have taken tf_upgrade_v2 longer than its time to the crash.
+        return f"at most {ratio} ({TF_UPGRADE} crashed part-way)"
+    return ratio
 
 
-def print_ratios(ratios: dict[str, Optional[float]]) -> None:
-    listed = ", ".join(
-        f"{name} {'n/a' if ratio is None else format(ratio, '.3g')}" for name, ratio in ratios.items()
-    )
+def print_ratios(ratios: dict[str, Optional[str]]) -> None:
+    listed = ", ".join(f"{name} {'n/a' if ratio is None else ratio}" for name, ratio in ratios.items())
     print(f"ratio {TF_MIGRATE} / {TF_UPGRADE}: {listed}")
 
 
@@ -267,7 +267,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not trees:
         print("nothing to benchmark")
         return 1
-    ratios: dict[str, Optional[float]] = {}
+    ratios: dict[str, Optional[str]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="bench-tf-migrate-") as temp:
             work = Path(temp)
