@@ -59,6 +59,18 @@ FAMILIES: tuple[Family, ...] = (
                  "a partitioner called with *args/**kwargs or unknown arguments: not mapped"),
         ),
     ),
+    Family(
+        "estimator",
+        triggers=("train_and_evaluate", "Estimator"),
+        rules=(
+            Rule("TFM301", "estimator-program", N,
+                 "an Estimator program (train_and_evaluate) -> Keras fit under ParameterServerStrategy"),
+            Rule("TFM302", "estimator-manual", M,
+                 "an Estimator program in a shape not migrated safely: left untouched, the finding says where and why"),
+            Rule("TFM401", "keras-numerics", N,
+                 "a model_fn piece whose Keras counterpart differs from TF1 in a documented way (the message says how)"),
+        ),
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.rules}

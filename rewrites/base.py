@@ -51,7 +51,7 @@ def parse_tf_name(qualified: str) -> TFName | None:
         if qualified.startswith(module + "."):
             rest = qualified[len(module) + 1 :]
             return TFName(f"{public}.{rest}" if public else rest, "internal")
-    for root, via in (("tensorflow.compat.v1.", "v1"), ("tensorflow.", "tf")):
+    for root, via in (("tensorflow.compat.v1.", "v1"), ("tensorflow_estimator.", "v1"), ("tensorflow.", "tf")):
         if qualified.startswith(root):
             api = qualified[len(root) :]
             if via == "tf" and api.startswith(("compat.", "python.")):
@@ -101,7 +101,8 @@ def without_trailing_comma(args: list[cst.Arg], original: Sequence[cst.Arg]) -> 
     return args
 
 
-def _subtree(node: cst.CSTNode):
+def subtree(node: cst.CSTNode):
+    """``node`` and every node below it."""
     stack = [node]
     while stack:
         node = stack.pop()
@@ -228,7 +229,7 @@ class TFCodemod(VisitorBasedCodemodCommand):
 
     def _frees_an_import(self) -> bool:
         """Did the replaced code hold the last use of an import? Only then is the import pass worth its cost."""
-        removed = {node for original in self._replaced for node in _subtree(original)}
+        removed = {node for original in self._replaced for node in subtree(original)}
         for node in removed:
             scope = self.get_metadata(ScopeProvider, node, None)
             for access in scope.accesses[node] if scope else ():

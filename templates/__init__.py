@@ -20,6 +20,8 @@ def _environment():
         loader=jinja2.FileSystemLoader(FOLDER),
         autoescape=jinja2.select_autoescape(("html", "html.j2")),
         keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
 

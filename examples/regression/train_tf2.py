@@ -1,19 +1,20 @@
-"""Multi-worker training in TensorFlow 2: the hand-written counterpart of train.py.
+"""Multi-worker Estimator training in TensorFlow 1: the canonical program.
 
-The TF2 half of the TensorFlow guide "Migrate multi-worker CPU/GPU training",
-completed for every task of a cluster: the same one-layer model, data, loss and
-Adagrad numerics as train.py, trained with Keras ``Model.fit`` under a
-``ParameterServerStrategy`` when ``TF_CONFIG`` names this task the chief, and
-with the default strategy when there is no ``TF_CONFIG`` (as
-``train_and_evaluate`` trained locally).
+The TF1 half of the TensorFlow guide "Migrate multi-worker CPU/GPU training":
+an Estimator with a one-layer model_fn, trained and evaluated with
+``train_and_evaluate``. Without ``TF_CONFIG`` it trains locally; with a
+``TF_CONFIG`` cluster (chief, workers, ps, evaluator) the same code trains
+distributed.
 
-Run: python examples/regression/train_tf2.py
+Run: python examples/regression/train.py
 """
-import os
+import random
 import shutil
 import tempfile
 
 import tensorflow as tf
+import tensorflow.compat.v1 as tf1
+import os
 import tf_keras as keras
 
 features = [[1., 1.5], [2., 2.5], [3., 3.5]]
@@ -22,12 +23,29 @@ eval_features = [[4., 4.5], [5., 5.5], [6., 6.5]]
 eval_labels = [[0.8], [0.9], [1.]]
 
 
-def strategy_for_this_task():
-  """This task's type in the TF_CONFIG cluster and the strategy it trains with.
+def _input_fn():
+  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)
 
-  ps and worker tasks serve the chief and never return. Without TF_CONFIG the
-  program trains locally with the default strategy.
-  """
+
+def _eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices(
+      (eval_features, eval_labels)).batch(1)
+
+
+# Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
+# module: seed it as well as the graph (RunConfig's tf_random_seed).
+random.seed(42)
+
+# Log "loss = ..., step = ..." after every step.
+tf1.logging.set_verbosity(tf1.logging.INFO)
+
+model_dir = tempfile.mkdtemp()
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
   resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
   if not resolver.cluster_spec().jobs:
     return None, tf.distribute.get_strategy()
@@ -48,29 +66,26 @@ def strategy_for_this_task():
 keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
-dataset = tf.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)
-eval_dataset = tf.data.Dataset.from_tensor_slices(
-    (eval_features, eval_labels)).repeat().batch(1)
+dataset = _input_fn()
+eval_dataset = _eval_input_fn().repeat()
 
 with strategy.scope():
-  model = keras.Sequential([keras.Input(shape=(2,)), keras.layers.Dense(1)])
-  # tf1.train.AdagradOptimizer has no epsilon: legacy Keras Adagrad turns
-  # epsilon=0 into 1e-7, so pass one too small to matter.
-  optimizer = keras.optimizers.legacy.Adagrad(
-      learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
+  model = keras.Sequential([
+      keras.layers.Dense(units=1),
+  ])
+  model.build(dataset.element_spec[0].shape)
+  optimizer = keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
   model.compile(optimizer, loss=keras.losses.MeanSquaredError())
 
-model_dir = tempfile.mkdtemp()
+checkpoint = keras.callbacks.ModelCheckpoint(
+    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
 if task_type == "evaluator":
-  # The TF1 evaluator job: evaluate the chief's checkpoints, up to the last one.
+  # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
       model, data=eval_dataset, checkpoint_dir=model_dir, steps=3,
       max_evaluations=1).start()
 else:
-  checkpoint = keras.callbacks.ModelCheckpoint(
-      os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
-  model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint],
-            verbose=2)
-  eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
-  print("eval loss: %s" % eval_result["loss"])
+  model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint], verbose=2)
+eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
+print("eval loss: %s" % eval_result["loss"])
 shutil.rmtree(model_dir)

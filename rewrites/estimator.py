@@ -1,0 +1,469 @@
+"""TFM301-302, TFM401: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
+
+TFM301 estimator-program (numeric). A module-level ``train_and_evaluate`` of an
+``Estimator`` whose ``model_fn`` is a straight chain of layers on ``features``, a
+loss, an optimizer and ``minimize`` becomes the TF2 program shape: a
+``strategy_for_this_task()`` bootstrap reading the cluster from ``TF_CONFIG`` (ps and
+worker tasks serve, the chief trains with ``ParameterServerStrategy``, an evaluator
+evaluates checkpoints, no ``TF_CONFIG`` trains locally), the model built and compiled
+in ``strategy.scope()`` with the Keras optimizer and loss arguments that keep TF1's
+numbers, ``fit`` for ``max_steps`` steps, then ``evaluate``. The input functions stay
+as they are and are called once. Float results may differ in the last bits: prove the
+migration with ``tf-migrate parity``.
+
+Before::
+
+    def _model_fn(features, labels, mode):
+      logits = tf1.layers.Dense(1)(features)
+      loss = tf1.losses.mean_squared_error(labels=labels, predictions=logits)
+      optimizer = tf1.train.AdagradOptimizer(0.05)
+      train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
+      return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    config = tf1.estimator.RunConfig(model_dir=model_dir, tf_random_seed=42)
+    estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config)
+    train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20)
+    eval_spec = tf1.estimator.EvalSpec(input_fn=_eval_input_fn, steps=3)
+    eval_result, _ = tf1.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+
+After::
+
+    def strategy_for_this_task():
+      ...  # TF_CONFIG roles: ps/worker serve, chief -> ParameterServerStrategy, none -> local
+
+    keras.utils.set_random_seed(42)
+    task_type, strategy = strategy_for_this_task()
+
+    dataset = _input_fn()
+    eval_dataset = _eval_input_fn().repeat()
+
+    with strategy.scope():
+      model = keras.Sequential([
+          keras.layers.Dense(units=1),
+      ])
+      model.build(dataset.element_spec[0].shape)
+      optimizer = keras.optimizers.legacy.Adagrad(
+          learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
+      model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+    ...
+    model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint], verbose=2)
+    eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
+
+TFM401 keras-numerics (numeric). A model_fn piece whose Keras counterpart computes
+the same thing only up to a documented difference (``MomentumOptimizer`` with a
+learning rate that is not a constant, ``log_loss``, which Keras clips): migrated,
+with a finding that says what may differ. The tables live in
+``rewrites/keras_equivalents.py``.
+
+TFM302 estimator-manual (manual). An Estimator program in a shape this version does
+not migrate safely (another model_fn structure, hooks, exporters, a model_fn from
+another module, ...): the whole program is left untouched, and the finding points at
+the construct and says what a person should do. Never a half-migrated program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import ScopeProvider
+
+from migrator.findings import Safety
+from rewrites import keras_equivalents as keras_code
+from rewrites.base import TFCodemod, bind_arguments, subtree
+
+# Names the generated code binds or reads at module level, and the module each must be if already bound.
+GENERATED_NAMES = ("strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
+                   "optimizer", "checkpoint")
+GENERATED_IMPORTS = {"tf": "tensorflow", "keras": "tf_keras", "os": "os"}
+
+TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
+ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
+RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed"}
+RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging only: fit(verbose=2) logs every epoch
+TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
+EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
+EVAL_SPEC_TIMING = {"name", "start_delay_secs", "throttle_secs"}  # when the evaluator runs, not what it computes
+MODEL_FN_PARAMETERS = ("features", "labels", "mode")
+TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
+GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
+
+
+class Unsupported(Exception):
+    """The program is left as it is; ``node`` is where a person should look."""
+
+    def __init__(self, node: cst.CSTNode, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+@dataclass
+class Model:
+    """What the model_fn builds, as Keras code."""
+
+    layers: list[str] = field(default_factory=list)
+    loss: str = ""
+    optimizer: str = ""
+    after_compile: tuple[str, ...] = ()
+    numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
+
+
+class Rewrite(TFCodemod):
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        updated_node = super().leave_Module(original_node, updated_node)
+        driver = self._driver(original_node)
+        if driver is None:
+            self._report_unmigrated_estimators(original_node)
+            return updated_node
+        try:
+            body, removed = self._migrated_body(original_node, driver)
+        except Unsupported as problem:
+            self.report("TFM302", problem.node, f"Estimator program left as it is: {problem}")
+            return updated_node
+        for statement in removed:
+            RemoveImportsVisitor.remove_unused_import_by_node(self.context, statement)
+        self.report("TFM301", driver, "Estimator program -> Keras fit under ParameterServerStrategy; "
+                                      "prove it with tf-migrate parity")
+        return updated_node.with_changes(body=body)
+
+    # -- finding the program ------------------------------------------------
+
+    def _driver(self, module: cst.Module) -> cst.SimpleStatementLine | None:
+        for statement in module.body:
+            call = _statement_call(statement)
+            if call is not None and self._api(call.func) == "estimator.train_and_evaluate":
+                return statement
+        return None
+
+    def _report_unmigrated_estimators(self, module: cst.Module) -> None:
+        for statement in module.body:
+            call = _statement_call(statement)
+            if call is not None and self._api(call.func) == "estimator.Estimator":
+                self.report("TFM302", call, "Estimator left as it is: this version migrates programs driven by a "
+                                            "module-level tf.estimator.train_and_evaluate")
+
+    def _api(self, node: cst.CSTNode) -> str | None:
+        name = self.tf_name(node)
+        return name.api if name else None
+
+    # -- the migration ------------------------------------------------------
+
+    def _migrated_body(self, module: cst.Module, driver: cst.SimpleStatementLine):
+        definitions = _module_definitions(module)
+        call = _statement_call(driver)
+        estimator_arg, train_arg, eval_arg = (self._required(call, TRAIN_AND_EVALUATE, name) for name in TRAIN_AND_EVALUATE)
+        estimator, estimator_statement = self._call_of(estimator_arg, "estimator.Estimator", definitions)
+        train_spec, train_statement = self._call_of(train_arg, "estimator.TrainSpec", definitions)
+        eval_spec, eval_statement = self._call_of(eval_arg, "estimator.EvalSpec", definitions)
+
+        estimator_args = self._bound(estimator, ESTIMATOR)
+        for unsupported in ("params", "warm_start_from"):
+            if unsupported in estimator_args:
+                raise Unsupported(estimator_args[unsupported], f"Estimator({unsupported}=...) is not migrated yet")
+        config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
+        model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
+
+        train_args = self._bound(train_spec, TRAIN_SPEC)
+        eval_args = self._bound(eval_spec, EVAL_SPEC)
+        for args, names in ((train_args, ("hooks", "saving_listeners")), (eval_args, ("hooks", "exporters"))):
+            for name in names:
+                if name in args:
+                    raise Unsupported(args[name], f"{name}= has no Keras counterpart here yet: migrate it by hand "
+                                                  "(a callback, or an export after training)")
+        if "max_steps" not in train_args:
+            raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
+
+        model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
+        train_input = self._input_call(train_args.get("input_fn") or train_spec, definitions, must_repeat=True)
+        eval_input = self._input_call(eval_args.get("input_fn") or eval_spec, definitions, must_repeat=False)
+        model = self._model(model_fn_def)
+
+        removed = [s for s in (model_fn_def, estimator_statement, config_statement, train_statement, eval_statement, driver)
+                   if s is not None]
+        self._check_nothing_else_uses(module, removed)
+        self._check_generated_names_are_free(module)
+        for node, why in model.numeric:
+            self.report("TFM401", node, why)
+
+        from templates import render
+
+        text = render(
+            "estimator_program.py.j2",
+            partitioner="None",
+            seed=_code(config_args["tf_random_seed"]) if "tf_random_seed" in config_args else None,
+            train_input=train_input, eval_input=eval_input,
+            layers=model.layers, optimizer=model.optimizer, loss=model.loss, after_compile=model.after_compile,
+            model_dir=_code(model_dir) if model_dir is not None else None,
+            max_steps=_code(train_args["max_steps"]),
+            eval_steps=_code(eval_args["steps"]) if "steps" in eval_args else "100",
+            eval_target=self._eval_target(driver),
+        )
+        self._add_imports(model_dir is not None)
+        generated = list(cst.parse_module(text).body)
+        generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        body = []
+        for statement in module.body:
+            if statement is driver:
+                body.extend(generated)
+            elif not any(statement is r for r in removed):
+                body.append(statement)
+        return body, removed
+
+    # -- pieces of the program ----------------------------------------------
+
+    def _required(self, call: cst.Call, params: tuple[str, ...], name: str) -> cst.BaseExpression:
+        args = self._bound(call, params)
+        if name not in args:
+            raise Unsupported(call, f"no {name} argument")
+        return args[name]
+
+    def _bound(self, call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
+        bound = bind_arguments(call, params)
+        if bound is None:
+            raise Unsupported(call, "arguments that cannot be read statically (*args, **kwargs or unknown keywords)")
+        return {name: arg.value for name, (_, arg) in bound.items()}
+
+    def _call_of(self, node: cst.BaseExpression, api: str, definitions: dict):
+        """The ``api(...)`` call ``node`` is, or names at module level, and the statement that assigns it."""
+        statement = None
+        if isinstance(node, cst.Name):
+            statement, node = definitions.get(node.value, (None, node))
+        if not isinstance(node, cst.Call) or self._api(node.func) != api:
+            raise Unsupported(node, f"expected a {api.rsplit('.', 1)[-1]}(...) defined at module level")
+        return node, statement
+
+    def _run_config(self, node, definitions):
+        if node is None:
+            return {}, None
+        call, statement = self._call_of(node, "estimator.RunConfig", definitions)
+        args = {}
+        for arg in call.args:
+            name = arg.keyword.value if arg.keyword else None
+            if name in RUN_CONFIG_LOGGING:
+                continue
+            if name not in RUN_CONFIG_KEPT:
+                raise Unsupported(arg, f"RunConfig({name or 'positional argument'}=...) is not migrated yet: "
+                                       "set it on the Keras side by hand (checkpoint callback, tf.config, ...)")
+            args[name] = arg.value
+        return args, statement
+
+    def _function(self, node, definitions, role: str) -> cst.FunctionDef:
+        if isinstance(node, cst.Name) and isinstance(definitions.get(node.value, (None,))[0], cst.FunctionDef):
+            return definitions[node.value][0]
+        raise Unsupported(node, f"the {role} must be a function defined in this module")
+
+    def _input_call(self, node, definitions, must_repeat: bool) -> str:
+        function = self._function(node, definitions, "input_fn")
+        params = function.params
+        if any(param.default is None for param in (*params.params, *params.kwonly_params)) or params.posonly_params:
+            raise Unsupported(function, "an input_fn that takes arguments (params, input_context) is not migrated yet")
+        if must_repeat and not _repeats(function):
+            raise Unsupported(function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
+                                        "Keras fit needs a repeating dataset; add .repeat() and steps by hand")
+        return f"{function.name.value}()"
+
+    def _eval_target(self, driver: cst.SimpleStatementLine) -> str:
+        small = driver.body[0]
+        if not isinstance(small, cst.Assign):
+            return ""
+        target = small.targets[0].target
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            first, second = (element.value for element in target.elements)
+            if isinstance(second, cst.Name) and second.value == "_" and isinstance(first, cst.Name):
+                return f"{first.value} = "
+        raise Unsupported(driver, "the results of train_and_evaluate are used in a way not migrated yet: "
+                                  "use `eval_result, _ = train_and_evaluate(...)`")
+
+    # -- the model_fn --------------------------------------------------------
+
+    def _model(self, function: cst.FunctionDef) -> Model:
+        params = [param.name.value for param in function.params.params]
+        if tuple(params) != MODEL_FN_PARAMETERS:
+            raise Unsupported(function.params, "a model_fn taking (features, labels, mode) is migrated; "
+                                               "params and config are not yet")
+        model = Model()
+        names = {"current": "features", "loss": None, "optimizer": None, "train_op": None}
+        statements = list(function.body.body)
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        for statement in statements[:-1]:
+            self._model_statement(statement, model, names)
+        self._model_return(statements[-1] if statements else function, names)
+        if not model.layers or not model.loss or not model.optimizer:
+            raise Unsupported(function, "the model_fn needs layers, a tf.losses loss and an optimizer")
+        return model
+
+    def _model_statement(self, statement, model: Model, names: dict) -> None:
+        assign = _single_assign(statement)
+        if assign is None:
+            raise Unsupported(statement, f"`{_first_line(statement)}` in the model_fn: only `name = call(...)` "
+                                         "statements are migrated yet")
+        target, call = assign
+        callee = call.func.func if isinstance(call.func, cst.Call) else call.func
+        api = self._api(callee) or ""
+        try:
+            if api.startswith("layers."):
+                self._model_layer(api, call, model, names, target)
+            elif api.startswith("losses."):
+                code, labels, predictions = keras_code.loss(api, call)
+                if not (_is_name(labels, "labels") and _is_name(predictions, names["current"])):
+                    raise Unsupported(call, "the loss must compare `labels` with the last layer's output")
+                model.loss = self._piece(code, call, model)
+                names["loss"] = target
+            elif api.startswith("train.") and api.endswith("Optimizer"):
+                code = keras_code.optimizer(api, call)
+                model.optimizer, model.after_compile = self._piece(code, call, model), code.after_compile
+                names["optimizer"] = target
+            elif self._is_minimize(call, names):
+                names["train_op"] = target
+            else:
+                raise Unsupported(call, "a model_fn call this version does not translate to Keras")
+        except keras_code.NoKerasEquivalent as problem:
+            raise Unsupported(call, str(problem)) from None
+
+    def _model_layer(self, api: str, call: cst.Call, model: Model, names: dict, target: str) -> None:
+        if isinstance(call.func, cst.Call):  # tf1.layers.Dense(...)(inputs)
+            if api in TRAINING_DEPENDENT_LAYERS:
+                raise Unsupported(call, f"a {api} layer object: whether it is active in TF1 depends on how it is "
+                                        "called; migrate it by hand (the training flag)")
+            code, _ = keras_code.layer(api, call.func, functional=False)
+            inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
+        else:  # tf1.layers.dense(inputs, ...)
+            code, inputs = keras_code.layer(api, call, functional=True)
+        if inputs is None or not _is_name(inputs, names["current"]):
+            raise Unsupported(call, "layers must form one chain from `features`: a functional model is not migrated yet")
+        if code is not keras_code.IDENTITY:  # a TF1 no-op (dropout without training=) goes
+            model.layers.append(self._piece(code, call, model))
+        names["current"] = target
+
+    def _is_minimize(self, call: cst.Call, names: dict) -> bool:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "minimize" and _is_name(func.value, names["optimizer"] or "")):
+            return False
+        args = self._bound(call, ("loss", "global_step", "var_list"))
+        if "var_list" in args or not _is_name(args.get("loss"), names["loss"] or ""):
+            raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
+        step = args.get("global_step")
+        if not (isinstance(step, cst.Call) and self._api(step.func) in GLOBAL_STEP):
+            raise Unsupported(call, "minimize() must advance the global step (global_step=tf1.train.get_global_step())")
+        return True
+
+    def _model_return(self, statement, names: dict) -> None:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        call = small.value if isinstance(small, cst.Return) else None
+        if not (isinstance(call, cst.Call) and self._api(call.func) == "estimator.EstimatorSpec"):
+            raise Unsupported(statement, "the model_fn must end with `return EstimatorSpec(mode, loss=..., train_op=...)`")
+        args = self._bound(call, ("mode", "predictions", "loss", "train_op", "eval_metric_ops"))
+        for name in ("predictions", "eval_metric_ops"):
+            if name in args:
+                raise Unsupported(args[name], f"EstimatorSpec({name}=...) is not migrated yet")
+        if not (_is_name(args.get("loss"), names["loss"] or "") and _is_name(args.get("train_op"), names["train_op"] or "")):
+            raise Unsupported(call, "EstimatorSpec must return the loss and the train_op built above")
+
+    def _piece(self, code: keras_code.KerasCode, node: cst.CSTNode, model: Model) -> str:
+        if code.safety is Safety.NUMERIC:
+            model.numeric.append((node, code.why))
+        return code.code
+
+    # -- safety checks -------------------------------------------------------
+
+    def _check_nothing_else_uses(self, module: cst.Module, removed: list[cst.CSTNode]) -> None:
+        inside = {node for statement in removed for node in subtree(statement)}
+        scope = self.get_metadata(ScopeProvider, module)
+        for name in _bound_names(removed):
+            for assignment in scope[name]:
+                for reference in assignment.references:
+                    if reference.node not in inside:
+                        raise Unsupported(reference.node, f"`{name}` is used outside the Estimator set-up; "
+                                                          "migrate that use by hand")
+
+    def _check_generated_names_are_free(self, module: cst.Module) -> None:
+        scope = self.get_metadata(ScopeProvider, module)
+        for name in GENERATED_NAMES:
+            if name in scope:
+                raise Unsupported(next(iter(scope[name])).node, f"the migrated program defines `{name}`, "
+                                                                "which this module already uses")
+        for name, expected in GENERATED_IMPORTS.items():
+            for assignment in scope[name] if name in scope else ():
+                if not _imports_module(assignment.node, name, expected):
+                    raise Unsupported(assignment.node, f"the migrated program needs `{name}` for {expected}, "
+                                                       "which this module binds to something else")
+
+    def _add_imports(self, needs_os: bool) -> None:
+        AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname="tf")
+        AddImportsVisitor.add_needed_import(self.context, "tf_keras", asname="keras")
+        if needs_os:
+            AddImportsVisitor.add_needed_import(self.context, "os")
+
+
+# -- small syntax helpers ------------------------------------------------------
+
+
+def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
+    """The call a simple statement `call(...)`, `x = call(...)` or `a, b = call(...)` makes."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    return value if isinstance(value, cst.Call) else None
+
+
+def _single_assign(statement: cst.CSTNode) -> tuple[str, cst.Call] | None:
+    call = _statement_call(statement)
+    small = statement.body[0] if call is not None else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, call
+    return None
+
+
+def _module_definitions(module: cst.Module) -> dict[str, tuple[cst.CSTNode, cst.CSTNode]]:
+    """Module-level `name = value` and `def name` bound exactly once: name -> (statement, value or def)."""
+    found: dict[str, list] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            found.setdefault(statement.name.value, []).append((statement, statement))
+        assign = _single_assign(statement)
+        if assign is not None:
+            found.setdefault(assign[0], []).append((statement, assign[1]))
+    return {name: places[0] for name, places in found.items() if len(places) == 1}
+
+
+def _bound_names(statements: list[cst.CSTNode]) -> list[str]:
+    names = []
+    for statement in statements:
+        if isinstance(statement, cst.FunctionDef):
+            names.append(statement.name.value)
+        elif (assign := _single_assign(statement)) is not None:
+            names.append(assign[0])
+    return names
+
+
+def _repeats(function: cst.FunctionDef) -> bool:
+    return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "repeat"
+               and not node.args for node in subtree(function))
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _is_name(node, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _imports_module(node: cst.CSTNode, name: str, module: str) -> bool:
+    if isinstance(node, cst.Import):
+        return any(alias.evaluated_name == module and (alias.evaluated_alias or alias.evaluated_name) == name
+                   for alias in node.names)
+    return False
+
+
+def _first_line(statement: cst.CSTNode) -> str:
+    line = _code(statement).strip().splitlines()[0]
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -1,0 +1,153 @@
+"""TFM301-302, TFM401: Estimator programs -> Keras + ParameterServerStrategy, or left whole with a reason."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+from helpers import check_noop, run
+
+SEED = '''\
+import tempfile
+
+import tensorflow.compat.v1 as tf1
+
+features = [[1., 1.5], [2., 2.5], [3., 3.5]]
+labels = [[0.3], [0.5], [0.7]]
+
+
+def _input_fn():
+  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)
+
+
+def _eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)
+
+
+def _model_fn(features, labels, mode):
+  logits = tf1.layers.Dense(1)(features)
+  loss = tf1.losses.mean_squared_error(labels=labels, predictions=logits)
+  optimizer = tf1.train.AdagradOptimizer(0.05)
+  train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
+  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+model_dir = tempfile.mkdtemp()
+config = tf1.estimator.RunConfig(model_dir=model_dir, tf_random_seed=42, log_step_count_steps=1)
+estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config)
+train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20)
+eval_spec = tf1.estimator.EvalSpec(input_fn=_eval_input_fn, steps=3)
+eval_result, _ = tf1.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+print("eval loss: %s" % eval_result["loss"])
+'''
+
+
+def migrated(source: str):
+    result = run(source)
+    again = run(result.source)
+    assert again.source == result.source, "a second run changes nothing"
+    return result
+
+
+def test_seed_program_becomes_keras_under_parameter_server_strategy():
+    result = migrated(SEED)
+    code = result.source
+    assert "import tf_keras as keras" in code and "import tensorflow as tf" in code and "import os" in code
+    assert "tf.distribute.experimental.ParameterServerStrategy(" in code
+    assert "keras.utils.set_random_seed(42)" in code
+    assert "dataset = _input_fn()\neval_dataset = _eval_input_fn().repeat()" in code
+    assert "keras.layers.Dense(units=1)" in code
+    assert "keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)" in code
+    assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in code
+    assert "steps_per_epoch=20" in code and "eval_result = model.evaluate(eval_dataset, steps=3" in code
+    for gone in ("_model_fn", "Estimator", "RunConfig", "TrainSpec", "EvalSpec", "train_and_evaluate"):
+        assert gone not in code
+    assert 'print("eval loss: %s" % eval_result["loss"])' in code  # the rest of the program stays
+    assert "tensorflow.compat.v1 as tf1" in code  # the input functions still use it
+    assert [finding.rule for finding in result.findings] == ["TFM301"]
+    compile(code, "migrated.py", "exec")
+
+
+def test_two_space_program_stays_two_space():
+    assert "\n  model = keras.Sequential([" in migrated(SEED).source
+
+
+@pytest.mark.parametrize(
+    "imports, prefix",
+    [
+        ("import tensorflow as tf\n", "tf.compat.v1."),
+        ("import tensorflow.compat.v1 as tf1\n", "tf1."),
+        ("from tensorflow.compat import v1\n", "v1."),
+    ],
+    ids=["tf.compat.v1", "tf1 alias", "from compat import v1"],
+)
+def test_every_import_spelling(imports, prefix):
+    source = SEED.replace("import tensorflow.compat.v1 as tf1\n", imports).replace("tf1.", prefix)
+    result = migrated(source)
+    assert "ParameterServerStrategy" in result.source and [f.rule for f in result.findings] == ["TFM301"]
+
+
+def test_from_estimator_import_spelling():
+    source = SEED.replace("import tensorflow.compat.v1 as tf1\n",
+                          "import tensorflow.compat.v1 as tf1\nfrom tensorflow.compat.v1 import estimator as est\n")
+    source = source.replace("tf1.estimator.", "est.")
+    assert "ParameterServerStrategy" in migrated(source).source
+
+
+def test_numeric_piece_gets_its_own_finding():
+    source = SEED.replace("tf1.train.AdagradOptimizer(0.05)", "tf1.train.MomentumOptimizer(learning_rate, 0.9)")
+    source = source.replace("model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nlearning_rate = 0.1")
+    result = migrated(source)
+    assert sorted(f.rule for f in result.findings) == ["TFM301", "TFM401"]
+
+
+@pytest.mark.parametrize(
+    "before, after, where",
+    [
+        ("  logits = tf1.layers.Dense(1)(features)\n",
+         "  logits = tf1.cond(mode == 'train', lambda: features, lambda: features)\n", "logits = tf1.cond"),
+        ("train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20)",
+         "train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20, hooks=[hook])", "hook"),
+        ("def _model_fn(features, labels, mode):", "def _model_fn(features, labels, mode, params):", "features, labels"),
+        ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
+         "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)", "def _input_fn"),
+        ("print(\"eval loss", "print(estimator.model_dir)\nprint(\"eval loss", "estimator.model_dir"),
+        ("config = tf1.estimator.RunConfig(model_dir=model_dir,",
+         "config = tf1.estimator.RunConfig(save_checkpoints_steps=5, model_dir=model_dir,", "save_checkpoints_steps"),
+        ("tf1.losses.mean_squared_error(labels=labels, predictions=logits)",
+         "tf1.losses.mean_squared_error(labels=labels, predictions=logits, weights=w)", "tf1.losses"),
+        ("model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nmodel = 'taken'", "model = 'taken'"),
+    ],
+    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn params", "input that does not repeat",
+         "estimator used afterwards", "RunConfig checkpoint steps", "weighted loss", "generated name taken"],
+)
+def test_unsupported_program_is_left_whole_with_a_manual_finding(before, after, where):
+    source = SEED.replace(before, after)
+    assert source != SEED
+    result = run(source)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and finding.safety == "manual"
+    line = source.splitlines()[finding.line - 1]
+    assert where in line, (finding, line)
+
+
+def test_estimator_without_train_and_evaluate_is_reported():
+    source = dedent("""\
+        import tensorflow.compat.v1 as tf1
+        estimator = tf1.estimator.Estimator(model_fn=model_fn)
+        estimator.train(input_fn, max_steps=10)
+        """)
+    check_noop(source, findings=("TFM302",))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import tensorflow as tf\nmodel = tf.keras.Sequential()\n",
+        "from mylib import train_and_evaluate\ntrain_and_evaluate(a, b, c)\n",
+        "import tensorflow as tf\nEstimator = None\n",
+    ],
+)
+def test_noop(source):
+    check_noop(source)
