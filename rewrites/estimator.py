@@ -8,8 +8,11 @@ worker tasks serve, the chief trains with ``ParameterServerStrategy``, an evalua
 evaluates checkpoints, no ``TF_CONFIG`` trains locally), the model built and compiled
 in ``strategy.scope()`` with the Keras optimizer and loss arguments that keep TF1's
 numbers, ``fit`` for ``max_steps`` steps, then ``evaluate``. The input functions stay
-as they are and are called once. Float results may differ in the last bits: prove the
-migration with ``tf-migrate parity``.
+as they are and are called once. A decay function of the global step becomes a Keras
+schedule; ``MomentumOptimizer`` on such a rate becomes a generated ``TF1Momentum``
+(Keras' legacy SGD with TF1's update, from templates/tf1_momentum.py.j2); a partitioner
+on a ``variable_scope`` around the layers moves onto the strategy. Float results may
+differ in the last bits: prove the migration with ``tf-migrate parity``.
 
 Before::
 
@@ -74,7 +77,7 @@ from rewrites import keras_equivalents as keras_code
 from rewrites.base import TFCodemod, bind_arguments, subtree
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
-GENERATED_NAMES = ("strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
+GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
                    "optimizer", "checkpoint")
 GENERATED_IMPORTS = {"tf": "tensorflow", "keras": "tf_keras", "os": "os"}
 
@@ -85,6 +88,9 @@ RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging o
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
 EVAL_SPEC_TIMING = {"name", "start_delay_secs", "throttle_secs"}  # when the evaluator runs, not what it computes
+VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
+                  "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
+                  "auxiliary_name_scope")
 MODEL_FN_PARAMETERS = ("features", "labels", "mode")
 TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
 GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
@@ -106,6 +112,8 @@ class Model:
     loss: str = ""
     optimizer: str = ""
     after_compile: tuple[str, ...] = ()
+    partitioner: str | None = None  # the strategy's variable_partitioner
+    tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
     numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
 
 
@@ -190,7 +198,7 @@ class Rewrite(TFCodemod):
 
         text = render(
             "estimator_program.py.j2",
-            partitioner="None",
+            partitioner=model.partitioner or "None", tf1_momentum=model.tf1_momentum,
             seed=_code(config_args["tf_random_seed"]) if "tf_random_seed" in config_args else None,
             train_input=train_input, eval_input=eval_input,
             layers=model.layers, optimizer=model.optimizer, loss=model.loss, after_compile=model.after_compile,
@@ -283,7 +291,7 @@ class Rewrite(TFCodemod):
             raise Unsupported(function.params, "a model_fn taking (features, labels, mode) is migrated; "
                                                "params and config are not yet")
         model = Model()
-        names = {"current": "features", "loss": None, "optimizer": None, "train_op": None}
+        names = {"current": "features", "loss": None, "optimizer": None, "train_op": None, "schedules": {}}
         statements = list(function.body.body)
         if statements and _is_docstring(statements[0]):
             statements = statements[1:]
@@ -295,6 +303,9 @@ class Rewrite(TFCodemod):
         return model
 
     def _model_statement(self, statement, model: Model, names: dict) -> None:
+        if isinstance(statement, cst.With):
+            self._model_variable_scope(statement, model, names)
+            return
         assign = _single_assign(statement)
         if assign is None:
             raise Unsupported(statement, f"`{_first_line(statement)}` in the model_fn: only `name = call(...)` "
@@ -311,16 +322,46 @@ class Rewrite(TFCodemod):
                     raise Unsupported(call, "the loss must compare `labels` with the last layer's output")
                 model.loss = self._piece(code, call, model)
                 names["loss"] = target
+            elif api in keras_code.SCHEDULES:
+                self._check_global_step(api, call)
+                names["schedules"][target] = keras_code.learning_rate_schedule(api, call).code
+            elif api == "train.MomentumOptimizer" and self._scheduled_rate(call, names["schedules"]):
+                model.optimizer, model.tf1_momentum = self._tf1_momentum(call, names["schedules"]), True
+                names["optimizer"] = target
             elif api.startswith("train.") and api.endswith("Optimizer"):
-                code = keras_code.optimizer(api, call)
+                code = keras_code.optimizer(api, self._with_schedule(call, names["schedules"]))
                 model.optimizer, model.after_compile = self._piece(code, call, model), code.after_compile
                 names["optimizer"] = target
             elif self._is_minimize(call, names):
                 names["train_op"] = target
             else:
-                raise Unsupported(call, "a model_fn call this version does not translate to Keras")
+                raise Unsupported(call, f"`{api or _code(callee)}` in the model_fn: no Keras translation yet "
+                                        "(tf.layers, tf.losses, optimizers, decay schedules and minimize are migrated)")
         except keras_code.NoKerasEquivalent as problem:
             raise Unsupported(call, str(problem)) from None
+
+    def _model_variable_scope(self, statement: cst.With, model: Model, names: dict) -> None:
+        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy."""
+        call = statement.items[0].item if len(statement.items) == 1 else None
+        if not (isinstance(call, cst.Call) and self._api(call.func) == "variable_scope"):
+            raise Unsupported(statement, f"`{_first_line(statement)}` in the model_fn is not migrated yet")
+        args = self._bound(call, VARIABLE_SCOPE)
+        if set(args) - {"name_or_scope", "partitioner"}:
+            raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
+        if "partitioner" in args:
+            self._strategy_partitioner(args["partitioner"], model)
+        for inner in statement.body.body:
+            self._model_statement(inner, model, names)
+
+    def _strategy_partitioner(self, node: cst.BaseExpression, model: Model) -> None:
+        api = self._api(node.func) if isinstance(node, cst.Call) else None
+        if not (api or "").startswith("distribute.experimental.partitioners."):
+            raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")
+        code = _code(node)
+        if model.partitioner not in (None, code):
+            raise Unsupported(node, "two different partitioners: ParameterServerStrategy takes one for every "
+                                    "variable; choose one, or write a Partitioner that decides by shape")
+        model.partitioner = code
 
     def _model_layer(self, api: str, call: cst.Call, model: Model, names: dict, target: str) -> None:
         if isinstance(call.func, cst.Call):  # tf1.layers.Dense(...)(inputs)
@@ -336,6 +377,36 @@ class Rewrite(TFCodemod):
         if code is not keras_code.IDENTITY:  # a TF1 no-op (dropout without training=) goes
             model.layers.append(self._piece(code, call, model))
         names["current"] = target
+
+    def _check_global_step(self, api: str, call: cst.Call) -> None:
+        """A TF1 decay function must be evaluated at the global step, as Keras evaluates a schedule."""
+        name, position = ("x", 0) if api == "train.piecewise_constant" else ("global_step", 1)
+        for index, arg in enumerate(call.args):
+            if (arg.keyword is None and index == position) or (arg.keyword and arg.keyword.value == name):
+                step = arg.value
+                if isinstance(step, cst.Call) and self._api(step.func) in GLOBAL_STEP:
+                    return
+                break
+        raise Unsupported(call, f"{api} on something other than the global step: Keras schedules follow "
+                                "optimizer.iterations; migrate it by hand")
+
+    @staticmethod
+    def _with_schedule(call: cst.Call, schedules: dict[str, str]) -> cst.Call:
+        """The optimizer call with a learning rate that names a schedule replaced by the Keras schedule."""
+        args = [arg.with_changes(value=cst.parse_expression(schedules[arg.value.value]))
+                if _is_rate(arg, index) and isinstance(arg.value, cst.Name) and arg.value.value in schedules else arg
+                for index, arg in enumerate(call.args)]
+        return call.with_changes(args=args)
+
+    @staticmethod
+    def _scheduled_rate(call: cst.Call, schedules: dict[str, str]) -> bool:
+        return any(_is_rate(arg, index) and isinstance(arg.value, cst.Name) and arg.value.value in schedules
+                   for index, arg in enumerate(call.args))
+
+    def _tf1_momentum(self, call: cst.Call, schedules: dict[str, str]) -> str:
+        """MomentumOptimizer on a decaying rate: Keras' SGD arguments, TF1's update (the TF1Momentum class)."""
+        keras_sgd = cst.parse_expression(keras_code.optimizer("train.MomentumOptimizer", call).code)
+        return _code(self._with_schedule(keras_sgd.with_changes(func=cst.Name("TF1Momentum")), schedules))
 
     def _is_minimize(self, call: cst.Call, names: dict) -> bool:
         func = call.func
@@ -398,6 +469,11 @@ class Rewrite(TFCodemod):
 
 
 # -- small syntax helpers ------------------------------------------------------
+
+
+def _is_rate(arg: cst.Arg, index: int) -> bool:
+    """Is this the learning rate of a TF1 optimizer call (first positional, or learning_rate=)?"""
+    return (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "learning_rate")
 
 
 def _statement_call(statement: cst.CSTNode) -> cst.Call | None:

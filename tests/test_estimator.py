@@ -151,3 +151,71 @@ def test_estimator_without_train_and_evaluate_is_reported():
 )
 def test_noop(source):
     check_noop(source)
+
+
+PARTITIONED_LAYER = ('  with tf1.variable_scope("linear", partitioner=tf1.fixed_size_partitioner(2)):\n'
+                     '    logits = tf1.layers.dense(features, 1)\n')
+
+
+def test_variable_scope_partitioner_moves_onto_the_strategy():
+    result = migrated(SEED.replace("  logits = tf1.layers.Dense(1)(features)\n", PARTITIONED_LAYER))
+    assert ("variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
+            in result.source)
+    assert "variable_scope" not in result.source and "keras.layers.Dense(units=1)" in result.source
+    assert sorted(f.rule for f in result.findings) == ["TFM201", "TFM301"]
+
+
+def test_two_different_partitioners_stay_manual():
+    second = PARTITIONED_LAYER.replace("fixed_size_partitioner(2)", "fixed_size_partitioner(3)").replace(
+        "logits = tf1.layers.dense(features, 1)", "logits = tf1.layers.dense(logits, 1)")
+    source = SEED.replace("  logits = tf1.layers.Dense(1)(features)\n", PARTITIONED_LAYER + second)
+    result = run(source)
+    assert "ParameterServerStrategy" not in result.source
+    assert "TFM302" in [f.rule for f in result.findings]
+
+
+SCHEDULE = ("  learning_rate = tf1.train.exponential_decay(\n"
+            "      0.1, tf1.train.get_global_step(), decay_steps=5, decay_rate=0.5, staircase=True)\n")
+
+
+def test_learning_rate_schedule_on_the_global_step_becomes_a_keras_schedule():
+    source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
+                          SCHEDULE + "  optimizer = tf1.train.GradientDescentOptimizer(learning_rate)\n")
+    code = migrated(source).source
+    assert ("optimizer = keras.optimizers.legacy.SGD(learning_rate=keras.optimizers.schedules.ExponentialDecay("
+            "initial_learning_rate=0.1, decay_steps=5, decay_rate=0.5, staircase=True))") in code
+
+
+@pytest.mark.parametrize(
+    "schedule, optimizer, where",
+    [
+        (SCHEDULE.replace("tf1.train.get_global_step()", "step"), "GradientDescentOptimizer(learning_rate)",
+         "exponential_decay"),
+        ("  learning_rate = tf1.train.natural_exp_decay(0.1, tf1.train.get_global_step(), 5, 0.5)\n",
+         "GradientDescentOptimizer(learning_rate)", "natural_exp_decay"),
+    ],
+    ids=["not the global step", "no Keras schedule"],
+)
+def test_schedule_that_keras_cannot_follow_stays_manual(schedule, optimizer, where):
+    source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
+                          schedule + f"  optimizer = tf1.train.{optimizer}\n")
+    result = run(source)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and where in source.splitlines()[finding.line - 1]
+
+
+def test_momentum_on_a_decaying_rate_gets_tf1s_update():
+    source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
+                          SCHEDULE + "  optimizer = tf1.train.MomentumOptimizer(learning_rate, 0.9)\n")
+    code = migrated(source).source
+    assert "class TF1Momentum(keras.optimizers.legacy.SGD):" in code
+    assert "tf.raw_ops.ResourceApplyMomentum(" in code
+    assert ("optimizer = TF1Momentum(learning_rate=keras.optimizers.schedules.ExponentialDecay("
+            "initial_learning_rate=0.1, decay_steps=5, decay_rate=0.5, staircase=True), momentum=0.9)") in code
+
+
+def test_momentum_on_a_constant_rate_is_plain_keras_sgd():
+    source = SEED.replace("tf1.train.AdagradOptimizer(0.05)", "tf1.train.MomentumOptimizer(0.05, 0.9)")
+    code = migrated(source).source
+    assert "TF1Momentum" not in code and "keras.optimizers.legacy.SGD(learning_rate=0.05, momentum=0.9)" in code

@@ -63,10 +63,17 @@ VARIANTS = {
     # examples/regression with tf1.train.RMSPropOptimizer, and what tf-migrate makes of it.
     "rmsprop_tf1": Variant(REGRESSION_TF1, (("tf1.train.AdagradOptimizer(0.05)", "tf1.train.RMSPropOptimizer(0.01)"),)),
     "rmsprop_tf2": Variant("rmsprop_tf1", migrated=True),
+    # examples/regression with its layer in a partitioned variable_scope, and what tf-migrate makes of it.
+    "partitioned_regression_tf1": Variant(REGRESSION_TF1, (("  logits = tf1.layers.Dense(1)(features)\n", (
+        '  with tf1.variable_scope("linear", partitioner=tf1.fixed_size_partitioner(2)):\n'
+        '    logits = tf1.layers.dense(features, 1)\n')),)),
+    "partitioned_regression_tf2": Variant("partitioned_regression_tf1", migrated=True),
     # Wrong migrations.
     "rmsprop_tf2_zero_slots": Variant("rmsprop_tf2", ((RMSPROP_ONES_SLOTS, ""),)),
     "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
     "regression_tf2_wrong_loss": Variant(REGRESSION_TF2, (("losses.MeanSquaredError()", "losses.MeanAbsoluteError()"),)),
+    "momentum_tf2_keras_sgd": Variant(EXAMPLES / "momentum" / "train_tf2.py", (("optimizer = TF1Momentum(",
+                                                                                "optimizer = keras.optimizers.legacy.SGD("),)),
     "adam_tf2_default_epsilon": Variant(PROGRAMS / "adam_tf2.py", (("Adam(learning_rate=0.01, epsilon=1e-8)",
                                                                      "Adam(learning_rate=0.01)"),)),
     "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
@@ -105,8 +112,8 @@ def assert_mismatch(result, first_step: int | None = None) -> None:
 # -- right migrations pass at the default tolerance --------------------------------
 
 
-@pytest.mark.parametrize("example", ["regression", "classifier", "partitioned"])
-def test_hand_written_tf2_counterpart_of_each_example_passes(example, tmp_path):
+@pytest.mark.parametrize("example", ["regression", "momentum", "classifier", "partitioned"])
+def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
     report = tmp_path / "report.json"
     result = parity(EXAMPLES / example / "train.py", EXAMPLES / example / "train_tf2.py", "--json", str(report))
     assert_parity(result)
@@ -123,6 +130,15 @@ def test_partitioned_variable_really_shards_on_the_new_side(tmp_path):
     variables = json.loads(report.read_text())["variables"]
     sharded = [v for v in variables if v["new_shards"]]
     assert sharded and sharded[0]["old_shards"] == sharded[0]["new_shards"] == [[3, 1], [2, 1]]
+
+
+def test_generated_program_with_a_partitioner_shards_and_passes(tmp_path):
+    report = tmp_path / "report.json"
+    new = program("partitioned_regression_tf2", tmp_path)
+    assert "variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2)" in new.read_text()
+    assert_parity(parity(program("partitioned_regression_tf1", tmp_path), new, "--json", str(report)))
+    kernel = json.loads(report.read_text())["variables"][0]
+    assert kernel["old_shards"] == kernel["new_shards"] == [[1, 1], [1, 1]]
 
 
 @pytest.mark.parametrize("optimizer", ["adam", "rmsprop"])
@@ -163,10 +179,11 @@ def test_local_mode_and_synthetic_data():
     [
         (REGRESSION_TF1, "regression_tf2_wrong_lr", 2),   # Adagrad 0.1 where TF1 had 0.05
         (REGRESSION_TF1, "regression_tf2_wrong_loss", 1), # MeanAbsoluteError for mean_squared_error
+        (EXAMPLES / "momentum" / "train.py", "momentum_tf2_keras_sgd", 7),  # Keras' momentum on a rate halved at step 5
         ("adam_tf1", "adam_tf2_default_epsilon", 2),      # Keras' epsilon 1e-7 for TF1's 1e-8, on tiny gradients
         ("rmsprop_tf1", "rmsprop_tf2_zero_slots", 2),     # Keras' zero slots for TF1's ones
     ],
-    ids=["learning rate", "loss", "adam epsilon", "rmsprop slots"],
+    ids=["learning rate", "loss", "momentum on a decaying rate", "adam epsilon", "rmsprop slots"],
 )
 def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step, tmp_path):
     assert_mismatch(parity(program(old, tmp_path), program(new, tmp_path)), first_step)
