@@ -67,6 +67,8 @@ FAMILIES: tuple[Family, ...] = (
                  "an Estimator program (train_and_evaluate) -> Keras fit under ParameterServerStrategy"),
             Rule("TFM302", "estimator-manual", M,
                  "an Estimator program in a shape not migrated safely: left untouched, the finding says where and why"),
+            Rule("TFM303", "eval-steps", N,
+                 "an eval input that does not repeat: TF1 stopped at its end, the migrated evaluate runs exactly `steps` batches"),
             Rule("TFM401", "keras-numerics", N,
                  "a model_fn piece whose Keras counterpart differs from TF1 in a documented way (the message says how)"),
         ),

@@ -1,4 +1,4 @@
-"""TFM301-302, TFM401: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
+"""TFM301-303, TFM401: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
 TFM301 estimator-program (numeric). A module-level ``train_and_evaluate`` of an
 ``Estimator`` whose ``model_fn`` is a straight chain of layers on ``features``, a
@@ -51,6 +51,10 @@ After::
     ...
     model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint], verbose=2)
     eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
+
+TFM303 eval-steps (numeric). PSS needs a repeating eval dataset, so ``evaluate`` runs
+exactly ``EvalSpec.steps`` batches of the repeated input, where TF1 stopped at the end
+of the input if that came first. Reported when the eval ``input_fn`` does not repeat.
 
 TFM401 keras-numerics (numeric). A model_fn piece whose Keras counterpart computes
 the same thing only up to a documented difference (``MomentumOptimizer`` with a
@@ -125,7 +129,7 @@ class Rewrite(TFCodemod):
             self._report_unmigrated_estimators(original_node)
             return updated_node
         try:
-            body, removed = self._migrated_body(original_node, driver)
+            body, removed, notes = self._migrated_body(original_node, driver)
         except Unsupported as problem:
             self.report("TFM302", problem.node, f"Estimator program left as it is: {problem}")
             return updated_node
@@ -133,6 +137,8 @@ class Rewrite(TFCodemod):
             RemoveImportsVisitor.remove_unused_import_by_node(self.context, statement)
         self.report("TFM301", driver, "Estimator program -> Keras fit under ParameterServerStrategy; "
                                       "prove it with tf-migrate parity")
+        for rule, node, message in notes:
+            self.report(rule, node, message)
         return updated_node.with_changes(body=body)
 
     # -- finding the program ------------------------------------------------
@@ -183,16 +189,25 @@ class Rewrite(TFCodemod):
             raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
 
         model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
-        train_input = self._input_call(train_args.get("input_fn") or train_spec, definitions, must_repeat=True)
-        eval_input = self._input_call(eval_args.get("input_fn") or eval_spec, definitions, must_repeat=False)
+        train_function = self._input_function(train_args.get("input_fn") or train_spec, definitions)
+        if not _repeats(train_function):
+            raise Unsupported(train_function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
+                                              "Keras fit needs a repeating dataset; add .repeat() and steps by hand")
+        eval_function = self._input_function(eval_args.get("input_fn") or eval_spec, definitions)
+        if _is_none(eval_args.get("steps")):
+            raise Unsupported(eval_args["steps"], "EvalSpec(steps=None) evaluates until the input ends: give the "
+                                                  "number of batches, which the migrated evaluate needs")
         model = self._model(model_fn_def)
+        notes = [("TFM401", node, why) for node, why in model.numeric]
+        steps = _code(eval_args["steps"]) if "steps" in eval_args else "100"  # EvalSpec's default
+        if not _repeats(eval_function):
+            notes.append(("TFM303", eval_spec, f"the eval input does not repeat: TF1 stopped at its end, the migrated "
+                                               f"evaluate runs exactly {steps} batches (the same if it has at least {steps})"))
 
         removed = [s for s in (model_fn_def, estimator_statement, config_statement, train_statement, eval_statement, driver)
                    if s is not None]
         self._check_nothing_else_uses(module, removed)
         self._check_generated_names_are_free(module)
-        for node, why in model.numeric:
-            self.report("TFM401", node, why)
 
         from templates import render
 
@@ -200,11 +215,11 @@ class Rewrite(TFCodemod):
             "estimator_program.py.j2",
             partitioner=model.partitioner or "None", tf1_momentum=model.tf1_momentum,
             seed=_code(config_args["tf_random_seed"]) if "tf_random_seed" in config_args else None,
-            train_input=train_input, eval_input=eval_input,
+            train_input=f"{train_function.name.value}()", eval_input=f"{eval_function.name.value}()",
             layers=model.layers, optimizer=model.optimizer, loss=model.loss, after_compile=model.after_compile,
             model_dir=_code(model_dir) if model_dir is not None else None,
             max_steps=_code(train_args["max_steps"]),
-            eval_steps=_code(eval_args["steps"]) if "steps" in eval_args else "100",
+            eval_steps=steps,
             eval_target=self._eval_target(driver),
         )
         self._add_imports(model_dir is not None)
@@ -216,7 +231,7 @@ class Rewrite(TFCodemod):
                 body.extend(generated)
             elif not any(statement is r for r in removed):
                 body.append(statement)
-        return body, removed
+        return body, removed, notes
 
     # -- pieces of the program ----------------------------------------------
 
@@ -261,15 +276,27 @@ class Rewrite(TFCodemod):
             return definitions[node.value][0]
         raise Unsupported(node, f"the {role} must be a function defined in this module")
 
-    def _input_call(self, node, definitions, must_repeat: bool) -> str:
+    def _input_function(self, node, definitions) -> cst.FunctionDef:
         function = self._function(node, definitions, "input_fn")
         params = function.params
         if any(param.default is None for param in (*params.params, *params.kwonly_params)) or params.posonly_params:
             raise Unsupported(function, "an input_fn that takes arguments (params, input_context) is not migrated yet")
-        if must_repeat and not _repeats(function):
-            raise Unsupported(function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
-                                        "Keras fit needs a repeating dataset; add .repeat() and steps by hand")
-        return f"{function.name.value}()"
+        if not self._returns_dataset(function):
+            raise Unsupported(function, "an input_fn that does not return a tf.data.Dataset expression "
+                                        "(features and labels tensors, a generator, ...) is not migrated yet")
+        return function
+
+    def _returns_dataset(self, function: cst.FunctionDef) -> bool:
+        """Does every return of the function give a tf.data.Dataset method chain?"""
+        returns = [node for node in subtree(function) if isinstance(node, cst.Return)]
+        return bool(returns) and all(self._is_dataset_chain(node.value) for node in returns)
+
+    def _is_dataset_chain(self, node) -> bool:
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if (self._api(node.func) or "").startswith("data."):
+                return True
+            node = node.func.value
+        return False
 
     def _eval_target(self, driver: cst.SimpleStatementLine) -> str:
         small = driver.body[0]
@@ -523,6 +550,10 @@ def _repeats(function: cst.FunctionDef) -> bool:
 def _is_docstring(statement: cst.CSTNode) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_name(node, name: str) -> bool:

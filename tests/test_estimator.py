@@ -64,8 +64,13 @@ def test_seed_program_becomes_keras_under_parameter_server_strategy():
         assert gone not in code
     assert 'print("eval loss: %s" % eval_result["loss"])' in code  # the rest of the program stays
     assert "tensorflow.compat.v1 as tf1" in code  # the input functions still use it
-    assert [finding.rule for finding in result.findings] == ["TFM301"]
+    assert sorted(finding.rule for finding in result.findings) == ["TFM301", "TFM303"]  # the eval input does not repeat
     compile(code, "migrated.py", "exec")
+
+
+def test_repeating_eval_input_has_no_eval_steps_finding():
+    source = SEED.replace("((features, labels)).batch(1)", "((features, labels)).repeat().batch(1)")
+    assert [finding.rule for finding in migrated(source).findings] == ["TFM301"]
 
 
 def test_two_space_program_stays_two_space():
@@ -84,7 +89,7 @@ def test_two_space_program_stays_two_space():
 def test_every_import_spelling(imports, prefix):
     source = SEED.replace("import tensorflow.compat.v1 as tf1\n", imports).replace("tf1.", prefix)
     result = migrated(source)
-    assert "ParameterServerStrategy" in result.source and [f.rule for f in result.findings] == ["TFM301"]
+    assert "ParameterServerStrategy" in result.source and sorted(f.rule for f in result.findings) == ["TFM301", "TFM303"]
 
 
 def test_from_estimator_import_spelling():
@@ -98,7 +103,7 @@ def test_numeric_piece_gets_its_own_finding():
     source = SEED.replace("tf1.train.AdagradOptimizer(0.05)", "tf1.train.MomentumOptimizer(learning_rate, 0.9)")
     source = source.replace("model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nlearning_rate = 0.1")
     result = migrated(source)
-    assert sorted(f.rule for f in result.findings) == ["TFM301", "TFM401"]
+    assert sorted(f.rule for f in result.findings) == ["TFM301", "TFM303", "TFM401"]
 
 
 @pytest.mark.parametrize(
@@ -117,9 +122,13 @@ def test_numeric_piece_gets_its_own_finding():
         ("tf1.losses.mean_squared_error(labels=labels, predictions=logits)",
          "tf1.losses.mean_squared_error(labels=labels, predictions=logits, weights=w)", "tf1.losses"),
         ("model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nmodel = 'taken'", "model = 'taken'"),
+        ("steps=3)", "steps=None)", "EvalSpec"),
+        ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)",
+         "  return features, labels", "def _eval_input_fn"),
     ],
     ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn params", "input that does not repeat",
-         "estimator used afterwards", "RunConfig checkpoint steps", "weighted loss", "generated name taken"],
+         "estimator used afterwards", "RunConfig checkpoint steps", "weighted loss", "generated name taken",
+         "eval until the input ends", "input_fn returning tensors"],
 )
 def test_unsupported_program_is_left_whole_with_a_manual_finding(before, after, where):
     source = SEED.replace(before, after)
@@ -162,7 +171,7 @@ def test_variable_scope_partitioner_moves_onto_the_strategy():
     assert ("variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
             in result.source)
     assert "variable_scope" not in result.source and "keras.layers.Dense(units=1)" in result.source
-    assert sorted(f.rule for f in result.findings) == ["TFM201", "TFM301"]
+    assert sorted(f.rule for f in result.findings) == ["TFM201", "TFM301", "TFM303"]
 
 
 def test_two_different_partitioners_stay_manual():
