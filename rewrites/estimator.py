@@ -1,8 +1,9 @@
 """TFM301-303, TFM401: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
 TFM301 estimator-program (numeric). A module-level ``train_and_evaluate`` of an
-``Estimator`` whose ``model_fn`` is a straight chain of layers on ``features``, a
-loss, an optimizer and ``minimize`` becomes the TF2 program shape: a
+``Estimator`` whose ``model_fn`` rewrites/model_fn.py can read (layers on ``features``,
+a loss, metrics, mode branches, an optimizer and ``minimize``) becomes the TF2
+program shape: a
 ``strategy_for_this_task()`` bootstrap reading the cluster from ``TF_CONFIG`` (ps and
 worker tasks serve, the chief trains with ``ParameterServerStrategy``, an evaluator
 evaluates checkpoints, no ``TF_CONFIG`` trains locally), the model built and compiled
@@ -70,15 +71,12 @@ the construct and says what a person should do. Never a half-migrated program.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ScopeProvider
 
-from migrator.findings import Safety
-from rewrites import keras_equivalents as keras_code
 from rewrites.base import TFCodemod, bind_arguments, subtree
+from rewrites.model_fn import ModelFnReader, Unsupported, single_assign, source, statement_value
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
@@ -91,36 +89,6 @@ RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed"}
 RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging only: fit(verbose=2) logs every epoch
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
-EVAL_SPEC_TIMING = {"name", "start_delay_secs", "throttle_secs"}  # when the evaluator runs, not what it computes
-VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
-                  "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
-                  "auxiliary_name_scope")
-MODEL_FN_PARAMETERS = ("features", "labels", "mode")
-TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
-GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
-
-
-class Unsupported(Exception):
-    """The program is left as it is; ``node`` is where a person should look."""
-
-    def __init__(self, node: cst.CSTNode, message: str) -> None:
-        super().__init__(message)
-        self.node = node
-
-
-@dataclass
-class Model:
-    """What the model_fn builds, as Keras code."""
-
-    layers: list[str] = field(default_factory=list)
-    loss: str = ""
-    optimizer: str = ""
-    after_compile: tuple[str, ...] = ()
-    partitioner: str | None = None  # the strategy's variable_partitioner
-    tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
-    numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
-
-
 class Rewrite(TFCodemod):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         updated_node = super().leave_Module(original_node, updated_node)
@@ -145,14 +113,14 @@ class Rewrite(TFCodemod):
 
     def _driver(self, module: cst.Module) -> cst.SimpleStatementLine | None:
         for statement in module.body:
-            call = _statement_call(statement)
+            call = _call_statement(statement)
             if call is not None and self._api(call.func) == "estimator.train_and_evaluate":
                 return statement
         return None
 
     def _report_unmigrated_estimators(self, module: cst.Module) -> None:
         for statement in module.body:
-            call = _statement_call(statement)
+            call = _call_statement(statement)
             if call is not None and self._api(call.func) == "estimator.Estimator":
                 self.report("TFM302", call, "Estimator left as it is: this version migrates programs driven by a "
                                             "module-level tf.estimator.train_and_evaluate")
@@ -165,7 +133,7 @@ class Rewrite(TFCodemod):
 
     def _migrated_body(self, module: cst.Module, driver: cst.SimpleStatementLine):
         definitions = _module_definitions(module)
-        call = _statement_call(driver)
+        call = _call_statement(driver)
         estimator_arg, train_arg, eval_arg = (self._required(call, TRAIN_AND_EVALUATE, name) for name in TRAIN_AND_EVALUATE)
         estimator, estimator_statement = self._call_of(estimator_arg, "estimator.Estimator", definitions)
         train_spec, train_statement = self._call_of(train_arg, "estimator.TrainSpec", definitions)
@@ -197,28 +165,28 @@ class Rewrite(TFCodemod):
         if _is_none(eval_args.get("steps")):
             raise Unsupported(eval_args["steps"], "EvalSpec(steps=None) evaluates until the input ends: give the "
                                                   "number of batches, which the migrated evaluate needs")
-        model = self._model(model_fn_def)
+        model = ModelFnReader(self._api).read(model_fn_def)
         notes = [("TFM401", node, why) for node, why in model.numeric]
-        steps = _code(eval_args["steps"]) if "steps" in eval_args else "100"  # EvalSpec's default
+        steps = source(eval_args["steps"]) if "steps" in eval_args else "100"  # EvalSpec's default
         if not _repeats(eval_function):
             notes.append(("TFM303", eval_spec, f"the eval input does not repeat: TF1 stopped at its end, the migrated "
-                                               f"evaluate runs exactly {steps} batches (the same if it has at least {steps})"))
+                                               f"evaluate runs exactly steps={steps} batches (the same if it has at least that many)"))
 
         removed = [s for s in (model_fn_def, estimator_statement, config_statement, train_statement, eval_statement, driver)
                    if s is not None]
         self._check_nothing_else_uses(module, removed)
-        self._check_generated_names_are_free(module)
+        self._check_generated_names_are_free(module, GENERATED_NAMES + (() if model.chain else tuple(model.names())))
 
         from templates import render
 
         text = render(
             "estimator_program.py.j2",
             partitioner=model.partitioner or "None", tf1_momentum=model.tf1_momentum,
-            seed=_code(config_args["tf_random_seed"]) if "tf_random_seed" in config_args else None,
+            seed=source(config_args["tf_random_seed"]) if "tf_random_seed" in config_args else None,
             train_input=f"{train_function.name.value}()", eval_input=f"{eval_function.name.value}()",
-            layers=model.layers, optimizer=model.optimizer, loss=model.loss, after_compile=model.after_compile,
-            model_dir=_code(model_dir) if model_dir is not None else None,
-            max_steps=_code(train_args["max_steps"]),
+            model=model, sequential=model.chain,
+            model_dir=source(model_dir) if model_dir is not None else None,
+            max_steps=source(train_args["max_steps"]),
             eval_steps=steps,
             eval_target=self._eval_target(driver),
         )
@@ -287,16 +255,17 @@ class Rewrite(TFCodemod):
         return function
 
     def _returns_dataset(self, function: cst.FunctionDef) -> bool:
-        """Does every return of the function give a tf.data.Dataset method chain?"""
+        """Does every return of the function give a tf.data.Dataset method chain (maybe through local names)?"""
+        local = dict(filter(None, map(single_assign, function.body.body)))
         returns = [node for node in subtree(function) if isinstance(node, cst.Return)]
-        return bool(returns) and all(self._is_dataset_chain(node.value) for node in returns)
+        return bool(returns) and all(self._is_dataset_chain(node.value, local) for node in returns)
 
-    def _is_dataset_chain(self, node) -> bool:
+    def _is_dataset_chain(self, node, local: dict[str, cst.BaseExpression]) -> bool:
         while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if (self._api(node.func) or "").startswith("data."):
                 return True
             node = node.func.value
-        return False
+        return isinstance(node, cst.Name) and node.value in local and self._is_dataset_chain(local.pop(node.value), local)
 
     def _eval_target(self, driver: cst.SimpleStatementLine) -> str:
         small = driver.body[0]
@@ -310,160 +279,6 @@ class Rewrite(TFCodemod):
         raise Unsupported(driver, "the results of train_and_evaluate are used in a way not migrated yet: "
                                   "use `eval_result, _ = train_and_evaluate(...)`")
 
-    # -- the model_fn --------------------------------------------------------
-
-    def _model(self, function: cst.FunctionDef) -> Model:
-        params = [param.name.value for param in function.params.params]
-        if tuple(params) != MODEL_FN_PARAMETERS:
-            raise Unsupported(function.params, "a model_fn taking (features, labels, mode) is migrated; "
-                                               "params and config are not yet")
-        model = Model()
-        names = {"current": "features", "loss": None, "optimizer": None, "train_op": None, "schedules": {}}
-        statements = list(function.body.body)
-        if statements and _is_docstring(statements[0]):
-            statements = statements[1:]
-        for statement in statements[:-1]:
-            self._model_statement(statement, model, names)
-        self._model_return(statements[-1] if statements else function, names)
-        if not model.layers or not model.loss or not model.optimizer:
-            raise Unsupported(function, "the model_fn needs layers, a tf.losses loss and an optimizer")
-        return model
-
-    def _model_statement(self, statement, model: Model, names: dict) -> None:
-        if isinstance(statement, cst.With):
-            self._model_variable_scope(statement, model, names)
-            return
-        assign = _single_assign(statement)
-        if assign is None:
-            raise Unsupported(statement, f"`{_first_line(statement)}` in the model_fn: only `name = call(...)` "
-                                         "statements are migrated yet")
-        target, call = assign
-        callee = call.func.func if isinstance(call.func, cst.Call) else call.func
-        api = self._api(callee) or ""
-        try:
-            if api.startswith("layers."):
-                self._model_layer(api, call, model, names, target)
-            elif api.startswith("losses."):
-                code, labels, predictions = keras_code.loss(api, call)
-                if not (_is_name(labels, "labels") and _is_name(predictions, names["current"])):
-                    raise Unsupported(call, "the loss must compare `labels` with the last layer's output")
-                model.loss = self._piece(code, call, model)
-                names["loss"] = target
-            elif api in keras_code.SCHEDULES:
-                self._check_global_step(api, call)
-                names["schedules"][target] = keras_code.learning_rate_schedule(api, call).code
-            elif api == "train.MomentumOptimizer" and self._scheduled_rate(call, names["schedules"]):
-                model.optimizer, model.tf1_momentum = self._tf1_momentum(call, names["schedules"]), True
-                names["optimizer"] = target
-            elif api.startswith("train.") and api.endswith("Optimizer"):
-                code = keras_code.optimizer(api, self._with_schedule(call, names["schedules"]))
-                model.optimizer, model.after_compile = self._piece(code, call, model), code.after_compile
-                names["optimizer"] = target
-            elif self._is_minimize(call, names):
-                names["train_op"] = target
-            else:
-                raise Unsupported(call, f"`{api or _code(callee)}` in the model_fn: no Keras translation yet "
-                                        "(tf.layers, tf.losses, optimizers, decay schedules and minimize are migrated)")
-        except keras_code.NoKerasEquivalent as problem:
-            raise Unsupported(call, str(problem)) from None
-
-    def _model_variable_scope(self, statement: cst.With, model: Model, names: dict) -> None:
-        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy."""
-        call = statement.items[0].item if len(statement.items) == 1 else None
-        if not (isinstance(call, cst.Call) and self._api(call.func) == "variable_scope"):
-            raise Unsupported(statement, f"`{_first_line(statement)}` in the model_fn is not migrated yet")
-        args = self._bound(call, VARIABLE_SCOPE)
-        if set(args) - {"name_or_scope", "partitioner"}:
-            raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
-        if "partitioner" in args:
-            self._strategy_partitioner(args["partitioner"], model)
-        for inner in statement.body.body:
-            self._model_statement(inner, model, names)
-
-    def _strategy_partitioner(self, node: cst.BaseExpression, model: Model) -> None:
-        api = self._api(node.func) if isinstance(node, cst.Call) else None
-        if not (api or "").startswith("distribute.experimental.partitioners."):
-            raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")
-        code = _code(node)
-        if model.partitioner not in (None, code):
-            raise Unsupported(node, "two different partitioners: ParameterServerStrategy takes one for every "
-                                    "variable; choose one, or write a Partitioner that decides by shape")
-        model.partitioner = code
-
-    def _model_layer(self, api: str, call: cst.Call, model: Model, names: dict, target: str) -> None:
-        if isinstance(call.func, cst.Call):  # tf1.layers.Dense(...)(inputs)
-            if api in TRAINING_DEPENDENT_LAYERS:
-                raise Unsupported(call, f"a {api} layer object: whether it is active in TF1 depends on how it is "
-                                        "called; migrate it by hand (the training flag)")
-            code, _ = keras_code.layer(api, call.func, functional=False)
-            inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
-        else:  # tf1.layers.dense(inputs, ...)
-            code, inputs = keras_code.layer(api, call, functional=True)
-        if inputs is None or not _is_name(inputs, names["current"]):
-            raise Unsupported(call, "layers must form one chain from `features`: a functional model is not migrated yet")
-        if code is not keras_code.IDENTITY:  # a TF1 no-op (dropout without training=) goes
-            model.layers.append(self._piece(code, call, model))
-        names["current"] = target
-
-    def _check_global_step(self, api: str, call: cst.Call) -> None:
-        """A TF1 decay function must be evaluated at the global step, as Keras evaluates a schedule."""
-        name, position = ("x", 0) if api == "train.piecewise_constant" else ("global_step", 1)
-        for index, arg in enumerate(call.args):
-            if (arg.keyword is None and index == position) or (arg.keyword and arg.keyword.value == name):
-                step = arg.value
-                if isinstance(step, cst.Call) and self._api(step.func) in GLOBAL_STEP:
-                    return
-                break
-        raise Unsupported(call, f"{api} on something other than the global step: Keras schedules follow "
-                                "optimizer.iterations; migrate it by hand")
-
-    @staticmethod
-    def _with_schedule(call: cst.Call, schedules: dict[str, str]) -> cst.Call:
-        """The optimizer call with a learning rate that names a schedule replaced by the Keras schedule."""
-        args = [arg.with_changes(value=cst.parse_expression(schedules[arg.value.value]))
-                if _is_rate(arg, index) and isinstance(arg.value, cst.Name) and arg.value.value in schedules else arg
-                for index, arg in enumerate(call.args)]
-        return call.with_changes(args=args)
-
-    @staticmethod
-    def _scheduled_rate(call: cst.Call, schedules: dict[str, str]) -> bool:
-        return any(_is_rate(arg, index) and isinstance(arg.value, cst.Name) and arg.value.value in schedules
-                   for index, arg in enumerate(call.args))
-
-    def _tf1_momentum(self, call: cst.Call, schedules: dict[str, str]) -> str:
-        """MomentumOptimizer on a decaying rate: Keras' SGD arguments, TF1's update (the TF1Momentum class)."""
-        keras_sgd = cst.parse_expression(keras_code.optimizer("train.MomentumOptimizer", call).code)
-        return _code(self._with_schedule(keras_sgd.with_changes(func=cst.Name("TF1Momentum")), schedules))
-
-    def _is_minimize(self, call: cst.Call, names: dict) -> bool:
-        func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "minimize" and _is_name(func.value, names["optimizer"] or "")):
-            return False
-        args = self._bound(call, ("loss", "global_step", "var_list"))
-        if "var_list" in args or not _is_name(args.get("loss"), names["loss"] or ""):
-            raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
-        step = args.get("global_step")
-        if not (isinstance(step, cst.Call) and self._api(step.func) in GLOBAL_STEP):
-            raise Unsupported(call, "minimize() must advance the global step (global_step=tf1.train.get_global_step())")
-        return True
-
-    def _model_return(self, statement, names: dict) -> None:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        call = small.value if isinstance(small, cst.Return) else None
-        if not (isinstance(call, cst.Call) and self._api(call.func) == "estimator.EstimatorSpec"):
-            raise Unsupported(statement, "the model_fn must end with `return EstimatorSpec(mode, loss=..., train_op=...)`")
-        args = self._bound(call, ("mode", "predictions", "loss", "train_op", "eval_metric_ops"))
-        for name in ("predictions", "eval_metric_ops"):
-            if name in args:
-                raise Unsupported(args[name], f"EstimatorSpec({name}=...) is not migrated yet")
-        if not (_is_name(args.get("loss"), names["loss"] or "") and _is_name(args.get("train_op"), names["train_op"] or "")):
-            raise Unsupported(call, "EstimatorSpec must return the loss and the train_op built above")
-
-    def _piece(self, code: keras_code.KerasCode, node: cst.CSTNode, model: Model) -> str:
-        if code.safety is Safety.NUMERIC:
-            model.numeric.append((node, code.why))
-        return code.code
-
     # -- safety checks -------------------------------------------------------
 
     def _check_nothing_else_uses(self, module: cst.Module, removed: list[cst.CSTNode]) -> None:
@@ -476,9 +291,9 @@ class Rewrite(TFCodemod):
                         raise Unsupported(reference.node, f"`{name}` is used outside the Estimator set-up; "
                                                           "migrate that use by hand")
 
-    def _check_generated_names_are_free(self, module: cst.Module) -> None:
+    def _check_generated_names_are_free(self, module: cst.Module, names: tuple[str, ...]) -> None:
         scope = self.get_metadata(ScopeProvider, module)
-        for name in GENERATED_NAMES:
+        for name in names:
             if name in scope:
                 raise Unsupported(next(iter(scope[name])).node, f"the migrated program defines `{name}`, "
                                                                 "which this module already uses")
@@ -498,35 +313,13 @@ class Rewrite(TFCodemod):
 # -- small syntax helpers ------------------------------------------------------
 
 
-def _is_rate(arg: cst.Arg, index: int) -> bool:
-    """Is this the learning rate of a TF1 optimizer call (first positional, or learning_rate=)?"""
-    return (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "learning_rate")
-
-
-def _statement_call(statement: cst.CSTNode) -> cst.Call | None:
-    """The call a simple statement `call(...)`, `x = call(...)` or `a, b = call(...)` makes."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    return value if isinstance(value, cst.Call) else None
-
-
-def _single_assign(statement: cst.CSTNode) -> tuple[str, cst.Call] | None:
-    call = _statement_call(statement)
-    small = statement.body[0] if call is not None else None
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-        return small.targets[0].target.value, call
-    return None
-
-
 def _module_definitions(module: cst.Module) -> dict[str, tuple[cst.CSTNode, cst.CSTNode]]:
     """Module-level `name = value` and `def name` bound exactly once: name -> (statement, value or def)."""
     found: dict[str, list] = {}
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef):
             found.setdefault(statement.name.value, []).append((statement, statement))
-        assign = _single_assign(statement)
+        assign = single_assign(statement)
         if assign is not None:
             found.setdefault(assign[0], []).append((statement, assign[1]))
     return {name: places[0] for name, places in found.items() if len(places) == 1}
@@ -537,7 +330,7 @@ def _bound_names(statements: list[cst.CSTNode]) -> list[str]:
     for statement in statements:
         if isinstance(statement, cst.FunctionDef):
             names.append(statement.name.value)
-        elif (assign := _single_assign(statement)) is not None:
+        elif (assign := single_assign(statement)) is not None:
             names.append(assign[0])
     return names
 
@@ -547,17 +340,8 @@ def _repeats(function: cst.FunctionDef) -> bool:
                and not node.args for node in subtree(function))
 
 
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
-
-
 def _is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _is_name(node, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
 
 
 def _imports_module(node: cst.CSTNode, name: str, module: str) -> bool:
@@ -567,10 +351,9 @@ def _imports_module(node: cst.CSTNode, name: str, module: str) -> bool:
     return False
 
 
-def _first_line(statement: cst.CSTNode) -> str:
-    line = _code(statement).strip().splitlines()[0]
-    return line if len(line) <= 60 else line[:57] + "..."
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+def _call_statement(statement: cst.CSTNode) -> cst.Call | None:
+    """The call a simple statement `call(...)`, `x = call(...)` or `a, b = call(...)` makes."""
+    value = statement_value(statement)
+    return value if isinstance(value, cst.Call) else None

@@ -42,6 +42,18 @@ print("eval loss: %s" % eval_result["loss"])
 '''
 
 
+def assert_left_whole_pointing_at(program: str, before: str, after: str, where: str) -> None:
+    """``program`` with one edit is left byte-for-byte, with one manual finding on the line holding ``where``."""
+    source = program.replace(before, after)
+    assert source != program
+    result = run(source)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and finding.safety == "manual"
+    line = source.splitlines()[finding.line - 1]
+    assert where in line, (finding, line)
+
+
 def migrated(source: str):
     result = run(source)
     again = run(result.source)
@@ -131,14 +143,7 @@ def test_numeric_piece_gets_its_own_finding():
          "eval until the input ends", "input_fn returning tensors"],
 )
 def test_unsupported_program_is_left_whole_with_a_manual_finding(before, after, where):
-    source = SEED.replace(before, after)
-    assert source != SEED
-    result = run(source)
-    assert result.source == source
-    (finding,) = result.findings
-    assert finding.rule == "TFM302" and finding.safety == "manual"
-    line = source.splitlines()[finding.line - 1]
-    assert where in line, (finding, line)
+    assert_left_whole_pointing_at(SEED, before, after, where)
 
 
 def test_estimator_without_train_and_evaluate_is_reported():
@@ -228,3 +233,76 @@ def test_momentum_on_a_constant_rate_is_plain_keras_sgd():
     source = SEED.replace("tf1.train.AdagradOptimizer(0.05)", "tf1.train.MomentumOptimizer(0.05, 0.9)")
     code = migrated(source).source
     assert "TF1Momentum" not in code and "keras.optimizers.legacy.SGD(learning_rate=0.05, momentum=0.9)" in code
+
+
+CLASSIFIER = '''\
+import tensorflow.compat.v1 as tf1
+
+
+def train_input_fn():
+  dataset = tf1.data.Dataset.from_tensor_slices(({"x": train_x}, train_y))
+  return dataset.shuffle(48).repeat().batch(16)
+
+
+def eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices(({"x": eval_x}, eval_y)).repeat().batch(16)
+
+
+def model_fn(features, labels, mode):
+  net = tf1.layers.dense(features["x"], 16, activation=tf1.nn.relu)
+  logits = tf1.layers.dense(net, 3)
+  predicted_classes = tf1.argmax(logits, 1)
+
+  if mode == tf1.estimator.ModeKeys.PREDICT:
+    predictions = {"class_ids": predicted_classes[:, tf1.newaxis]}
+    return tf1.estimator.EstimatorSpec(mode, predictions=predictions)
+
+  loss = tf1.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+  accuracy = tf1.metrics.accuracy(labels=labels, predictions=predicted_classes)
+  metrics = {"accuracy": accuracy}
+
+  if mode == tf1.estimator.ModeKeys.EVAL:
+    return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+
+  optimizer = tf1.train.AdamOptimizer(learning_rate=0.01)
+  train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
+  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+classifier = tf1.estimator.Estimator(model_fn=model_fn)
+train_spec = tf1.estimator.TrainSpec(input_fn=train_input_fn, max_steps=30)
+eval_spec = tf1.estimator.EvalSpec(input_fn=eval_input_fn, steps=1)
+eval_result, _ = tf1.estimator.train_and_evaluate(classifier, train_spec, eval_spec)
+'''
+
+
+def test_features_dict_mode_branches_and_metrics_become_a_functional_model():
+    result = migrated(CLASSIFIER)
+    code = result.source
+    assert "for name, spec in dataset.element_spec[0].items()}" in code
+    assert 'net = keras.layers.Dense(units=16, activation="relu")(features["x"])' in code
+    assert "logits = keras.layers.Dense(units=3)(net)" in code
+    assert "predicted_classes = tf1.argmax(logits, 1)" in code
+    assert "model = keras.Model(inputs=features, outputs=logits)" in code
+    assert "loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)" in code
+    assert 'metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")]' in code
+    assert "ModeKeys" not in code and "model.build" not in code and "checkpoint" not in code
+    assert [f.rule for f in result.findings] == ["TFM301"]
+    compile(code, "migrated.py", "exec")
+
+
+@pytest.mark.parametrize(
+    "before, after, where",
+    [
+        ("    return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)\n",
+         "    return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)\n  else:\n    pass\n",
+         "if mode == tf1.estimator.ModeKeys.EVAL"),
+        ("predictions=predicted_classes)", "predictions=net)", "tf1.metrics.accuracy"),
+        ("  predicted_classes = tf1.argmax(logits, 1)\n",
+         "  predicted_classes = tf1.argmax(logits, 1)\n  noise = tf1.random.normal([3])\n", "tf1.random.normal"),
+        ("classifier = tf1", "features = None\nclassifier = tf1", "features = None"),
+    ],
+    ids=["mode branch with else", "metric on another tensor", "random op between layers", "features name taken"],
+)
+def test_functional_model_fn_left_whole_when_unsafe(before, after, where):
+    assert_left_whole_pointing_at(CLASSIFIER, before, after, where)

@@ -55,6 +55,12 @@ class Variant:
         return path
 
 
+PREDICT_LOOP = """for expected, prediction in zip(eval_y[::4], classifier.predict(input_fn=predict_input_fn)):
+  print("prediction: class %d (%.3f), expected %d" % (
+      prediction["class_ids"][0],
+      prediction["probabilities"][prediction["class_ids"][0]],
+      expected))
+"""
 RMSPROP_ONES_SLOTS = """  # TF1 started the mean-square slots at ones, Keras at zeros.
   for variable in model.trainable_variables:
     optimizer.add_slot(variable, "rms", initializer="ones")
@@ -72,6 +78,14 @@ VARIANTS = {
     "rmsprop_tf2_zero_slots": Variant("rmsprop_tf2", ((RMSPROP_ONES_SLOTS, ""),)),
     "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
     "regression_tf2_wrong_loss": Variant(REGRESSION_TF2, (("losses.MeanSquaredError()", "losses.MeanAbsoluteError()"),)),
+    # examples/classifier driven by train_and_evaluate, and what tf-migrate makes of it (a functional model).
+    "classifier_tae_tf1": Variant(CLASSIFIER_TF1, ((
+        "classifier.train(input_fn=train_input_fn, max_steps=30)\n\neval_result = classifier.evaluate(input_fn=eval_input_fn)\n",
+        "train_spec = tf1.estimator.TrainSpec(input_fn=train_input_fn, max_steps=30)\n"
+        "eval_spec = tf1.estimator.EvalSpec(input_fn=eval_input_fn, steps=1)\n"
+        "eval_result, _ = tf1.estimator.train_and_evaluate(classifier, train_spec, eval_spec)\n"),
+        (PREDICT_LOOP, ""))),
+    "classifier_tae_tf2": Variant("classifier_tae_tf1", migrated=True),
     "momentum_tf2_keras_sgd": Variant(EXAMPLES / "momentum" / "train_tf2.py", (("optimizer = TF1Momentum(",
                                                                                 "optimizer = keras.optimizers.legacy.SGD("),)),
     "adam_tf2_default_epsilon": Variant(PROGRAMS / "adam_tf2.py", (("Adam(learning_rate=0.01, epsilon=1e-8)",
@@ -139,6 +153,12 @@ def test_generated_program_with_a_partitioner_shards_and_passes(tmp_path):
     assert_parity(parity(program("partitioned_regression_tf1", tmp_path), new, "--json", str(report)))
     kernel = json.loads(report.read_text())["variables"][0]
     assert kernel["old_shards"] == kernel["new_shards"] == [[1, 1], [1, 1]]
+
+
+def test_generated_functional_model_with_metrics_passes(tmp_path):
+    new = program("classifier_tae_tf2", tmp_path)
+    assert "keras.Model(inputs=features, outputs=logits)" in new.read_text()
+    assert_parity(parity(program("classifier_tae_tf1", tmp_path), new))
 
 
 @pytest.mark.parametrize("optimizer", ["adam", "rmsprop"])

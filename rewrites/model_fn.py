@@ -1,0 +1,396 @@
+"""Reading a TF1 ``model_fn`` into the Keras model, loss, optimizer and metrics it stands for.
+
+Used by the Estimator rewrite (rewrites/estimator.py); the translation of single calls
+lives in rewrites/keras_equivalents.py. A model_fn is read statement by statement:
+
+- layers (``tf1.layers.Dense(...)(x)``, ``tf1.layers.dense(x, ...)``) become Keras
+  layers called the same way; a straight chain on a ``features`` tensor becomes a
+  ``keras.Sequential``, anything else a functional ``keras.Model`` on ``features``
+  (a dict of ``keras.Input`` when the model_fn reads ``features["name"]``);
+- a few pure tensor functions between layers (``argmax``, ``softmax``, ``concat``, ...)
+  are kept as they are: they work on Keras tensors;
+- the loss, the optimizer (on a constant rate or a decay schedule of the global step)
+  and ``minimize`` become ``compile``; ``eval_metric_ops`` become compile metrics;
+- ``if mode == ModeKeys.PREDICT`` / ``EVAL`` branches that only return an
+  EstimatorSpec are read for their metrics; the predictions are not needed by ``fit``;
+- a partitioner on a ``variable_scope`` around layers moves onto the strategy.
+
+Anything else raises ``Unsupported``, naming the node a person should look at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from migrator.findings import Safety
+from rewrites import keras_equivalents as keras_code
+from rewrites.base import bind_arguments
+
+MODEL_FN_PARAMETERS = ("features", "labels", "mode")
+GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
+TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
+VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
+                  "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
+                  "auxiliary_name_scope")
+ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops")
+# Functions of tensors only (no variables, no randomness): kept as they are between layers.
+PURE_FUNCTIONS = {"argmax", "argmin", "math.argmax", "math.argmin", "nn.softmax", "nn.sigmoid", "nn.relu",
+                  "nn.tanh", "math.sigmoid", "math.tanh", "concat", "reshape", "squeeze", "expand_dims",
+                  "cast", "identity"}
+# tf1.metrics.X(labels, predictions) on the model's output -> Keras metric class.
+METRICS_ON_OUTPUT = {"metrics.accuracy": "Accuracy", "metrics.mean_squared_error": "MeanSquaredError",
+                     "metrics.root_mean_squared_error": "RootMeanSquaredError",
+                     "metrics.mean_absolute_error": "MeanAbsoluteError"}
+ARGMAX = {"argmax", "math.argmax"}
+
+
+class Unsupported(Exception):
+    """The program is left as it is; ``node`` is where a person should look."""
+
+    def __init__(self, node: cst.CSTNode, message: str) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+@dataclass
+class Model:
+    """What the model_fn builds, as Keras code."""
+
+    lines: list[str] = field(default_factory=list)   # statements computing the output from `features`
+    layers: list[str] = field(default_factory=list)  # the Keras layers, in creation order
+    chain: bool = True             # a straight chain of layers on a `features` tensor: a Sequential
+    features_dict: bool = False    # the model_fn reads features["name"]
+    output: str = ""               # the tensor the loss reads
+    loss: str = ""
+    optimizer: str = ""
+    after_compile: tuple[str, ...] = ()
+    metrics: list[str] = field(default_factory=list)
+    partitioner: str | None = None  # the strategy's variable_partitioner
+    tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
+    numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
+
+    def names(self) -> list[str]:
+        """The names the functional model's code binds."""
+        return ["features", *(line.split(" = ", 1)[0] for line in self.lines)]
+
+
+class ModelFnReader:
+    """Reads one model_fn. ``api`` names the TensorFlow API a node refers to (or None)."""
+
+    def __init__(self, api: Callable[[cst.CSTNode], str | None]) -> None:
+        self.api = api
+        self.model = Model()
+        self.current = "features"     # the last layer's output, while the layers form a chain
+        self.loss_name: str | None = None
+        self.optimizer_name: str | None = None
+        self.train_op: str | None = None
+        self.schedules: dict[str, str] = {}      # name -> Keras schedule code
+        self.metric_calls: dict[str, tuple[str, cst.Call]] = {}
+        self.pure: dict[str, cst.Call] = {}      # name -> pure function call
+        self.dicts: dict[str, cst.Dict] = {}
+        self.eval_metric_ops: cst.BaseExpression | None = None
+
+    def read(self, function: cst.FunctionDef) -> Model:
+        params = [param.name.value for param in function.params.params]
+        if tuple(params) != MODEL_FN_PARAMETERS:
+            raise Unsupported(function.params, "a model_fn taking (features, labels, mode) is migrated; "
+                                               "params and config are not yet")
+        statements = list(function.body.body)
+        if statements and _is_docstring(statements[0]):
+            statements = statements[1:]
+        for statement in statements[:-1]:
+            self._statement(statement)
+        self._train_return(statements[-1] if statements else function)
+        model = self.model
+        if not model.layers or not model.loss or not model.optimizer:
+            raise Unsupported(function, "the model_fn needs layers, a tf.losses loss and an optimizer")
+        if self.eval_metric_ops is not None:
+            model.metrics = self._metrics(self.eval_metric_ops)
+        if model.output != self.current:
+            model.chain = False
+        return model
+
+    # -- statements ----------------------------------------------------------
+
+    def _statement(self, statement) -> None:
+        if isinstance(statement, cst.With):
+            self._variable_scope(statement)
+        elif isinstance(statement, cst.If):
+            self._mode_branch(statement)
+        elif (assign := single_assign(statement)) is not None:
+            target, value = assign
+            if isinstance(value, cst.Dict):
+                self.dicts[target] = value
+            elif isinstance(value, cst.Call):
+                self._call(target, value, statement)
+            else:
+                raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
+        else:
+            raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn: only assignments, "
+                                         "mode branches and variable scopes are migrated yet")
+
+    def _call(self, target: str, call: cst.Call, statement) -> None:
+        callee = call.func.func if isinstance(call.func, cst.Call) else call.func
+        api = self.api(callee) or ""
+        try:
+            if api.startswith("layers."):
+                self._layer(api, call, target)
+            elif api.startswith("losses."):
+                self._loss(api, call, target)
+            elif api.startswith("metrics."):
+                self.metric_calls[target] = (api, call)
+            elif api in PURE_FUNCTIONS:
+                self.model.lines.append(source(statement).strip())
+                self.model.chain = False
+                self.pure[target] = call
+            elif api in keras_code.SCHEDULES:
+                self._check_global_step(api, call)
+                self.schedules[target] = keras_code.learning_rate_schedule(api, call).code
+            elif api == "train.MomentumOptimizer" and self._scheduled_rate(call):
+                self.model.optimizer, self.model.tf1_momentum = self._tf1_momentum(call), True
+                self.optimizer_name = target
+            elif api.startswith("train.") and api.endswith("Optimizer"):
+                code = keras_code.optimizer(api, self._with_schedule(call))
+                self.model.optimizer, self.model.after_compile = self._piece(code, call), code.after_compile
+                self.optimizer_name = target
+            elif self._is_minimize(call):
+                self.train_op = target
+            else:
+                raise Unsupported(call, f"`{api or source(callee)}` in the model_fn: no Keras translation yet "
+                                        "(tf.layers, tf.losses, tf.metrics, optimizers, decay schedules and "
+                                        "minimize are migrated)")
+        except keras_code.NoKerasEquivalent as problem:
+            raise Unsupported(call, str(problem)) from None
+
+    def _layer(self, api: str, call: cst.Call, target: str) -> None:
+        if isinstance(call.func, cst.Call):  # tf1.layers.Dense(...)(inputs)
+            if api in TRAINING_DEPENDENT_LAYERS:
+                raise Unsupported(call, f"a {api} layer object: whether it is active in TF1 depends on how it is "
+                                        "called; migrate it by hand (the training flag)")
+            code, _ = keras_code.layer(api, call.func, functional=False)
+            inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
+        else:  # tf1.layers.dense(inputs, ...)
+            code, inputs = keras_code.layer(api, call, functional=True)
+        if inputs is None:
+            raise Unsupported(call, "a layer called with more than its inputs is not migrated yet")
+        self._note_features(inputs)
+        if not is_name(inputs, self.current):
+            self.model.chain = False
+        if code is keras_code.IDENTITY:  # a TF1 no-op (dropout without training=): its output is its input
+            self.model.lines.append(f"{target} = {source(inputs)}")
+        else:
+            layer = self._piece(code, call)
+            self.model.layers.append(layer)
+            self.model.lines.append(f"{target} = {layer}({source(inputs)})")
+        self.current = target
+
+    def _note_features(self, inputs: cst.BaseExpression) -> None:
+        """`features["x"]` makes the model's inputs a dict of keras.Input."""
+        if isinstance(inputs, cst.Subscript) and is_name(inputs.value, "features"):
+            self.model.features_dict = True
+
+    def _loss(self, api: str, call: cst.Call, target: str) -> None:
+        code, labels, predictions = keras_code.loss(api, call)
+        if not (is_name(labels, "labels") and isinstance(predictions, cst.Name)):
+            raise Unsupported(call, "the loss must compare `labels` with a tensor the model computes")
+        self.model.loss = self._piece(code, call)
+        self.model.output = predictions.value
+        self.loss_name = target
+
+    def _variable_scope(self, statement: cst.With) -> None:
+        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy."""
+        call = statement.items[0].item if len(statement.items) == 1 else None
+        if not (isinstance(call, cst.Call) and self.api(call.func) == "variable_scope"):
+            raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
+        args = _bound(call, VARIABLE_SCOPE)
+        if set(args) - {"name_or_scope", "partitioner"}:
+            raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
+        if "partitioner" in args:
+            self._strategy_partitioner(args["partitioner"])
+        for inner in statement.body.body:
+            self._statement(inner)
+
+    def _strategy_partitioner(self, node: cst.BaseExpression) -> None:
+        api = self.api(node.func) if isinstance(node, cst.Call) else None
+        if not (api or "").startswith("distribute.experimental.partitioners."):
+            raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")
+        code = source(node)
+        if self.model.partitioner not in (None, code):
+            raise Unsupported(node, "two different partitioners: ParameterServerStrategy takes one for every "
+                                    "variable; choose one, or write a Partitioner that decides by shape")
+        self.model.partitioner = code
+
+    # -- mode branches and EstimatorSpecs -------------------------------------
+
+    def _mode_branch(self, statement: cst.If) -> None:
+        """`if mode == ModeKeys.PREDICT|EVAL:` [dicts] `return EstimatorSpec(...)`, with no else."""
+        mode = self._branch_mode(statement)
+        if mode is None or statement.orelse is not None:
+            raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn: only `if mode == "
+                                         "ModeKeys.PREDICT/EVAL:` branches that return an EstimatorSpec are migrated")
+        *body, last = statement.body.body
+        for inner in body:
+            self._statement(inner)
+        args = self._spec(last)
+        if mode == "EVAL":
+            if not is_name(args.get("loss"), self.loss_name or ""):
+                raise Unsupported(last, "the EVAL EstimatorSpec must return the loss the TRAIN one minimizes")
+            self.eval_metric_ops = args.get("eval_metric_ops")
+
+    def _branch_mode(self, statement: cst.If) -> str | None:
+        test = statement.test
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal) and is_name(test.left, "mode")):
+            return None
+        api = self.api(test.comparisons[0].comparator) or ""
+        mode = api.rpartition(".")[2]
+        return mode if api.startswith("estimator.ModeKeys.") and mode in ("PREDICT", "EVAL") else None
+
+    def _spec(self, statement) -> dict[str, cst.BaseExpression]:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        call = small.value if isinstance(small, cst.Return) else None
+        if not (isinstance(call, cst.Call) and self.api(call.func) == "estimator.EstimatorSpec"):
+            raise Unsupported(statement, "expected `return EstimatorSpec(mode, ...)`")
+        return _bound(call, ESTIMATOR_SPEC)
+
+    def _train_return(self, statement) -> None:
+        args = self._spec(statement)
+        if "eval_metric_ops" in args:
+            if self.eval_metric_ops is not None:
+                raise Unsupported(args["eval_metric_ops"], "eval_metric_ops returned twice")
+            self.eval_metric_ops = args["eval_metric_ops"]
+        if not (is_name(args.get("loss"), self.loss_name or "") and is_name(args.get("train_op"), self.train_op or "")):
+            raise Unsupported(statement, "the model_fn must end with `return EstimatorSpec(mode, loss=..., "
+                                         "train_op=...)` returning the loss and the train_op built above")
+
+    # -- metrics -------------------------------------------------------------
+
+    def _metrics(self, node: cst.BaseExpression) -> list[str]:
+        ops = self.dicts.get(node.value) if isinstance(node, cst.Name) else node
+        if not isinstance(ops, cst.Dict):
+            raise Unsupported(node, "eval_metric_ops must be a dict written in the model_fn")
+        metrics = []
+        for element in ops.elements:
+            if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)
+                    and isinstance(element.value, cst.Name) and element.value.value in self.metric_calls):
+                raise Unsupported(element, "an eval_metric_ops entry that is not `\"name\": a tf.metrics result`")
+            metrics.append(self._metric(element.key.evaluated_value, *self.metric_calls[element.value.value]))
+        return metrics
+
+    def _metric(self, key: str, api: str, call: cst.Call) -> str:
+        args = _bound(call, ("labels", "predictions", "weights", "metrics_collections", "updates_collections", "name"))
+        labels, predictions = args.get("labels"), args.get("predictions")
+        if "weights" in args or not is_name(labels, "labels") or not isinstance(predictions, cst.Name):
+            raise Unsupported(call, f"{api} is migrated on (labels, a model tensor) without weights")
+        if api == "metrics.accuracy" and self._is_argmax_of_output(predictions.value):
+            return f'keras.metrics.SparseCategoricalAccuracy(name="{key}")'
+        if api in METRICS_ON_OUTPUT and predictions.value == self.model.output:
+            return f'keras.metrics.{METRICS_ON_OUTPUT[api]}(name="{key}")'
+        raise Unsupported(call, f"{api} on `{predictions.value}`: migrated on the model's output, or accuracy on "
+                                "its argmax")
+
+    def _is_argmax_of_output(self, name: str) -> bool:
+        call = self.pure.get(name)
+        if call is None or self.api(call.func) not in ARGMAX or not call.args:
+            return False
+        axis = _bound(call, ("input", "axis", "name", "dimension", "output_type")).get("axis")
+        return (is_name(call.args[0].value, self.model.output) and isinstance(axis, (cst.Integer, cst.UnaryOperation))
+                and source(axis) in ("1", "-1"))
+
+    # -- optimizers and schedules --------------------------------------------
+
+    def _check_global_step(self, api: str, call: cst.Call) -> None:
+        """A TF1 decay function must be evaluated at the global step, as Keras evaluates a schedule."""
+        name, position = ("x", 0) if api == "train.piecewise_constant" else ("global_step", 1)
+        for index, arg in enumerate(call.args):
+            if (arg.keyword is None and index == position) or (arg.keyword and arg.keyword.value == name):
+                step = arg.value
+                if isinstance(step, cst.Call) and self.api(step.func) in GLOBAL_STEP:
+                    return
+                break
+        raise Unsupported(call, f"{api} on something other than the global step: Keras schedules follow "
+                                "optimizer.iterations; migrate it by hand")
+
+    def _with_schedule(self, call: cst.Call) -> cst.Call:
+        """The optimizer call with a learning rate that names a schedule replaced by the Keras schedule."""
+        args = [arg.with_changes(value=cst.parse_expression(self.schedules[arg.value.value]))
+                if self._is_scheduled_rate(arg, index) else arg for index, arg in enumerate(call.args)]
+        return call.with_changes(args=args)
+
+    def _scheduled_rate(self, call: cst.Call) -> bool:
+        return any(self._is_scheduled_rate(arg, index) for index, arg in enumerate(call.args))
+
+    def _is_scheduled_rate(self, arg: cst.Arg, index: int) -> bool:
+        is_rate = (arg.keyword is None and index == 0) or (arg.keyword is not None and arg.keyword.value == "learning_rate")
+        return is_rate and isinstance(arg.value, cst.Name) and arg.value.value in self.schedules
+
+    def _tf1_momentum(self, call: cst.Call) -> str:
+        """MomentumOptimizer on a decaying rate: Keras' SGD arguments, TF1's update (the TF1Momentum class)."""
+        keras_sgd = cst.parse_expression(keras_code.optimizer("train.MomentumOptimizer", call).code)
+        return source(self._with_schedule(keras_sgd.with_changes(func=cst.Name("TF1Momentum"))))
+
+    def _is_minimize(self, call: cst.Call) -> bool:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "minimize"
+                and is_name(func.value, self.optimizer_name or "")):
+            return False
+        args = _bound(call, ("loss", "global_step", "var_list"))
+        if "var_list" in args or not is_name(args.get("loss"), self.loss_name or ""):
+            raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
+        step = args.get("global_step")
+        if not (isinstance(step, cst.Call) and self.api(step.func) in GLOBAL_STEP):
+            raise Unsupported(call, "minimize() must advance the global step (global_step=tf1.train.get_global_step())")
+        return True
+
+    def _piece(self, code: keras_code.KerasCode, node: cst.CSTNode) -> str:
+        if code.safety is Safety.NUMERIC:
+            self.model.numeric.append((node, code.why))
+        return code.code
+
+
+# -- small syntax helpers ------------------------------------------------------
+
+
+def _bound(call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
+    bound = bind_arguments(call, params)
+    if bound is None:
+        raise Unsupported(call, "arguments that cannot be read statically (*args, **kwargs or unknown keywords)")
+    return {name: arg.value for name, (_, arg) in bound.items()}
+
+
+def statement_value(statement: cst.CSTNode) -> cst.BaseExpression | None:
+    """The value of a simple statement `value`, `x = value` or `a, b = value`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    return small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+
+
+def single_assign(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    value = statement_value(statement)
+    small = statement.body[0] if value is not None else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, value
+    return None
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def is_name(node, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def first_line(statement: cst.CSTNode) -> str:
+    line = source(statement).strip().splitlines()[0]
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def source(node: cst.CSTNode) -> str:
+    """The code of one node, as it is written."""
+    return cst.Module([]).code_for_node(node)
