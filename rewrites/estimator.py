@@ -1,14 +1,16 @@
 """TFM301-303, TFM401: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
 TFM301 estimator-program (numeric). A module-level ``train_and_evaluate`` of an
-``Estimator`` whose ``model_fn`` rewrites/model_fn.py can read (layers on ``features``,
+``Estimator``, or its ``train`` / ``evaluate`` / ``predict`` calls, whose ``model_fn`` rewrites/model_fn.py can read (layers on ``features``,
 a loss, metrics, mode branches, an optimizer and ``minimize``) becomes the TF2
 program shape: a
 ``strategy_for_this_task()`` bootstrap reading the cluster from ``TF_CONFIG`` (ps and
 worker tasks serve, the chief trains with ``ParameterServerStrategy``, an evaluator
 evaluates checkpoints, no ``TF_CONFIG`` trains locally), the model built and compiled
 in ``strategy.scope()`` with the Keras optimizer and loss arguments that keep TF1's
-numbers, ``fit`` for ``max_steps`` steps, then ``evaluate``. The input functions stay
+numbers, ``fit`` for ``max_steps`` steps, then ``evaluate`` (``predict`` through a second
+Keras model on the PREDICT branch's outputs and a generator of one dict per example,
+as ``Estimator.predict`` yielded them). The input functions stay
 as they are and are called once. A decay function of the global step becomes a Keras
 schedule; ``MomentumOptimizer`` on such a rate becomes a generated ``TF1Momentum``
 (Keras' legacy SGD with TF1's update, from templates/tf1_momentum.py.j2); a partitioner
@@ -71,16 +73,19 @@ the construct and says what a person should do. Never a half-migrated program.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ScopeProvider
 
 from rewrites.base import TFCodemod, bind_arguments, subtree
-from rewrites.model_fn import ModelFnReader, Unsupported, single_assign, source, statement_value
+from rewrites.model_fn import Model, ModelFnReader, Unsupported, single_assign, source, statement_value
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
                    "optimizer", "checkpoint")
+PREDICT_NAMES = ("predict_examples", "predictor")
 GENERATED_IMPORTS = {"tf": "tensorflow", "keras": "tf_keras", "os": "os"}
 
 TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
@@ -89,15 +94,28 @@ RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed"}
 RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging only: fit(verbose=2) logs every epoch
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
+@dataclass
+class EstimatorSetup:
+    """What the Estimator and its RunConfig say, and the statements that said it."""
+
+    model: Model
+    model_dir: str | None
+    seed: str | None
+    statements: tuple[cst.CSTNode | None, ...]  # the model_fn and the RunConfig, which the migration removes
+
+
 class Rewrite(TFCodemod):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         updated_node = super().leave_Module(original_node, updated_node)
-        driver = self._driver(original_node)
+        driver = self._driver(original_node) or self._train_call(original_node)
         if driver is None:
             self._report_unmigrated_estimators(original_node)
             return updated_node
         try:
-            body, removed, notes = self._migrated_body(original_node, driver)
+            if self._api(_call_statement(driver).func) == "estimator.train_and_evaluate":
+                body, removed, notes = self._migrated_body(original_node, driver)
+            else:
+                body, removed, notes = self._migrated_calls(original_node, driver)
         except Unsupported as problem:
             self.report("TFM302", problem.node, f"Estimator program left as it is: {problem}")
             return updated_node
@@ -117,6 +135,19 @@ class Rewrite(TFCodemod):
             if call is not None and self._api(call.func) == "estimator.train_and_evaluate":
                 return statement
         return None
+
+    def _train_call(self, module: cst.Module) -> cst.SimpleStatementLine | None:
+        """The module-level `estimator.train(...)` statement of an Estimator built at module level."""
+        estimators = self._estimator_names(module)
+        for statement in module.body:
+            call = _call_statement(statement)
+            if call is not None and _method_of(call, estimators) == "train":
+                return statement
+        return None
+
+    def _estimator_names(self, module: cst.Module) -> set[str]:
+        return {name for name, (_, value) in _module_definitions(module).items()
+                if isinstance(value, cst.Call) and self._api(value.func) == "estimator.Estimator"}
 
     def _report_unmigrated_estimators(self, module: cst.Module) -> None:
         for statement in module.body:
@@ -139,12 +170,7 @@ class Rewrite(TFCodemod):
         train_spec, train_statement = self._call_of(train_arg, "estimator.TrainSpec", definitions)
         eval_spec, eval_statement = self._call_of(eval_arg, "estimator.EvalSpec", definitions)
 
-        estimator_args = self._bound(estimator, ESTIMATOR)
-        for unsupported in ("params", "warm_start_from"):
-            if unsupported in estimator_args:
-                raise Unsupported(estimator_args[unsupported], f"Estimator({unsupported}=...) is not migrated yet")
-        config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
-        model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
+        setup = self._estimator_setup(estimator, definitions)
 
         train_args = self._bound(train_spec, TRAIN_SPEC)
         eval_args = self._bound(eval_spec, EVAL_SPEC)
@@ -156,7 +182,6 @@ class Rewrite(TFCodemod):
         if "max_steps" not in train_args:
             raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
 
-        model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
         train_function = self._input_function(train_args.get("input_fn") or train_spec, definitions)
         if not _repeats(train_function):
             raise Unsupported(train_function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
@@ -165,41 +190,116 @@ class Rewrite(TFCodemod):
         if _is_none(eval_args.get("steps")):
             raise Unsupported(eval_args["steps"], "EvalSpec(steps=None) evaluates until the input ends: give the "
                                                   "number of batches, which the migrated evaluate needs")
-        model = ModelFnReader(self._api).read(model_fn_def)
+        model = setup.model
         notes = [("TFM401", node, why) for node, why in model.numeric]
         steps = source(eval_args["steps"]) if "steps" in eval_args else "100"  # EvalSpec's default
         if not _repeats(eval_function):
             notes.append(("TFM303", eval_spec, f"the eval input does not repeat: TF1 stopped at its end, the migrated "
                                                f"evaluate runs exactly steps={steps} batches (the same if it has at least that many)"))
 
-        removed = [s for s in (model_fn_def, estimator_statement, config_statement, train_statement, eval_statement, driver)
+        removed = [s for s in (*setup.statements, estimator_statement, train_statement, eval_statement, driver)
                    if s is not None]
         self._check_nothing_else_uses(module, removed)
         self._check_generated_names_are_free(module, GENERATED_NAMES + (() if model.chain else tuple(model.names())))
+        generated = self._generated(
+            "estimator_program.py.j2", setup, predict=False, train_input=f"{train_function.name.value}()",
+            eval_input=f"{eval_function.name.value}()", max_steps=source(train_args["max_steps"]), eval_steps=steps,
+            eval_target=self._eval_target(driver))
+        return _replaced(module, removed, {driver: generated}), removed, notes
 
+    def _migrated_calls(self, module: cst.Module, train_statement: cst.SimpleStatementLine):
+        """`estimator.train(...)`, then maybe `estimator.evaluate(...)` and `estimator.predict(...)` calls."""
+        definitions = _module_definitions(module)
+        train = _call_statement(train_statement)
+        name = train.func.value.value
+        estimator_statement, estimator = definitions[name]
+        setup = self._estimator_setup(estimator, definitions)
+        train_args = self._bound(train, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"))
+        for unsupported in ("hooks", "saving_listeners"):
+            if unsupported in train_args:
+                raise Unsupported(train_args[unsupported], f"train({unsupported}=...) has no Keras counterpart here yet")
+        steps = train_args.get("max_steps") or train_args.get("steps")
+        if steps is None or _is_none(steps):
+            raise Unsupported(train, "train() without steps or max_steps: say how many steps to train")
+        train_function = self._input_function(train_args.get("input_fn") or train, definitions)
+        if not _repeats(train_function):
+            raise Unsupported(train_function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
+                                              "Keras fit needs a repeating dataset; add .repeat() and steps by hand")
+
+        replacements: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
+        predicts = []
+        for statement in module.body[module.body.index(train_statement) + 1:]:
+            call = _call_statement(statement)
+            if call is not None and _method_of(call, {name}) == "evaluate":
+                replacements[statement] = self._evaluate(statement, call, definitions)
+            else:
+                predicts += [(statement, node) for node in subtree(statement)
+                             if isinstance(node, cst.Call) and _method_of(node, {name}) == "predict"]
+        model = setup.model
+        if predicts and model.predictions is None:
+            raise Unsupported(predicts[0][1], "predict() of a model_fn without a PREDICT branch")
+        for statement, call in predicts:
+            replacements[statement] = [replacements.get(statement, [statement])[0].deep_replace(
+                call, self._predict(call, definitions))]
+        removed = [s for s in (*setup.statements, estimator_statement) if s is not None]
+        evaluations = list(replacements)
+        self._check_nothing_else_uses(module, [*removed, train_statement],
+                                      allowed={*evaluations, *(node for _, node in predicts)})
+        if predicts:
+            model.chain = False  # the predictor shares the functional model's tensors
+        self._check_generated_names_are_free(
+            module, GENERATED_NAMES + (PREDICT_NAMES if predicts else ()) + (() if model.chain else tuple(model.names())))
+        replacements[train_statement] = self._generated(
+            "estimator_train.py.j2", setup, predict=bool(predicts), train_input=f"{train_function.name.value}()",
+            max_steps=source(steps))
+        return _replaced(module, removed, replacements), [*removed, train_statement], [
+            ("TFM401", node, why) for node, why in model.numeric]
+
+    def _evaluate(self, statement, call: cst.Call, definitions) -> list[cst.BaseStatement]:
+        args = self._bound(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"))
+        if set(args) - {"input_fn", "steps"}:
+            raise Unsupported(call, "evaluate() with hooks, a checkpoint_path or a name is not migrated yet")
+        function = self._input_function(args.get("input_fn") or call, definitions)
         from templates import render
 
-        text = render(
-            "estimator_program.py.j2",
-            partitioner=model.partitioner or "None", tf1_momentum=model.tf1_momentum,
-            seed=source(config_args["tf_random_seed"]) if "tf_random_seed" in config_args else None,
-            train_input=f"{train_function.name.value}()", eval_input=f"{eval_function.name.value}()",
-            model=model, sequential=model.chain,
-            model_dir=source(model_dir) if model_dir is not None else None,
-            max_steps=source(train_args["max_steps"]),
-            eval_steps=steps,
-            eval_target=self._eval_target(driver),
-        )
-        self._add_imports(model_dir is not None)
+        steps = args.get("steps")
+        text = render("estimator_evaluate.py.j2", eval_input=f"{function.name.value}()",
+                      eval_steps=None if steps is None or _is_none(steps) else source(steps),
+                      eval_target=_assign_target(statement))
+        generated = list(cst.parse_module(text).body)
+        generated[0] = generated[0].with_changes(leading_lines=statement.leading_lines)
+        return generated
+
+    def _predict(self, call: cst.Call, definitions) -> cst.BaseExpression:
+        args = self._bound(call, ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"))
+        if set(args) != {"input_fn"}:
+            raise Unsupported(call, "predict() with more than an input_fn is not migrated yet")
+        function = self._input_function(args["input_fn"], definitions)
+        return cst.parse_expression(f"predict_examples(predictor, {function.name.value}())")
+
+    def _estimator_setup(self, estimator: cst.Call, definitions) -> EstimatorSetup:
+        estimator_args = self._bound(estimator, ESTIMATOR)
+        for unsupported in ("params", "warm_start_from"):
+            if unsupported in estimator_args:
+                raise Unsupported(estimator_args[unsupported], f"Estimator({unsupported}=...) is not migrated yet")
+        config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
+        model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
+        model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
+        seed = config_args.get("tf_random_seed")
+        return EstimatorSetup(ModelFnReader(self._api).read(model_fn_def),
+                              source(model_dir) if model_dir is not None else None,
+                              source(seed) if seed is not None else None, (model_fn_def, config_statement))
+
+    def _generated(self, template: str, setup: EstimatorSetup, **context) -> list[cst.BaseStatement]:
+        from templates import render
+
+        model = setup.model
+        text = render(template, model=model, sequential=model.chain, partitioner=model.partitioner or "None",
+                      tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir, **context)
+        self._add_imports(setup.model_dir is not None)
         generated = list(cst.parse_module(text).body)
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-        body = []
-        for statement in module.body:
-            if statement is driver:
-                body.extend(generated)
-            elif not any(statement is r for r in removed):
-                body.append(statement)
-        return body, removed, notes
+        return generated
 
     # -- pieces of the program ----------------------------------------------
 
@@ -281,8 +381,8 @@ class Rewrite(TFCodemod):
 
     # -- safety checks -------------------------------------------------------
 
-    def _check_nothing_else_uses(self, module: cst.Module, removed: list[cst.CSTNode]) -> None:
-        inside = {node for statement in removed for node in subtree(statement)}
+    def _check_nothing_else_uses(self, module: cst.Module, removed: list[cst.CSTNode], allowed=frozenset()) -> None:
+        inside = {node for statement in (*removed, *allowed) for node in subtree(statement)}
         scope = self.get_metadata(ScopeProvider, module)
         for name in _bound_names(removed):
             for assignment in scope[name]:
@@ -357,3 +457,29 @@ def _call_statement(statement: cst.CSTNode) -> cst.Call | None:
     """The call a simple statement `call(...)`, `x = call(...)` or `a, b = call(...)` makes."""
     value = statement_value(statement)
     return value if isinstance(value, cst.Call) else None
+
+
+def _method_of(call: cst.Call, objects: set[str]) -> str | None:
+    """"train" for `estimator.train(...)` when `estimator` is one of ``objects``."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in objects:
+        return func.attr.value
+    return None
+
+
+def _assign_target(statement: cst.SimpleStatementLine) -> str:
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        return f"{source(small.targets[0].target)} = "
+    return ""
+
+
+def _replaced(module: cst.Module, removed: list[cst.CSTNode], replacements: dict) -> list[cst.BaseStatement]:
+    """The module's statements without ``removed``, each key of ``replacements`` replaced by its statements."""
+    body = []
+    for statement in module.body:
+        if statement in replacements:
+            body.extend(replacements[statement])
+        elif not any(statement is r for r in removed):
+            body.append(statement)
+    return body

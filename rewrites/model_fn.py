@@ -68,6 +68,7 @@ class Model:
     optimizer: str = ""
     after_compile: tuple[str, ...] = ()
     metrics: list[str] = field(default_factory=list)
+    predictions: list[tuple[str, str]] | None = None  # the PREDICT branch's dict: (key, value) code over model tensors
     partitioner: str | None = None  # the strategy's variable_partitioner
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
     numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
@@ -235,6 +236,8 @@ class ModelFnReader:
         for inner in body:
             self._statement(inner)
         args = self._spec(last)
+        if mode == "PREDICT" and "predictions" in args:
+            self.model.predictions = self._predictions(args["predictions"])
         if mode == "EVAL":
             if not is_name(args.get("loss"), self.loss_name or ""):
                 raise Unsupported(last, "the EVAL EstimatorSpec must return the loss the TRAIN one minimizes")
@@ -265,6 +268,12 @@ class ModelFnReader:
         if not (is_name(args.get("loss"), self.loss_name or "") and is_name(args.get("train_op"), self.train_op or "")):
             raise Unsupported(statement, "the model_fn must end with `return EstimatorSpec(mode, loss=..., "
                                          "train_op=...)` returning the loss and the train_op built above")
+
+    def _predictions(self, node: cst.BaseExpression) -> list[tuple[str, str]]:
+        predictions = self.dicts.get(node.value) if isinstance(node, cst.Name) else node
+        if not isinstance(predictions, cst.Dict) or not all(isinstance(e, cst.DictElement) for e in predictions.elements):
+            raise Unsupported(node, "predictions other than a dict written in the model_fn are not migrated yet")
+        return [(source(element.key), source(element.value)) for element in predictions.elements]
 
     # -- metrics -------------------------------------------------------------
 

@@ -67,7 +67,7 @@ def test_seed_program_becomes_keras_under_parameter_server_strategy():
     assert "import tf_keras as keras" in code and "import tensorflow as tf" in code and "import os" in code
     assert "tf.distribute.experimental.ParameterServerStrategy(" in code
     assert "keras.utils.set_random_seed(42)" in code
-    assert "dataset = _input_fn()\neval_dataset = _eval_input_fn().repeat()" in code
+    assert "dataset = _input_fn()\n" in code and "\neval_dataset = _eval_input_fn().repeat()\n" in code
     assert "keras.layers.Dense(units=1)" in code
     assert "keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)" in code
     assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in code
@@ -306,3 +306,50 @@ def test_features_dict_mode_branches_and_metrics_become_a_functional_model():
 )
 def test_functional_model_fn_left_whole_when_unsafe(before, after, where):
     assert_left_whole_pointing_at(CLASSIFIER, before, after, where)
+
+
+CALLS = CLASSIFIER.replace('''train_spec = tf1.estimator.TrainSpec(input_fn=train_input_fn, max_steps=30)
+eval_spec = tf1.estimator.EvalSpec(input_fn=eval_input_fn, steps=1)
+eval_result, _ = tf1.estimator.train_and_evaluate(classifier, train_spec, eval_spec)
+''', '''classifier.train(input_fn=train_input_fn, max_steps=30)
+
+eval_result = classifier.evaluate(input_fn=eval_input_fn)
+for prediction in classifier.predict(input_fn=eval_input_fn):
+  print(prediction["class_ids"])
+''')
+
+
+def test_train_evaluate_and_predict_calls_become_fit_evaluate_and_a_predictor():
+    result = migrated(CALLS)
+    code = result.source
+    assert "model.fit(dataset, epochs=1, steps_per_epoch=30, verbose=2)" in code
+    assert "\n\neval_dataset = eval_input_fn()\n" in code  # the blank line before evaluate stays
+    assert "steps=int(eval_dataset.cardinality())" in code  # TF1 evaluated the whole input
+    assert 'predictor = keras.Model(inputs=features, outputs={\n      "class_ids": predicted_classes[:, tf1.newaxis],\n  })' in code
+    assert "def predict_examples(predictor, dataset):" in code
+    assert "for prediction in predict_examples(predictor, eval_input_fn()):" in code
+    assert "classifier" not in code
+    assert [f.rule for f in result.findings] == ["TFM301"]
+
+
+def test_evaluate_with_steps_keeps_them():
+    code = migrated(CALLS.replace("classifier.evaluate(input_fn=eval_input_fn)",
+                                  "classifier.evaluate(input_fn=eval_input_fn, steps=2)")).source
+    assert "model.evaluate(eval_dataset.repeat(), steps=2, return_dict=True, verbose=2)" in code
+
+
+@pytest.mark.parametrize(
+    "before, after, where",
+    [
+        ("max_steps=30)", "max_steps=30, hooks=[hook])", "hook"),
+        ("classifier.predict(input_fn=eval_input_fn)", "classifier.predict(input_fn=eval_input_fn, predict_keys=['x'])",
+         "predict_keys"),
+        ("  print(prediction[\"class_ids\"])\n", "  print(prediction[\"class_ids\"])\nprint(classifier.model_dir)\n",
+         "classifier.model_dir"),
+        ("classifier.train(input_fn=train_input_fn, max_steps=30)", "classifier.train(input_fn=train_input_fn)",
+         "classifier.train"),
+    ],
+    ids=["train hooks", "predict keys", "estimator used otherwise", "train without steps"],
+)
+def test_estimator_calls_left_whole_when_unsafe(before, after, where):
+    assert_left_whole_pointing_at(CALLS, before, after, where)

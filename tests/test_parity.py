@@ -91,8 +91,9 @@ VARIANTS = {
     "adam_tf2_default_epsilon": Variant(PROGRAMS / "adam_tf2.py", (("Adam(learning_rate=0.01, epsilon=1e-8)",
                                                                      "Adam(learning_rate=0.01)"),)),
     "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
-        ('  net = keras.layers.Dense(16, activation="relu")(inputs)\n  logits = keras.layers.Dense(NUM_CLASSES)(net)',
-         "  logits = keras.layers.Dense(NUM_CLASSES)(inputs)"),)),
+        ('  net = keras.layers.Dense(units=16, activation="relu")(features["x"])\n'
+         '  logits = keras.layers.Dense(units=NUM_CLASSES)(net)',
+         '  logits = keras.layers.Dense(units=NUM_CLASSES)(features["x"])'),)),
 }
 
 

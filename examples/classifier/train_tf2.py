@@ -1,19 +1,19 @@
-"""A classifier in TensorFlow 2: the hand-written counterpart of train.py.
+"""A custom classifier Estimator in TensorFlow 1.
 
-The same three Gaussian blobs, dict features and model as the custom
-Estimator in train.py, as a functional Keras model with an input named "x":
-a relu hidden layer and a logits layer, sparse softmax cross-entropy from
-logits, Adam with TF1's epsilon, an accuracy metric, then ``fit``,
-``evaluate`` and ``predict``. Trains under a ``ParameterServerStrategy`` when
-``TF_CONFIG`` names this task the chief, with the default strategy otherwise.
+The shape of the TF1 "Creating custom Estimators" tutorial: dict features,
+a model_fn with dense layers that branches on ``mode`` (PREDICT, EVAL, TRAIN),
+softmax cross-entropy, Adam, an accuracy metric, then ``train``, ``evaluate``
+and ``predict``. The data is a tiny inline set of three Gaussian blobs.
 
-Run: python examples/classifier/train_tf2.py
+Run: python examples/classifier/train.py
 """
-import os
+import random
 import shutil
 import tempfile
 
 import numpy as np
+import tensorflow.compat.v1 as tf1
+import os
 import tensorflow as tf
 import tf_keras as keras
 
@@ -29,12 +29,34 @@ eval_y = np.repeat(np.arange(NUM_CLASSES), 4).astype(np.int32)
 eval_x = (centres[eval_y] + rng.normal(size=(12, 4))).astype(np.float32)
 
 
-def strategy_for_this_task():
-  """This task's type in the TF_CONFIG cluster and the strategy it trains with.
+def train_input_fn():
+  dataset = tf1.data.Dataset.from_tensor_slices(({"x": train_x}, train_y))
+  return dataset.shuffle(48).repeat().batch(BATCH_SIZE)
 
-  ps and worker tasks serve the chief and never return. Without TF_CONFIG the
-  program trains locally with the default strategy.
-  """
+
+def eval_input_fn():
+  dataset = tf1.data.Dataset.from_tensor_slices(({"x": eval_x}, eval_y))
+  return dataset.batch(BATCH_SIZE)
+
+
+def predict_input_fn():
+  return tf1.data.Dataset.from_tensor_slices({"x": eval_x[::4]}).batch(BATCH_SIZE)
+
+
+# Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
+# module: seed it as well as the graph (RunConfig's tf_random_seed).
+random.seed(42)
+
+# Log "loss = ..., step = ..." after every step.
+tf1.logging.set_verbosity(tf1.logging.INFO)
+
+model_dir = tempfile.mkdtemp()
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
   resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
   if not resolver.cluster_spec().jobs:
     return None, tf.distribute.get_strategy()
@@ -52,42 +74,50 @@ def strategy_for_this_task():
       resolver, variable_partitioner=None)
 
 
+def predict_examples(predictor, dataset):
+  """One dict of predictions per example, as Estimator.predict yielded them."""
+  for features in dataset:
+    if isinstance(features, tuple):  # (features, labels): predict reads the features
+      features = features[0]
+    batch = {name: value.numpy() for name, value in predictor(features, training=False).items()}
+    for index in range(len(next(iter(batch.values())))):
+      yield {name: value[index] for name, value in batch.items()}
+
+
 keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
-dataset = tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y))
-dataset = dataset.shuffle(48).repeat().batch(BATCH_SIZE)
-# 12 eval rows make one batch: Estimator.evaluate ran one step.
-eval_dataset = tf.data.Dataset.from_tensor_slices(({"x": eval_x}, eval_y))
-eval_dataset = eval_dataset.repeat().batch(BATCH_SIZE)
+dataset = train_input_fn()
 
 with strategy.scope():
-  inputs = keras.Input(shape=(4,), name="x")
-  net = keras.layers.Dense(16, activation="relu")(inputs)
-  logits = keras.layers.Dense(NUM_CLASSES)(net)
-  model = keras.Model(inputs, logits)
-  model.compile(
-      optimizer=keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-8),
-      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in dataset.element_spec[0].items()}
+  net = keras.layers.Dense(units=16, activation="relu")(features["x"])
+  logits = keras.layers.Dense(units=NUM_CLASSES)(net)
+  predicted_classes = tf1.argmax(logits, 1)
+  model = keras.Model(inputs=features, outputs=logits)
+  predictor = keras.Model(inputs=features, outputs={
+      "class_ids": predicted_classes[:, tf1.newaxis],
+      "probabilities": tf1.nn.softmax(logits),
+  })
+  optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
+  model.compile(optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
 
-model_dir = tempfile.mkdtemp()
-if task_type == "evaluator":
-  # The TF1 evaluator job: evaluate the chief's checkpoints, up to the last one.
-  keras.utils.SidecarEvaluator(
-      model, data=eval_dataset, checkpoint_dir=model_dir, steps=1,
-      max_evaluations=1).start()
-else:
-  checkpoint = keras.callbacks.ModelCheckpoint(
-      os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
-  model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[checkpoint],
-            verbose=2)
+checkpoint = keras.callbacks.ModelCheckpoint(
+    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
+model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[checkpoint], verbose=2)
 
-  eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
-  print("eval accuracy: %s loss: %s" % (eval_result["accuracy"], eval_result["loss"]))
+eval_dataset = eval_input_fn()
+# TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
+eval_result = model.evaluate(
+    eval_dataset.repeat(), steps=int(eval_dataset.cardinality()), return_dict=True, verbose=2)
+print("eval accuracy: %s loss: %s" % (eval_result["accuracy"], eval_result["loss"]))
 
-  probabilities = tf.nn.softmax(model.predict({"x": eval_x[::4]}, verbose=0))
-  for expected, row in zip(eval_y[::4], probabilities.numpy()):
-    class_id = np.argmax(row)
-    print("prediction: class %d (%.3f), expected %d" % (class_id, row[class_id], expected))
+for expected, prediction in zip(eval_y[::4], predict_examples(predictor, predict_input_fn())):
+  print("prediction: class %d (%.3f), expected %d" % (
+      prediction["class_ids"][0],
+      prediction["probabilities"][prediction["class_ids"][0]],
+      expected))
 shutil.rmtree(model_dir)

@@ -94,7 +94,6 @@ keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
 dataset = _input_fn()
-eval_dataset = _eval_input_fn().repeat()
 
 with strategy.scope():
   model = keras.Sequential([
@@ -103,6 +102,8 @@ with strategy.scope():
   model.build(dataset.element_spec[0].shape)
   optimizer = TF1Momentum(learning_rate=keras.optimizers.schedules.ExponentialDecay(initial_learning_rate=0.05, decay_steps=5, decay_rate=0.5, staircase=True), momentum=0.9)
   model.compile(optimizer, loss=keras.losses.Huber(delta=0.5))
+
+eval_dataset = _eval_input_fn().repeat()
 
 checkpoint = keras.callbacks.ModelCheckpoint(
     os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)

@@ -67,7 +67,6 @@ keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
 dataset = _input_fn()
-eval_dataset = _eval_input_fn().repeat()
 
 with strategy.scope():
   model = keras.Sequential([
@@ -76,6 +75,8 @@ with strategy.scope():
   model.build(dataset.element_spec[0].shape)
   optimizer = keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
   model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+
+eval_dataset = _eval_input_fn().repeat()
 
 checkpoint = keras.callbacks.ModelCheckpoint(
     os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
