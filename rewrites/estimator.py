@@ -88,6 +88,11 @@ GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strate
 PREDICT_NAMES = ("predict_examples", "predictor")
 GENERATED_IMPORTS = {"tf": "tensorflow", "keras": "tf_keras", "os": "os"}
 
+UNMIGRATED_HOOKS = {
+    "hooks": "hooks= (SessionRunHooks run in TF1's session loop): migrate them by hand to Keras callbacks",
+    "saving_listeners": "saving_listeners= run at TF1 checkpoints: migrate them by hand to a Keras callback",
+    "exporters": "exporters= export SavedModels from the evaluator: export the Keras model after training by hand",
+}
 TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
 ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
 RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed"}
@@ -177,8 +182,7 @@ class Rewrite(TFCodemod):
         for args, names in ((train_args, ("hooks", "saving_listeners")), (eval_args, ("hooks", "exporters"))):
             for name in names:
                 if name in args:
-                    raise Unsupported(args[name], f"{name}= has no Keras counterpart here yet: migrate it by hand "
-                                                  "(a callback, or an export after training)")
+                    raise Unsupported(args[name], UNMIGRATED_HOOKS[name])
         if "max_steps" not in train_args:
             raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
 
@@ -217,7 +221,7 @@ class Rewrite(TFCodemod):
         train_args = self._bound(train, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"))
         for unsupported in ("hooks", "saving_listeners"):
             if unsupported in train_args:
-                raise Unsupported(train_args[unsupported], f"train({unsupported}=...) has no Keras counterpart here yet")
+                raise Unsupported(train_args[unsupported], UNMIGRATED_HOOKS[unsupported])
         steps = train_args.get("max_steps") or train_args.get("steps")
         if steps is None or _is_none(steps):
             raise Unsupported(train, "train() without steps or max_steps: say how many steps to train")

@@ -39,8 +39,8 @@ pytestmark = pytest.mark.tensorflow
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
-TRAIN_STEPS = {"regression": 20, "momentum": 20, "classifier": 30, "partitioned": 30, "ps_cluster": 20}
-GENERATED = ["regression", "momentum", "classifier"]  # examples whose train_tf2.py is the tool's output
+TRAIN_STEPS = {"regression": 20, "momentum": 20, "classifier": 30, "partitioned": 30, "manual": 20, "ps_cluster": 20}
+GENERATED = ["regression", "momentum", "classifier", "partitioned"]  # examples whose train_tf2.py is the tool's output
 
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
 PRINTED_LINE = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)
@@ -150,13 +150,13 @@ def migrated(tmp_path_factory) -> Path:
     from migrator.cli import main
 
     out = tmp_path_factory.mktemp("migrated")
-    assert main(["--out", str(out), "--quiet", str(EXAMPLES)]) == 1  # a manual finding remains (partitioned)
+    assert main(["--out", str(out), "--quiet", str(EXAMPLES)]) == 1  # examples/manual stays manual
     return out
 
 
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
     changed = {name for name in TRAIN_STEPS if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
-    assert changed == {"regression", "momentum", "classifier", "partitioned", "ps_cluster"}
+    assert changed == {"regression", "momentum", "classifier", "partitioned", "ps_cluster"}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "tf.distribute.Server(" in (migrated / "ps_cluster" / "train.py").read_text()
 
@@ -176,7 +176,18 @@ def test_a_second_run_over_the_migrated_examples_changes_nothing(migrated):
         assert "ParameterServerStrategy" in (migrated / name / "train.py").read_text()
 
 
-@pytest.mark.parametrize("name", ["partitioned", "ps_cluster"])
+def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):
+    from migrator.engine import migrate
+    from rewrites import RULES
+
+    original = EXAMPLES / "manual" / "train.py"
+    assert (migrated / "manual" / "train.py").read_bytes() == original.read_bytes()
+    (finding,) = migrate(original.read_text(), str(original), frozenset(RULES)).findings
+    assert finding.rule == "TFM302" and "hooks=" in finding.message
+    assert "hooks=[StepPrinter()]" in original.read_text().splitlines()[finding.line - 1]
+
+
+@pytest.mark.parametrize("name", ["ps_cluster"])
 def test_migrated_example_trains_to_the_same_losses(migrated, name):
     run = run_example(name, root=migrated)
     assert_trained(run, TRAIN_STEPS[name])

@@ -1,21 +1,22 @@
-"""Weights split across parameter servers in TensorFlow 2: the counterpart of train.py.
+"""An Estimator whose weights are split across parameter servers (TensorFlow 1).
 
-The same linear regression as train.py, as a Keras ``Dense`` layer named
-"linear", trained with plain gradient descent. TF1's per-variable
-``fixed_size_partitioner(2)`` becomes the strategy's
-``FixedShardsPartitioner(2)``: under a ``ParameterServerStrategy`` the [5, 1]
-kernel is created as two uneven shards (3 rows and 2 rows) on the two ps
-tasks; the [1] bias cannot be split and stays whole, as in TF1. Without
-``TF_CONFIG`` the default strategy trains locally and nothing is split.
+A linear regression model_fn whose dense layer is built in
+``tf1.variable_scope("linear", partitioner=tf1.fixed_size_partitioner(2))``: on
+a parameter-server cluster the kernel's two shards live on different ps tasks.
+The kernel has 5 rows, so the shards are uneven (3 rows and 2 rows); the [1]
+bias stays whole. Without ``TF_CONFIG`` it trains locally; the variable is
+partitioned all the same.
 
-Run: python examples/partitioned/train_tf2.py
+Run: python examples/partitioned/train.py
 """
-import os
+import random
 import shutil
 import tempfile
 
 import numpy as np
+import tensorflow.compat.v1 as tf1
 import tensorflow as tf
+import os
 import tf_keras as keras
 
 NUM_FEATURES = 5
@@ -30,12 +31,29 @@ eval_x = rng.normal(size=(10, NUM_FEATURES)).astype(np.float32)
 eval_y = (eval_x.dot(true_weights) + 0.5).astype(np.float32)
 
 
-def strategy_for_this_task():
-  """This task's type in the TF_CONFIG cluster and the strategy it trains with.
+def _input_fn():
+  return tf1.data.Dataset.from_tensor_slices(
+      (train_x, train_y)).repeat().batch(8)
 
-  ps and worker tasks serve the chief and never return. Without TF_CONFIG the
-  program trains locally with the default strategy.
-  """
+
+def _eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices((eval_x, eval_y)).batch(10)
+
+
+# Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
+# module: seed it as well as the graph (RunConfig's tf_random_seed).
+random.seed(42)
+
+# Log "loss = ..., step = ..." after every step.
+tf1.logging.set_verbosity(tf1.logging.INFO)
+
+model_dir = tempfile.mkdtemp()
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
   resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
   if not resolver.cluster_spec().jobs:
     return None, tf.distribute.get_strategy()
@@ -50,36 +68,34 @@ def strategy_for_this_task():
   if resolver.task_type == "evaluator":
     return resolver.task_type, tf.distribute.get_strategy()
   return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
-      resolver,
-      variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
+      resolver, variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
 
 
 keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
-dataset = tf.data.Dataset.from_tensor_slices((train_x, train_y)).repeat().batch(8)
-eval_dataset = tf.data.Dataset.from_tensor_slices((eval_x, eval_y)).repeat().batch(10)
+dataset = _input_fn()
 
 with strategy.scope():
-  linear = keras.layers.Dense(1, name="linear")
-  model = keras.Sequential([keras.Input(shape=(NUM_FEATURES,)), linear])
-  model.compile(keras.optimizers.legacy.SGD(learning_rate=0.05),
-                loss=keras.losses.MeanSquaredError())
+  model = keras.Sequential([
+      keras.layers.Dense(units=1),
+  ])
+  model.build(dataset.element_spec[0].shape)
+  optimizer = keras.optimizers.legacy.SGD(learning_rate=0.05)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
 
-model_dir = tempfile.mkdtemp()
+eval_dataset = _eval_input_fn().repeat()
+
+checkpoint = keras.callbacks.ModelCheckpoint(
+    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
 if task_type == "evaluator":
-  # The TF1 evaluator job: evaluate the chief's checkpoints, up to the last one.
+  # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
       model, data=eval_dataset, checkpoint_dir=model_dir, steps=1,
       max_evaluations=1).start()
 else:
-  checkpoint = keras.callbacks.ModelCheckpoint(
-      os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
-  model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[checkpoint],
-            verbose=2)
-  eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
-  print("eval loss: %s" % eval_result["loss"])
+  model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[checkpoint], verbose=2)
+eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
+print("eval loss: %s" % eval_result["loss"])
 
-  # Sharded or not, the kernel reads as one full [5, 1] tensor.
-  print("linear/kernel: %s" % tf.convert_to_tensor(linear.kernel).numpy().ravel())
 shutil.rmtree(model_dir)
