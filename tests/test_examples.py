@@ -66,13 +66,13 @@ class Run:
         return logged + [float(loss) for _, loss in PRINTED_LINE.findall(self.stdout)]
 
 
-def run_example(name: str, *args: str, root: Path = EXAMPLES) -> Run:
-    """Run <root>/<name>/train.py with ``args``; raises TimeoutExpired (after killing it) on a hang."""
+def run_example(name: str, *args: str, root: Path = EXAMPLES, program: str = "train.py") -> Run:
+    """Run <root>/<name>/<program> with ``args``; raises TimeoutExpired (after killing it) on a hang."""
     with tempfile.TemporaryDirectory() as scratch:
         env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
         env["TMPDIR"] = scratch
         proc = subprocess.run(
-            [sys.executable, str(root / name / "train.py"), *args],
+            [sys.executable, str(root / name / program), *args],
             cwd=scratch,
             env=env,
             capture_output=True,
@@ -174,6 +174,14 @@ def test_a_second_run_over_the_migrated_examples_changes_nothing(migrated):
     assert main(["--check", "--quiet", str(migrated)]) == 1  # only the manual findings are left
     for name in GENERATED:
         assert "ParameterServerStrategy" in (migrated / name / "train.py").read_text()
+
+
+@pytest.mark.parametrize("name", GENERATED)
+def test_generated_tf2_example_trains_locally_and_cleans_up(name):
+    run = run_example(name, program="train_tf2.py")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"{TRAIN_STEPS[name]}/{TRAIN_STEPS[name]} - " in run.stdout + run.stderr  # Keras' epoch line: every step ran
+    assert "eval" in run.stdout and run.leftovers == []
 
 
 def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):
