@@ -61,7 +61,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "estimator",
-        triggers=("train_and_evaluate", "Estimator"),
+        triggers=("estimator", "Estimator"),
         rules=(
             Rule("TFM301", "estimator-program", N,
                  "an Estimator program (train_and_evaluate) -> Keras fit under ParameterServerStrategy"),

@@ -88,6 +88,8 @@ GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strate
 PREDICT_NAMES = ("predict_examples", "predictor")
 GENERATED_IMPORTS = {"tf": "tensorflow", "keras": "tf_keras", "os": "os"}
 
+CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
+                  "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with tf-migrate parity")
 UNMIGRATED_HOOKS = {
     "hooks": "hooks= (SessionRunHooks run in TF1's session loop): migrate them by hand to Keras callbacks",
     "saving_listeners": "saving_listeners= run at TF1 checkpoints: migrate them by hand to a Keras callback",
@@ -155,11 +157,13 @@ class Rewrite(TFCodemod):
                 if isinstance(value, cst.Call) and self._api(value.func) == "estimator.Estimator"}
 
     def _report_unmigrated_estimators(self, module: cst.Module) -> None:
-        for statement in module.body:
-            call = _call_statement(statement)
-            if call is not None and self._api(call.func) == "estimator.Estimator":
-                self.report("TFM302", call, "Estimator left as it is: this version migrates programs driven by a "
-                                            "module-level tf.estimator.train_and_evaluate")
+        for call in (node for node in subtree(module) if isinstance(node, cst.Call)):
+            api = self._api(call.func) or ""
+            if _is_canned(api):
+                self.report("TFM302", call, CANNED_MESSAGE.format(api.rpartition(".")[2]))
+            elif api == "estimator.Estimator":
+                self.report("TFM302", call, "Estimator left as it is: this version migrates an Estimator built at "
+                                            "module level and driven there by train_and_evaluate or train()")
 
     def _api(self, node: cst.CSTNode) -> str | None:
         name = self.tf_name(node)
@@ -324,7 +328,10 @@ class Rewrite(TFCodemod):
         statement = None
         if isinstance(node, cst.Name):
             statement, node = definitions.get(node.value, (None, node))
-        if not isinstance(node, cst.Call) or self._api(node.func) != api:
+        found = self._api(node.func) if isinstance(node, cst.Call) else None
+        if _is_canned(found or ""):
+            raise Unsupported(node, CANNED_MESSAGE.format(found.rpartition(".")[2]))
+        if found != api:
             raise Unsupported(node, f"expected a {api.rsplit('.', 1)[-1]}(...) defined at module level")
         return node, statement
 
@@ -487,3 +494,9 @@ def _replaced(module: cst.Module, removed: list[cst.CSTNode], replacements: dict
         elif not any(statement is r for r in removed):
             body.append(statement)
     return body
+
+
+def _is_canned(api: str) -> bool:
+    """tf.estimator.DNNClassifier, LinearRegressor, BoostedTreesClassifier, ... (not Estimator itself)."""
+    name = api.rpartition(".")[2]
+    return api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator")) and name != "Estimator"

@@ -353,3 +353,26 @@ def test_evaluate_with_steps_keeps_them():
 )
 def test_estimator_calls_left_whole_when_unsafe(before, after, where):
     assert_left_whole_pointing_at(CALLS, before, after, where)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import tensorflow as tf\nclassifier = tf.estimator.DNNClassifier(hidden_units=[8], n_classes=3)\n",
+        "from tensorflow.compat.v1 import estimator\nr = estimator.LinearRegressor(feature_columns=columns)\n",
+        "import tensorflow_estimator as tfe\nr = tfe.estimator.BoostedTreesClassifier(columns, 1)\n",
+    ],
+    ids=["tf.estimator", "from compat.v1 import estimator", "tensorflow_estimator"],
+)
+def test_canned_estimator_is_reported_for_a_person(source):
+    result = run(source)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and "canned estimator" in finding.message
+
+
+def test_tensorflow_estimator_spelling_migrates():
+    source = SEED.replace("import tensorflow.compat.v1 as tf1\n",
+                          "import tensorflow.compat.v1 as tf1\nimport tensorflow_estimator as tfe\n")
+    source = source.replace("tf1.estimator.", "tfe.estimator.")
+    assert "ParameterServerStrategy" in migrated(source).source
