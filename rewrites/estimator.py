@@ -109,6 +109,7 @@ class EstimatorSetup:
     model_dir: str | None
     seed: str | None
     statements: tuple[cst.CSTNode | None, ...]  # the model_fn and the RunConfig, which the migration removes
+    params: str | None = None  # `params = ...`: what Estimator passed the model_fn as params
 
 
 class Rewrite(TFCodemod):
@@ -208,7 +209,7 @@ class Rewrite(TFCodemod):
         removed = [s for s in (*setup.statements, estimator_statement, train_statement, eval_statement, driver)
                    if s is not None]
         self._check_nothing_else_uses(module, removed)
-        self._check_generated_names_are_free(module, GENERATED_NAMES + (() if model.chain else tuple(model.names())))
+        self._check_generated_names_are_free(module, _generated_names(setup, predict=False))
         generated = self._generated(
             "estimator_program.py.j2", setup, predict=False, train_input=f"{train_function.name.value}()",
             eval_input=f"{eval_function.name.value}()", max_steps=source(train_args["max_steps"]), eval_steps=steps,
@@ -255,8 +256,7 @@ class Rewrite(TFCodemod):
                                       allowed={*evaluations, *(node for _, node in predicts)})
         if predicts:
             model.chain = False  # the predictor shares the functional model's tensors
-        self._check_generated_names_are_free(
-            module, GENERATED_NAMES + (PREDICT_NAMES if predicts else ()) + (() if model.chain else tuple(model.names())))
+        self._check_generated_names_are_free(module, _generated_names(setup, predict=bool(predicts)))
         replacements[train_statement] = self._generated(
             "estimator_train.py.j2", setup, predict=bool(predicts), train_input=f"{train_function.name.value}()",
             max_steps=source(steps))
@@ -287,23 +287,27 @@ class Rewrite(TFCodemod):
 
     def _estimator_setup(self, estimator: cst.Call, definitions) -> EstimatorSetup:
         estimator_args = self._bound(estimator, ESTIMATOR)
-        for unsupported in ("params", "warm_start_from"):
-            if unsupported in estimator_args:
-                raise Unsupported(estimator_args[unsupported], f"Estimator({unsupported}=...) is not migrated yet")
+        if "warm_start_from" in estimator_args:
+            raise Unsupported(estimator_args["warm_start_from"], "Estimator(warm_start_from=...) is not migrated yet")
         config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
         model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
         model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
         seed = config_args.get("tf_random_seed")
-        return EstimatorSetup(ModelFnReader(self._api).read(model_fn_def),
-                              source(model_dir) if model_dir is not None else None,
-                              source(seed) if seed is not None else None, (model_fn_def, config_statement))
+        model = ModelFnReader(self._api).read(model_fn_def)
+        params = estimator_args.get("params")
+        if params is not None and not model.uses_params:
+            raise Unsupported(params, "Estimator(params=...) for a model_fn that does not take params")
+        return EstimatorSetup(model, source(model_dir) if model_dir is not None else None,
+                              source(seed) if seed is not None else None, (model_fn_def, config_statement),
+                              _params_line(params) if model.uses_params else None)
 
     def _generated(self, template: str, setup: EstimatorSetup, **context) -> list[cst.BaseStatement]:
         from templates import render
 
         model = setup.model
         text = render(template, model=model, sequential=model.chain, partitioner=model.partitioner or "None",
-                      tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir, **context)
+                      tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir,
+                      params=setup.params, **context)
         self._add_imports(setup.model_dir is not None)
         generated = list(cst.parse_module(text).body)
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
@@ -500,3 +504,17 @@ def _is_canned(api: str) -> bool:
     """tf.estimator.DNNClassifier, LinearRegressor, BoostedTreesClassifier, ... (not Estimator itself)."""
     name = api.rpartition(".")[2]
     return api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator")) and name != "Estimator"
+
+
+def _params_line(params: cst.BaseExpression | None) -> str:
+    """The model_fn's `params`: Estimator's argument (it passed {} without one)."""
+    if isinstance(params, cst.Name) and params.value == "params":
+        return ""  # the module's own `params`, already bound
+    return f"params = {source(params) if params is not None else '{}'}"
+
+
+def _generated_names(setup: EstimatorSetup, predict: bool) -> tuple[str, ...]:
+    """The module-level names the migrated program binds."""
+    model = setup.model
+    return (*GENERATED_NAMES, *(PREDICT_NAMES if predict else ()), *(() if model.chain else model.names()),
+            *(("params",) if setup.params else ()))

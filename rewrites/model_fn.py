@@ -70,6 +70,7 @@ class Model:
     metrics: list[str] = field(default_factory=list)
     predictions: list[tuple[str, str]] | None = None  # the PREDICT branch's dict: (key, value) code over model tensors
     partitioner: str | None = None  # the strategy's variable_partitioner
+    uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
     numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
 
@@ -96,9 +97,10 @@ class ModelFnReader:
 
     def read(self, function: cst.FunctionDef) -> Model:
         params = [param.name.value for param in function.params.params]
-        if tuple(params) != MODEL_FN_PARAMETERS:
-            raise Unsupported(function.params, "a model_fn taking (features, labels, mode) is migrated; "
-                                               "params and config are not yet")
+        if params[:3] != list(MODEL_FN_PARAMETERS) or params[3:] not in ([], ["params"]) or function.params.star_kwarg:
+            raise Unsupported(function.params, "a model_fn taking (features, labels, mode[, params]) is migrated; "
+                                               "config is not yet")
+        self.model.uses_params = "params" in params
         statements = list(function.body.body)
         if statements and _is_docstring(statements[0]):
             statements = statements[1:]

@@ -125,7 +125,7 @@ def test_numeric_piece_gets_its_own_finding():
          "  logits = tf1.cond(mode == 'train', lambda: features, lambda: features)\n", "logits = tf1.cond"),
         ("train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20)",
          "train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20, hooks=[hook])", "hook"),
-        ("def _model_fn(features, labels, mode):", "def _model_fn(features, labels, mode, params):", "features, labels"),
+        ("def _model_fn(features, labels, mode):", "def _model_fn(features, labels, mode, config):", "features, labels"),
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
          "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)", "def _input_fn"),
         ("print(\"eval loss", "print(estimator.model_dir)\nprint(\"eval loss", "estimator.model_dir"),
@@ -138,7 +138,7 @@ def test_numeric_piece_gets_its_own_finding():
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)",
          "  return features, labels", "def _eval_input_fn"),
     ],
-    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn params", "input that does not repeat",
+    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn config", "input that does not repeat",
          "estimator used afterwards", "RunConfig checkpoint steps", "weighted loss", "generated name taken",
          "eval until the input ends", "input_fn returning tensors"],
 )
@@ -376,3 +376,13 @@ def test_tensorflow_estimator_spelling_migrates():
                           "import tensorflow.compat.v1 as tf1\nimport tensorflow_estimator as tfe\n")
     source = source.replace("tf1.estimator.", "tfe.estimator.")
     assert "ParameterServerStrategy" in migrated(source).source
+
+
+def test_params_reach_the_model_as_they_reached_the_model_fn():
+    source = SEED.replace("def _model_fn(features, labels, mode):", "def _model_fn(features, labels, mode, params):")
+    source = source.replace("tf1.layers.Dense(1)(features)", 'tf1.layers.Dense(params["units"])(features)')
+    source = source.replace("Estimator(model_fn=_model_fn, config=config)",
+                            'Estimator(model_fn=_model_fn, config=config, params={"units": 1})')
+    code = migrated(source).source
+    assert 'params = {"units": 1}\n' in code and 'keras.layers.Dense(units=params["units"])' in code
+    assert code.index("params = {") < code.index("with strategy.scope():")
