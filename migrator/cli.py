@@ -105,7 +105,14 @@ class Outcome:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return dispatch(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # `tf-migrate ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+
+
+def dispatch(argv: list[str]) -> int:
     if argv[:1] == ["rules"]:
         return rules_main(argv[1:])
     if argv[:1] == ["parity"]:

@@ -190,3 +190,13 @@ def test_console_script_help():
     assert result.returncode == 0
     for option in ("--diff", "--check", "--out", "--select", "--ignore", "exit status", "tf-migrate rules"):
         assert option in result.stdout
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(monkeypatch):
+    """`tf-migrate rules | head -1`: writing to a pipe nobody reads any more ends quietly."""
+    from migrator.cli import main
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    monkeypatch.setattr(sys, "stdout", os.fdopen(write_end, "w", buffering=1))
+    assert main(["rules"]) == 2

@@ -102,7 +102,6 @@ def main(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         print("tf-migrate parity: interrupted; both sides stopped and their files removed", file=sys.stderr)
         return EXIT_INTERRUPTED
-    print(terminal_summary(report, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     for path, write in ((args.json, write_json), (args.html, write_html)):
         if path is None:
             continue
@@ -111,6 +110,7 @@ def main(argv: Sequence[str]) -> int:
         except OSError as error:
             print(f"tf-migrate parity: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
             return EXIT_ERROR
+    print(terminal_summary(report, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return report.exit_code
 
 
