@@ -39,8 +39,8 @@ pytestmark = pytest.mark.tensorflow
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
-TRAIN_STEPS = {"regression": 20, "momentum": 20, "classifier": 30, "partitioned": 30, "manual": 20, "ps_cluster": 20}
-GENERATED = ["regression", "momentum", "classifier", "partitioned"]  # examples whose train_tf2.py is the tool's output
+TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30, "manual": 20, "ps_cluster": 20}
+GENERATED = ["regression", "momentum", "rmsprop", "classifier", "partitioned"]  # examples whose train_tf2.py is the tool's output
 
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
 PRINTED_LINE = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)
@@ -156,7 +156,7 @@ def migrated(tmp_path_factory) -> Path:
 
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
     changed = {name for name in TRAIN_STEPS if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
-    assert changed == {"regression", "momentum", "classifier", "partitioned", "ps_cluster"}  # not manual
+    assert changed == {"regression", "momentum", "rmsprop", "classifier", "partitioned", "ps_cluster"}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "tf.distribute.Server(" in (migrated / "ps_cluster" / "train.py").read_text()
 

@@ -1,0 +1,95 @@
+"""RMSProp in TensorFlow 1: the optimizer whose Keras counterpart starts elsewhere.
+
+The seed regression (examples/regression/train.py) with
+``tf1.train.RMSPropOptimizer(0.01)``. TF1 starts the mean-square slot of every
+variable at ones, Keras at zeros, and TF1's epsilon is 1e-10 where Keras' is
+1e-7. Without ``TF_CONFIG`` it trains locally for 20 steps, logging the loss of
+each.
+
+Run: python examples/rmsprop/train.py
+"""
+import random
+import shutil
+import tempfile
+
+import tensorflow as tf
+import tensorflow.compat.v1 as tf1
+import os
+import tf_keras as keras
+
+features = [[1., 1.5], [2., 2.5], [3., 3.5]]
+labels = [[0.3], [0.5], [0.7]]
+eval_features = [[4., 4.5], [5., 5.5], [6., 6.5]]
+eval_labels = [[0.8], [0.9], [1.]]
+
+
+def _input_fn():
+  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)
+
+
+def _eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices(
+      (eval_features, eval_labels)).batch(1)
+
+
+# Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
+# module: seed it as well as the graph (RunConfig's tf_random_seed).
+random.seed(42)
+
+# Log "loss = ..., step = ..." after every step.
+tf1.logging.set_verbosity(tf1.logging.INFO)
+
+model_dir = tempfile.mkdtemp()
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver, variable_partitioner=None)
+
+
+keras.utils.set_random_seed(42)
+task_type, strategy = strategy_for_this_task()
+
+dataset = _input_fn()
+
+with strategy.scope():
+  model = keras.Sequential([
+      keras.layers.Dense(units=1),
+  ])
+  model.build(dataset.element_spec[0].shape)
+  optimizer = keras.optimizers.legacy.RMSprop(learning_rate=0.01, epsilon=1e-10)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+  # TF1 started the mean-square slots at ones, Keras at zeros.
+  for variable in model.trainable_variables:
+    optimizer.add_slot(variable, "rms", initializer="ones")
+
+eval_dataset = _eval_input_fn().repeat()
+
+checkpoint = keras.callbacks.ModelCheckpoint(
+    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
+if task_type == "evaluator":
+  # The TF1 evaluator job: evaluate the chief's checkpoints.
+  keras.utils.SidecarEvaluator(
+      model, data=eval_dataset, checkpoint_dir=model_dir, steps=3,
+      max_evaluations=1).start()
+else:
+  model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint], verbose=2)
+eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
+print("eval loss: %s" % eval_result["loss"])
+shutil.rmtree(model_dir)
