@@ -61,7 +61,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "estimator",
-        triggers=("Estimator", "Classifier", "Regressor", "train_and_evaluate"),
+        triggers=("Estimator(", "Classifier(", "Regressor(", "train_and_evaluate("),
         rules=(
             Rule("TFM301", "estimator-program", N,
                  "an Estimator program (train_and_evaluate) -> Keras fit under ParameterServerStrategy"),
