@@ -101,6 +101,11 @@ def without_trailing_comma(args: list[cst.Arg], original: Sequence[cst.Arg]) -> 
     return args
 
 
+def source(node: cst.CSTNode) -> str:
+    """The code of one node, as it is written."""
+    return cst.Module([]).code_for_node(node)
+
+
 def subtree(node: cst.CSTNode):
     """``node`` and every node below it."""
     stack = [node]

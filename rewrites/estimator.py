@@ -79,8 +79,8 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ScopeProvider
 
-from rewrites.base import TFCodemod, bind_arguments, subtree
-from rewrites.model_fn import Model, ModelFnReader, Unsupported, single_assign, source, statement_value
+from rewrites.base import TFCodemod, source, subtree
+from rewrites.model_fn import Model, ModelFnReader, Unsupported, bound_values, single_assign, statement_value
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
@@ -129,8 +129,10 @@ class Rewrite(TFCodemod):
             return updated_node
         for statement in removed:
             RemoveImportsVisitor.remove_unused_import_by_node(self.context, statement)
-        self.report("TFM301", driver, "Estimator program -> Keras fit under ParameterServerStrategy; "
-                                      "prove it with tf-migrate parity")
+        self.report("TFM301", driver, "Estimator program -> Keras fit under ParameterServerStrategy; Keras averages "
+                                      "the eval loss per example (TF1 per batch: differs with a short last batch) and "
+                                      "trains from scratch (TF1 resumed from a checkpoint in model_dir); prove it with "
+                                      "tf-migrate parity")
         for rule, node, message in notes:
             self.report(rule, node, message)
         return updated_node.with_changes(body=body)
@@ -182,8 +184,8 @@ class Rewrite(TFCodemod):
 
         setup = self._estimator_setup(estimator, definitions)
 
-        train_args = self._bound(train_spec, TRAIN_SPEC)
-        eval_args = self._bound(eval_spec, EVAL_SPEC)
+        train_args = bound_values(train_spec, TRAIN_SPEC)
+        eval_args = bound_values(eval_spec, EVAL_SPEC)
         for args, names in ((train_args, ("hooks", "saving_listeners")), (eval_args, ("hooks", "exporters"))):
             for name in names:
                 if name in args:
@@ -223,7 +225,7 @@ class Rewrite(TFCodemod):
         name = train.func.value.value
         estimator_statement, estimator = definitions[name]
         setup = self._estimator_setup(estimator, definitions)
-        train_args = self._bound(train, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"))
+        train_args = bound_values(train, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"))
         for unsupported in ("hooks", "saving_listeners"):
             if unsupported in train_args:
                 raise Unsupported(train_args[unsupported], UNMIGRATED_HOOKS[unsupported])
@@ -264,7 +266,7 @@ class Rewrite(TFCodemod):
             ("TFM401", node, why) for node, why in model.numeric]
 
     def _evaluate(self, statement, call: cst.Call, definitions) -> list[cst.BaseStatement]:
-        args = self._bound(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"))
+        args = bound_values(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"))
         if set(args) - {"input_fn", "steps"}:
             raise Unsupported(call, "evaluate() with hooks, a checkpoint_path or a name is not migrated yet")
         function = self._input_function(args.get("input_fn") or call, definitions)
@@ -279,14 +281,14 @@ class Rewrite(TFCodemod):
         return generated
 
     def _predict(self, call: cst.Call, definitions) -> cst.BaseExpression:
-        args = self._bound(call, ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"))
+        args = bound_values(call, ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"))
         if set(args) != {"input_fn"}:
             raise Unsupported(call, "predict() with more than an input_fn is not migrated yet")
         function = self._input_function(args["input_fn"], definitions)
         return cst.parse_expression(f"predict_examples(predictor, {function.name.value}())")
 
     def _estimator_setup(self, estimator: cst.Call, definitions) -> EstimatorSetup:
-        estimator_args = self._bound(estimator, ESTIMATOR)
+        estimator_args = bound_values(estimator, ESTIMATOR)
         if "warm_start_from" in estimator_args:
             raise Unsupported(estimator_args["warm_start_from"], "Estimator(warm_start_from=...) is not migrated yet")
         config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
@@ -316,16 +318,10 @@ class Rewrite(TFCodemod):
     # -- pieces of the program ----------------------------------------------
 
     def _required(self, call: cst.Call, params: tuple[str, ...], name: str) -> cst.BaseExpression:
-        args = self._bound(call, params)
+        args = bound_values(call, params)
         if name not in args:
             raise Unsupported(call, f"no {name} argument")
         return args[name]
-
-    def _bound(self, call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
-        bound = bind_arguments(call, params)
-        if bound is None:
-            raise Unsupported(call, "arguments that cannot be read statically (*args, **kwargs or unknown keywords)")
-        return {name: arg.value for name, (_, arg) in bound.items()}
 
     def _call_of(self, node: cst.BaseExpression, api: str, definitions: dict):
         """The ``api(...)`` call ``node`` is, or names at module level, and the statement that assigns it."""

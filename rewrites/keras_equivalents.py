@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from migrator.findings import Safety
-from rewrites.base import bind_arguments
+from rewrites.base import bind_arguments, source
 
 
 @dataclass(frozen=True)
@@ -306,13 +306,13 @@ def loss(api: str, call: cst.Call) -> tuple[KerasCode, cst.BaseExpression, cst.B
                                 "Keras by the batch size; pass them as sample weights with reduction='sum' divided by "
                                 "the non-zero weight count, by hand")
     if "reduction" in bound and not _is_reduction(bound["reduction"], _SAME_AS_KERAS_REDUCTION):
-        raise NoKerasEquivalent(f"{api} with reduction={_source(bound['reduction'])}: Keras losses average over the "
+        raise NoKerasEquivalent(f"{api} with reduction={source(bound['reduction'])}: Keras losses average over the "
                                 "batch; choose the matching Keras reduction by hand")
     labels, predictions = (bound[name] for name in list(_signature(translation.tf1))[:2])
     code = _keras_call(translation, bound)
     if api == "losses.log_loss":
         if "epsilon" in bound and not _is_number(bound["epsilon"], 1e-07):
-            raise NoKerasEquivalent(f"{api} with epsilon={_source(bound['epsilon'])}: Keras' BinaryCrossentropy "
+            raise NoKerasEquivalent(f"{api} with epsilon={source(bound['epsilon'])}: Keras' BinaryCrossentropy "
                                     "always uses 1e-07; write the loss by hand")
         why = ("TF1 log_loss adds epsilon inside the logarithms, Keras clips the predictions to [1e-07, 1 - 1e-07] "
                "(and reads the logits of a sigmoid output): the losses differ where predictions are near 0 or 1")
@@ -395,7 +395,7 @@ def _keras_call(translation: Translation, bound: Mapping[str, cst.BaseExpression
             continue
         value = bound.get(name, defaults[name] if name in translation.explicit else None)
         if value is not None and not (_is_name(value, "None") and _is_name(defaults[name], "None")):
-            arguments.append(f"{translation.renames.get(name, name)}={_source(value)}")
+            arguments.append(f"{translation.renames.get(name, name)}={source(value)}")
     return f"{translation.keras}({', '.join(arguments)})"
 
 
@@ -404,17 +404,17 @@ def _momentum(api: str, code: str, learning_rate: cst.BaseExpression) -> KerasCo
     if isinstance(learning_rate, (cst.Integer, cst.Float)):
         return KerasCode(code, Safety.EXACT)
     if isinstance(learning_rate, cst.Call):
-        raise NoKerasEquivalent(f"{api} with learning_rate={_source(learning_rate)}: with a changing learning rate "
+        raise NoKerasEquivalent(f"{api} with learning_rate={source(learning_rate)}: with a changing learning rate "
                                 "Keras' momentum differs from TF1's (measured 2x); write a legacy-SGD subclass whose "
                                 "dense update calls tf.raw_ops.ResourceApplyMomentum, or keep the rate constant")
-    return KerasCode(code, Safety.NUMERIC, f"momentum: same as TF1 only while learning_rate={_source(learning_rate)} "
+    return KerasCode(code, Safety.NUMERIC, f"momentum: same as TF1 only while learning_rate={source(learning_rate)} "
                                           "stays constant (TF1 scales the whole accumulator by the current rate)")
 
 
 def _check_training(api: str, training: cst.BaseExpression | None) -> None:
     """Keras switches the layer's training behaviour on in fit only: TF1 must have switched by the mode."""
     if training is None or _is_name(training, "True", "False", "None"):
-        given = "False (the default)" if training is None else _source(training)
+        given = "False (the default)" if training is None else source(training)
         raise NoKerasEquivalent(f"{api} with training={given}: TF1 does the same in every mode, Keras "
                                 f"{_TRAINING_ONLY[api]} in fit only; if TRAIN mode only was meant, pass "
                                 "training=(mode == tf.estimator.ModeKeys.TRAIN) in the TF1 code first")
@@ -439,7 +439,7 @@ def _activation(api: str, value: cst.BaseExpression) -> cst.BaseExpression:
         known = function in _ACTIVATIONS and module in ("nn", "math")
         if known or (function in _TOP_LEVEL_ACTIVATIONS and len(dotted) == 2):
             return cst.SimpleString(f'"{function}"')
-    raise NoKerasEquivalent(f"{api} with activation={_source(value)}: not a TensorFlow activation with a Keras name; "
+    raise NoKerasEquivalent(f"{api} with activation={source(value)}: not a TensorFlow activation with a Keras name; "
                             "pass the Keras activation (a name like \"relu\" or a function) by hand")
 
 
@@ -465,7 +465,3 @@ def _is_number(node: cst.BaseExpression, value: float) -> bool:
 
 def _is_name(node: cst.BaseExpression | None, *names: str) -> bool:
     return isinstance(node, cst.Name) and node.value in names
-
-
-def _source(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)

@@ -27,7 +27,7 @@ import libcst as cst
 
 from migrator.findings import Safety
 from rewrites import keras_equivalents as keras_code
-from rewrites.base import bind_arguments
+from rewrites.base import bind_arguments, source
 
 MODEL_FN_PARAMETERS = ("features", "labels", "mode")
 GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
@@ -208,7 +208,7 @@ class ModelFnReader:
         call = statement.items[0].item if len(statement.items) == 1 else None
         if not (isinstance(call, cst.Call) and self.api(call.func) == "variable_scope"):
             raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
-        args = _bound(call, VARIABLE_SCOPE)
+        args = bound_values(call, VARIABLE_SCOPE)
         if set(args) - {"name_or_scope", "partitioner"}:
             raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
         if "partitioner" in args:
@@ -259,7 +259,7 @@ class ModelFnReader:
         call = small.value if isinstance(small, cst.Return) else None
         if not (isinstance(call, cst.Call) and self.api(call.func) == "estimator.EstimatorSpec"):
             raise Unsupported(statement, "expected `return EstimatorSpec(mode, ...)`")
-        return _bound(call, ESTIMATOR_SPEC)
+        return bound_values(call, ESTIMATOR_SPEC)
 
     def _train_return(self, statement) -> None:
         args = self._spec(statement)
@@ -292,7 +292,7 @@ class ModelFnReader:
         return metrics
 
     def _metric(self, key: str, api: str, call: cst.Call) -> str:
-        args = _bound(call, ("labels", "predictions", "weights", "metrics_collections", "updates_collections", "name"))
+        args = bound_values(call, ("labels", "predictions", "weights", "metrics_collections", "updates_collections", "name"))
         labels, predictions = args.get("labels"), args.get("predictions")
         if "weights" in args or not is_name(labels, "labels") or not isinstance(predictions, cst.Name):
             raise Unsupported(call, f"{api} is migrated on (labels, a model tensor) without weights")
@@ -307,7 +307,7 @@ class ModelFnReader:
         call = self.pure.get(name)
         if call is None or self.api(call.func) not in ARGMAX or not call.args:
             return False
-        axis = _bound(call, ("input", "axis", "name", "dimension", "output_type")).get("axis")
+        axis = bound_values(call, ("input", "axis", "name", "dimension", "output_type")).get("axis")
         return (is_name(call.args[0].value, self.model.output) and isinstance(axis, (cst.Integer, cst.UnaryOperation))
                 and source(axis) in ("1", "-1"))
 
@@ -348,7 +348,7 @@ class ModelFnReader:
         if not (isinstance(func, cst.Attribute) and func.attr.value == "minimize"
                 and is_name(func.value, self.optimizer_name or "")):
             return False
-        args = _bound(call, ("loss", "global_step", "var_list"))
+        args = bound_values(call, ("loss", "global_step", "var_list"))
         if "var_list" in args or not is_name(args.get("loss"), self.loss_name or ""):
             raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
         step = args.get("global_step")
@@ -365,7 +365,8 @@ class ModelFnReader:
 # -- small syntax helpers ------------------------------------------------------
 
 
-def _bound(call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
+def bound_values(call: cst.Call, params: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> argument value, or Unsupported when the call cannot be read statically."""
     bound = bind_arguments(call, params)
     if bound is None:
         raise Unsupported(call, "arguments that cannot be read statically (*args, **kwargs or unknown keywords)")
@@ -400,8 +401,3 @@ def is_name(node, name: str) -> bool:
 def first_line(statement: cst.CSTNode) -> str:
     line = source(statement).strip().splitlines()[0]
     return line if len(line) <= 60 else line[:57] + "..."
-
-
-def source(node: cst.CSTNode) -> str:
-    """The code of one node, as it is written."""
-    return cst.Module([]).code_for_node(node)
