@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from migrator import __version__
-from migrator.config import Config, ConfigError, enabled_rules, find_pyproject, load_config
+from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
 from migrator.engine import Result, families_for, migrate
 from migrator.files import Candidate, Source, common_folder, discover, read_source, write_atomic
 from migrator.findings import FileError, Finding, Safety
@@ -71,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated rule ids or prefixes to skip, added to `ignore` from the config")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="skip files and folders matching GLOB inside the folders given (repeatable)")
+    parser.add_argument("--keras", choices=KERAS_CHOICES, default=None,
+                        help="how generated code imports Keras 2: `import tf_keras as keras` (runs on TF 2.15 and, with "
+                             "`pip install tf-keras`, on every later TF) or `from tensorflow import keras` (TF 2.15 and "
+                             "older only: later tf.keras is Keras 3, which ParameterServerStrategy cannot train); "
+                             "default: `keras` from the config, else tf_keras")
     parser.add_argument("--config", type=Path, metavar="PYPROJECT",
                         help="read [tool.tf-migrate] from this pyproject.toml instead of the nearest one")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
@@ -153,7 +158,7 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str]) -> Ou
         except FileError as error:
             outcome.errors.append(error)
     todo = [candidate for candidate, source in sources.items() if families_for(source.text, enabled)]
-    results = dict(zip(todo, migrate_all(todo, sources, enabled, args.jobs)))
+    results = dict(zip(todo, migrate_all(todo, sources, enabled, args.keras or config.keras, args.jobs)))
     for candidate, source in sources.items():
         result = results.get(candidate, Result(source.text))
         try:
@@ -194,21 +199,23 @@ def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
         yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
 
 
-def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], jobs: int) -> Iterator[Result | FileError]:
+def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
+                jobs: int) -> Iterator[Result | FileError]:
     """Migrate the files that need it, on all cores when there are several."""
     texts = [sources[candidate].text for candidate in todo]
     names = [str(candidate.path) for candidate in todo]
-    enabled_each = [enabled] * len(todo)
+    enabled_each, keras_each = [enabled] * len(todo), [keras] * len(todo)
     if jobs > 1 and len(todo) > 1:
         with ProcessPoolExecutor(min(jobs, len(todo))) as pool:
-            yield from with_progress(pool.map(migrate_or_error, texts, names, enabled_each, chunksize=4), len(todo))
+            yield from with_progress(pool.map(migrate_or_error, texts, names, enabled_each, keras_each, chunksize=4),
+                                     len(todo))
     else:
-        yield from with_progress(map(migrate_or_error, texts, names, enabled_each), len(todo))
+        yield from with_progress(map(migrate_or_error, texts, names, enabled_each, keras_each), len(todo))
 
 
-def migrate_or_error(text: str, name: str, enabled: frozenset[str]) -> Result | FileError:
+def migrate_or_error(text: str, name: str, enabled: frozenset[str], keras: str) -> Result | FileError:
     try:
-        return migrate(text, name, enabled)
+        return migrate(text, name, enabled, keras)
     except FileError as error:
         return error
     except Exception as error:  # a crash on one file must not stop the others

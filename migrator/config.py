@@ -4,6 +4,7 @@
     select = ["TFM1", "TFM2"]        # rule ids or prefixes; default: all
     ignore = ["TFM102"]
     exclude = ["legacy/", "*_pb2.py"]  # globs, relative to the pyproject.toml's folder
+    keras = "tf_keras"               # how generated code imports Keras: "tf_keras" or "tf.keras"
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KEYS = ("select", "ignore", "exclude")
+LIST_KEYS = ("select", "ignore", "exclude")
+
+# How generated code imports Keras 2: the tf_keras package (TensorFlow 2.15 and every
+# later release with `pip install tf-keras`), or tf.keras (Keras 2 only up to TF 2.15).
+KERAS_CHOICES = ("tf_keras", "tf.keras")
 
 
 class ConfigError(Exception):
@@ -32,6 +37,7 @@ class Config:
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    keras: str = "tf_keras"
     root: Path | None = None      # the folder of the pyproject.toml it came from
     source: Path | None = None
 
@@ -54,17 +60,22 @@ def load_config(pyproject: Path | None) -> Config:
             table = tomllib.load(handle).get("tool", {}).get("tf-migrate", {})
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: cannot read [tool.tf-migrate]: {error}") from None
-    unknown = sorted(set(table) - set(KEYS))
+    unknown = sorted(set(table) - {*LIST_KEYS, "keras"})
     if unknown:
-        raise ConfigError(f"{pyproject}: unknown key(s) in [tool.tf-migrate]: {', '.join(unknown)} (known: {', '.join(KEYS)})")
+        raise ConfigError(f"{pyproject}: unknown key(s) in [tool.tf-migrate]: {', '.join(unknown)} "
+                          f"(known: {', '.join(LIST_KEYS)}, keras)")
+    keras = table.get("keras", "tf_keras")
+    if keras not in KERAS_CHOICES:
+        raise ConfigError(f"{pyproject}: [tool.tf-migrate] keras must be one of {', '.join(map(repr, KERAS_CHOICES))}, "
+                          f"not {keras!r}")
     values = {}
-    for key in KEYS:
+    for key in LIST_KEYS:
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{pyproject}: [tool.tf-migrate] {key} must be a list of strings")
         values[key] = tuple(value)
     return Config(select=values["select"] or ("ALL",), ignore=values["ignore"], exclude=values["exclude"],
-                  root=pyproject.parent, source=pyproject)
+                  keras=keras, root=pyproject.parent, source=pyproject)
 
 
 def expand(selectors: Iterable[str]) -> set[str]:

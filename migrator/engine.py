@@ -36,8 +36,11 @@ def families_for(source: str, enabled: Collection[str]) -> list[Family]:
     ]
 
 
-def migrate(source: str, path: str, enabled: Collection[str]) -> Result:
-    """Migrate one file's text. Raises FileError when it cannot be parsed or rewritten safely."""
+def migrate(source: str, path: str, enabled: Collection[str], keras: str = "tf_keras") -> Result:
+    """Migrate one file's text. Raises FileError when it cannot be parsed or rewritten safely.
+
+    ``keras``: how generated code imports Keras, "tf_keras" or "tf.keras".
+    """
     families = families_for(source, enabled)
     if not families:
         return Result(source)
@@ -47,7 +50,7 @@ def migrate(source: str, path: str, enabled: Collection[str]) -> Result:
     module = _parse(source, path)
     findings: list[Finding] = []
     for family in families:
-        rewrite = family.load()(CodemodContext(filename=path), enabled, path)
+        rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
         try:
             module = rewrite.transform_module(module)
         except Exception as error:  # a bug in a rewrite must not cost the user their file

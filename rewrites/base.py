@@ -124,10 +124,11 @@ class TFCodemod(VisitorBasedCodemodCommand):
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
-    def __init__(self, context: CodemodContext, enabled: Collection[str], path: str) -> None:
+    def __init__(self, context: CodemodContext, enabled: Collection[str], path: str, keras: str = "tf_keras") -> None:
         super().__init__(context)
         self.enabled = frozenset(enabled)
         self.path = path
+        self.keras = keras  # how generated code imports Keras: "tf_keras" or "tf.keras"
         self.findings: list[Finding] = []
         self._module_aliases: dict[str, str] = {}
         self._tf2_alias: str | None = None

@@ -86,7 +86,8 @@ from rewrites.model_fn import Model, ModelFnReader, Unsupported, bound_values, s
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
                    "optimizer", "checkpoint")
 PREDICT_NAMES = ("predict_examples", "predictor")
-GENERATED_IMPORTS = {"tf": "tensorflow", "keras": "tf_keras", "os": "os"}
+# --keras: the module and name each spelling imports Keras 2 as `keras` from.
+KERAS_IMPORTS = {"tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
 
 CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
                   "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with tf-migrate parity")
@@ -408,17 +409,21 @@ class Rewrite(TFCodemod):
             if name in scope:
                 raise Unsupported(next(iter(scope[name])).node, f"the migrated program defines `{name}`, "
                                                                 "which this module already uses")
-        for name, expected in GENERATED_IMPORTS.items():
+        for name, (module, obj) in self._generated_imports().items():
             for assignment in scope[name] if name in scope else ():
-                if not _imports_module(assignment.node, name, expected):
-                    raise Unsupported(assignment.node, f"the migrated program needs `{name}` for {expected}, "
-                                                       "which this module binds to something else")
+                if not _imports(assignment.node, name, module, obj):
+                    raise Unsupported(assignment.node, f"the migrated program needs `{name}` for "
+                                                       f"{module}{'.' + obj if obj else ''}, which this module binds "
+                                                       "to something else")
+
+    def _generated_imports(self) -> dict[str, tuple[str, str | None]]:
+        """name -> (module, object or None): `import module as name` or `from module import object`."""
+        return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras], "os": ("os", None)}
 
     def _add_imports(self, needs_os: bool) -> None:
-        AddImportsVisitor.add_needed_import(self.context, "tensorflow", asname="tf")
-        AddImportsVisitor.add_needed_import(self.context, "tf_keras", asname="keras")
-        if needs_os:
-            AddImportsVisitor.add_needed_import(self.context, "os")
+        for name, (module, obj) in self._generated_imports().items():
+            if name != "os" or needs_os:
+                AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if name in (module, obj) else name)
 
 
 # -- small syntax helpers ------------------------------------------------------
@@ -455,10 +460,15 @@ def _is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-def _imports_module(node: cst.CSTNode, name: str, module: str) -> bool:
-    if isinstance(node, cst.Import):
+def _imports(node: cst.CSTNode, name: str, module: str, obj: str | None) -> bool:
+    """Does the import statement ``node`` bind ``name`` to ``module`` (obj None) or to ``module.obj``?"""
+    if obj is None and isinstance(node, cst.Import):
         return any(alias.evaluated_name == module and (alias.evaluated_alias or alias.evaluated_name) == name
                    for alias in node.names)
+    if (obj is not None and isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative
+            and not isinstance(node.names, cst.ImportStar)):
+        return source(node.module) == module and any(
+            alias.evaluated_name == obj and (alias.evaluated_alias or obj) == name for alias in node.names)
     return False
 
 

@@ -10,8 +10,8 @@ from rewrites import RULES
 ALL_RULES = frozenset(RULES)
 
 
-def run(source: str, enabled=ALL_RULES):
-    return migrate(dedent(source), "example.py", enabled)
+def run(source: str, enabled=ALL_RULES, keras="tf_keras"):
+    return migrate(dedent(source), "example.py", enabled, keras)
 
 
 def check_noop(source: str, findings: tuple[str, ...] = (), enabled=ALL_RULES) -> None:

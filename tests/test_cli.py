@@ -114,6 +114,33 @@ def test_pyproject_config(tree, cli):
     assert "4 files scanned" in err
 
 
+ESTIMATOR_PROGRAM = "examples/regression/train.py"
+
+
+@pytest.mark.parametrize("option, config, expected", [
+    ((), "", "import tf_keras as keras\n"),
+    (("--keras", "tf.keras"), "", "from tensorflow import keras\n"),
+    ((), 'keras = "tf.keras"\n', "from tensorflow import keras\n"),
+    (("--keras", "tf_keras"), 'keras = "tf.keras"\n', "import tf_keras as keras\n"),
+], ids=["default", "option", "config", "option over config"])
+def test_keras_import_of_generated_code(tmp_path, cli, option, config, expected):
+    from pathlib import Path
+
+    (tmp_path / "pyproject.toml").write_text("[tool.tf-migrate]\n" + config)
+    (tmp_path / "train.py").write_text((Path(__file__).parent.parent / ESTIMATOR_PROGRAM).read_text())
+    code, out, err = cli(*option, "train.py")
+    assert code == 0, err
+    assert expected in (tmp_path / "train.py").read_text()
+
+
+def test_unknown_keras_choice_is_a_usage_error(tree, cli, capsys):
+    (tree / "pyproject.toml").write_text('[tool.tf-migrate]\nkeras = "keras3"\n')
+    code, _, err = cli(".")
+    assert code == 2 and "keras must be one of 'tf_keras', 'tf.keras', not 'keras3'" in err
+    with pytest.raises(SystemExit):
+        cli("--keras", "keras3", ".")
+
+
 def test_bad_pyproject_config_is_a_usage_error(tree, cli):
     (tree / "pyproject.toml").write_text('[tool.tf-migrate]\nselekt = ["TFM1"]\n')
     code, _, err = cli(".")

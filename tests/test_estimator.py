@@ -54,9 +54,9 @@ def assert_left_whole_pointing_at(program: str, before: str, after: str, where: 
     assert where in line, (finding, line)
 
 
-def migrated(source: str):
-    result = run(source)
-    again = run(result.source)
+def migrated(source: str, keras="tf_keras"):
+    result = run(source, keras=keras)
+    again = run(result.source, keras=keras)
     assert again.source == result.source, "a second run changes nothing"
     return result
 
@@ -78,6 +78,23 @@ def test_seed_program_becomes_keras_under_parameter_server_strategy():
     assert "tensorflow.compat.v1 as tf1" in code  # the input functions still use it
     assert sorted(finding.rule for finding in result.findings) == ["TFM301", "TFM303"]  # the eval input does not repeat
     compile(code, "migrated.py", "exec")
+
+
+def test_keras_option_chooses_how_generated_code_imports_keras():
+    code = migrated(SEED, keras="tf.keras").source
+    assert "from tensorflow import keras\n" in code and "tf_keras" not in code
+    assert "keras.optimizers.legacy.Adagrad(" in code
+    compile(code, "migrated.py", "exec")
+
+
+@pytest.mark.parametrize("keras, taken", [("tf_keras", "from tensorflow import keras\n"),
+                                          ("tf.keras", "import tf_keras as keras\n")])
+def test_keras_bound_to_the_other_spelling_is_left_whole(keras, taken):
+    source = SEED.replace("import tempfile\n", "import tempfile\n" + taken)
+    result = run(source, keras=keras)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and "needs `keras`" in finding.message
 
 
 def test_repeating_eval_input_has_no_eval_steps_finding():
