@@ -1,24 +1,28 @@
 """The ``tf-migrate`` command.
 
-    tf-migrate [migrate] PATH... [--diff | --check | --out DIR] [--select IDS] [--ignore IDS]
+    tf-migrate [migrate] PATH... [--diff | --check | --out DIR] [--select IDS] [--ignore IDS] [--verify]
     tf-migrate rules [RULE]
     tf-migrate parity OLD.py NEW.py [options]
 
 Kept light on purpose: nothing here imports libcst or TensorFlow; the engine
-loads the rewrites only for files that need them.
+loads the rewrites only for files that need them, and migrator.parity is
+imported only with --verify (its sides run TensorFlow in child processes).
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.util
 import os
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from migrator import __version__
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
@@ -27,7 +31,13 @@ from migrator.files import Candidate, Source, common_folder, discover, read_sour
 from migrator.findings import FileError, Finding, Safety
 from rewrites import FAMILIES, RULES
 
-EXIT_OK, EXIT_WORK_LEFT, EXIT_ERROR = 0, 1, 2
+if TYPE_CHECKING:
+    from migrator.parity.model import ParityReport
+    from migrator.parity.verify import Verifier
+
+EXIT_OK, EXIT_WORK_LEFT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+ESTIMATOR_PROGRAM_RULE = "TFM301"  # the finding of a migrated Estimator program: what --verify trains
+PARITY_MODULES = ("numpy", "tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")  # the parity extra
 
 DESCRIPTION = """\
 Migrate TensorFlow 1 distributed-training code to TensorFlow 2, in place.
@@ -43,9 +53,11 @@ possible) or manual (left unchanged: a person must migrate it).
 
 EPILOG = """\
 exit status:
-  0  nothing to do, or every change applied
-  1  --check/--diff found changes to make, or manual findings remain
-  2  usage error, or some file could not be processed (the others still are)
+  0    nothing to do, or every change applied
+  1    --check/--diff found changes to make, manual findings remain, or --verify
+       found a program without parity (a mismatch, or a side that failed to run)
+  2    usage error, or some file could not be processed (the others still are)
+  130  interrupted: files not yet written are left as they were
 
 other commands:
   tf-migrate rules          list every rule with its id, level and summary
@@ -80,7 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read [tool.tf-migrate] from this pyproject.toml instead of the nearest one")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="worker processes for files that need rewriting (default: all cores)")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print only errors and manual findings")
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="print only errors, manual findings and verifications without parity")
+    verify = parser.add_argument_group("verification (needs the parity extra: pip install 'tf-migrate[parity]')")
+    verify.add_argument("--verify", action="store_true",
+                        help="before writing, train each migrated Estimator program and its migration with the parity "
+                             "harness (as `tf-migrate parity` does) and print the verdict after its findings; a program "
+                             "without parity is not written (--out: copied unchanged)")
+    verify.add_argument("--verify-reports", type=Path, metavar="DIR",
+                        help="with --verify: write each program's parity report as DIR/PATH.parity.html and "
+                             "DIR/PATH.parity.json, PATH relative to the inputs' common folder")
+    verify.add_argument("--verify-steps", type=int, metavar="N", help="with --verify: training steps to compare (default: 20)")
+    verify.add_argument("--verify-timeout", type=float, metavar="SECONDS",
+                        help="with --verify: time limit of each side of a parity run (default: 300)")
     parser.add_argument("--version", action="version", version=f"tf-migrate {__version__}")
     return parser
 
@@ -97,14 +121,17 @@ class Outcome:
     changed: list[str] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    verdicts: Counter = field(default_factory=Counter)  # --verify: "parity", "mismatch", "error" -> programs
+    report_errors: list[FileError] = field(default_factory=list)  # --verify-reports that could not be written
 
     def by_level(self) -> Counter:
         return Counter(finding.safety for finding in self.findings)
 
     def exit_code(self, dry_run: bool) -> int:
-        if self.errors:
+        if self.errors or self.report_errors:
             return EXIT_ERROR
-        if self.by_level()[Safety.MANUAL] or (dry_run and self.changed):
+        without_parity = self.verdicts["mismatch"] + self.verdicts["error"]
+        if self.by_level()[Safety.MANUAL] or (dry_run and self.changed) or without_parity:
             return EXIT_WORK_LEFT
         return EXIT_OK
 
@@ -132,20 +159,53 @@ def dispatch(argv: list[str]) -> int:
 def migrate_main(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.jobs < 1:
-        parser.error("--jobs must be at least 1")
+    problem = usage_problem(args)
+    if problem:
+        parser.error(problem)
+    if args.verify and not parity_extra_installed():
+        print("tf-migrate: error: --verify needs the parity extra: pip install 'tf-migrate[parity]'", file=sys.stderr)
+        return EXIT_ERROR
     try:
         config = load_config(args.config or find_pyproject(Path(common_folder(args.paths))))
         enabled = enabled_rules(split_ids(args.select) or config.select, [*config.ignore, *split_ids(args.ignore)])
     except ConfigError as error:
         print(f"tf-migrate: error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    outcome = run(args, config, enabled)
-    print_summary(outcome, dry_run=args.diff or args.check)
+    try:
+        outcome = run(args, config, enabled, make_verifier(args) if args.verify else None)
+    except KeyboardInterrupt:
+        print("tf-migrate: interrupted; files not yet written are left as they were", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print_summary(outcome, dry_run=args.diff or args.check, verify=args.verify)
     return outcome.exit_code(dry_run=args.diff or args.check)
 
 
-def run(args: argparse.Namespace, config: Config, enabled: frozenset[str]) -> Outcome:
+def usage_problem(args: argparse.Namespace) -> str | None:
+    if args.jobs < 1:
+        return "--jobs must be at least 1"
+    verify_options = {"--verify-reports": args.verify_reports, "--verify-steps": args.verify_steps,
+                      "--verify-timeout": args.verify_timeout}
+    for flag, value in verify_options.items():
+        if value is not None and not args.verify:
+            return f"{flag} needs --verify"
+    if args.verify_steps is not None and args.verify_steps < 1:
+        return "--verify-steps must be at least 1"
+    if args.verify_timeout is not None and args.verify_timeout <= 0:
+        return "--verify-timeout must be greater than 0"
+    return None
+
+
+def parity_extra_installed() -> bool:
+    return all(importlib.util.find_spec(name) for name in PARITY_MODULES)
+
+
+def make_verifier(args: argparse.Namespace) -> Verifier:
+    from migrator.parity.verify import Verifier
+
+    return Verifier(args.verify_steps, args.verify_timeout, args.verify_reports)
+
+
+def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verifier: Verifier | None = None) -> Outcome:
     outcome = Outcome()
     sources: dict[Candidate, Source] = {}
     for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out):
@@ -164,7 +224,7 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str]) -> Ou
         try:
             if isinstance(result, FileError):
                 raise result
-            apply(candidate, source, result, args, outcome)
+            apply(candidate, source, result, args, outcome, verifier)
         except FileError as error:
             outcome.errors.append(error)
         except OSError as error:
@@ -174,24 +234,73 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str]) -> Ou
     return outcome
 
 
-def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome) -> None:
-    """Show or write one file's result."""
+def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome,
+          verifier: Verifier | None = None) -> None:
+    """Show or write one file's result; with a verifier, a migrated Estimator program is written only at parity."""
     name = str(candidate.path)
-    changed = result.source != source.text
+    dry_run = args.diff or args.check
     stream = sys.stderr if args.diff else sys.stdout
     for finding in result.findings:
         if not args.quiet or finding.safety is Safety.MANUAL:
             print(finding.format(), file=stream)
     outcome.findings.extend(result.findings)
+    changed = result.source != source.text
+    data = result.source.encode(source.encoding) if changed else source.raw
+    if verifier is not None and is_estimator_program(result):
+        if not verify(candidate, source.raw, data, verifier, args, stream, outcome) and not dry_run:
+            changed, data = False, source.raw
     if args.diff and changed:
         sys.stdout.writelines(unified_diff(name, source.text, result.source))
     if args.out:
-        write_atomic(args.out / candidate.relative, result.source.encode(source.encoding) if changed else source.raw,
-                     mode=candidate.path.stat().st_mode & 0o7777)
-    elif changed and not (args.diff or args.check):
-        write_atomic(candidate.path, result.source.encode(source.encoding))
+        write_atomic(args.out / candidate.relative, data, mode=candidate.path.stat().st_mode & 0o7777)
+    elif changed and not dry_run:
+        write_atomic(candidate.path, data)
     if changed:
         outcome.changed.append(name)
+
+
+def is_estimator_program(result: Result) -> bool:
+    return any(finding.rule == ESTIMATOR_PROGRAM_RULE for finding in result.findings)
+
+
+def verify(candidate: Candidate, original: bytes, migrated: bytes, verifier: Verifier, args: argparse.Namespace,
+           stream: TextIO, outcome: Outcome) -> bool:
+    """Train the program as it is and as migrated; print and count the verdict. True at parity."""
+    name = str(candidate.path)
+    with status_on_terminal(f"verifying {name}: training the program and its migration"):
+        report = verifier.verify(candidate.path, original, migrated)
+    outcome.verdicts[report.verdict] += 1
+    if not args.quiet or report.verdict != "parity":
+        print(verdict_line(name, report, args), file=stream)
+    try:
+        verifier.write_reports(report, candidate.relative)
+    except FileError as error:
+        outcome.report_errors.append(error)
+        print(error.format(), file=sys.stderr)
+    return report.verdict == "parity"
+
+
+def verdict_line(name: str, report: ParityReport, args: argparse.Namespace) -> str:
+    line = f"{name}: {report.verdict}: {report.message}"
+    if report.verdict == "parity" or args.diff or args.check:
+        return line
+    return line + ("; copied unchanged" if args.out else "; left unchanged")
+
+
+def on_terminal() -> bool:
+    return sys.stderr.isatty() and not os.environ.get("CI")
+
+
+@contextmanager
+def status_on_terminal(text: str) -> Iterator[None]:
+    """A spinner saying what is going on, on a terminal; nothing otherwise."""
+    if not on_terminal():
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(text):
+        yield
 
 
 def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
@@ -224,7 +333,7 @@ def migrate_or_error(text: str, name: str, enabled: frozenset[str], keras: str) 
 
 def with_progress(results: Iterator, total: int) -> Iterator:
     """A progress bar on a terminal for runs long enough to want one; nothing otherwise."""
-    if total < 8 or not sys.stderr.isatty() or os.environ.get("CI"):
+    if total < 8 or not on_terminal():
         yield from results
         return
     from rich.progress import Progress
@@ -240,14 +349,17 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def print_summary(outcome: Outcome, dry_run: bool) -> None:
+def print_summary(outcome: Outcome, dry_run: bool, verify: bool = False) -> None:
     levels = outcome.by_level()
     verb = "would change" if dry_run else "changed"
     unchanged = outcome.scanned - len(outcome.changed) - len(outcome.errors)
+    verdicts = outcome.verdicts
     print(
         f"tf-migrate: {plural(outcome.scanned, 'file')} scanned: {len(outcome.changed)} {verb}, {max(unchanged, 0)} unchanged, "
         f"{len(outcome.errors)} failed; findings: "
-        + ", ".join(f"{levels[level]} {level}" for level in Safety),
+        + ", ".join(f"{levels[level]} {level}" for level in Safety)
+        + (f"; verified: {verdicts['parity']} parity, {verdicts['mismatch']} mismatch, {verdicts['error']} failed"
+           if verify else ""),
         file=sys.stderr,
     )
 

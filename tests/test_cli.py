@@ -190,6 +190,32 @@ def test_usage_errors_exit_2(cli):
     assert exit_info.value.code == 2
 
 
+@pytest.mark.parametrize("args, message", [
+    (("--verify-steps", "5"), "--verify-steps needs --verify"),
+    (("--verify-timeout", "60"), "--verify-timeout needs --verify"),
+    (("--verify-reports", "reports"), "--verify-reports needs --verify"),
+    (("--verify", "--verify-steps", "0"), "--verify-steps must be at least 1"),
+    (("--verify", "--verify-timeout", "0"), "--verify-timeout must be greater than 0"),
+])
+def test_verify_usage_errors_exit_2(tree, cli, capsys, args, message):
+    before = snapshot(tree)
+    with pytest.raises(SystemExit) as exit_info:
+        cli(*args, ".")
+    assert exit_info.value.code == 2
+    assert f"tf-migrate: error: {message}" in capsys.readouterr().err
+    assert snapshot(tree) == before
+
+
+@pytest.mark.parametrize("missing", ["numpy", "tensorflow"])
+def test_verify_without_the_parity_extra_exits_2_before_doing_anything(tree, cli, monkeypatch, missing):
+    monkeypatch.setitem(sys.modules, missing, None)  # importlib.util.find_spec then finds nothing
+    before = snapshot(tree)
+    code, out, err = cli("--verify", ".")
+    assert (code, out) == (2, "")
+    assert err == "tf-migrate: error: --verify needs the parity extra: pip install 'tf-migrate[parity]'\n"
+    assert snapshot(tree) == before
+
+
 def test_parallel_and_serial_runs_agree(tmp_path, cli):
     for i in range(12):
         (tmp_path / f"m{i:02}.py").write_text(TF1_SERVER if i % 3 else TF1_MANUAL)
@@ -215,7 +241,7 @@ def test_console_script_help():
     exe = os.path.join(os.path.dirname(sys.executable), "tf-migrate")
     result = subprocess.run([exe, "--help"], capture_output=True, text=True)
     assert result.returncode == 0
-    for option in ("--diff", "--check", "--out", "--select", "--ignore", "exit status", "tf-migrate rules"):
+    for option in ("--diff", "--check", "--out", "--select", "--ignore", "--verify", "exit status", "tf-migrate rules"):
         assert option in result.stdout
 
 

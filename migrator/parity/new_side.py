@@ -1,6 +1,8 @@
 """The new side: a TF2 Keras program, run as it is on disk with ``Model.fit`` / ``evaluate`` patched.
 
-    python -m migrator.parity.new_side WORKDIR PROGRAM
+    python -m migrator.parity.new_side WORKDIR PROGRAM [AS_PATH]
+
+AS_PATH: run PROGRAM's code as if it were that file (``tf-migrate --verify`` runs temporary copies).
 
 Before the program runs, an in-process cluster (1 worker, K parameter servers) is
 started and TF_CONFIG names this process its chief, so the program's own
@@ -196,7 +198,8 @@ def start_in_process_cluster(tf, ps_count: int) -> list:
 
 
 def main(argv: list[str]) -> int:
-    workdir, program = argv
+    workdir, program, *rest = argv
+    as_path = rest[0] if rest else program  # run PROGRAM's code as if it were the file AS_PATH
     started = time.perf_counter()
     exchange = Exchange(workdir)
     job = exchange.read_json("job.json")
@@ -209,8 +212,8 @@ def main(argv: list[str]) -> int:
     for package in KERAS_PACKAGES:
         if importlib.util.find_spec(package):
             side.install(importlib.import_module(package).Model)
-    run_program(program)
-    side.finish(started, program)
+    run_program(program, as_path)
+    side.finish(started, as_path)
     del servers
     return 0
 

@@ -1,6 +1,8 @@
 """The old side: a TF1 Estimator program, run as it is on disk with its entry points patched.
 
-    python -m migrator.parity.old_side WORKDIR PROGRAM
+    python -m migrator.parity.old_side WORKDIR PROGRAM [AS_PATH]
+
+AS_PATH: run PROGRAM's code as if it were that file (``tf-migrate --verify`` runs temporary copies).
 
 Patched before the program runs (the program itself is not edited):
 - TF_CONFIG is removed: local mode.
@@ -185,7 +187,8 @@ def describe(variables: list) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    workdir, program = argv
+    workdir, program, *rest = argv
+    as_path = rest[0] if rest else program  # run PROGRAM's code as if it were the file AS_PATH
     started = time.perf_counter()
     os.environ.pop("TF_CONFIG", None)
     exchange = Exchange(workdir)
@@ -193,8 +196,8 @@ def main(argv: list[str]) -> int:
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)
-    run_program(program)
-    side.finish(started, program)
+    run_program(program, as_path)
+    side.finish(started, as_path)
     return 0
 
 

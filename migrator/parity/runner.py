@@ -51,12 +51,14 @@ class Options:
 class SideProcess:
     """One side's child process, its log, and its clock."""
 
-    def __init__(self, side: str, python: str, program: Path, folder: Path, env: dict[str, str]) -> None:
-        self.side, self.program = side, program
+    def __init__(self, side: str, python: str, program: Path, folder: Path, env: dict[str, str],
+                 as_path: Path | None = None) -> None:
+        self.side, self.program = side, as_path or program
         self.log_path = folder / f"{side}.log"
+        as_if = [str(as_path)] if as_path else []
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [python, "-m", f"migrator.parity.{side}_side", str(folder), str(program)],
+                [python, "-m", f"migrator.parity.{side}_side", str(folder), str(program), *as_if],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             )
         self.started = time.monotonic()
@@ -83,15 +85,16 @@ class SideProcess:
         return "\n".join(lines[-ERROR_TAIL_LINES:])
 
 
-def run_parity(old: Path, new: Path, options: Options) -> ParityReport:
+def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = None) -> ParityReport:
+    """Train OLD and NEW and compare them; with ``as_path`` both run as if they were that file."""
     started = time.perf_counter()
     folder = Path(tempfile.mkdtemp(prefix="tf-migrate-parity-"))
     sides: list[SideProcess] = []
     try:
         exchange = prepare(folder, options)
         env = side_environment(folder)
-        sides = [SideProcess("old", options.old_python, old, folder, env),
-                 SideProcess("new", options.new_python, new, folder, env)]
+        sides = [SideProcess("old", options.old_python, old, folder, env, as_path),
+                 SideProcess("new", options.new_python, new, folder, env, as_path)]
         failure = supervise(sides, exchange, options.timeout)
         report = build_report(exchange, sides, failure, options)
     finally:

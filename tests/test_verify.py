@@ -1,0 +1,154 @@
+"""`tf-migrate PATH... --verify`: each migrated Estimator program is trained against its original before it is written.
+
+Each test trains real programs on the reference environment (the parity extra): a parity run takes 10-25 s, so
+there are few, mostly of 5 steps. The usage errors, which need no TensorFlow, are tested in test_cli.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from conftest import snapshot
+
+if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")):
+    pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf-keras, portpicker)", allow_module_level=True)
+
+pytestmark = pytest.mark.tensorflow
+
+TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+REGRESSION_TF1 = Path(__file__).resolve().parents[1] / "examples" / "regression" / "train.py"
+INLINE_DATA = "features = [[1., 1.5], [2., 2.5], [3., 3.5]]\nlabels = [[0.3], [0.5], [0.7]]\n"
+DATA_NEXT_TO_IT = (
+    'with open(os.path.join(os.path.dirname(__file__), "data.json")) as data_file:\n'
+    "  features, labels = json.load(data_file)\n"
+)
+INLINE_EVAL_DATA = "eval_features = [[4., 4.5], [5., 5.5], [6., 6.5]]\neval_labels = [[0.8], [0.9], [1.]]\n"
+SIBLING_MODULE_DATA = "from eval_data import eval_features, eval_labels\n"
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    """A copy of examples/regression/train.py."""
+    path = tmp_path / "train.py"
+    path.write_bytes(REGRESSION_TF1.read_bytes())
+    return path
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"{old!r} is not in the text exactly once"
+    return text.replace(old, new)
+
+
+def with_migrations_edited(monkeypatch, old: str, new: str) -> None:
+    """tf-migrate makes one slip in every migrated text (the migration runs in-process for a single file)."""
+    from migrator import cli
+
+    real_migrate = cli.migrate
+
+    def migrate(*args, **kwargs):
+        result = real_migrate(*args, **kwargs)
+        return dataclasses.replace(result, source=edit(result.source, old, new))
+
+    monkeypatch.setattr(cli, "migrate", migrate)
+
+
+def test_in_place_writes_a_program_at_parity_and_its_reports(program, cli, tmp_path):
+    code, out, err = cli("--verify", "--verify-steps", "5", "--verify-reports", "reports", "train.py")
+    assert code == 0, out + err
+    assert "keras.Sequential" in program.read_text()
+    assert out.splitlines()[-1] == "train.py: parity: 5 steps match (max rel diff 0), eval loss matches, 2 variables match"
+    assert err.strip() == ("tf-migrate: 1 file scanned: 1 changed, 0 unchanged, 0 failed; findings: 0 exact, 2 numeric, "
+                           "0 manual; verified: 1 parity, 0 mismatch, 0 failed"), "nothing else on stderr when not a terminal"
+    report = json.loads((tmp_path / "reports" / "train.py.parity.json").read_text())
+    assert report["verdict"] == "parity" and len(report["old"]["losses"]) == 5
+    assert report["old"]["program"] == report["new"]["program"] == "train.py"
+    assert "keras.Sequential" in report["new_source"] and "keras" not in report["old_source"]
+    assert "parity" in (tmp_path / "reports" / "train.py.parity.html").read_text()
+
+
+def test_a_migration_without_parity_is_not_written(program, cli, monkeypatch):
+    with_migrations_edited(monkeypatch, "learning_rate=0.05,", "learning_rate=0.1,")
+    before = program.read_bytes()
+    code, out, err = cli("--verify", "--verify-steps", "5", "train.py")
+    assert code == 1
+    assert program.read_bytes() == before
+    verdict = out.splitlines()[-1]
+    assert verdict.startswith("train.py: mismatch: ") and verdict.endswith("; left unchanged")
+    assert "0 changed, 1 unchanged" in err and err.rstrip().endswith("verified: 0 parity, 1 mismatch, 0 failed")
+
+
+def test_a_migration_that_crashes_is_copied_unchanged_with_out(program, cli, monkeypatch, tmp_path):
+    with_migrations_edited(monkeypatch, "import tf_keras as keras\n",
+                           "import tf_keras as keras\nraise RuntimeError('migrated badly')\n")
+    code, out, err = cli("--out", "migrated", "--verify", "--verify-steps", "5", "train.py")
+    assert code == 1
+    assert out.splitlines()[-1] == "train.py: error: the new program failed (exit status 1); copied unchanged"
+    assert (tmp_path / "migrated" / "train.py").read_bytes() == program.read_bytes() == REGRESSION_TF1.read_bytes()
+    assert err.rstrip().endswith("verified: 0 parity, 0 mismatch, 1 failed")
+
+
+def test_check_verifies_and_writes_nothing(program, cli, tmp_path, tmp_path_factory, monkeypatch):
+    scratch = tmp_path_factory.mktemp("scratch")
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    before = snapshot(tmp_path)
+    code, out, err = cli("--check", "--verify", "--verify-steps", "5", "train.py")
+    assert code == 1, "the file would change"
+    assert out.splitlines()[-1].startswith("train.py: parity: 5 steps match")
+    assert snapshot(tmp_path) == before
+    assert list(scratch.iterdir()) == [], "the temporary copies are removed"
+
+
+def test_ctrl_c_leaves_the_file_and_no_temporary_folder(program, tmp_path_factory):
+    scratch = tmp_path_factory.mktemp("scratch")
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    run = subprocess.Popen([TF_MIGRATE, "--verify", str(program)], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(scratch.glob("tf-migrate-parity-*/*.log")) and time.monotonic() < deadline:  # the sides started
+        time.sleep(0.2)
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert err.strip() == "tf-migrate: interrupted; files not yet written are left as they were"
+    assert program.read_bytes() == REGRESSION_TF1.read_bytes()
+    assert list(scratch.iterdir()) == []
+
+
+def test_program_runs_as_if_at_its_own_path(cli, tmp_path):
+    """Data read through __file__ and a sibling module are found, though the code that runs is a temporary copy."""
+    project = tmp_path / "project"
+    project.mkdir()
+    text = edit(REGRESSION_TF1.read_text(), "import random\n", "import json\nimport os\nimport random\n")
+    text = edit(edit(text, INLINE_DATA, DATA_NEXT_TO_IT), INLINE_EVAL_DATA, SIBLING_MODULE_DATA)
+    (project / "train.py").write_text(text)
+    (project / "data.json").write_text("[[[1.0, 1.5], [2.0, 2.5], [3.0, 3.5]], [[0.3], [0.5], [0.7]]]")
+    (project / "eval_data.py").write_text(INLINE_EVAL_DATA)
+    code, out, err = cli("--verify", "--verify-steps", "5", "--out", "migrated", "project/train.py")
+    assert code == 0, out + err
+    assert out.splitlines()[-1].startswith("project/train.py: parity: 5 steps match")
+    assert "keras.Sequential" in (tmp_path / "migrated" / "train.py").read_text()
+
+
+def test_a_report_that_cannot_be_written_is_one_clear_error(tmp_path):
+    from migrator.findings import FileError
+    from migrator.parity.model import ParityReport, SideRun
+    from migrator.parity.verify import Verifier
+
+    (tmp_path / "reports").write_text("a file where the folder should be")
+    report = ParityReport("parity", "1 steps match", SideRun("old", "train.py", "python"),
+                          SideRun("new", "train.py", "python"), steps=1, rtol=1e-5, atol=1e-7, data="program",
+                          cluster="none (local)")
+    with pytest.raises(FileError) as error:
+        Verifier(None, None, tmp_path / "reports").write_reports(report, "pkg/train.py")
+    assert error.value.format().startswith(
+        f"{tmp_path / 'reports' / 'pkg' / 'train.py.parity.html'}: error: cannot write the parity report: ")
