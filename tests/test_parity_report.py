@@ -175,3 +175,27 @@ def test_unwritable_report_path_is_one_clear_error(parity_report, monkeypatch, t
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith(f"tf-migrate parity: error: cannot write {blocker / 'report.html'}") and err.count("\n") == 1
+
+
+# -- final weights ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("old, new, ok", [
+    ([1.0, 2e-7, -0.5], [1.0, -2e-7, -0.5], True),   # rounding around zero, small against the tensor's scale
+    ([1.0, 0.5], [1.0, 0.50002], False),             # 2e-5 past rtol 1e-5 of a tensor of scale 1
+    ([100.0, 0.0], [100.0, 5e-4], True),             # scale 100: 1e-3 allowed
+    ([1.0, float("nan")], [1.0, float("nan")], True),
+    ([1.0, float("nan")], [1.0, 1.0], False),
+], ids=["rounding near zero", "past tolerance", "large scale", "NaN matches NaN", "NaN against a number"])
+def test_final_weights_compare_every_element_against_the_tensor_scale(old, new, ok):
+    import numpy as np
+
+    from migrator.parity.compare import compare_tensor
+
+    assert compare_tensor(np.array(old), np.array(new), rtol=1e-5, atol=1e-7)[2] is ok
+
+
+def test_adjustments_are_shown_in_the_terminal_and_the_page(parity_report):
+    parity_report.old.adjustments = ["dropout off (dropout): random masks cannot be matched"]
+    assert "adjusted, old side: dropout off (dropout)" in terminal_summary(parity_report)
+    assert "adjusted, old side" in render_html(parity_report)

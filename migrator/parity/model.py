@@ -35,6 +35,7 @@ class SideRun:
     wall_seconds: float = 0.0       # the whole child process
     train_seconds: float = 0.0      # the training steps alone
     error: str | None = None        # why the side failed to run: the tail of its error output
+    adjustments: list[str] = field(default_factory=list)     # what the harness changed to compare (migrator.parity.alignment)
 
     @property
     def steps_per_second(self) -> float:

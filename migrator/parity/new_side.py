@@ -25,6 +25,7 @@ import re
 import sys
 import time
 
+from migrator.parity.alignment import dropout_note, turn_off_dropout
 from migrator.parity.exchange import Exchange, versions
 from migrator.parity.program import run_program
 
@@ -45,10 +46,13 @@ class NewSide:
         self.mapping: list[dict] = []
         self.mapping_error: str | None = None
         self.train_seconds = 0.0
+        self.dropout: set[str] = set()
 
-    def install(self, model_class: type) -> None:
-        side = self
+    def install(self, keras) -> None:
+        """Patch this Keras package: ``Model.fit`` and ``evaluate``, and Dropout off."""
+        side, model_class = self, keras.Model
         original_fit, original_evaluate = model_class.fit, model_class.evaluate
+        turn_off_dropout(self.tf, [keras.layers.Dropout], self.dropout)
 
         def fit(self, *args, **kwargs):
             if side.model is not None:  # the harness trains once, for its own number of steps
@@ -112,6 +116,7 @@ class NewSide:
             "losses": self.losses, "eval_loss": self.eval_loss, "variables": variables,
             "wall_seconds": time.perf_counter() - wall_started, "train_seconds": self.train_seconds,
             "mapping": self.mapping, "mapping_error": self.mapping_error,
+            "adjustments": dropout_note(self.dropout),
         })
 
 
@@ -211,7 +216,7 @@ def main(argv: list[str]) -> int:
     side = NewSide(exchange, job)
     for package in KERAS_PACKAGES:
         if importlib.util.find_spec(package):
-            side.install(importlib.import_module(package).Model)
+            side.install(importlib.import_module(package))
     run_program(program, as_path)
     side.finish(started, as_path)
     del servers

@@ -22,6 +22,7 @@ import re
 import sys
 import time
 
+from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout
 from migrator.parity.exchange import Exchange, versions
 from migrator.parity.program import run_program
 
@@ -42,6 +43,9 @@ class OldSide:
         self.model_dir: str | None = None
         self.train_seconds = 0.0
         self.trained = False
+        self.dropout: set[str] = set()
+        turn_off_dropout(tf, [tf.compat.v1.layers.Dropout], self.dropout)
+        self.mod_tables = record_mod_lookups(tf)
 
     # -- patches -------------------------------------------------------------
 
@@ -149,9 +153,13 @@ class OldSide:
         return ParityHook()
 
     def save_weights(self, name: str, checkpoint: str) -> None:
-        """Full tensors from a checkpoint (partitioned variables come back whole)."""
+        """Full tensors from a checkpoint (partitioned variables come back whole), tables in TF2's row order."""
         reader = self.tf.train.load_checkpoint(checkpoint)
-        self.exchange.write_arrays(name, [(v["name"], reader.get_tensor(v["name"])) for v in self.variables])
+        self.exchange.write_arrays(name, [(v["name"], self.in_tf2_order(v["name"], reader.get_tensor(v["name"])))
+                                          for v in self.variables])
+
+    def in_tf2_order(self, name: str, value):
+        return div_order(value, self.mod_tables[name]) if name in self.mod_tables else value
 
     def finish(self, wall_started: float, program: str) -> None:
         if self.model_dir and self.variables:
@@ -160,6 +168,7 @@ class OldSide:
             "side": "old", "program": program, "python": sys.executable, "versions": versions(),
             "losses": self.losses, "eval_loss": self.eval_loss, "variables": self.variables,
             "wall_seconds": time.perf_counter() - wall_started, "train_seconds": self.train_seconds,
+            "adjustments": dropout_note(self.dropout) + mod_lookup_notes(self.mod_tables),
         })
 
 

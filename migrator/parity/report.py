@@ -27,6 +27,7 @@ def terminal_summary(report: ParityReport, color: bool = False) -> str:
     lines += [f"  {run.side}  {run.program}  {describe_side(run)}" for run in (report.old, report.new)]
     lines.append(f"  {report.steps} steps, data {report.data}, cluster {report.cluster}, "
                  f"rtol {report.rtol:g}, atol {report.atol:g}, {report.wall_seconds:.1f} s in all")
+    lines += [f"  adjusted, {run.side} side: {note}" for run in (report.old, report.new) for note in run.adjustments]
     for run in (report.old, report.new):
         if run.error:
             lines += ["", f"  last lines of the {run.side} program's output:"]
