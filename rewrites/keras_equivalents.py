@@ -246,6 +246,17 @@ FUNCTIONAL_LAYERS = {
         "virtual_batch_size=None, adjustment=None", _BN_KERAS),
 }
 
+# A table read only through `embedding_lookup` is a Keras Embedding.
+GET_VARIABLE = Translation(
+    "keras.layers.Embedding", "name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None, "
+    "collections=None, caching_device=None, partitioner=None, validate_shape=True, use_resource=None, "
+    "custom_getter=None, constraint=None, synchronization=None, aggregation=None", ())
+EMBEDDING_LOOKUP = Translation(
+    "keras.layers.Embedding", "params, ids, partition_strategy='mod', name=None, validate_indices=True, max_norm=None", ())
+_MOD_LOOKUP = ("embedding_lookup on the partitioned {}: TF1 looked id i up \"mod\" (shard i % n), a TF2 sharded "
+               "Embedding \"div\" (row i of the whole table): the same computation with the table's rows in another "
+               "order, so rows restored from a TF1 checkpoint must be permuted (tf-migrate parity does)")
+
 # TensorFlow activation functions (reached as `<...>.nn.<f>` or `<...>.math.<f>`) with the same Keras activation.
 _ACTIVATIONS = {"relu", "relu6", "elu", "selu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "softsign",
                 "swish", "silu", "gelu"}
@@ -349,6 +360,41 @@ def layer(api: str, call: cst.Call, *, functional: bool) -> tuple[KerasCode, cst
         return KerasCode(code, Safety.NUMERIC, "dropout masks are random: TF1 and Keras drop different units, so the "
                                                "two runs agree only statistically"), inputs
     return KerasCode(code, Safety.EXACT), inputs
+
+
+def embedding(variable: cst.Call, lookup: cst.Call, partitioned: bool) -> tuple[KerasCode, cst.BaseExpression]:
+    """``get_variable(name, [rows, width])`` read by ``embedding_lookup(table, ids)`` -> (Keras Embedding, ids).
+
+    ``partitioned``: the table is split by a partitioner, so TF1's default "mod" lookup
+    and TF2's "div" one hold its rows in different orders.
+    """
+    table = _bind("get_variable", variable, GET_VARIABLE)
+    unsupported = sorted(set(table) - {"name", "shape", "partitioner"})
+    if unsupported:
+        raise NoKerasEquivalent(f"get_variable with {', '.join(unsupported)} read by embedding_lookup: only a name, a "
+                                "[rows, width] shape and a partitioner are migrated; write the Embedding by hand")
+    shape = table.get("shape")
+    if not (isinstance(shape, (cst.List, cst.Tuple)) and len(shape.elements) == 2):
+        raise NoKerasEquivalent("get_variable read by embedding_lookup needs a literal [rows, width] shape")
+    rows, width = (source(element.value) for element in shape.elements)
+    args = _bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP)
+    if "max_norm" in args and not _is_name(args["max_norm"], "None"):
+        raise NoKerasEquivalent("embedding_lookup with max_norm: Keras' Embedding does not clip; write it by hand")
+    strategy = args.get("partition_strategy")
+    strategy = "mod" if strategy is None else strategy.evaluated_value if isinstance(strategy, cst.SimpleString) else None
+    if strategy not in ("mod", "div"):
+        raise NoKerasEquivalent("embedding_lookup with a partition_strategy that is not a literal \"mod\" or \"div\"")
+    # TF1's get_variable initialises with glorot_uniform, Keras' Embedding with uniform(-0.05, 0.05).
+    code = (f"{GET_VARIABLE.keras}(input_dim={rows}, output_dim={width}, embeddings_initializer=\"glorot_uniform\", "
+            f"name={source(table['name'])})")
+    if partitioned and strategy == "mod":
+        return KerasCode(code, Safety.NUMERIC, _MOD_LOOKUP.format(source(table["name"]))), args["ids"]
+    return KerasCode(code, Safety.EXACT), args["ids"]
+
+
+def training_argument(api: str, call: cst.Call) -> cst.BaseExpression | None:
+    """The ``training`` argument of a functional ``dropout`` / ``batch_normalization`` call, if given."""
+    return _bind(api, call, _lookup(FUNCTIONAL_LAYERS, api, "layer")).get("training")
 
 
 # -- helpers ----------------------------------------------------------------

@@ -32,6 +32,10 @@ from rewrites.base import bind_arguments, source
 MODEL_FN_PARAMETERS = ("features", "labels", "mode")
 GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
 TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
+TRAINING_DEPENDENT_FUNCTIONS = {"layers.dropout", "layers.batch_normalization"}
+NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the train_op: TF1 never updated the "
+                             "moving mean and variance, Keras updates them in fit, so evaluate and predict, which "
+                             "use them, differ from TF1 (training losses do not)")
 VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
                   "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
                   "auxiliary_name_scope")
@@ -94,6 +98,10 @@ class ModelFnReader:
         self.pure: dict[str, cst.Call] = {}      # name -> pure function call
         self.dicts: dict[str, cst.Dict] = {}
         self.eval_metric_ops: cst.BaseExpression | None = None
+        self.training_flags: set[str] = set()  # names bound to `mode == ModeKeys.TRAIN`
+        self.batch_norms: list[cst.Call] = []
+        self.update_ops: dict[str, int] = {}  # name -> batch norms created before it was collected
+        self.updates_attached = 0  # how many batch norms' updates the train_op depends on (UPDATE_OPS)
 
     def read(self, function: cst.FunctionDef) -> Model:
         params = [param.name.value for param in function.params.params]
@@ -114,19 +122,23 @@ class ModelFnReader:
             model.metrics = self._metrics(self.eval_metric_ops)
         if model.output != self.current:
             model.chain = False
+        if self.updates_attached < len(self.batch_norms):
+            model.numeric.append((self.batch_norms[0], NO_MOVING_AVERAGE_UPDATES))
         return model
 
     # -- statements ----------------------------------------------------------
 
     def _statement(self, statement) -> None:
         if isinstance(statement, cst.With):
-            self._variable_scope(statement)
+            self._with(statement)
         elif isinstance(statement, cst.If):
             self._mode_branch(statement)
         elif (assign := single_assign(statement)) is not None:
             target, value = assign
             if isinstance(value, cst.Dict):
                 self.dicts[target] = value
+            elif self._mode_of(value) == "TRAIN":
+                self.training_flags.add(target)
             elif isinstance(value, cst.Call):
                 self._call(target, value, statement)
             else:
@@ -159,6 +171,8 @@ class ModelFnReader:
                 code = keras_code.optimizer(api, self._with_schedule(call))
                 self.model.optimizer, self.model.after_compile = self._piece(code, call), code.after_compile
                 self.optimizer_name = target
+            elif self._is_update_ops(call):
+                self.update_ops[target] = len(self.batch_norms)
             elif self._is_minimize(call):
                 self.train_op = target
             else:
@@ -177,6 +191,7 @@ class ModelFnReader:
             inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
         else:  # tf1.layers.dense(inputs, ...)
             code, inputs = keras_code.layer(api, call, functional=True)
+            self._check_training_flag(api, call)
         if inputs is None:
             raise Unsupported(call, "a layer called with more than its inputs is not migrated yet")
         self._note_features(inputs)
@@ -189,6 +204,19 @@ class ModelFnReader:
             self.model.layers.append(layer)
             self.model.lines.append(f"{target} = {layer}({source(inputs)})")
         self.current = target
+
+    def _check_training_flag(self, api: str, call: cst.Call) -> None:
+        """Keras turns dropout and batch statistics on in fit only: TF1 must have turned them on in TRAIN mode only."""
+        if api not in TRAINING_DEPENDENT_FUNCTIONS:
+            return
+        training = keras_code.training_argument(api, call)
+        if training is not None and not (self._mode_of(training) == "TRAIN" or
+                                         (isinstance(training, cst.Name) and training.value in self.training_flags)):
+            raise Unsupported(training, f"{api} with training={source(training)}: migrated when it is "
+                                        "`mode == ModeKeys.TRAIN` (Keras trains in fit, evaluates and predicts "
+                                        "without); set the Keras training flag by hand")
+        if api == "layers.batch_normalization":
+            self.batch_norms.append(call)
 
     def _note_features(self, inputs: cst.BaseExpression) -> None:
         """`features["x"]` makes the model's inputs a dict of keras.Input."""
@@ -203,18 +231,47 @@ class ModelFnReader:
         self.model.output = predictions.value
         self.loss_name = target
 
-    def _variable_scope(self, statement: cst.With) -> None:
-        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy."""
+    def _with(self, statement: cst.With) -> None:
+        """`with variable_scope(...)` or `with control_dependencies(update_ops)`, then the statements inside."""
         call = statement.items[0].item if len(statement.items) == 1 else None
-        if not (isinstance(call, cst.Call) and self.api(call.func) == "variable_scope"):
+        api = self.api(call.func) if isinstance(call, cst.Call) else None
+        if api == "variable_scope":
+            self._variable_scope(call)
+        elif api == "control_dependencies" and (count := self._update_ops_count(call)) is not None:
+            self._train_op_after_updates(statement)
+            self.updates_attached = count
+        else:
             raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
+        for inner in statement.body.body:
+            self._statement(inner)
+
+    def _variable_scope(self, call: cst.Call) -> None:
+        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy."""
         args = bound_values(call, VARIABLE_SCOPE)
         if set(args) - {"name_or_scope", "partitioner"}:
             raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
         if "partitioner" in args:
             self._strategy_partitioner(args["partitioner"])
-        for inner in statement.body.body:
-            self._statement(inner)
+
+    def _update_ops_count(self, call: cst.Call) -> int | None:
+        """For `control_dependencies(<get_collection(UPDATE_OPS)>)`: the batch norms whose updates it held."""
+        inputs = bound_values(call, ("control_inputs",)).get("control_inputs")
+        if isinstance(inputs, cst.Call) and self._is_update_ops(inputs):
+            return len(self.batch_norms)
+        return self.update_ops.get(inputs.value) if isinstance(inputs, cst.Name) else None
+
+    def _train_op_after_updates(self, statement: cst.With) -> None:
+        """Only `train_op = optimizer.minimize(...)` may run after the updates: Keras runs them itself."""
+        body = statement.body.body
+        if not (len(body) == 1 and (assign := single_assign(body[0])) and isinstance(assign[1], cst.Call)
+                and self._is_minimize(assign[1])):
+            raise Unsupported(statement, "control_dependencies(UPDATE_OPS) around anything but "
+                                         "`train_op = optimizer.minimize(...)` is not migrated yet")
+
+    def _is_update_ops(self, call: cst.Call) -> bool:
+        if self.api(call.func) != "get_collection" or not call.args:
+            return False
+        return self.api(call.args[0].value) == "GraphKeys.UPDATE_OPS"
 
     def _strategy_partitioner(self, node: cst.BaseExpression) -> None:
         api = self.api(node.func) if isinstance(node, cst.Call) else None
@@ -246,13 +303,19 @@ class ModelFnReader:
             self.eval_metric_ops = args.get("eval_metric_ops")
 
     def _branch_mode(self, statement: cst.If) -> str | None:
-        test = statement.test
+        mode = self._mode_of(statement.test)
+        return mode if mode in ("PREDICT", "EVAL") else None
+
+    def _mode_of(self, test: cst.BaseExpression) -> str | None:
+        """"TRAIN" for `mode == ModeKeys.TRAIN` (or the other way round), None for anything else."""
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.Equal) and is_name(test.left, "mode")):
+                and isinstance(test.comparisons[0].operator, cst.Equal)):
             return None
-        api = self.api(test.comparisons[0].comparator) or ""
-        mode = api.rpartition(".")[2]
-        return mode if api.startswith("estimator.ModeKeys.") and mode in ("PREDICT", "EVAL") else None
+        left, right = test.left, test.comparisons[0].comparator
+        if is_name(right, "mode"):
+            left, right = right, left
+        api = (self.api(right) or "") if is_name(left, "mode") else ""
+        return api.rpartition(".")[2] if api.startswith("estimator.ModeKeys.") else None
 
     def _spec(self, statement) -> dict[str, cst.BaseExpression]:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from textwrap import dedent
 
 import pytest
@@ -403,3 +404,64 @@ def test_params_reach_the_model_as_they_reached_the_model_fn():
     code = migrated(source).source
     assert 'params = {"units": 1}\n' in code and 'keras.layers.Dense(units=params["units"])' in code
     assert code.index("params = {") < code.index("with strategy.scope():")
+
+
+DROPOUT_BATCHNORM = (Path(__file__).resolve().parent.parent / "examples" / "dropout_batchnorm" / "train.py").read_text()
+
+
+def test_dropout_and_batch_norm_in_train_mode_become_keras_layers():
+    result = migrated(DROPOUT_BATCHNORM)
+    assert ("      keras.layers.BatchNormalization(),\n      keras.layers.Dropout(rate=0.2),\n" in result.source)
+    assert "GraphKeys.UPDATE_OPS" not in result.source and "control_dependencies" not in result.source
+    numeric = [f.message for f in result.findings if f.rule == "TFM401"]
+    assert len(numeric) == 1 and "dropout masks are random" in numeric[0]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("  training = mode == tf1.estimator.ModeKeys.TRAIN\n", ""),
+    ("  training = mode == tf1.estimator.ModeKeys.TRAIN\n", "  training = (tf1.estimator.ModeKeys.TRAIN == mode)\n"),
+], ids=["inline comparison", "reversed, in parentheses"])
+def test_every_spelling_of_train_mode(before, after):
+    source = DROPOUT_BATCHNORM.replace(before, after)
+    if not after:
+        source = source.replace("training=training", "training=(mode == tf1.estimator.ModeKeys.TRAIN)")
+    assert "keras.layers.BatchNormalization()" in migrated(source).source
+
+
+UPDATES_ATTACHED = ("  update_ops = tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)\n"
+                    "  with tf1.control_dependencies(update_ops):\n"
+                    "    train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())\n")
+
+
+@pytest.mark.parametrize("replacement", [
+    "  train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())\n",
+    UPDATES_ATTACHED.replace("    train_op", "  train_op").replace("  with tf1.control_dependencies(update_ops):\n", ""),
+], ids=["no update ops", "update ops not attached"])
+def test_batch_norm_without_its_updates_is_migrated_with_a_numeric_finding(replacement):
+    source = DROPOUT_BATCHNORM.replace(UPDATES_ATTACHED, replacement)
+    assert source != DROPOUT_BATCHNORM
+    messages = [f.message for f in migrated(source).findings if f.rule == "TFM401"]
+    assert any("never updated the moving mean and variance" in message for message in messages), messages
+
+
+def test_update_ops_collected_before_the_batch_norm_hold_none_of_its_updates():
+    collected_early = DROPOUT_BATCHNORM.replace("  update_ops = tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)\n", "")
+    collected_early = collected_early.replace("  training = mode", "  update_ops = tf1.get_collection("
+                                                                  "tf1.GraphKeys.UPDATE_OPS)\n  training = mode")
+    messages = [f.message for f in migrated(collected_early).findings if f.rule == "TFM401"]
+    assert any("never updated the moving mean and variance" in message for message in messages), messages
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ("hidden = tf1.layers.dropout(hidden, rate=0.2, training=training)",
+     "hidden = tf1.layers.dropout(hidden, rate=0.2, training=is_training)", "is_training"),
+    ("hidden = tf1.layers.batch_normalization(hidden, training=training)",
+     "hidden = tf1.layers.batch_normalization(hidden)", "batch_normalization"),
+    ("hidden = tf1.layers.dropout(hidden, rate=0.2, training=training)",
+     "hidden = tf1.layers.dropout(hidden, rate=0.2, training=True)", "training=True"),
+    ("    train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())\n",
+     "    train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())\n    extra = tf1.no_op()\n",
+     "control_dependencies"),
+], ids=["training from elsewhere", "batch norm always in inference", "dropout always on", "more under the updates"])
+def test_training_flags_that_are_not_the_train_mode_stay_manual(before, after, where):
+    assert_left_whole_pointing_at(DROPOUT_BATCHNORM, before, after, where)

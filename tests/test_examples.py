@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import GENERATED_EXAMPLES
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, portpicker)", allow_module_level=True)
@@ -39,8 +40,8 @@ pytestmark = pytest.mark.tensorflow
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
-TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30, "manual": 20, "ps_cluster": 20}
-GENERATED = ["regression", "momentum", "rmsprop", "classifier", "partitioned"]  # examples whose train_tf2.py is the tool's output
+TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
+               "dropout_batchnorm": 30, "manual": 20, "ps_cluster": 20}
 
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
 PRINTED_LINE = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)
@@ -156,12 +157,12 @@ def migrated(tmp_path_factory) -> Path:
 
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
     changed = {name for name in TRAIN_STEPS if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
-    assert changed == {"regression", "momentum", "rmsprop", "classifier", "partitioned", "ps_cluster"}  # not manual
+    assert changed == {*GENERATED_EXAMPLES, "ps_cluster"}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "tf.distribute.Server(" in (migrated / "ps_cluster" / "train.py").read_text()
 
 
-@pytest.mark.parametrize("name", GENERATED)
+@pytest.mark.parametrize("name", GENERATED_EXAMPLES)
 def test_generated_tf2_example_is_what_the_tool_produces(migrated, name):
     """examples/NAME/train_tf2.py is checked in as `tf-migrate` writes it; regenerate it with
     `tf-migrate --out OUT examples/` and copy OUT/NAME/train.py over it."""
@@ -174,11 +175,11 @@ def test_a_second_run_over_the_migrated_examples_changes_nothing(migrated, capsy
     capsys.readouterr()
     assert main(["--check", str(migrated)]) == 1  # examples/manual's finding is left
     assert ": 0 would change," in capsys.readouterr().err
-    for name in GENERATED:
+    for name in GENERATED_EXAMPLES:
         assert "ParameterServerStrategy" in (migrated / name / "train.py").read_text()
 
 
-@pytest.mark.parametrize("name", GENERATED)
+@pytest.mark.parametrize("name", GENERATED_EXAMPLES)
 def test_generated_tf2_example_trains_locally_and_cleans_up(name):
     run = run_example(name, program="train_tf2.py")
     assert run.returncode == 0, run.stderr[-3000:]

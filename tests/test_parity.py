@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import GENERATED_EXAMPLES
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf-keras, portpicker)", allow_module_level=True)
@@ -87,6 +88,8 @@ VARIANTS = {
                                                                                 "optimizer = keras.optimizers.legacy.SGD("),)),
     "adam_tf2_default_epsilon": Variant(PROGRAMS / "adam_tf2.py", (("Adam(learning_rate=0.01, epsilon=1e-8)",
                                                                      "Adam(learning_rate=0.01)"),)),
+    "dropout_batchnorm_tf2_bn_momentum": Variant(EXAMPLES / "dropout_batchnorm" / "train_tf2.py", (
+        ("keras.layers.BatchNormalization()", "keras.layers.BatchNormalization(momentum=0.9)"),)),
     "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
         ('  net = keras.layers.Dense(units=16, activation="relu")(features["x"])\n'
          '  logits = keras.layers.Dense(units=NUM_CLASSES)(net)',
@@ -124,7 +127,7 @@ def assert_mismatch(result, first_step: int | None = None) -> None:
 # -- right migrations pass at the default tolerance --------------------------------
 
 
-@pytest.mark.parametrize("example", ["regression", "momentum", "rmsprop", "classifier", "partitioned"])
+@pytest.mark.parametrize("example", GENERATED_EXAMPLES)
 def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
     report = tmp_path / "report.json"
     result = parity(EXAMPLES / example / "train.py", EXAMPLES / example / "train_tf2.py", "--json", str(report))
@@ -204,6 +207,22 @@ def test_local_mode_and_synthetic_data():
 )
 def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step, tmp_path):
     assert_mismatch(parity(program(old, tmp_path), program(new, tmp_path)), first_step)
+
+
+def test_dropout_is_off_on_both_sides_and_said_so(tmp_path):
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "dropout_batchnorm" / "train.py", EXAMPLES / "dropout_batchnorm" / "train_tf2.py",
+                         "--steps", "5", "--json", str(report)))
+    data = json.loads(report.read_text())
+    for side in ("old", "new"):
+        assert any(note.startswith("dropout off") for note in data[side]["adjustments"]), data[side]
+
+
+def test_other_batch_norm_momentum_is_caught_by_eval_and_moving_statistics(tmp_path):
+    """Training losses use batch statistics and match; the moving averages, and so eval, do not."""
+    result = parity(EXAMPLES / "dropout_batchnorm" / "train.py", program("dropout_batchnorm_tf2_bn_momentum", tmp_path))
+    assert_mismatch(result)
+    assert "eval loss differs" in result.stdout and "moving_mean" in result.stdout
 
 
 def test_dropped_layer_is_a_mismatch_saying_the_variables_do_not_line_up(tmp_path):

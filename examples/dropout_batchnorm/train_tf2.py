@@ -1,0 +1,102 @@
+"""An Estimator with dropout and batch normalization (TensorFlow 1).
+
+A small regression network whose hidden layer is batch-normalised and then
+dropped out, both switched on in TRAIN mode only
+(``training=mode == ModeKeys.TRAIN``), with the moving-average updates of batch
+normalization attached to the train_op through ``UPDATE_OPS``, as TF1 required.
+Trained for 30 steps with ``train_and_evaluate``.
+
+Run: python examples/dropout_batchnorm/train.py
+"""
+import random
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow.compat.v1 as tf1
+import os
+import tensorflow as tf
+import tf_keras as keras
+
+NUM_FEATURES = 6
+
+# y = sin(x . w) + noise: 64 training rows and 16 eval rows.
+rng = np.random.RandomState(1)
+w = rng.normal(size=(NUM_FEATURES, 1))
+train_x = rng.normal(size=(64, NUM_FEATURES)).astype(np.float32)
+train_y = (np.sin(train_x.dot(w)) + rng.normal(scale=0.05, size=(64, 1))).astype(np.float32)
+eval_x = rng.normal(size=(16, NUM_FEATURES)).astype(np.float32)
+eval_y = np.sin(eval_x.dot(w)).astype(np.float32)
+
+
+def _input_fn():
+  return tf1.data.Dataset.from_tensor_slices(
+      (train_x, train_y)).repeat().batch(16)
+
+
+def _eval_input_fn():
+  return tf1.data.Dataset.from_tensor_slices((eval_x, eval_y)).batch(16)
+
+
+# Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
+# module: seed it as well as the graph (RunConfig's tf_random_seed).
+random.seed(42)
+
+# Log "loss = ..., step = ..." after every step.
+tf1.logging.set_verbosity(tf1.logging.INFO)
+
+model_dir = tempfile.mkdtemp()
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver, variable_partitioner=None)
+
+
+keras.utils.set_random_seed(42)
+task_type, strategy = strategy_for_this_task()
+
+dataset = _input_fn()
+
+with strategy.scope():
+  model = keras.Sequential([
+      keras.layers.Dense(units=32, activation="relu"),
+      keras.layers.BatchNormalization(),
+      keras.layers.Dropout(rate=0.2),
+      keras.layers.Dense(units=1),
+  ])
+  model.build(dataset.element_spec[0].shape)
+  optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+
+eval_dataset = _eval_input_fn().repeat()
+
+checkpoint = keras.callbacks.ModelCheckpoint(
+    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
+if task_type == "evaluator":
+  # The TF1 evaluator job: evaluate the chief's checkpoints.
+  keras.utils.SidecarEvaluator(
+      model, data=eval_dataset, checkpoint_dir=model_dir, steps=1,
+      max_evaluations=1).start()
+else:
+  model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[checkpoint], verbose=2)
+eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
+print("eval loss: %s" % eval_result["loss"])
+
+shutil.rmtree(model_dir)
