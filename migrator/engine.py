@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from migrator.findings import FileError, Finding
 from rewrites import FAMILIES, Family
@@ -49,13 +49,16 @@ def migrate(source: str, path: str, enabled: Collection[str], keras: str = "tf_k
 
     module = _parse(source, path)
     findings: list[Finding] = []
+    texts = [source]  # the code each family was given, while an earlier family changed it
     for family in families:
         rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
         try:
             module = rewrite.transform_module(module)
         except Exception as error:  # a bug in a rewrite must not cost the user their file
             raise FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged") from error
-        findings.extend(rewrite.findings)
+        findings.extend(_in_original_lines(rewrite.findings, texts))
+        if family is not families[-1]:
+            texts.append(module.code)
     new_source = module.code
     if new_source != source:
         try:
@@ -63,6 +66,31 @@ def migrate(source: str, path: str, enabled: Collection[str], keras: str = "tf_k
         except cst.ParserSyntaxError as error:
             raise FileError(path, f"internal error: the migrated code does not parse ({error.message}); file left unchanged")
     return Result(new_source, sorted(findings))
+
+
+def _in_original_lines(findings: list[Finding], texts: list[str]) -> list[Finding]:
+    """Findings of a family given ``texts[-1]`` with lines counted in ``texts[0]``, the user's file:
+    an import an earlier family added must not shift them."""
+    for before, after in reversed(list(zip(texts, texts[1:]))):
+        if before != after:
+            origin = _line_origin(before, after)
+            findings = [replace(finding, line=origin(finding.line)) for finding in findings]
+    return findings
+
+
+def _line_origin(before: str, after: str):
+    """A function from a line number of ``after`` to the line of ``before`` it came from (inserted: the next one)."""
+    import difflib
+
+    opcodes = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False).get_opcodes()
+
+    def origin(line: int) -> int:
+        for _, i1, i2, j1, j2 in opcodes:
+            if j1 <= line - 1 < j2:
+                return i1 + min(line - 1 - j1, max(i2 - i1 - 1, 0)) + 1
+        return line
+
+    return origin
 
 
 def _parse(source: str, path: str):

@@ -59,10 +59,17 @@ TFM303 eval-steps (numeric). PSS needs a repeating eval dataset, so ``evaluate``
 exactly ``EvalSpec.steps`` batches of the repeated input, where TF1 stopped at the end
 of the input if that came first. Reported when the eval ``input_fn`` does not repeat.
 
+TFM206 partitioner-scope (exact). TF1 attached a partitioner to a ``variable_scope`` (or one
+``get_variable``); ParameterServerStrategy takes one partitioner for every variable the model
+creates. Reported at the first layer with weights outside the partitioned scope: its
+variables are split too. Placement only: the numbers are the same.
+
 TFM401 keras-numerics (numeric). A model_fn piece whose Keras counterpart computes
 the same thing only up to a documented difference (``MomentumOptimizer`` with a
 learning rate that is not a constant, ``log_loss``, which Keras clips): migrated,
-with a finding that says what may differ. The tables live in
+with a finding that says what may differ (dropout's random masks; batch normalization
+whose UPDATE_OPS were never run in TF1; an ``embedding_lookup`` on a partitioned table
+with TF1's default "mod" strategy, where TF2 shards by "div"). The tables live in
 ``rewrites/keras_equivalents.py``.
 
 TFM302 estimator-manual (manual). An Estimator program in a shape this version does
@@ -203,7 +210,7 @@ class Rewrite(TFCodemod):
             raise Unsupported(eval_args["steps"], "EvalSpec(steps=None) evaluates until the input ends: give the "
                                                   "number of batches, which the migrated evaluate needs")
         model = setup.model
-        notes = [("TFM401", node, why) for node, why in model.numeric]
+        notes = list(model.notes)
         steps = source(eval_args["steps"]) if "steps" in eval_args else "100"  # EvalSpec's default
         if not _repeats(eval_function):
             notes.append(("TFM303", eval_spec, f"the eval input does not repeat: TF1 stopped at its end, the migrated "
@@ -263,8 +270,7 @@ class Rewrite(TFCodemod):
         replacements[train_statement] = self._generated(
             "estimator_train.py.j2", setup, predict=bool(predicts), train_input=f"{train_function.name.value}()",
             max_steps=source(steps))
-        return _replaced(module, removed, replacements), [*removed, train_statement], [
-            ("TFM401", node, why) for node, why in model.numeric]
+        return _replaced(module, removed, replacements), [*removed, train_statement], model.notes
 
     def _evaluate(self, statement, call: cst.Call, definitions) -> list[cst.BaseStatement]:
         args = bound_values(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"))

@@ -362,13 +362,19 @@ def layer(api: str, call: cst.Call, *, functional: bool) -> tuple[KerasCode, cst
     return KerasCode(code, Safety.EXACT), inputs
 
 
-def embedding(variable: cst.Call, lookup: cst.Call, partitioned: bool) -> tuple[KerasCode, cst.BaseExpression]:
-    """``get_variable(name, [rows, width])`` read by ``embedding_lookup(table, ids)`` -> (Keras Embedding, ids).
+def get_variable_arguments(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """The arguments of a ``get_variable(...)`` call by parameter name."""
+    return _bind("get_variable", call, GET_VARIABLE)
+
+
+def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
+              lookup: cst.Call) -> tuple[KerasCode, cst.BaseExpression]:
+    """``get_variable(name, [rows, width])`` (its ``table`` arguments) read by ``embedding_lookup(table, ids)``
+    -> (Keras Embedding, ids).
 
     ``partitioned``: the table is split by a partitioner, so TF1's default "mod" lookup
     and TF2's "div" one hold its rows in different orders.
     """
-    table = _bind("get_variable", variable, GET_VARIABLE)
     unsupported = sorted(set(table) - {"name", "shape", "partitioner"})
     if unsupported:
         raise NoKerasEquivalent(f"get_variable with {', '.join(unsupported)} read by embedding_lookup: only a name, a "

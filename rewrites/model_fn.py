@@ -27,12 +27,17 @@ import libcst as cst
 
 from migrator.findings import Safety
 from rewrites import keras_equivalents as keras_code
-from rewrites.base import bind_arguments, source
+from rewrites.base import bind_arguments, source, subtree
 
 MODEL_FN_PARAMETERS = ("features", "labels", "mode")
 GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
 TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
 TRAINING_DEPENDENT_FUNCTIONS = {"layers.dropout", "layers.batch_normalization"}
+LAYERS_WITH_WEIGHTS = {"layers.Dense", "layers.dense", "layers.Conv2D", "layers.conv2d", "layers.BatchNormalization",
+                       "layers.batch_normalization"}
+PARTITIONER_FOR_EVERY_VARIABLE = ("the partitioner moves onto ParameterServerStrategy, which applies it to every "
+                                  "variable the model creates, so this layer's variables, outside the partitioned "
+                                  "variable_scope in TF1, are split too (placement only: the numbers are the same)")
 NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the train_op: TF1 never updated the "
                              "moving mean and variance, Keras updates them in fit, so evaluate and predict, which "
                              "use them, differ from TF1 (training losses do not)")
@@ -43,7 +48,8 @@ ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops")
 # Functions of tensors only (no variables, no randomness): kept as they are between layers.
 PURE_FUNCTIONS = {"argmax", "argmin", "math.argmax", "math.argmin", "nn.softmax", "nn.sigmoid", "nn.relu",
                   "nn.tanh", "math.sigmoid", "math.tanh", "concat", "reshape", "squeeze", "expand_dims",
-                  "cast", "identity"}
+                  "cast", "identity", "reduce_mean", "reduce_sum", "reduce_max", "math.reduce_mean",
+                  "math.reduce_sum", "math.reduce_max"}
 # tf1.metrics.X(labels, predictions) on the model's output -> Keras metric class.
 METRICS_ON_OUTPUT = {"metrics.accuracy": "Accuracy", "metrics.mean_squared_error": "MeanSquaredError",
                      "metrics.root_mean_squared_error": "RootMeanSquaredError",
@@ -76,7 +82,7 @@ class Model:
     partitioner: str | None = None  # the strategy's variable_partitioner
     uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
-    numeric: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # pieces whose numbers may differ, and why
+    notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
 
     def names(self) -> list[str]:
         """The names the functional model's code binds."""
@@ -102,6 +108,9 @@ class ModelFnReader:
         self.batch_norms: list[cst.Call] = []
         self.update_ops: dict[str, int] = {}  # name -> batch norms created before it was collected
         self.updates_attached = 0  # how many batch norms' updates the train_op depends on (UPDATE_OPS)
+        self.tables: dict[str, tuple[dict, bool]] = {}  # get_variable tables: name -> (arguments, partitioned)
+        self.in_partitioned_scope = False
+        self.unpartitioned_weights: list[cst.Call] = []  # layers with weights outside any partitioned scope
 
     def read(self, function: cst.FunctionDef) -> Model:
         params = [param.name.value for param in function.params.params]
@@ -115,6 +124,7 @@ class ModelFnReader:
         for statement in statements[:-1]:
             self._statement(statement)
         self._train_return(statements[-1] if statements else function)
+        self._check_tables_only_looked_up(function)
         model = self.model
         if not model.layers or not model.loss or not model.optimizer:
             raise Unsupported(function, "the model_fn needs layers, a tf.losses loss and an optimizer")
@@ -123,7 +133,9 @@ class ModelFnReader:
         if model.output != self.current:
             model.chain = False
         if self.updates_attached < len(self.batch_norms):
-            model.numeric.append((self.batch_norms[0], NO_MOVING_AVERAGE_UPDATES))
+            model.notes.append(("TFM401", self.batch_norms[0], NO_MOVING_AVERAGE_UPDATES))
+        if model.partitioner and self.unpartitioned_weights:
+            model.notes.append(("TFM206", self.unpartitioned_weights[0], PARTITIONER_FOR_EVERY_VARIABLE))
         return model
 
     # -- statements ----------------------------------------------------------
@@ -153,6 +165,10 @@ class ModelFnReader:
         try:
             if api.startswith("layers."):
                 self._layer(api, call, target)
+            elif api == "get_variable":
+                self._table(target, call)
+            elif api == "nn.embedding_lookup":
+                self._embedding(target, call)
             elif api.startswith("losses."):
                 self._loss(api, call, target)
             elif api.startswith("metrics."):
@@ -203,7 +219,39 @@ class ModelFnReader:
             layer = self._piece(code, call)
             self.model.layers.append(layer)
             self.model.lines.append(f"{target} = {layer}({source(inputs)})")
+            if api in LAYERS_WITH_WEIGHTS and not self.in_partitioned_scope:
+                self.unpartitioned_weights.append(call)
         self.current = target
+
+    def _table(self, target: str, call: cst.Call) -> None:
+        """`table = get_variable(name, [rows, width])`: a Keras Embedding once embedding_lookup reads it."""
+        args = keras_code.get_variable_arguments(call)
+        if "partitioner" in args:
+            self._strategy_partitioner(args["partitioner"])
+        self.tables[target] = (args, self.in_partitioned_scope or "partitioner" in args)
+
+    def _embedding(self, target: str, call: cst.Call) -> None:
+        table = call.args[0].value if call.args and not call.args[0].keyword else None
+        if not (isinstance(table, cst.Name) and table.value in self.tables):
+            raise Unsupported(call, "embedding_lookup of a table that is not a get_variable of this model_fn")
+        args, partitioned = self.tables[table.value]
+        code, ids = keras_code.embedding(args, partitioned, call)
+        if not partitioned:
+            self.unpartitioned_weights.append(call)
+        self._note_features(ids)
+        layer = self._piece(code, call)
+        self.model.layers.append(layer)
+        self.model.lines.append(f"{target} = {layer}({source(ids)})")
+        self.model.chain = self.model.chain and is_name(ids, self.current)
+        self.current = target
+
+    def _check_tables_only_looked_up(self, function: cst.FunctionDef) -> None:
+        """A table used otherwise than by one embedding_lookup (arithmetic, a second lookup) has no Keras layer."""
+        for name in self.tables:
+            uses = [node for node in subtree(function.body) if is_name(node, name)]
+            if len(uses) != 2:  # its assignment and its lookup
+                raise Unsupported(uses[0], f"`{name}` is used otherwise than by one embedding_lookup: a variable "
+                                        "with no layer is not migrated; write the Keras layer or weight by hand")
 
     def _check_training_flag(self, api: str, call: cst.Call) -> None:
         """Keras turns dropout and batch statistics on in fit only: TF1 must have turned them on in TRAIN mode only."""
@@ -235,8 +283,9 @@ class ModelFnReader:
         """`with variable_scope(...)` or `with control_dependencies(update_ops)`, then the statements inside."""
         call = statement.items[0].item if len(statement.items) == 1 else None
         api = self.api(call.func) if isinstance(call, cst.Call) else None
+        outer_partitioned = self.in_partitioned_scope
         if api == "variable_scope":
-            self._variable_scope(call)
+            self.in_partitioned_scope |= self._variable_scope(call)
         elif api == "control_dependencies" and (count := self._update_ops_count(call)) is not None:
             self._train_op_after_updates(statement)
             self.updates_attached = count
@@ -244,14 +293,16 @@ class ModelFnReader:
             raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
         for inner in statement.body.body:
             self._statement(inner)
+        self.in_partitioned_scope = outer_partitioned
 
-    def _variable_scope(self, call: cst.Call) -> None:
-        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy."""
+    def _variable_scope(self, call: cst.Call) -> bool:
+        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy. Partitioned?"""
         args = bound_values(call, VARIABLE_SCOPE)
         if set(args) - {"name_or_scope", "partitioner"}:
             raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
         if "partitioner" in args:
             self._strategy_partitioner(args["partitioner"])
+        return "partitioner" in args
 
     def _update_ops_count(self, call: cst.Call) -> int | None:
         """For `control_dependencies(<get_collection(UPDATE_OPS)>)`: the batch norms whose updates it held."""
@@ -421,7 +472,7 @@ class ModelFnReader:
 
     def _piece(self, code: keras_code.KerasCode, node: cst.CSTNode) -> str:
         if code.safety is Safety.NUMERIC:
-            self.model.numeric.append((node, code.why))
+            self.model.notes.append(("TFM401", node, code.why))
         return code.code
 
 

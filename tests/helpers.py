@@ -10,7 +10,8 @@ from rewrites import RULES
 ALL_RULES = frozenset(RULES)
 
 # examples/ folders whose train_tf2.py is what tf-migrate makes of train.py.
-GENERATED_EXAMPLES = ("regression", "momentum", "rmsprop", "classifier", "partitioned", "dropout_batchnorm")
+GENERATED_EXAMPLES = ("regression", "momentum", "rmsprop", "classifier", "partitioned", "dropout_batchnorm",
+                      "embedding")
 
 
 def run(source: str, enabled=ALL_RULES, keras="tf_keras"):

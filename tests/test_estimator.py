@@ -6,7 +6,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from helpers import check_noop, run
+from helpers import ALL_RULES, check_noop, run
 
 SEED = '''\
 import tempfile
@@ -43,13 +43,17 @@ print("eval loss: %s" % eval_result["loss"])
 '''
 
 
+PARTITIONER_RULES = frozenset(rule for rule in ALL_RULES if rule.startswith("TFM2"))
+
+
 def assert_left_whole_pointing_at(program: str, before: str, after: str, where: str) -> None:
-    """``program`` with one edit is left byte-for-byte, with one manual finding on the line holding ``where``."""
+    """``program`` with one edit is left byte-for-byte (but for the exact partitioner renames, TFM201-203,
+    which TF1 code runs with too), with one manual finding on the line holding ``where``."""
     source = program.replace(before, after)
     assert source != program
     result = run(source)
-    assert result.source == source
-    (finding,) = result.findings
+    assert result.source == run(source, enabled=PARTITIONER_RULES).source
+    (finding,) = [f for f in result.findings if f.rule not in PARTITIONER_RULES]
     assert finding.rule == "TFM302" and finding.safety == "manual"
     line = source.splitlines()[finding.line - 1]
     assert where in line, (finding, line)
@@ -465,3 +469,60 @@ def test_update_ops_collected_before_the_batch_norm_hold_none_of_its_updates():
 ], ids=["training from elsewhere", "batch norm always in inference", "dropout always on", "more under the updates"])
 def test_training_flags_that_are_not_the_train_mode_stay_manual(before, after, where):
     assert_left_whole_pointing_at(DROPOUT_BATCHNORM, before, after, where)
+
+
+EMBEDDING = (Path(__file__).resolve().parent.parent / "examples" / "embedding" / "train.py").read_text()
+EMBEDDING_LAYER = ('keras.layers.Embedding(input_dim=VOCABULARY, output_dim=WIDTH, '
+                   'embeddings_initializer="glorot_uniform", name="table")(features["ids"])')
+
+
+def test_partitioned_embedding_table_becomes_a_keras_embedding_sharded_by_the_strategy():
+    result = migrated(EMBEDDING)
+    code = result.source
+    assert f"embedded = {EMBEDDING_LAYER}" in code and "bag = tf1.reduce_mean(embedded, axis=1)" in code
+    assert "variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))" in code
+    assert "table = tf1.get_variable" not in code and "= tf1.nn.embedding_lookup" not in code
+    rules = {f.rule: f.message for f in result.findings}
+    assert '"mod"' in rules["TFM401"] and "every variable" in rules["TFM206"]
+
+
+@pytest.mark.parametrize("before, after, rules", [
+    ('features["ids"])', 'features["ids"], partition_strategy="div")', {"TFM201", "TFM206", "TFM301", "TFM303"}),
+    ('  with tf1.variable_scope(\n      "embedding", partitioner=tf1.fixed_size_partitioner(2)):\n'
+     '    table = tf1.get_variable("table", [VOCABULARY, WIDTH])\n',
+     '  table = tf1.get_variable("table", [VOCABULARY, WIDTH])\n', {"TFM301", "TFM303"}),
+    ('  with tf1.variable_scope(\n      "embedding", partitioner=tf1.fixed_size_partitioner(2)):\n'
+     '    table = tf1.get_variable("table", [VOCABULARY, WIDTH])\n',
+     '  table = tf1.get_variable(\n      "table", [VOCABULARY, WIDTH], partitioner=tf1.fixed_size_partitioner(2))\n',
+     {"TFM201", "TFM206", "TFM301", "TFM303", "TFM401"}),
+    ("import tensorflow.compat.v1 as tf1\n", "import tensorflow.compat.v1 as tf1\nfrom tensorflow.compat.v1 import nn\n",
+     {"TFM201", "TFM206", "TFM301", "TFM303", "TFM401"}),
+], ids=["div lookup", "not partitioned", "get_variable partitioner", "from compat.v1 import nn"])
+def test_embedding_lookup_spellings(before, after, rules):
+    source = EMBEDDING.replace(before, after)
+    if "import nn" in after:
+        source = source.replace("tf1.nn.embedding_lookup", "nn.embedding_lookup")
+    assert source != EMBEDDING
+    result = migrated(source)
+    assert EMBEDDING_LAYER in result.source
+    assert {f.rule for f in result.findings} == rules
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ("  bag = tf1.reduce_mean(embedded, axis=1)\n", "  bag = tf1.reduce_mean(embedded, axis=1) + tf1.reduce_sum(table)\n",
+     "tf1.reduce_sum(table)"),
+    ('features["ids"])', 'features["ids"], max_norm=1.0)', "embedding_lookup"),
+    ('tf1.get_variable("table", [VOCABULARY, WIDTH])', 'tf1.get_variable("table", [VOCABULARY, WIDTH], trainable=False)',
+     "embedding_lookup"),
+], ids=["table used in arithmetic", "max_norm", "not trainable"])
+def test_embedding_tables_keras_cannot_express_stay_manual(before, after, where):
+    assert_left_whole_pointing_at(EMBEDDING, before, after, where)
+
+
+def test_findings_point_at_the_users_lines_after_an_earlier_rule_added_an_import():
+    """The partitioner rule adds `import tensorflow as tf` above; later findings still count the file's own lines."""
+    lines = EMBEDDING.splitlines()
+    expected = {"TFM201": "fixed_size_partitioner", "TFM401": "embedding_lookup", "TFM206": "layers.dense",
+                "TFM303": "EvalSpec", "TFM301": "train_and_evaluate"}
+    for finding in run(EMBEDDING).findings:
+        assert expected[finding.rule] in lines[finding.line - 1], finding

@@ -41,7 +41,7 @@ pytestmark = pytest.mark.tensorflow
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
 TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
-               "dropout_batchnorm": 30, "manual": 20, "ps_cluster": 20}
+               "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20}
 
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
 PRINTED_LINE = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)

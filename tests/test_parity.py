@@ -72,6 +72,8 @@ VARIANTS = {
         '  with tf1.variable_scope("linear", partitioner=tf1.fixed_size_partitioner(2)):\n'
         '    logits = tf1.layers.dense(features, 1)\n')),)),
     "partitioned_regression_tf2": Variant("partitioned_regression_tf1", migrated=True),
+    "embedding_tf1_div": Variant(EXAMPLES / "embedding" / "train.py", (
+        ('features["ids"])', 'features["ids"], partition_strategy="div")'),)),
     # Wrong migrations.
     "rmsprop_tf2_zero_slots": Variant(EXAMPLES / "rmsprop" / "train_tf2.py", ((RMSPROP_ONES_SLOTS, ""),)),
     "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
@@ -145,6 +147,24 @@ def test_partitioned_variable_really_shards_on_the_new_side(tmp_path):
     variables = json.loads(report.read_text())["variables"]
     sharded = [v for v in variables if v["new_shards"]]
     assert sharded and sharded[0]["old_shards"] == sharded[0]["new_shards"] == [[3, 1], [2, 1]]
+
+
+def test_partitioned_embedding_table_shards_on_both_sides_in_lookup_order(tmp_path):
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "embedding" / "train.py", EXAMPLES / "embedding" / "train_tf2.py",
+                         "--json", str(report)))
+    data = json.loads(report.read_text())
+    table = data["variables"][0]
+    assert table["name"] == "embedding/table" and table["old_shards"] == table["new_shards"] == [[6, 4], [5, 4]]
+    assert data["old"]["adjustments"] == [
+        'embedding/table: TF1 looked ids up "mod" 2 shards, TF2 "div": rows compared in TF2\'s order']
+
+
+def test_div_lookup_needs_no_reordering(tmp_path):
+    report = tmp_path / "report.json"
+    assert_parity(parity(program("embedding_tf1_div", tmp_path), EXAMPLES / "embedding" / "train_tf2.py",
+                         "--steps", "5", "--json", str(report)))
+    assert json.loads(report.read_text())["old"]["adjustments"] == []
 
 
 def test_generated_program_with_a_partitioner_shards_and_passes(tmp_path):

@@ -33,11 +33,13 @@ def dropout_note(called: set[str]) -> list[str]:
 
 def record_mod_lookups(tf) -> dict[str, list[int]]:
     """Patch ``tf.compat.v1.nn.embedding_lookup``; returns {table name: rows per shard} of its "mod" lookups."""
+    from tensorflow.python.ops.variables import PartitionedVariable
+
     tables: dict[str, list[int]] = {}
     original = tf.compat.v1.nn.embedding_lookup
 
     def embedding_lookup(params, ids, partition_strategy="mod", *args, **kwargs):
-        if partition_strategy == "mod" and isinstance(params, tf.compat.v1.PartitionedVariable):
+        if partition_strategy == "mod" and isinstance(params, PartitionedVariable):
             shards = list(params)
             if len(shards) > 1:
                 tables[params.name] = [shard.shape[0] for shard in shards]
