@@ -69,6 +69,9 @@ FAMILIES: tuple[Family, ...] = (
                  "an Estimator program in a shape not migrated safely: left untouched, the finding says where and why"),
             Rule("TFM303", "eval-steps", N,
                  "an eval input that does not repeat: TF1 stopped at its end, the migrated evaluate runs exactly `steps` batches"),
+            Rule("TFM304", "checkpoint-cadence", E,
+                 "RunConfig checkpoints the migrated program cannot write at the same moments (a timer, or steps "
+                 "that do not divide max_steps): it saves at the end of training"),
             Rule("TFM206", "partitioner-scope", E,
                  "a variable_scope's partitioner moved onto the strategy also splits the variables created outside "
                  "that scope (placement only)"),

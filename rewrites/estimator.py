@@ -59,6 +59,13 @@ TFM303 eval-steps (numeric). PSS needs a repeating eval dataset, so ``evaluate``
 exactly ``EvalSpec.steps`` batches of the repeated input, where TF1 stopped at the end
 of the input if that came first. Reported when the eval ``input_fn`` does not repeat.
 
+TFM304 checkpoint-cadence (exact). RunConfig's checkpoints become a
+``tf.train.CheckpointManager`` in ``model_dir`` that the program resumes from (``max_steps``
+counts the steps of earlier runs, as in TF1), saved once per Keras epoch of
+``save_checkpoints_steps`` steps. Reported when they cannot be saved at TF1's moments:
+``save_checkpoints_secs`` (Keras has no timer) or steps that do not visibly divide
+``max_steps``; the migrated program then saves at the end of training.
+
 TFM206 partitioner-scope (exact). TF1 attached a partitioner to a ``variable_scope`` (or one
 ``get_variable``); ParameterServerStrategy takes one partitioner for every variable the model
 creates. Reported at the first layer with weights outside the partitioned scope: its
@@ -91,7 +98,7 @@ from rewrites.model_fn import Model, ModelFnReader, Unsupported, bound_values, s
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
-                   "optimizer", "checkpoint")
+                   "optimizer", "checkpoints", "save_checkpoint", "steps_done")
 PREDICT_NAMES = ("predict_examples", "predictor")
 # --keras: the module and name each spelling imports Keras 2 as `keras` from.
 KERAS_IMPORTS = {"tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
@@ -105,10 +112,29 @@ UNMIGRATED_HOOKS = {
 }
 TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
 ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
-RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed"}
+RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed", "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max"}
+TF1_KEEP_CHECKPOINT_MAX = "5"
 RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging only: fit(verbose=2) logs every epoch
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
+
+
+@dataclass
+class Checkpoints:
+    """RunConfig's checkpoint settings, as the migrated program keeps them."""
+
+    keep: str                      # keep_checkpoint_max
+    every_steps: cst.BaseExpression | None = None  # save_checkpoints_steps
+    every_secs: cst.BaseExpression | None = None   # save_checkpoints_secs, given explicitly
+    comment: str = "at the end of training"
+
+
+@dataclass
+class FitPlan:
+    epochs: str
+    steps_per_epoch: str
+
+
 @dataclass
 class EstimatorSetup:
     """What the Estimator and its RunConfig say, and the statements that said it."""
@@ -118,6 +144,7 @@ class EstimatorSetup:
     seed: str | None
     statements: tuple[cst.CSTNode | None, ...]  # the model_fn and the RunConfig, which the migration removes
     params: str | None = None  # `params = ...`: what Estimator passed the model_fn as params
+    checkpoints: Checkpoints | None = None  # None: the TF1 program wrote none (no model_dir, or switched off)
 
 
 class Rewrite(TFCodemod):
@@ -138,9 +165,8 @@ class Rewrite(TFCodemod):
         for statement in removed:
             RemoveImportsVisitor.remove_unused_import_by_node(self.context, statement)
         self.report("TFM301", driver, "Estimator program -> Keras fit under ParameterServerStrategy; Keras averages "
-                                      "the eval loss per example (TF1 per batch: differs with a short last batch) and "
-                                      "trains from scratch (TF1 resumed from a checkpoint in model_dir); prove it with "
-                                      "tf-migrate parity")
+                                      "the eval loss per example (TF1 per batch: differs with a short last batch); "
+                                      "prove it with tf-migrate parity")
         for rule, node, message in notes:
             self.report(rule, node, message)
         return updated_node.with_changes(body=body)
@@ -220,9 +246,10 @@ class Rewrite(TFCodemod):
                    if s is not None]
         self._check_nothing_else_uses(module, removed)
         self._check_generated_names_are_free(module, _generated_names(setup, predict=False))
+        fit = self._fit_plan(train_args["max_steps"], setup.checkpoints, notes)
         generated = self._generated(
             "estimator_program.py.j2", setup, predict=False, train_input=f"{train_function.name.value}()",
-            eval_input=f"{eval_function.name.value}()", max_steps=source(train_args["max_steps"]), eval_steps=steps,
+            eval_input=f"{eval_function.name.value}()", fit=fit, eval_steps=steps,
             eval_target=self._eval_target(driver))
         return _replaced(module, removed, {driver: generated}), removed, notes
 
@@ -267,10 +294,12 @@ class Rewrite(TFCodemod):
         if predicts:
             model.chain = False  # the predictor shares the functional model's tensors
         self._check_generated_names_are_free(module, _generated_names(setup, predict=bool(predicts)))
+        notes = list(model.notes)
+        fit = self._fit_plan(steps, setup.checkpoints, notes)
         replacements[train_statement] = self._generated(
             "estimator_train.py.j2", setup, predict=bool(predicts), train_input=f"{train_function.name.value}()",
-            max_steps=source(steps))
-        return _replaced(module, removed, replacements), [*removed, train_statement], model.notes
+            fit=fit)
+        return _replaced(module, removed, replacements), [*removed, train_statement], notes
 
     def _evaluate(self, statement, call: cst.Call, definitions) -> list[cst.BaseStatement]:
         args = bound_values(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"))
@@ -308,7 +337,8 @@ class Rewrite(TFCodemod):
             raise Unsupported(params, "Estimator(params=...) for a model_fn that does not take params")
         return EstimatorSetup(model, source(model_dir) if model_dir is not None else None,
                               source(seed) if seed is not None else None, (model_fn_def, config_statement),
-                              _params_line(params) if model.uses_params else None)
+                              _params_line(params) if model.uses_params else None,
+                              _checkpoints(config_args) if model_dir is not None else None)
 
     def _generated(self, template: str, setup: EstimatorSetup, **context) -> list[cst.BaseStatement]:
         from templates import render
@@ -316,11 +346,33 @@ class Rewrite(TFCodemod):
         model = setup.model
         text = render(template, model=model, sequential=model.chain, partitioner=model.partitioner or "None",
                       tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir,
-                      params=setup.params, **context)
-        self._add_imports(setup.model_dir is not None)
+                      params=setup.params, checkpoints=setup.checkpoints, **context)
+        self._add_imports()
         generated = list(cst.parse_module(text).body)
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         return generated
+
+    @staticmethod
+    def _fit_plan(max_steps: cst.BaseExpression, checkpoints: Checkpoints | None, notes: list) -> FitPlan:
+        """`max_steps` as epochs x steps_per_epoch: one epoch per checkpoint TF1 saved every N steps."""
+        whole = FitPlan("1", source(max_steps))
+        if checkpoints is None:
+            return whole
+        if checkpoints.every_secs is not None:
+            notes.append(("TFM304", checkpoints.every_secs, "Keras has no checkpoints on a timer: the migrated program "
+                                                            "saves one at the end of training; give RunConfig "
+                                                            "save_checkpoints_steps for regular ones"))
+        every = checkpoints.every_steps
+        if every is None:
+            return whole
+        if not (isinstance(max_steps, cst.Integer) and isinstance(every, cst.Integer)
+                and max_steps.evaluated_value % every.evaluated_value == 0):
+            notes.append(("TFM304", every, f"save_checkpoints_steps={source(every)} does not visibly divide "
+                                           f"max_steps={source(max_steps)} (both whole-number literals): the migrated "
+                                           "program saves one checkpoint, at the end of training"))
+            return whole
+        checkpoints.comment = f"every {source(every)} steps (one epoch each)"
+        return FitPlan(str(max_steps.evaluated_value // every.evaluated_value), source(every))
 
     # -- pieces of the program ----------------------------------------------
 
@@ -424,12 +476,11 @@ class Rewrite(TFCodemod):
 
     def _generated_imports(self) -> dict[str, tuple[str, str | None]]:
         """name -> (module, object or None): `import module as name` or `from module import object`."""
-        return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras], "os": ("os", None)}
+        return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras]}
 
-    def _add_imports(self, needs_os: bool) -> None:
+    def _add_imports(self) -> None:
         for name, (module, obj) in self._generated_imports().items():
-            if name != "os" or needs_os:
-                AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if name in (module, obj) else name)
+            AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if name in (module, obj) else name)
 
 
 # -- small syntax helpers ------------------------------------------------------
@@ -516,6 +567,17 @@ def _is_canned(api: str) -> bool:
     """tf.estimator.DNNClassifier, LinearRegressor, BoostedTreesClassifier, ... (not Estimator itself)."""
     name = api.rpartition(".")[2]
     return api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator")) and name != "Estimator"
+
+
+def _checkpoints(config: dict[str, cst.BaseExpression]) -> Checkpoints | None:
+    """RunConfig's checkpoint settings; None when both intervals are None (TF1 then saved no checkpoints)."""
+    steps, secs = config.get("save_checkpoints_steps"), config.get("save_checkpoints_secs")
+    if (steps is None or _is_none(steps)) and secs is not None and _is_none(secs):
+        return None
+    keep = config.get("keep_checkpoint_max")
+    return Checkpoints(source(keep) if keep is not None else TF1_KEEP_CHECKPOINT_MAX,
+                       None if steps is None or _is_none(steps) else steps,
+                       None if secs is None or _is_none(secs) else secs)
 
 
 def _params_line(params: cst.BaseExpression | None) -> str:

@@ -69,7 +69,7 @@ def migrated(source: str, keras="tf_keras"):
 def test_seed_program_becomes_keras_under_parameter_server_strategy():
     result = migrated(SEED)
     code = result.source
-    assert "import tf_keras as keras" in code and "import tensorflow as tf" in code and "import os" in code
+    assert "import tf_keras as keras" in code and "import tensorflow as tf" in code and "import os" not in code
     assert "tf.distribute.experimental.ParameterServerStrategy(" in code
     assert "keras.utils.set_random_seed(42)" in code
     assert "dataset = _input_fn()\n" in code and "\neval_dataset = _eval_input_fn().repeat()\n" in code
@@ -77,7 +77,7 @@ def test_seed_program_becomes_keras_under_parameter_server_strategy():
     assert "keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)" in code
     assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in code
     assert "steps_per_epoch=20" in code and "eval_result = model.evaluate(eval_dataset, steps=3" in code
-    for gone in ("_model_fn", "Estimator", "RunConfig", "TrainSpec", "EvalSpec", "train_and_evaluate"):
+    for gone in ("_model_fn", "Estimator", "RunConfig(", "TrainSpec", "EvalSpec", "train_and_evaluate"):
         assert gone not in code
     assert 'print("eval loss: %s" % eval_result["loss"])' in code  # the rest of the program stays
     assert "tensorflow.compat.v1 as tf1" in code  # the input functions still use it
@@ -152,7 +152,7 @@ def test_numeric_piece_gets_its_own_finding():
          "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)", "def _input_fn"),
         ("print(\"eval loss", "print(estimator.model_dir)\nprint(\"eval loss", "estimator.model_dir"),
         ("config = tf1.estimator.RunConfig(model_dir=model_dir,",
-         "config = tf1.estimator.RunConfig(save_checkpoints_steps=5, model_dir=model_dir,", "save_checkpoints_steps"),
+         "config = tf1.estimator.RunConfig(session_config=session, model_dir=model_dir,", "session_config"),
         ("tf1.losses.mean_squared_error(labels=labels, predictions=logits)",
          "tf1.losses.mean_squared_error(labels=labels, predictions=logits, weights=w)", "tf1.losses"),
         ("model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nmodel = 'taken'", "model = 'taken'"),
@@ -161,7 +161,7 @@ def test_numeric_piece_gets_its_own_finding():
          "  return features, labels", "def _eval_input_fn"),
     ],
     ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn config", "input that does not repeat",
-         "estimator used afterwards", "RunConfig checkpoint steps", "weighted loss", "generated name taken",
+         "estimator used afterwards", "RunConfig session_config", "weighted loss", "generated name taken",
          "eval until the input ends", "input_fn returning tensors"],
 )
 def test_unsupported_program_is_left_whole_with_a_manual_finding(before, after, where):
@@ -526,3 +526,35 @@ def test_findings_point_at_the_users_lines_after_an_earlier_rule_added_an_import
                 "TFM303": "EvalSpec", "TFM301": "train_and_evaluate"}
     for finding in run(EMBEDDING).findings:
         assert expected[finding.rule] in lines[finding.line - 1], finding
+
+
+WHOLE_RUN = ("steps_done = int(optimizer.iterations)", "if steps_done < 20:",
+             "model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint],")
+EPOCH_PER_CHECKPOINT = ("model.fit(dataset, epochs=4, steps_per_epoch=5,",
+                        "initial_epoch=int(optimizer.iterations) // 5, callbacks=[save_checkpoint], verbose=2)")
+
+
+@pytest.mark.parametrize("config, fit, keep, finding", [
+    ("", WHOLE_RUN, "5", None),
+    ("save_checkpoints_steps=5, keep_checkpoint_max=2, ", EPOCH_PER_CHECKPOINT, "2", None),
+    ("save_checkpoints_steps=3, ", WHOLE_RUN, "5", "does not visibly divide"),
+    ("save_checkpoints_secs=60, ", WHOLE_RUN, "5", "no checkpoints on a timer"),
+], ids=["default", "every 5 steps, keep 2", "steps not dividing max_steps", "on a timer"])
+def test_run_config_checkpoints_become_a_checkpoint_manager_resumed_as_tf1_did(config, fit, keep, finding):
+    source = SEED.replace("RunConfig(model_dir=model_dir,", f"RunConfig({config}model_dir=model_dir,")
+    result = migrated(source)
+    assert all(line in result.source for line in fit)
+    assert f"tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep={keep})" in result.source
+    assert "checkpoints.restore_or_initialize()" in result.source
+    cadence = [f.message for f in result.findings if f.rule == "TFM304"]
+    assert len(cadence) == (finding is not None) and all(finding in message for message in cadence)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("RunConfig(model_dir=model_dir,", "RunConfig(model_dir=model_dir, save_checkpoints_steps=None, "
+                                      "save_checkpoints_secs=None,"),
+    ("RunConfig(model_dir=model_dir,", "RunConfig("),
+], ids=["checkpoints switched off", "no model_dir"])
+def test_no_checkpoints_where_tf1_wrote_none(before, after):
+    code = migrated(SEED.replace(before, after)).source
+    assert "CheckpointManager" not in code and "model.fit(dataset, epochs=1, steps_per_epoch=20, verbose=2)" in code

@@ -39,10 +39,12 @@ if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow
 pytestmark = pytest.mark.tensorflow
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+IN_PROCESS_CLUSTER = Path(__file__).resolve().parent / "in_process_cluster.py"  # an absolute program path
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
 TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
                "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20}
 
+CHECKPOINT_EPOCHS = {"classifier": 3}  # RunConfig(save_checkpoints_steps=10): one Keras epoch per checkpoint
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
 PRINTED_LINE = re.compile(r"^step (\d+) loss (\S+)$", re.MULTILINE)
 
@@ -179,12 +181,26 @@ def test_a_second_run_over_the_migrated_examples_changes_nothing(migrated, capsy
         assert "ParameterServerStrategy" in (migrated / name / "train.py").read_text()
 
 
+def assert_keras_trained(run: Run, name: str) -> None:
+    """Keras' epoch lines say every step ran; the program evaluated and cleaned up."""
+    assert run.returncode == 0, run.stderr[-3000:]
+    epochs = CHECKPOINT_EPOCHS.get(name, 1)
+    steps = TRAIN_STEPS[name] // epochs
+    output = run.stdout + run.stderr
+    assert output.count(f"{steps}/{steps} - ") >= epochs and (epochs == 1 or f"Epoch {epochs}/{epochs}" in output), output[-3000:]
+    assert "eval" in run.stdout and run.leftovers == []
+
+
 @pytest.mark.parametrize("name", GENERATED_EXAMPLES)
 def test_generated_tf2_example_trains_locally_and_cleans_up(name):
-    run = run_example(name, program="train_tf2.py")
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert f"{TRAIN_STEPS[name]}/{TRAIN_STEPS[name]} - " in run.stdout + run.stderr  # Keras' epoch line: every step ran
-    assert "eval" in run.stdout and run.leftovers == []
+    assert_keras_trained(run_example(name, program="train_tf2.py"), name)
+
+
+@pytest.mark.parametrize("name", GENERATED_EXAMPLES)
+def test_generated_tf2_example_trains_on_an_in_process_cluster(name):
+    """As the chief of 1 worker and 2 ps, its own ParameterServerStrategy and callbacks, nothing patched."""
+    run = run_example(name, str(EXAMPLES / name / "train_tf2.py"), program=str(IN_PROCESS_CLUSTER))
+    assert_keras_trained(run, name)
 
 
 def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):
@@ -203,3 +219,22 @@ def test_migrated_example_trains_to_the_same_losses(migrated, name):
     run = run_example(name, root=migrated)
     assert_trained(run, TRAIN_STEPS[name])
     assert run.losses == first_run(name).losses
+
+
+def test_generated_program_resumes_from_its_checkpoints_as_the_estimator_did(tmp_path):
+    """The classifier's migration run twice on one model_dir: max_steps counts every run's steps, so the
+    second run trains none; a checkpoint every 10 steps, the last 2 kept."""
+    model_dir = tmp_path / "model"
+    text = (EXAMPLES / "classifier" / "train_tf2.py").read_text()
+    for before, after in (("model_dir = tempfile.mkdtemp()", f"model_dir = {str(model_dir)!r}"),
+                          ("shutil.rmtree(model_dir)", "")):
+        assert text.count(before) == 1
+        text = text.replace(before, after)
+    (tmp_path / "resume").mkdir()
+    (tmp_path / "resume" / "train_tf2.py").write_text(text)
+    first = run_example("resume", root=tmp_path, program="train_tf2.py")
+    assert first.returncode == 0 and "Epoch 3/3" in first.stdout + first.stderr, first.stderr[-3000:]
+    second = run_example("resume", root=tmp_path, program="train_tf2.py")
+    assert second.returncode == 0 and "Epoch" not in second.stdout + second.stderr, second.stderr[-3000:]
+    assert first.stdout.splitlines()[-4] == second.stdout.splitlines()[-4]  # the same eval accuracy and loss
+    assert sorted(path.name for path in model_dir.glob("*.index")) == ["ckpt-20.index", "ckpt-30.index"]

@@ -3,7 +3,8 @@
 The shape of the TF1 "Creating custom Estimators" tutorial: dict features,
 a model_fn with dense layers that branches on ``mode`` (PREDICT, EVAL, TRAIN),
 softmax cross-entropy, Adam, an accuracy metric, then ``train``, ``evaluate``
-and ``predict``. The data is a tiny inline set of three Gaussian blobs.
+and ``predict``; a checkpoint every 10 steps, the last 2 kept. The data is a
+tiny inline set of three Gaussian blobs.
 
 Run: python examples/classifier/train.py
 """
@@ -75,7 +76,8 @@ tf1.logging.set_verbosity(tf1.logging.INFO)
 
 model_dir = tempfile.mkdtemp()
 config = tf1.estimator.RunConfig(
-    model_dir=model_dir, tf_random_seed=42, log_step_count_steps=1)
+    model_dir=model_dir, tf_random_seed=42, log_step_count_steps=1,
+    save_checkpoints_steps=10, keep_checkpoint_max=2)
 classifier = tf1.estimator.Estimator(model_fn=model_fn, config=config)
 classifier.train(input_fn=train_input_fn, max_steps=30)
 

@@ -3,7 +3,8 @@
 The shape of the TF1 "Creating custom Estimators" tutorial: dict features,
 a model_fn with dense layers that branches on ``mode`` (PREDICT, EVAL, TRAIN),
 softmax cross-entropy, Adam, an accuracy metric, then ``train``, ``evaluate``
-and ``predict``. The data is a tiny inline set of three Gaussian blobs.
+and ``predict``; a checkpoint every 10 steps, the last 2 kept. The data is a
+tiny inline set of three Gaussian blobs.
 
 Run: python examples/classifier/train.py
 """
@@ -13,7 +14,6 @@ import tempfile
 
 import numpy as np
 import tensorflow.compat.v1 as tf1
-import os
 import tensorflow as tf
 import tf_keras as keras
 
@@ -105,9 +105,15 @@ with strategy.scope():
   model.compile(optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
 
-checkpoint = keras.callbacks.ModelCheckpoint(
-    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
-model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[checkpoint], verbose=2)
+# RunConfig's checkpoints: every 10 steps (one epoch each), the last 2 kept.
+checkpoints = tf.train.CheckpointManager(
+    tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=2)
+save_checkpoint = keras.callbacks.LambdaCallback(
+    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=optimizer.iterations))
+# Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+checkpoints.restore_or_initialize()
+model.fit(dataset, epochs=3, steps_per_epoch=10,
+          initial_epoch=int(optimizer.iterations) // 10, callbacks=[save_checkpoint], verbose=2)
 
 eval_dataset = eval_input_fn()
 # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.

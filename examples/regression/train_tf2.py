@@ -14,7 +14,6 @@ import tempfile
 
 import tensorflow as tf
 import tensorflow.compat.v1 as tf1
-import os
 import tf_keras as keras
 
 features = [[1., 1.5], [2., 2.5], [3., 3.5]]
@@ -78,15 +77,24 @@ with strategy.scope():
 
 eval_dataset = _eval_input_fn().repeat()
 
-checkpoint = keras.callbacks.ModelCheckpoint(
-    os.path.join(model_dir, "ckpt-{epoch}"), save_weights_only=True)
+# RunConfig's checkpoints: at the end of training, the last 5 kept.
+checkpoints = tf.train.CheckpointManager(
+    tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=5)
+save_checkpoint = keras.callbacks.LambdaCallback(
+    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=optimizer.iterations))
+# Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+checkpoints.restore_or_initialize()
 if task_type == "evaluator":
   # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
       model, data=eval_dataset, checkpoint_dir=model_dir, steps=3,
       max_evaluations=1).start()
 else:
-  model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint], verbose=2)
+  # max_steps counts the steps of earlier runs too.
+  steps_done = int(optimizer.iterations)
+  if steps_done < 20:
+    model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint],
+              verbose=2)
 eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
 print("eval loss: %s" % eval_result["loss"])
 shutil.rmtree(model_dir)
