@@ -98,7 +98,8 @@ from rewrites.model_fn import Model, ModelFnReader, Unsupported, bound_values, s
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
-                   "optimizer", "checkpoints", "save_checkpoint", "steps_done")
+                   "optimizer", "checkpoints", "save_checkpoint", "steps_done", "warm_start",
+                   "warm_start_names")
 PREDICT_NAMES = ("predict_examples", "predictor")
 # --keras: the module and name each spelling imports Keras 2 as `keras` from.
 KERAS_IMPORTS = {"tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
@@ -115,6 +116,8 @@ ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
 RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed", "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max"}
 TF1_KEEP_CHECKPOINT_MAX = "5"
 RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging only: fit(verbose=2) logs every epoch
+WARM_START_SETTINGS = ("ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
+                       "var_name_to_prev_var_name")
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
 
@@ -127,6 +130,14 @@ class Checkpoints:
     every_steps: cst.BaseExpression | None = None  # save_checkpoints_steps
     every_secs: cst.BaseExpression | None = None   # save_checkpoints_secs, given explicitly
     comment: str = "at the end of training"
+
+
+@dataclass
+class WarmStart:
+    """Estimator(warm_start_from=...): the TF1 checkpoint, and the TF1 names of the model's trainable variables."""
+
+    path: str
+    names: list[str]
 
 
 @dataclass
@@ -145,6 +156,7 @@ class EstimatorSetup:
     statements: tuple[cst.CSTNode | None, ...]  # the model_fn and the RunConfig, which the migration removes
     params: str | None = None  # `params = ...`: what Estimator passed the model_fn as params
     checkpoints: Checkpoints | None = None  # None: the TF1 program wrote none (no model_dir, or switched off)
+    warm_start: WarmStart | None = None
 
 
 class Rewrite(TFCodemod):
@@ -325,8 +337,6 @@ class Rewrite(TFCodemod):
 
     def _estimator_setup(self, estimator: cst.Call, definitions) -> EstimatorSetup:
         estimator_args = bound_values(estimator, ESTIMATOR)
-        if "warm_start_from" in estimator_args:
-            raise Unsupported(estimator_args["warm_start_from"], "Estimator(warm_start_from=...) is not migrated yet")
         config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
         model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
         model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
@@ -338,7 +348,29 @@ class Rewrite(TFCodemod):
         return EstimatorSetup(model, source(model_dir) if model_dir is not None else None,
                               source(seed) if seed is not None else None, (model_fn_def, config_statement),
                               _params_line(params) if model.uses_params else None,
-                              _checkpoints(config_args) if model_dir is not None else None)
+                              _checkpoints(config_args) if model_dir is not None else None,
+                              self._warm_start(estimator_args.get("warm_start_from"), model))
+
+    def _warm_start(self, node: cst.BaseExpression | None, model: Model) -> WarmStart | None:
+        """`warm_start_from=PATH` or `WarmStartSettings(PATH)`: every trainable variable, by its TF1 name."""
+        if node is None:
+            return None
+        path = node
+        if isinstance(node, cst.Call) and self._api(node.func) == "estimator.WarmStartSettings":
+            args = bound_values(node, WARM_START_SETTINGS)
+            pattern = args.get("vars_to_warm_start")
+            if set(args) - {"ckpt_to_initialize_from", "vars_to_warm_start"} or not (
+                    pattern is None or isinstance(pattern, cst.SimpleString) and pattern.evaluated_value == ".*"):
+                raise Unsupported(node, "WarmStartSettings other than a checkpoint for every trainable variable "
+                                        "(vars_to_warm_start='.*'): load the chosen variables by hand")
+            path = args["ckpt_to_initialize_from"]
+        if model.partitioner is not None:
+            raise Unsupported(node, "warm_start_from for a partitioned model: assign the checkpoint's full tensors "
+                                    "to the shards by hand")
+        if model.tf1_trainable_names is None:
+            raise Unsupported(node, "warm_start_from where the TF1 variable names cannot be read from the code "
+                                    "(a computed scope or layer name): load the checkpoint by hand")
+        return WarmStart(source(path), model.tf1_trainable_names)
 
     def _generated(self, template: str, setup: EstimatorSetup, **context) -> list[cst.BaseStatement]:
         from templates import render
@@ -346,7 +378,7 @@ class Rewrite(TFCodemod):
         model = setup.model
         text = render(template, model=model, sequential=model.chain, partitioner=model.partitioner or "None",
                       tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir,
-                      params=setup.params, checkpoints=setup.checkpoints, **context)
+                      params=setup.params, checkpoints=setup.checkpoints, warm_start=setup.warm_start, **context)
         self._add_imports()
         generated = list(cst.parse_module(text).body)
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])

@@ -398,9 +398,9 @@ def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
     return KerasCode(code, Safety.EXACT), args["ids"]
 
 
-def training_argument(api: str, call: cst.Call) -> cst.BaseExpression | None:
-    """The ``training`` argument of a functional ``dropout`` / ``batch_normalization`` call, if given."""
-    return _bind(api, call, _lookup(FUNCTIONAL_LAYERS, api, "layer")).get("training")
+def layer_arguments(api: str, call: cst.Call, *, functional: bool) -> dict[str, cst.BaseExpression]:
+    """The arguments of a ``tf.compat.v1.layers`` call by TF1 parameter name (``layer`` has checked them)."""
+    return _bind(api, call, _lookup(FUNCTIONAL_LAYERS if functional else LAYERS, api, "layer"))
 
 
 # -- helpers ----------------------------------------------------------------

@@ -82,6 +82,7 @@ class Model:
     partitioner: str | None = None  # the strategy's variable_partitioner
     uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
+    tf1_trainable_names: list[str] | None = None  # TF1's names of the trainable variables in order, if known
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
 
     def names(self) -> list[str]:
@@ -111,6 +112,7 @@ class ModelFnReader:
         self.tables: dict[str, tuple[dict, bool]] = {}  # get_variable tables: name -> (arguments, partitioned)
         self.in_partitioned_scope = False
         self.unpartitioned_weights: list[cst.Call] = []  # layers with weights outside any partitioned scope
+        self.tf1_names = TF1VariableNames()
 
     def read(self, function: cst.FunctionDef) -> Model:
         params = [param.name.value for param in function.params.params]
@@ -132,6 +134,7 @@ class ModelFnReader:
             model.metrics = self._metrics(self.eval_metric_ops)
         if model.output != self.current:
             model.chain = False
+        model.tf1_trainable_names = self.tf1_names.names
         if self.updates_attached < len(self.batch_norms):
             model.notes.append(("TFM401", self.batch_norms[0], NO_MOVING_AVERAGE_UPDATES))
         if model.partitioner and self.unpartitioned_weights:
@@ -205,9 +208,11 @@ class ModelFnReader:
                                         "called; migrate it by hand (the training flag)")
             code, _ = keras_code.layer(api, call.func, functional=False)
             inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
+            self.tf1_names.layer(api, keras_code.layer_arguments(api, call.func, functional=False))
         else:  # tf1.layers.dense(inputs, ...)
             code, inputs = keras_code.layer(api, call, functional=True)
             self._check_training_flag(api, call)
+            self.tf1_names.layer(api, keras_code.layer_arguments(api, call, functional=True))
         if inputs is None:
             raise Unsupported(call, "a layer called with more than its inputs is not migrated yet")
         self._note_features(inputs)
@@ -226,6 +231,7 @@ class ModelFnReader:
     def _table(self, target: str, call: cst.Call) -> None:
         """`table = get_variable(name, [rows, width])`: a Keras Embedding once embedding_lookup reads it."""
         args = keras_code.get_variable_arguments(call)
+        self.tf1_names.table(args.get("name"))
         if "partitioner" in args:
             self._strategy_partitioner(args["partitioner"])
         self.tables[target] = (args, self.in_partitioned_scope or "partitioner" in args)
@@ -257,7 +263,7 @@ class ModelFnReader:
         """Keras turns dropout and batch statistics on in fit only: TF1 must have turned them on in TRAIN mode only."""
         if api not in TRAINING_DEPENDENT_FUNCTIONS:
             return
-        training = keras_code.training_argument(api, call)
+        training = keras_code.layer_arguments(api, call, functional=True).get("training")
         if training is not None and not (self._mode_of(training) == "TRAIN" or
                                          (isinstance(training, cst.Name) and training.value in self.training_flags)):
             raise Unsupported(training, f"{api} with training={source(training)}: migrated when it is "
@@ -283,7 +289,7 @@ class ModelFnReader:
         """`with variable_scope(...)` or `with control_dependencies(update_ops)`, then the statements inside."""
         call = statement.items[0].item if len(statement.items) == 1 else None
         api = self.api(call.func) if isinstance(call, cst.Call) else None
-        outer_partitioned = self.in_partitioned_scope
+        outer_partitioned, outer_scopes = self.in_partitioned_scope, self.tf1_names.scopes
         if api == "variable_scope":
             self.in_partitioned_scope |= self._variable_scope(call)
         elif api == "control_dependencies" and (count := self._update_ops_count(call)) is not None:
@@ -293,7 +299,7 @@ class ModelFnReader:
             raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
         for inner in statement.body.body:
             self._statement(inner)
-        self.in_partitioned_scope = outer_partitioned
+        self.in_partitioned_scope, self.tf1_names.scopes = outer_partitioned, outer_scopes
 
     def _variable_scope(self, call: cst.Call) -> bool:
         """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy. Partitioned?"""
@@ -302,6 +308,7 @@ class ModelFnReader:
             raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
         if "partitioner" in args:
             self._strategy_partitioner(args["partitioner"])
+        self.tf1_names.enter(args.get("name_or_scope"))
         return "partitioner" in args
 
     def _update_ops_count(self, call: cst.Call) -> int | None:
@@ -474,6 +481,56 @@ class ModelFnReader:
         if code.safety is Safety.NUMERIC:
             self.model.notes.append(("TFM401", node, code.why))
         return code.code
+
+
+class TF1VariableNames:
+    """The names TF1 gives the trainable variables a model_fn creates, in creation order.
+
+    A tf.layers layer opens a variable scope named after its class, made unique within the
+    enclosing scope (`dense`, `dense_1`, ...) unless given a name; `names` is None once a
+    name cannot be known statically (a computed scope or layer name).
+    """
+
+    BASE = {"layers.dense": "dense", "layers.Dense": "dense", "layers.conv2d": "conv2d", "layers.Conv2D": "conv2d",
+            "layers.batch_normalization": "batch_normalization", "layers.BatchNormalization": "batch_normalization"}
+    TRAINABLE = {"dense": (("kernel", None), ("bias", "use_bias")), "conv2d": (("kernel", None), ("bias", "use_bias")),
+                 "batch_normalization": (("gamma", "scale"), ("beta", "center"))}  # (variable, switched off by)
+
+    def __init__(self) -> None:
+        self.names: list[str] | None = []
+        self.scopes: tuple[str, ...] = ()
+        self.used: dict[tuple[tuple[str, ...], str], int] = {}  # (scope, base) -> layers named so far
+
+    def enter(self, name: cst.BaseExpression | None) -> None:
+        self.scopes = (*self.scopes, self._literal(name))
+
+    def layer(self, api: str, args: dict[str, cst.BaseExpression]) -> None:
+        base = self.BASE.get(api)
+        if base is None:
+            return
+        scope = self._literal(args["name"]) if "name" in args else self._default_scope(base)
+        for variable, switch in self.TRAINABLE[base]:
+            if not (switch in args and is_name(args[switch], "False")):
+                self._add(scope, variable)
+
+    def table(self, name: cst.BaseExpression | None) -> None:
+        self._add(self._literal(name))
+
+    def _default_scope(self, base: str) -> str:
+        count = self.used.get((self.scopes, base), 0)
+        self.used[(self.scopes, base)] = count + 1
+        return f"{base}_{count}" if count else base
+
+    def _add(self, *parts: str | None) -> None:
+        path = (*self.scopes, *parts)
+        if self.names is not None and None not in path:
+            self.names.append("/".join(path))
+        else:
+            self.names = None
+
+    @staticmethod
+    def _literal(node: cst.BaseExpression | None) -> str | None:
+        return node.evaluated_value if isinstance(node, cst.SimpleString) else None
 
 
 # -- small syntax helpers ------------------------------------------------------

@@ -558,3 +558,52 @@ def test_run_config_checkpoints_become_a_checkpoint_manager_resumed_as_tf1_did(c
 def test_no_checkpoints_where_tf1_wrote_none(before, after):
     code = migrated(SEED.replace(before, after)).source
     assert "CheckpointManager" not in code and "model.fit(dataset, epochs=1, steps_per_epoch=20, verbose=2)" in code
+
+
+def warm_start_names(source: str) -> list[str]:
+    code = migrated(source).source
+    block = code.split("warm_start_names = [\n")[1].split("]\n")[0]
+    return [line.strip().strip('",') for line in block.splitlines()]
+
+
+@pytest.mark.parametrize("warm_start", ['"/ckpt"', 'tf1.estimator.WarmStartSettings("/ckpt")',
+                                        'tf1.estimator.WarmStartSettings("/ckpt", vars_to_warm_start=".*")'])
+def test_warm_start_from_a_path_or_settings(warm_start):
+    source = SEED.replace("Estimator(model_fn=_model_fn, config=config)",
+                          f"Estimator(model_fn=_model_fn, config=config, warm_start_from={warm_start})")
+    code = migrated(source).source
+    assert 'warm_start = tf.train.load_checkpoint("/ckpt")' in code and "if int(optimizer.iterations) == 0:" in code
+    assert warm_start_names(source) == ["dense/kernel", "dense/bias"]
+
+
+def test_warm_start_names_follow_tf1s_scopes_layer_names_and_switches():
+    source = DROPOUT_BATCHNORM.replace(
+        "  hidden = tf1.layers.dense(features, 32, activation=tf1.nn.relu)\n",
+        '  with tf1.variable_scope("tower"):\n'
+        '    hidden = tf1.layers.dense(features, 32, activation=tf1.nn.relu, use_bias=False)\n'
+        '    hidden = tf1.layers.dense(hidden, 32, activation=tf1.nn.relu)\n').replace(
+        "tf1.layers.batch_normalization(hidden, training=training)",
+        "tf1.layers.batch_normalization(hidden, training=training, center=False)").replace(
+        "predictions = tf1.layers.dense(hidden, 1)", 'predictions = tf1.layers.dense(hidden, 1, name="out")').replace(
+        "estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config)",
+        'estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config, warm_start_from="/ckpt")')
+    assert warm_start_names(source) == ["tower/dense/kernel", "tower/dense_1/kernel", "tower/dense_1/bias",
+                                        "batch_normalization/gamma", "out/kernel", "out/bias"]
+
+
+WARM_START_FROM_C = ("Estimator(model_fn=_model_fn, config=config)",
+                     'Estimator(model_fn=_model_fn, config=config, warm_start_from="/c")')
+
+
+@pytest.mark.parametrize("program, edits, where", [
+    (SEED, [("Estimator(model_fn=_model_fn, config=config)", "Estimator(model_fn=_model_fn, config=config, "
+             'warm_start_from=tf1.estimator.WarmStartSettings("/c", "dense/.*"))')], "WarmStartSettings"),
+    (SEED, [WARM_START_FROM_C, ("tf1.layers.Dense(1)(features)", "tf1.layers.Dense(1, name=layer_name)(features)")],
+     "warm_start_from"),
+    (EMBEDDING, [WARM_START_FROM_C], "warm_start_from"),
+], ids=["some variables", "computed layer name", "partitioned model"])
+def test_warm_starts_that_cannot_be_written_stay_manual(program, edits, where):
+    first, *rest = edits
+    for before, after in rest:
+        program = program.replace(before, after)
+    assert_left_whole_pointing_at(program, *first, where)

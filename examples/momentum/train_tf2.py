@@ -120,8 +120,7 @@ else:
   # max_steps counts the steps of earlier runs too.
   steps_done = int(optimizer.iterations)
   if steps_done < 20:
-    model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint],
-              verbose=2)
+    model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint], verbose=2)
 eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
 print("eval loss: %s" % eval_result["loss"])
 shutil.rmtree(model_dir)
