@@ -66,6 +66,11 @@ counts the steps of earlier runs, as in TF1), saved once per Keras epoch of
 ``save_checkpoints_secs`` (Keras has no timer) or steps that do not visibly divide
 ``max_steps``; the migrated program then saves at the end of training.
 
+Training hooks with a Keras counterpart are migrated exactly: ``StopAtStepHook(last_step=N)``
+stops ``fit`` at step N, ``CheckpointSaverHook(model_dir, save_steps=N)`` sets the
+checkpoint cadence. Other hooks leave the program manual, with what to write instead
+(rewrites/hooks.py).
+
 TFM206 partitioner-scope (exact). TF1 attached a partitioner to a ``variable_scope`` (or one
 ``get_variable``); ParameterServerStrategy takes one partitioner for every variable the model
 creates. Reported at the first layer with weights outside the partitioned scope: its
@@ -94,7 +99,10 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ScopeProvider
 
 from rewrites.base import TFCodemod, source, subtree
-from rewrites.model_fn import Model, ModelFnReader, Unsupported, bound_values, single_assign, statement_value
+from rewrites import hooks as hooks_code
+from rewrites.keras_equivalents import NoKerasEquivalent
+from rewrites.model_fn import (Model, ModelFnReader, Unsupported, bound_values, list_elements, single_assign,
+                               statement_value)
 
 # Names the generated code binds or reads at module level, and the module each must be if already bound.
 GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strategy", "dataset", "eval_dataset", "model",
@@ -144,6 +152,7 @@ class WarmStart:
 class FitPlan:
     epochs: str
     steps_per_epoch: str
+    absolute: bool        # the steps count those of earlier runs (max_steps), so a resumed run trains the rest
 
 
 @dataclass
@@ -232,10 +241,11 @@ class Rewrite(TFCodemod):
 
         train_args = bound_values(train_spec, TRAIN_SPEC)
         eval_args = bound_values(eval_spec, EVAL_SPEC)
-        for args, names in ((train_args, ("hooks", "saving_listeners")), (eval_args, ("hooks", "exporters"))):
+        for args, names in ((train_args, ("saving_listeners",)), (eval_args, ("hooks", "exporters"))):
             for name in names:
                 if name in args:
                     raise Unsupported(args[name], UNMIGRATED_HOOKS[name])
+        hook_statements = self._read_hooks(train_args.get("hooks"), definitions, setup)
         if "max_steps" not in train_args:
             raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
 
@@ -254,11 +264,11 @@ class Rewrite(TFCodemod):
             notes.append(("TFM303", eval_spec, f"the eval input does not repeat: TF1 stopped at its end, the migrated "
                                                f"evaluate runs exactly steps={steps} batches (the same if it has at least that many)"))
 
-        removed = [s for s in (*setup.statements, estimator_statement, train_statement, eval_statement, driver)
-                   if s is not None]
+        removed = [s for s in (*setup.statements, *hook_statements, estimator_statement, train_statement,
+                               eval_statement, driver) if s is not None]
         self._check_nothing_else_uses(module, removed)
         self._check_generated_names_are_free(module, _generated_names(setup, predict=False))
-        fit = self._fit_plan(train_args["max_steps"], setup.checkpoints, notes)
+        fit = self._fit_plan(train_args["max_steps"], True, setup, notes)
         generated = self._generated(
             "estimator_program.py.j2", setup, predict=False, train_input=f"{train_function.name.value}()",
             eval_input=f"{eval_function.name.value}()", fit=fit, eval_steps=steps,
@@ -273,9 +283,10 @@ class Rewrite(TFCodemod):
         estimator_statement, estimator = definitions[name]
         setup = self._estimator_setup(estimator, definitions)
         train_args = bound_values(train, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"))
-        for unsupported in ("hooks", "saving_listeners"):
-            if unsupported in train_args:
-                raise Unsupported(train_args[unsupported], UNMIGRATED_HOOKS[unsupported])
+        if "saving_listeners" in train_args:
+            raise Unsupported(train_args["saving_listeners"], UNMIGRATED_HOOKS["saving_listeners"])
+        hook_statements = self._read_hooks(train_args.get("hooks"), definitions, setup)
+        absolute = train_args.get("max_steps") is not None  # max_steps counts earlier runs' steps, steps= does not
         steps = train_args.get("max_steps") or train_args.get("steps")
         if steps is None or _is_none(steps):
             raise Unsupported(train, "train() without steps or max_steps: say how many steps to train")
@@ -299,7 +310,7 @@ class Rewrite(TFCodemod):
         for statement, call in predicts:
             replacements[statement] = [replacements.get(statement, [statement])[0].deep_replace(
                 call, self._predict(call, definitions))]
-        removed = [s for s in (*setup.statements, estimator_statement) if s is not None]
+        removed = [s for s in (*setup.statements, *hook_statements, estimator_statement) if s is not None]
         evaluations = list(replacements)
         self._check_nothing_else_uses(module, [*removed, train_statement],
                                       allowed={*evaluations, *(node for _, node in predicts)})
@@ -307,7 +318,7 @@ class Rewrite(TFCodemod):
             model.chain = False  # the predictor shares the functional model's tensors
         self._check_generated_names_are_free(module, _generated_names(setup, predict=bool(predicts)))
         notes = list(model.notes)
-        fit = self._fit_plan(steps, setup.checkpoints, notes)
+        fit = self._fit_plan(steps, absolute, setup, notes)
         replacements[train_statement] = self._generated(
             "estimator_train.py.j2", setup, predict=bool(predicts), train_input=f"{train_function.name.value}()",
             fit=fit)
@@ -384,12 +395,36 @@ class Rewrite(TFCodemod):
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         return generated
 
+    def _read_hooks(self, node: cst.BaseExpression | None, definitions, setup: EstimatorSetup) -> list[cst.CSTNode]:
+        """The training hooks into ``setup.model.hooks``; the module-level statements that built them."""
+        statements = []
+        if isinstance(node, cst.Name) and node.value in definitions:
+            statement, node = definitions[node.value]
+            statements.append(statement)
+        for hook in list_elements(node):
+            if isinstance(hook, cst.Name) and hook.value in definitions:
+                statement, hook = definitions[hook.value]
+                statements.append(statement)
+            if not isinstance(hook, cst.Call):
+                raise Unsupported(hook, "a hook that is not constructed in this module: " + hooks_code.CUSTOM)
+            try:
+                hooks_code.read_hook(self._api(hook.func), hook, setup.model.hooks, model_dir=setup.model_dir)
+            except NoKerasEquivalent as problem:
+                raise Unsupported(hook, str(problem)) from None
+        return statements
+
     @staticmethod
-    def _fit_plan(max_steps: cst.BaseExpression, checkpoints: Checkpoints | None, notes: list) -> FitPlan:
-        """`max_steps` as epochs x steps_per_epoch: one epoch per checkpoint TF1 saved every N steps."""
-        whole = FitPlan("1", source(max_steps))
+    def _fit_plan(steps: cst.BaseExpression, absolute: bool, setup: EstimatorSetup, notes: list) -> FitPlan:
+        """The training steps as epochs x steps_per_epoch: one epoch per checkpoint TF1 saved every N steps.
+        ``absolute``: ``steps`` counts the steps of earlier runs too (max_steps)."""
+        hooks, checkpoints = setup.model.hooks, setup.checkpoints
+        if hooks.last_step is not None:
+            steps = _earlier_stop(steps, hooks.last_step, absolute)
+        whole = FitPlan("1", source(steps), absolute)
         if checkpoints is None:
             return whole
+        if hooks.checkpoint_steps is not None:  # the Estimator then adds no saver of its own
+            checkpoints.every_steps, checkpoints.every_secs = hooks.checkpoint_steps, None
         if checkpoints.every_secs is not None:
             notes.append(("TFM304", checkpoints.every_secs, "Keras has no checkpoints on a timer: the migrated program "
                                                             "saves one at the end of training; give RunConfig "
@@ -397,14 +432,14 @@ class Rewrite(TFCodemod):
         every = checkpoints.every_steps
         if every is None:
             return whole
-        if not (isinstance(max_steps, cst.Integer) and isinstance(every, cst.Integer)
-                and max_steps.evaluated_value % every.evaluated_value == 0):
+        if not (isinstance(steps, cst.Integer) and isinstance(every, cst.Integer)
+                and steps.evaluated_value % every.evaluated_value == 0):
             notes.append(("TFM304", every, f"save_checkpoints_steps={source(every)} does not visibly divide "
-                                           f"max_steps={source(max_steps)} (both whole-number literals): the migrated "
-                                           "program saves one checkpoint, at the end of training"))
+                                           f"the {source(steps)} training steps (both whole-number literals): the "
+                                           "migrated program saves one checkpoint, at the end of training"))
             return whole
         checkpoints.comment = f"every {source(every)} steps (one epoch each)"
-        return FitPlan(str(max_steps.evaluated_value // every.evaluated_value), source(every))
+        return FitPlan(str(steps.evaluated_value // every.evaluated_value), source(every), absolute)
 
     # -- pieces of the program ----------------------------------------------
 
@@ -599,6 +634,14 @@ def _is_canned(api: str) -> bool:
     """tf.estimator.DNNClassifier, LinearRegressor, BoostedTreesClassifier, ... (not Estimator itself)."""
     name = api.rpartition(".")[2]
     return api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator")) and name != "Estimator"
+
+
+def _earlier_stop(steps: cst.BaseExpression, last_step: cst.BaseExpression, absolute: bool) -> cst.Integer:
+    """max_steps and a StopAtStepHook(last_step=...): training stops at whichever comes first."""
+    if not (absolute and isinstance(steps, cst.Integer) and isinstance(last_step, cst.Integer)):
+        raise Unsupported(last_step, "StopAtStepHook(last_step=...) is migrated beside max_steps, both whole-number "
+                                     "literals: fold the smaller into max_steps by hand")
+    return cst.Integer(str(min(steps.evaluated_value, last_step.evaluated_value)))
 
 
 def _checkpoints(config: dict[str, cst.BaseExpression]) -> Checkpoints | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from migrator.findings import Safety
+from rewrites import hooks as hooks_code
 from rewrites import keras_equivalents as keras_code
 from rewrites.base import bind_arguments, source, subtree
 
@@ -44,7 +45,16 @@ NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the 
 VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
                   "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
                   "auxiliary_name_scope")
-ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops")
+ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs", "training_chief_hooks",
+                  "training_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
+SPEC_NOT_MIGRATED = {
+    "export_outputs": "export_outputs (SavedModel signatures): export the Keras model with model.save / "
+                      "tf.saved_model.save and its signatures by hand",
+    "training_chief_hooks": "training_chief_hooks: " + hooks_code.CUSTOM,
+    "scaffold": "a Scaffold (custom init or saver): set up the Keras model's initial values and checkpoints by hand",
+    "evaluation_hooks": "evaluation_hooks: write them as Keras callbacks of evaluate by hand",
+    "prediction_hooks": "prediction_hooks: write them as Keras callbacks of predict by hand",
+}
 # Functions of tensors only (no variables, no randomness): kept as they are between layers.
 PURE_FUNCTIONS = {"argmax", "argmin", "math.argmax", "math.argmin", "nn.softmax", "nn.sigmoid", "nn.relu",
                   "nn.tanh", "math.sigmoid", "math.tanh", "concat", "reshape", "squeeze", "expand_dims",
@@ -83,6 +93,7 @@ class Model:
     uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
     tf1_trainable_names: list[str] | None = None  # TF1's names of the trainable variables in order, if known
+    hooks: hooks_code.Hooks = field(default_factory=hooks_code.Hooks)  # EstimatorSpec(training_hooks=...)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
 
     def names(self) -> list[str]:
@@ -380,10 +391,21 @@ class ModelFnReader:
         call = small.value if isinstance(small, cst.Return) else None
         if not (isinstance(call, cst.Call) and self.api(call.func) == "estimator.EstimatorSpec"):
             raise Unsupported(statement, "expected `return EstimatorSpec(mode, ...)`")
-        return bound_values(call, ESTIMATOR_SPEC)
+        args = bound_values(call, ESTIMATOR_SPEC)
+        for name, message in SPEC_NOT_MIGRATED.items():
+            if name in args:
+                raise Unsupported(args[name], message)
+        return args
 
     def _train_return(self, statement) -> None:
         args = self._spec(statement)
+        for hook in list_elements(args.get("training_hooks")):
+            if not isinstance(hook, cst.Call):
+                raise Unsupported(hook, "a training hook that is not constructed in the EstimatorSpec")
+            try:
+                hooks_code.read_hook(self.api(hook.func), hook, self.model.hooks)
+            except keras_code.NoKerasEquivalent as problem:
+                raise Unsupported(hook, str(problem)) from None
         if "eval_metric_ops" in args:
             if self.eval_metric_ops is not None:
                 raise Unsupported(args["eval_metric_ops"], "eval_metric_ops returned twice")
@@ -558,6 +580,15 @@ def single_assign(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | No
     if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
         return small.targets[0].target.value, value
     return None
+
+
+def list_elements(node: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """The items of a list or tuple literal (none for None); Unsupported for anything else."""
+    if node is None:
+        return []
+    if not isinstance(node, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        raise Unsupported(node, "hooks given as anything but a list of hooks written out")
+    return [element.value for element in node.elements]
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

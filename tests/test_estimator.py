@@ -607,3 +607,53 @@ def test_warm_starts_that_cannot_be_written_stay_manual(program, edits, where):
     for before, after in rest:
         program = program.replace(before, after)
     assert_left_whole_pointing_at(program, *first, where)
+
+
+TRAIN_SPEC_LINE = "train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20)"
+
+
+@pytest.mark.parametrize("hooks, fit", [
+    ("[tf1.train.StopAtStepHook(last_step=10)]", "steps_per_epoch=10 - steps_done, callbacks=[save_checkpoint]"),
+    ("[tf1.train.CheckpointSaverHook(model_dir, save_steps=5)]", "epochs=4, steps_per_epoch=5,"),
+    ("train_hooks", "steps_per_epoch=10 - steps_done, callbacks=[save_checkpoint]"),
+], ids=["StopAtStepHook", "CheckpointSaverHook", "module-level list"])
+def test_train_spec_hooks_with_a_keras_counterpart(hooks, fit):
+    source = SEED.replace(TRAIN_SPEC_LINE, TRAIN_SPEC_LINE.replace(")", f", hooks={hooks})"))
+    if hooks == "train_hooks":
+        source = source.replace("model_dir = tempfile.mkdtemp()\n", "model_dir = tempfile.mkdtemp()\n"
+                                "train_hooks = [tf1.train.StopAtStepHook(last_step=10)]\n")
+    result = migrated(source)
+    assert fit in result.source and "Hook" not in result.source
+    assert sorted(f.rule for f in result.findings) == ["TFM301", "TFM303"]
+
+
+def test_train_steps_count_from_where_a_run_resumes():
+    """train(steps=N) trains N more steps even after a checkpoint was restored; max_steps=N up to step N."""
+    calls = CALLS.replace("classifier = tf1.estimator.Estimator(model_fn=model_fn)",
+                          "classifier = tf1.estimator.Estimator(model_fn=model_fn, model_dir='/tmp/m')")
+    code = migrated(calls.replace("max_steps=30", "steps=30")).source
+    assert "model.fit(dataset, epochs=1, steps_per_epoch=30, callbacks=[save_checkpoint], verbose=2)" in code
+    assert "steps_done" not in code and "steps_done" in migrated(calls).source
+
+
+@pytest.mark.parametrize("hook, where", [
+    ("tf1.train.LoggingTensorHook({'loss': 'loss'}, every_n_iter=10)", "LoggingTensorHook logs tensors"),
+    ("tf1.train.StopAtStepHook(num_steps=10)", "counts from wherever a run resumed"),
+    ("tf1.train.CheckpointSaverHook('/elsewhere', save_steps=5)", "RunConfig(save_checkpoints_steps=...)"),
+    ("tf1.train.ProfilerHook(save_steps=10, output_dir='/p')", "profile_batch"),
+    ("MyHook()", "rewrite it as a Keras callback"),
+], ids=["LoggingTensorHook", "StopAtStepHook num_steps", "checkpoints elsewhere", "ProfilerHook", "custom"])
+def test_other_hooks_stay_manual_saying_what_to_write(hook, where):
+    source = SEED.replace(TRAIN_SPEC_LINE, TRAIN_SPEC_LINE.replace(")", f", hooks=[{hook}])"))
+    result = run(source)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and where in finding.message
+    assert hook.split("(")[0] in source.splitlines()[finding.line - 1]
+
+
+def test_nan_tensor_hook_stays_manual_for_terminate_on_nan_fails_under_parameter_servers():
+    source = SEED.replace("EstimatorSpec(mode, loss=loss, train_op=train_op)", "EstimatorSpec(mode, loss=loss, "
+                          "train_op=train_op, training_hooks=[tf1.train.NanTensorHook(loss)])")
+    (finding,) = run(source).findings
+    assert finding.rule == "TFM302" and "RemoteValues" in finding.message
