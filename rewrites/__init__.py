@@ -60,6 +60,16 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "estimator_inputs",
+        triggers=("numpy_input_fn", "pandas_input_fn"),
+        rules=(
+            Rule("TFM306", "numpy-pandas-input", E,
+                 "numpy_input_fn / pandas_input_fn(shuffle=False) -> a tf.data input_fn with the same batches in order"),
+            Rule("TFM307", "shuffled-input", N,
+                 "numpy_input_fn / pandas_input_fn(shuffle=True) -> tf.data with .shuffle(): another random order"),
+        ),
+    ),
+    Family(
         "estimator",
         triggers=("Estimator(", "Classifier(", "Regressor(", "train_and_evaluate("),
         rules=(

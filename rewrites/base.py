@@ -24,6 +24,12 @@ _INTERNAL_MODULES = {
     "tensorflow.python.training.device_setter": "train",
     "tensorflow.python.ops.partitioned_variables": "",
     "tensorflow.python.ops.variable_scope": "",
+    "tensorflow_estimator.python.estimator.estimator": "estimator",
+    "tensorflow_estimator.python.estimator.training": "estimator",
+    "tensorflow_estimator.python.estimator.run_config": "estimator",
+    "tensorflow_estimator.python.estimator.model_fn": "estimator",
+    "tensorflow_estimator.python.estimator.inputs.numpy_io": "estimator.inputs",
+    "tensorflow_estimator.python.estimator.inputs.pandas_io": "estimator.inputs",
 }
 
 # Names a module-level `tf = tf.compat.v1` may rebind to.

@@ -149,6 +149,15 @@ class WarmStart:
 
 
 @dataclass
+class Input:
+    """An input_fn as the migrated program calls it."""
+
+    code: str               # the expression giving its dataset: `train_input_fn()`, or a lambda's body
+    node: cst.CSTNode       # where findings point
+    repeats: bool           # it visibly repeats without end
+
+
+@dataclass
 class FitPlan:
     epochs: str
     steps_per_epoch: str
@@ -249,18 +258,15 @@ class Rewrite(TFCodemod):
         if "max_steps" not in train_args:
             raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
 
-        train_function = self._input_function(train_args.get("input_fn") or train_spec, definitions)
-        if not _repeats(train_function):
-            raise Unsupported(train_function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
-                                              "Keras fit needs a repeating dataset; add .repeat() and steps by hand")
-        eval_function = self._input_function(eval_args.get("input_fn") or eval_spec, definitions)
+        train_input = self._training_input(train_args.get("input_fn") or train_spec, definitions)
+        eval_input = self._input_function(eval_args.get("input_fn") or eval_spec, definitions)
         if _is_none(eval_args.get("steps")):
             raise Unsupported(eval_args["steps"], "EvalSpec(steps=None) evaluates until the input ends: give the "
                                                   "number of batches, which the migrated evaluate needs")
         model = setup.model
         notes = list(model.notes)
         steps = source(eval_args["steps"]) if "steps" in eval_args else "100"  # EvalSpec's default
-        if not _repeats(eval_function):
+        if not eval_input.repeats:
             notes.append(("TFM303", eval_spec, f"the eval input does not repeat: TF1 stopped at its end, the migrated "
                                                f"evaluate runs exactly steps={steps} batches (the same if it has at least that many)"))
 
@@ -270,8 +276,8 @@ class Rewrite(TFCodemod):
         self._check_generated_names_are_free(module, _generated_names(setup, predict=False))
         fit = self._fit_plan(train_args["max_steps"], True, setup, notes)
         generated = self._generated(
-            "estimator_program.py.j2", setup, predict=False, train_input=f"{train_function.name.value}()",
-            eval_input=f"{eval_function.name.value}()", fit=fit, eval_steps=steps,
+            "estimator_program.py.j2", setup, predict=False, train_input=train_input.code,
+            eval_input=eval_input.code, fit=fit, eval_steps=steps,
             eval_target=self._eval_target(driver))
         return _replaced(module, removed, {driver: generated}), removed, notes
 
@@ -290,10 +296,7 @@ class Rewrite(TFCodemod):
         steps = train_args.get("max_steps") or train_args.get("steps")
         if steps is None or _is_none(steps):
             raise Unsupported(train, "train() without steps or max_steps: say how many steps to train")
-        train_function = self._input_function(train_args.get("input_fn") or train, definitions)
-        if not _repeats(train_function):
-            raise Unsupported(train_function, "the training input_fn does not visibly repeat(): TF1 stops at its end, "
-                                              "Keras fit needs a repeating dataset; add .repeat() and steps by hand")
+        train_input = self._training_input(train_args.get("input_fn") or train, definitions)
 
         replacements: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
         predicts = []
@@ -320,7 +323,7 @@ class Rewrite(TFCodemod):
         notes = list(model.notes)
         fit = self._fit_plan(steps, absolute, setup, notes)
         replacements[train_statement] = self._generated(
-            "estimator_train.py.j2", setup, predict=bool(predicts), train_input=f"{train_function.name.value}()",
+            "estimator_train.py.j2", setup, predict=bool(predicts), train_input=train_input.code,
             fit=fit)
         return _replaced(module, removed, replacements), [*removed, train_statement], notes
 
@@ -328,11 +331,11 @@ class Rewrite(TFCodemod):
         args = bound_values(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"))
         if set(args) - {"input_fn", "steps"}:
             raise Unsupported(call, "evaluate() with hooks, a checkpoint_path or a name is not migrated yet")
-        function = self._input_function(args.get("input_fn") or call, definitions)
+        eval_input = self._input_function(args.get("input_fn") or call, definitions)
         from templates import render
 
         steps = args.get("steps")
-        text = render("estimator_evaluate.py.j2", eval_input=f"{function.name.value}()",
+        text = render("estimator_evaluate.py.j2", eval_input=eval_input.code,
                       eval_steps=None if steps is None or _is_none(steps) else source(steps),
                       eval_target=_assign_target(statement))
         generated = list(cst.parse_module(text).body)
@@ -343,8 +346,7 @@ class Rewrite(TFCodemod):
         args = bound_values(call, ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples"))
         if set(args) != {"input_fn"}:
             raise Unsupported(call, "predict() with more than an input_fn is not migrated yet")
-        function = self._input_function(args["input_fn"], definitions)
-        return cst.parse_expression(f"predict_examples(predictor, {function.name.value}())")
+        return cst.parse_expression(f"predict_examples(predictor, {self._input_function(args['input_fn'], definitions).code})")
 
     def _estimator_setup(self, estimator: cst.Call, definitions) -> EstimatorSetup:
         estimator_args = bound_values(estimator, ESTIMATOR)
@@ -481,7 +483,10 @@ class Rewrite(TFCodemod):
             return definitions[node.value][0]
         raise Unsupported(node, f"the {role} must be a function defined in this module")
 
-    def _input_function(self, node, definitions) -> cst.FunctionDef:
+    def _input_function(self, node, definitions) -> Input:
+        """An input_fn: a function of this module, or a lambda, returning a tf.data.Dataset expression."""
+        if isinstance(node, cst.Lambda) and not node.params.params and self._is_dataset_chain(node.body, {}):
+            return Input(source(node.body), node, _repeats(node.body))
         function = self._function(node, definitions, "input_fn")
         params = function.params
         if any(param.default is None for param in (*params.params, *params.kwonly_params)) or params.posonly_params:
@@ -489,7 +494,14 @@ class Rewrite(TFCodemod):
         if not self._returns_dataset(function):
             raise Unsupported(function, "an input_fn that does not return a tf.data.Dataset expression "
                                         "(features and labels tensors, a generator, ...) is not migrated yet")
-        return function
+        return Input(f"{function.name.value}()", function, _repeats(function))
+
+    def _training_input(self, node, definitions) -> Input:
+        train_input = self._input_function(node, definitions)
+        if not train_input.repeats:
+            raise Unsupported(train_input.node, "the training input_fn does not visibly repeat(): TF1 stops at its "
+                                                "end, Keras fit needs a repeating dataset; add .repeat() and steps by hand")
+        return train_input
 
     def _returns_dataset(self, function: cst.FunctionDef) -> bool:
         """Does every return of the function give a tf.data.Dataset method chain (maybe through local names)?"""
@@ -575,9 +587,10 @@ def _bound_names(statements: list[cst.CSTNode]) -> list[str]:
     return names
 
 
-def _repeats(function: cst.FunctionDef) -> bool:
+def _repeats(code: cst.CSTNode) -> bool:
+    """Does the code hold a `.repeat()` without a count?"""
     return any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "repeat"
-               and not node.args for node in subtree(function))
+               and not node.args for node in subtree(code))
 
 
 def _is_none(node) -> bool:

@@ -657,3 +657,17 @@ def test_nan_tensor_hook_stays_manual_for_terminate_on_nan_fails_under_parameter
                           "train_op=train_op, training_hooks=[tf1.train.NanTensorHook(loss)])")
     (finding,) = run(source).findings
     assert finding.rule == "TFM302" and "RemoteValues" in finding.message
+
+
+def test_tensorflow_estimator_internal_spellings_migrate():
+    """What code inside TensorFlow's own repositories writes: the estimator modules by their internal paths."""
+    source = SEED.replace("import tensorflow.compat.v1 as tf1\n", (
+        "import tensorflow.compat.v1 as tf1\n"
+        "from tensorflow_estimator.python.estimator import estimator as estimator_lib\n"
+        "from tensorflow_estimator.python.estimator import model_fn as model_fn_lib\n"
+        "from tensorflow_estimator.python.estimator import run_config, training\n"))
+    for name, module in (("Estimator", "estimator_lib"), ("EstimatorSpec", "model_fn_lib"), ("RunConfig", "run_config"),
+                         ("TrainSpec", "training"), ("EvalSpec", "training"), ("train_and_evaluate", "training")):
+        source = source.replace(f"tf1.estimator.{name}(", f"{module}.{name}(")
+    result = migrated(source)
+    assert "ParameterServerStrategy" in result.source and "tensorflow_estimator" not in result.source

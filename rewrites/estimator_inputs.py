@@ -1,0 +1,168 @@
+"""TFM306-307: tf.estimator.inputs.numpy_input_fn / pandas_input_fn -> tf.data input functions.
+
+The TF1 helpers feed arrays through queues; a ``tf.data`` pipeline yields the same
+batches in the same order: the examples in order (``shuffle=False``), ``num_epochs``
+passes over them, batches of ``batch_size`` that run across the end of a pass, a
+short last batch only when the passes end. An Estimator takes either input_fn, so
+the rewritten program still runs with TF1; the Estimator rewrite then reads it like
+any ``tf.data`` input_fn.
+
+TFM306 numpy-pandas-input (exact): ``shuffle=False``. A module-level
+``name = numpy_input_fn(...)`` becomes ``def name(): return <dataset>``, an input_fn
+written inline becomes ``lambda: <dataset>``.
+
+TFM307 shuffled-input (numeric): ``shuffle=True`` becomes ``.shuffle(queue_capacity)``
+before the passes: the same examples in batches of the same size, in another random
+order (the TF1 queue's order cannot be reproduced).
+
+A ``pandas_input_fn`` is migrated when ``y`` is absent or visibly one column
+(``frame["label"]``, ``frame.pop("label")``): TF1 turns a DataFrame ``y`` into a dict.
+
+Before::
+
+    train_input_fn = tf1.estimator.inputs.numpy_input_fn(
+        x={"x": train_x}, y=train_y, batch_size=16, num_epochs=None, shuffle=False)
+
+After::
+
+    def train_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y)).repeat().batch(16)
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.base import TFCodemod, bind_arguments, source
+
+NUMPY = ("x", "y", "batch_size", "num_epochs", "shuffle", "queue_capacity", "num_threads")
+PANDAS = (*NUMPY, "target_column")
+DEFAULTS = {"batch_size": "128", "num_epochs": "1", "queue_capacity": "1000"}
+
+
+class Rewrite(TFCodemod):
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._functions: list[cst.FunctionDef] = []  # the defs written for module-level input_fns
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.BaseStatement:
+        """`name = numpy_input_fn(...)` at module level -> `def name(): return <dataset>`."""
+        small = original.body[0] if len(original.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                and isinstance(small.value, cst.Call) and self._is_module_level(original)):
+            return updated
+        dataset = self._dataset(small.value)
+        if dataset is None:
+            return updated
+        name = small.targets[0].target.value
+        function = cst.parse_statement(f"def {name}():\n    return {dataset}\n")
+        self._functions.append(function)
+        return self.replace(self._rule(small.value), small.value, function, self._message(small.value))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        """Two blank lines around each new top-level def, as around any other."""
+        body = list(updated_node.body)
+        written = [any(statement is function for function in self._functions) for statement in body]
+        for index, statement in enumerate(body):
+            if index and (written[index] or written[index - 1]):
+                body[index] = _with_blank_lines(statement, 2)
+        return super().leave_Module(original_node, updated_node.with_changes(body=body))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """An input_fn built inline -> `lambda: <dataset>` (module-level assignments are handled above)."""
+        if self._is_assigned_at_module_level(original):
+            return updated
+        dataset = self._dataset(original)
+        if dataset is None:
+            return updated
+        return self.replace(self._rule(original), original, cst.parse_expression(f"lambda: {dataset}"),
+                            self._message(original))
+
+    # -- translation ----------------------------------------------------------
+
+    def _dataset(self, call: cst.Call) -> str | None:
+        """The tf.data pipeline of a numpy_input_fn / pandas_input_fn call, or None (reported when unsafe)."""
+        api = self._api(call)
+        if api not in ("estimator.inputs.numpy_input_fn", "estimator.inputs.pandas_input_fn"):
+            return None
+        bound = bind_arguments(call, PANDAS if api.endswith("pandas_input_fn") else NUMPY)
+        if bound is None:
+            return self._manual(call, "arguments that cannot be read statically (*args, **kwargs, unknown names)")
+        args = {name: source(arg.value) for name, (_, arg) in bound.items()}
+        if args.get("shuffle") not in ("True", "False"):
+            return self._manual(call, "shuffle is not a literal True or False (TF1 requires it)")
+        if api.endswith("pandas_input_fn"):
+            features, labels = self._pandas_columns(call, bound)
+            if features is None:
+                return None
+        else:
+            features, labels = args["x"], args.get("y")
+        elements = f"({features}, {labels})" if labels is not None and labels != "None" else features
+        chain = self.tf2(f"data.Dataset.from_tensor_slices({elements})")
+        dataset = source(chain)
+        if args["shuffle"] == "True":
+            dataset += f".shuffle({args.get('queue_capacity', DEFAULTS['queue_capacity'])})"
+        epochs = args.get("num_epochs", DEFAULTS["num_epochs"])
+        if epochs != "1":
+            dataset += ".repeat()" if epochs == "None" else f".repeat({epochs})"
+        return dataset + f".batch({args.get('batch_size', DEFAULTS['batch_size'])})"
+
+    def _pandas_columns(self, call: cst.Call, bound) -> tuple[str | None, str | None]:
+        """(features, labels) of a pandas_input_fn: a dict of the frame's columns, and one label column."""
+        if "target_column" in bound:
+            self._manual(call, "target_column only names y inside the TF1 queue: drop it, then migrate")
+            return None, None
+        y = bound["y"][1].value if "y" in bound else None
+        if y is not None and not _is_one_column(y):
+            self._manual(call, "y is not visibly one column (frame[\"label\"] or frame.pop(\"label\")): TF1 turns a "
+                               "DataFrame y into a dict of columns; write the tf.data pipeline by hand")
+            return None, None
+        return f"dict({source(bound['x'][1].value)})", source(y) if y is not None else None
+
+    def _manual(self, call: cst.Call, why: str) -> None:
+        self.report("TFM302", call, f"{self._api(call).rpartition('.')[2]} left as it is: {why}")
+        return None
+
+    def _rule(self, call: cst.Call) -> str:
+        shuffle = bind_arguments(call, PANDAS)
+        return "TFM307" if shuffle and source(shuffle["shuffle"][1].value) == "True" else "TFM306"
+
+    def _message(self, call: cst.Call) -> str:
+        name = self._api(call).rpartition(".")[2]
+        if self._rule(call) == "TFM307":
+            return (f"{name}(shuffle=True) -> tf.data with .shuffle(): the same examples and batch sizes in another "
+                    "random order")
+        return f"{name} -> tf.data: the same batches in the same order"
+
+    # -- where the call is -------------------------------------------------------
+
+    def _api(self, call: cst.Call) -> str | None:
+        name = self.tf_name(call.func)
+        return name.api if name else None
+
+    def _is_module_level(self, statement: cst.SimpleStatementLine) -> bool:
+        return statement in self._module.body
+
+    def _is_assigned_at_module_level(self, call: cst.Call) -> bool:
+        return any(isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                   and isinstance(statement.body[0], cst.Assign) and statement.body[0].value is call
+                   for statement in self._module.body)
+
+
+def _is_one_column(node: cst.BaseExpression) -> bool:
+    """`frame["label"]` or `frame.pop("label")`: a Series."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop"
+            and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString))
+
+
+def _with_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:
+    """At least ``count`` empty lines before the statement (and before its comments)."""
+    lines = list(statement.leading_lines)
+    blank = 0
+    while blank < len(lines) and not lines[blank].comment and not lines[blank].whitespace.value:
+        blank += 1
+    return statement.with_changes(leading_lines=[cst.EmptyLine()] * max(count - blank, 0) + lines)

@@ -1,0 +1,101 @@
+"""TFM306-307: numpy_input_fn / pandas_input_fn -> tf.data input functions with the same batches."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from helpers import check_noop, check_transformed, run
+
+DATASET = "tf.data.Dataset.from_tensor_slices"
+
+
+@pytest.mark.parametrize("tf1, dataset, rule", [
+    ("numpy_input_fn(x, y, shuffle=False)", f"{DATASET}((x, y)).batch(128)", "TFM306"),
+    ("numpy_input_fn({'a': a}, y, batch_size=4, num_epochs=None, shuffle=False)",
+     f"{DATASET}(({{'a': a}}, y)).repeat().batch(4)", "TFM306"),
+    ("numpy_input_fn(x=x, batch_size=8, num_epochs=3, shuffle=False)", f"{DATASET}(x).repeat(3).batch(8)", "TFM306"),
+    ("numpy_input_fn(x, y, 8, None, True, queue_capacity=64)", f"{DATASET}((x, y)).shuffle(64).repeat().batch(8)",
+     "TFM307"),
+    ("numpy_input_fn(x, None, 2, shuffle=False)",
+     f"{DATASET}(x).batch(2)", "TFM306"),
+    ("pandas_input_fn(frame, frame.pop('label'), batch_size=4, shuffle=False)",
+     f"{DATASET}((dict(frame), frame.pop('label'))).batch(4)", "TFM306"),
+    ("pandas_input_fn(frame, labels['y'], num_epochs=None, shuffle=True)",
+     f"{DATASET}((dict(frame), labels['y'])).shuffle(1000).repeat().batch(128)", "TFM307"),
+    ("pandas_input_fn(frame, shuffle=False)", f"{DATASET}(dict(frame)).batch(128)", "TFM306"),
+], ids=["arrays", "dict, forever", "features only, 3 epochs", "shuffled", "y None", "pandas pop", "pandas column",
+        "pandas features only"])
+def test_module_level_input_fn_becomes_a_function_returning_a_dataset(tf1, dataset, rule):
+    check_transformed(
+        f"import tensorflow as tf\n\ntrain_input_fn = tf.compat.v1.estimator.inputs.{tf1}\nrun(train_input_fn)\n",
+        f"import tensorflow as tf\n\n\ndef train_input_fn():\n    return {dataset}\n\n\nrun(train_input_fn)\n",
+        findings=(rule,))
+
+
+@pytest.mark.parametrize("imports, spelling", [
+    ("import tensorflow.compat.v1 as tf1\n", "tf1.estimator.inputs.numpy_input_fn"),
+    ("import tensorflow as tf\n", "tf.estimator.inputs.numpy_input_fn"),
+    ("from tensorflow.compat.v1.estimator.inputs import numpy_input_fn\n", "numpy_input_fn"),
+    ("from tensorflow_estimator.python.estimator.inputs import numpy_io\n", "numpy_io.numpy_input_fn"),
+    ("import tensorflow_estimator as tfe\n", "tfe.estimator.inputs.numpy_input_fn"),
+], ids=["tf1 alias", "tf", "from import", "tensorflow_estimator internals", "tensorflow_estimator"])
+def test_every_import_spelling_and_inline_input_fns_become_lambdas(imports, spelling):
+    result = run(f"{imports}\nestimator.train(input_fn={spelling}(x, y, shuffle=False), steps=5)\n")
+    assert f"estimator.train(input_fn=lambda: {DATASET}((x, y)).batch(128), steps=5)" in result.source
+    assert [f.rule for f in result.findings] == ["TFM306"]
+
+
+@pytest.mark.parametrize("source, where", [
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle=shuffle)\n", "shuffle is not a literal"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y)\n", "shuffle is not a literal"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(**kwargs)\n", "cannot be read statically"),
+    ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, labels, shuffle=False)\n", "not visibly one column"),
+    ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame['y'], shuffle=False, target_column='t')\n",
+     "target_column"),
+], ids=["shuffle computed", "shuffle missing", "kwargs", "pandas y a frame?", "target_column"])
+def test_input_fns_that_cannot_be_read_stay_manual(source, where):
+    source = "import tensorflow as tf\n" + source
+    result = run(source)
+    assert result.source == source
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and where in finding.message
+
+
+def test_noop():
+    check_noop("import tensorflow as tf\nds = tf.data.Dataset.from_tensor_slices(x)\nnumpy_input_fn = 3\n")
+
+
+# -- the same batches, in TensorFlow ------------------------------------------------------------------
+
+
+needs_tensorflow = pytest.mark.skipif(
+    not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator")),
+    reason="needs the parity extra (tensorflow, tensorflow-estimator)")
+
+
+@pytest.mark.tensorflow
+@needs_tensorflow
+@pytest.mark.parametrize("arguments, count", [
+    ("x, y, batch_size=2, shuffle=False", 3),                   # 2 + 2 + 1
+    ("x, y, batch_size=3, num_epochs=2, shuffle=False", 4),     # across the end of a pass: 3 + 3 + 3 + 1
+    ("{'a': x, 'b': x * 2}, {'t': y}, batch_size=2, num_epochs=None, shuffle=False", 6),
+    ("x, batch_size=4, num_epochs=None, shuffle=False", 4),
+], ids=["one pass", "two passes", "dicts, forever", "features only"])
+def test_rewritten_input_fn_yields_the_batches_of_numpy_input_fn(arguments, count):
+    import numpy as np
+    import tensorflow as tf
+
+    program = f"import tensorflow as tf\n\ninput_fn = tf.compat.v1.estimator.inputs.numpy_input_fn({arguments})\n"
+    x, y = np.arange(10, dtype=np.float32).reshape(5, 2), np.arange(5, dtype=np.int64)
+    scope = {"x": x, "y": y}
+    exec(run(program).source, scope)
+    migrated = [batch for batch in scope["input_fn"]().take(count).as_numpy_iterator()]
+    exec(program, scope)
+    with tf.Graph().as_default():
+        tensors = scope["input_fn"]()
+        with tf.compat.v1.train.MonitoredSession() as session:
+            original = [session.run(tensors) for _ in range(count)]
+    assert len(migrated) == len(original) == count
+    for new, old in zip(migrated, original):
+        tf.nest.map_structure(np.testing.assert_array_equal, old, new)
