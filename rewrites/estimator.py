@@ -354,8 +354,8 @@ class Rewrite(TFCodemod):
         model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
         model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
         seed = config_args.get("tf_random_seed")
-        model = ModelFnReader(self._api).read(model_fn_def)
         params = estimator_args.get("params")
+        model = ModelFnReader(self._api, _resolver(definitions, params)).read(model_fn_def)
         if params is not None and not model.uses_params:
             raise Unsupported(params, "Estimator(params=...) for a model_fn that does not take params")
         return EstimatorSetup(model, source(model_dir) if model_dir is not None else None,
@@ -647,6 +647,34 @@ def _is_canned(api: str) -> bool:
     """tf.estimator.DNNClassifier, LinearRegressor, BoostedTreesClassifier, ... (not Estimator itself)."""
     name = api.rpartition(".")[2]
     return api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator")) and name != "Estimator"
+
+
+def _resolver(definitions: dict, params: cst.BaseExpression | None):
+    """What a name stands for in the model_fn: a module-level value, or an entry of Estimator(params={...})."""
+
+    def resolve(node: cst.BaseExpression) -> cst.BaseExpression:
+        seen = set()
+        while id(node) not in seen:
+            seen.add(id(node))
+            statement, value = definitions.get(node.value, (None, None)) if isinstance(node, cst.Name) else (None, None)
+            if statement is not None and not isinstance(statement, cst.FunctionDef):
+                node = value
+            elif (key := _params_key(node)) is not None and isinstance(entries := resolve(params), cst.Dict):
+                values = [element.value for element in entries.elements if isinstance(element, cst.DictElement)
+                          and isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == key]
+                node = values[0] if len(values) == 1 else node
+        return node
+
+    return resolve
+
+
+def _params_key(node: cst.BaseExpression) -> str | None:
+    """"key" for `params["key"]`."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value == "params" \
+            and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        return index.evaluated_value if isinstance(index, cst.SimpleString) else None
+    return None
 
 
 def _earlier_stop(steps: cst.BaseExpression, last_step: cst.BaseExpression, absolute: bool) -> cst.Integer:

@@ -20,6 +20,7 @@ Anything else raises ``Unsupported``, naming the node a person should look at.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -45,6 +46,8 @@ NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the 
 VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
                   "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
                   "auxiliary_name_scope")
+INPUT_LAYER = ("features", "feature_columns", "weight_collections", "trainable", "cols_to_vars", "cols_to_output_tensors")
+NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
 ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs", "training_chief_hooks",
                   "training_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
 SPEC_NOT_MIGRATED = {
@@ -80,6 +83,7 @@ class Model:
     """What the model_fn builds, as Keras code."""
 
     lines: list[str] = field(default_factory=list)   # statements computing the output from `features`
+    bound: list[str] = field(default_factory=list)   # the names they bind
     layers: list[str] = field(default_factory=list)  # the Keras layers, in creation order
     chain: bool = True             # a straight chain of layers on a `features` tensor: a Sequential
     features_dict: bool = False    # the model_fn reads features["name"]
@@ -98,14 +102,17 @@ class Model:
 
     def names(self) -> list[str]:
         """The names the functional model's code binds."""
-        return ["features", *(line.split(" = ", 1)[0] for line in self.lines)]
+        return ["features", *self.bound]
 
 
 class ModelFnReader:
     """Reads one model_fn. ``api`` names the TensorFlow API a node refers to (or None)."""
 
-    def __init__(self, api: Callable[[cst.CSTNode], str | None]) -> None:
+    def __init__(self, api: Callable[[cst.CSTNode], str | None],
+                 resolve: Callable[[cst.BaseExpression], cst.BaseExpression] = lambda node: node) -> None:
+        """``resolve``: the literal a module-level name (or ``params["key"]``) stands for, else the node itself."""
         self.api = api
+        self.resolve = resolve
         self.model = Model()
         self.current = "features"     # the last layer's output, while the layers form a chain
         self.loss_name: str | None = None
@@ -159,6 +166,8 @@ class ModelFnReader:
             self._with(statement)
         elif isinstance(statement, cst.If):
             self._mode_branch(statement)
+        elif isinstance(statement, cst.For):
+            self._for_loop(statement)
         elif (assign := single_assign(statement)) is not None:
             target, value = assign
             if isinstance(value, cst.Dict):
@@ -183,12 +192,14 @@ class ModelFnReader:
                 self._table(target, call)
             elif api == "nn.embedding_lookup":
                 self._embedding(target, call)
+            elif api == "feature_column.input_layer":
+                self._input_layer(target, call)
             elif api.startswith("losses."):
                 self._loss(api, call, target)
             elif api.startswith("metrics."):
                 self.metric_calls[target] = (api, call)
             elif api in PURE_FUNCTIONS:
-                self.model.lines.append(source(statement).strip())
+                self._emit(target, source(call))
                 self.model.chain = False
                 self.pure[target] = call
             elif api in keras_code.SCHEDULES:
@@ -230,11 +241,11 @@ class ModelFnReader:
         if not is_name(inputs, self.current):
             self.model.chain = False
         if code is keras_code.IDENTITY:  # a TF1 no-op (dropout without training=): its output is its input
-            self.model.lines.append(f"{target} = {source(inputs)}")
+            self._emit(target, source(inputs))
         else:
             layer = self._piece(code, call)
             self.model.layers.append(layer)
-            self.model.lines.append(f"{target} = {layer}({source(inputs)})")
+            self._emit(target, f"{layer}({source(inputs)})")
             if api in LAYERS_WITH_WEIGHTS and not self.in_partitioned_scope:
                 self.unpartitioned_weights.append(call)
         self.current = target
@@ -258,9 +269,42 @@ class ModelFnReader:
         self._note_features(ids)
         layer = self._piece(code, call)
         self.model.layers.append(layer)
-        self.model.lines.append(f"{target} = {layer}({source(ids)})")
+        self._emit(target, f"{layer}({source(ids)})")
         self.model.chain = self.model.chain and is_name(ids, self.current)
         self.current = target
+
+    def _input_layer(self, target: str, call: cst.Call) -> None:
+        """`input_layer(features, [numeric_column("x", shape=...), ...])`: the columns flattened and concatenated."""
+        args = bound_values(call, INPUT_LAYER)
+        if set(args) != {"features", "feature_columns"} or not is_name(args["features"], "features"):
+            raise Unsupported(call, "input_layer is migrated on the model_fn's features and numeric columns only")
+        keys = sorted(self._numeric_column_key(column) for column in list_elements(self.resolve(args["feature_columns"])))
+        if not keys:
+            raise Unsupported(call, "input_layer without feature columns")
+        flat = 'keras.layers.Flatten()(tf.cast(features[{}], tf.float32))'
+        self.model.lines.append("# input_layer: the numeric columns in name order, each flattened to float32.")
+        if len(keys) == 1:
+            self._emit(target, flat.format(f'"{keys[0]}"'))
+        else:
+            names = ", ".join(f'"{key}"' for key in keys)
+            self._emit(target, f"keras.layers.Concatenate()([\n    {flat.format('key')}\n    for key in ({names})])")
+        self.model.features_dict = True
+        self.model.chain = False
+        self.current = target
+
+    def _numeric_column_key(self, column: cst.BaseExpression) -> str:
+        column = self.resolve(column)
+        api = self.api(column.func) if isinstance(column, cst.Call) else None
+        if api != "feature_column.numeric_column":
+            raise Unsupported(column, f"{api or 'a feature column'} read by input_layer: numeric_column is migrated; "
+                                      "other feature columns need Keras preprocessing layers, written by hand")
+        # shape, default_value and dtype describe parsing; input_layer flattens and casts to float32 whatever comes.
+        args = bound_values(column, NUMERIC_COLUMN)
+        key, normalizer = args.get("key"), args.get("normalizer_fn")
+        if not isinstance(key, cst.SimpleString) or not (normalizer is None or is_name(normalizer, "None")):
+            raise Unsupported(column, "numeric_column with a computed key or a normalizer_fn is not migrated: write "
+                                      "the Keras input (and a Normalization or Lambda layer) by hand")
+        return key.evaluated_value
 
     def _check_tables_only_looked_up(self, function: cst.FunctionDef) -> None:
         """A table used otherwise than by one embedding_lookup (arithmetic, a second lookup) has no Keras layer."""
@@ -269,6 +313,27 @@ class ModelFnReader:
             if len(uses) != 2:  # its assignment and its lookup
                 raise Unsupported(uses[0], f"`{name}` is used otherwise than by one embedding_lookup: a variable "
                                         "with no layer is not migrated; write the Keras layer or weight by hand")
+
+    def _emit(self, target: str, code: str) -> None:
+        """One statement of the Keras model's code: `target = code`."""
+        self.model.lines.append(f"{target} = {code}")
+        self.model.bound.append(target)
+
+    def _for_loop(self, statement: cst.For) -> None:
+        """`for units in [...]:` around layers stays a loop around the Keras layers."""
+        if statement.orelse is not None or statement.asynchronous or not isinstance(statement.target, cst.Name):
+            raise Unsupported(statement, "a for loop other than `for name in values:` in the model_fn")
+        outer, self.model.lines = self.model.lines, []
+        named = len(self.tf1_names.log)
+        for inner in statement.body.body:
+            self._statement(inner)
+        body, self.model.lines = self.model.lines, outer
+        header = f"for {statement.target.value} in {source(statement.iter)}:"
+        self.model.lines.append("\n".join([header, *(textwrap.indent(line, "    ") for line in body)]))
+        self.model.bound.append(statement.target.value)
+        self.model.chain = False
+        values = self.resolve(statement.iter)
+        self.tf1_names.repeat(named, len(values.elements) if isinstance(values, (cst.List, cst.Tuple)) else None)
 
     def _check_training_flag(self, api: str, call: cst.Call) -> None:
         """Keras turns dropout and batch statistics on in fit only: TF1 must have turned them on in TRAIN mode only."""
@@ -522,11 +587,24 @@ class TF1VariableNames:
         self.names: list[str] | None = []
         self.scopes: tuple[str, ...] = ()
         self.used: dict[tuple[tuple[str, ...], str], int] = {}  # (scope, base) -> layers named so far
+        self.log: list[tuple] = []  # every layer and table named, to repeat a loop's
+
+    def repeat(self, start: int, times: int | None) -> None:
+        """A loop body ran ``times`` times in all (None: unknown): name what it made ``times - 1`` more times."""
+        if times is None:
+            self.names = None
+            return
+        for _ in range(times - 1):
+            for scopes, method, args in self.log[start:]:
+                outer, self.scopes = self.scopes, scopes
+                getattr(self, method)(*args)
+                self.scopes = outer
 
     def enter(self, name: cst.BaseExpression | None) -> None:
         self.scopes = (*self.scopes, self._literal(name))
 
     def layer(self, api: str, args: dict[str, cst.BaseExpression]) -> None:
+        self.log.append((self.scopes, "layer", (api, args)))
         base = self.BASE.get(api)
         if base is None:
             return
@@ -536,6 +614,7 @@ class TF1VariableNames:
                 self._add(scope, variable)
 
     def table(self, name: cst.BaseExpression | None) -> None:
+        self.log.append((self.scopes, "table", (name,)))
         self._add(self._literal(name))
 
     def _default_scope(self, base: str) -> str:

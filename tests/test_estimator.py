@@ -43,17 +43,18 @@ print("eval loss: %s" % eval_result["loss"])
 '''
 
 
-PARTITIONER_RULES = frozenset(rule for rule in ALL_RULES if rule.startswith("TFM2"))
+# Rewrites that apply whether or not the Estimator program migrates: TF1 code runs with their output too.
+STANDALONE_RULES = frozenset(rule for rule in ALL_RULES if rule.startswith("TFM2") or rule in ("TFM306", "TFM307"))
 
 
 def assert_left_whole_pointing_at(program: str, before: str, after: str, where: str) -> None:
-    """``program`` with one edit is left byte-for-byte (but for the exact partitioner renames, TFM201-203,
-    which TF1 code runs with too), with one manual finding on the line holding ``where``."""
+    """``program`` with one edit is left byte-for-byte (but for the standalone rewrites: partitioners,
+    numpy_input_fn), with one manual finding on the line holding ``where``."""
     source = program.replace(before, after)
     assert source != program
     result = run(source)
-    assert result.source == run(source, enabled=PARTITIONER_RULES).source
-    (finding,) = [f for f in result.findings if f.rule not in PARTITIONER_RULES]
+    assert result.source == run(source, enabled=STANDALONE_RULES).source
+    (finding,) = [f for f in result.findings if f.rule not in STANDALONE_RULES]
     assert finding.rule == "TFM302" and finding.safety == "manual"
     line = source.splitlines()[finding.line - 1]
     assert where in line, (finding, line)
@@ -671,3 +672,39 @@ def test_tensorflow_estimator_internal_spellings_migrate():
         source = source.replace(f"tf1.estimator.{name}(", f"{module}.{name}(")
     result = migrated(source)
     assert "ParameterServerStrategy" in result.source and "tensorflow_estimator" not in result.source
+
+
+CUSTOM_ESTIMATOR = (Path(__file__).resolve().parent / "parity_programs" / "custom_estimator_tf1.py").read_text()
+
+
+def test_feature_columns_through_params_and_a_loop_of_layers():
+    code = migrated(CUSTOM_ESTIMATOR).source
+    assert ('  net = keras.layers.Concatenate()([\n      keras.layers.Flatten()(tf.cast(features[key], tf.float32))\n'
+            '      for key in ("Petal", "SepalLength", "SepalWidth")])\n') in code
+    assert ('  for units in params["hidden_units"]:\n'
+            '    net = keras.layers.Dense(units=units, activation="relu")(net)\n') in code
+
+
+def test_one_numeric_column_is_flattened_alone():
+    source = CUSTOM_ESTIMATOR.replace('params["feature_columns"]', '[tf.feature_column.numeric_column("SepalWidth")]')
+    assert 'net = keras.layers.Flatten()(tf.cast(features["SepalWidth"], tf.float32))' in migrated(source).source
+
+
+def test_warm_start_names_repeat_with_a_loop_over_literal_values():
+    source = CUSTOM_ESTIMATOR.replace("model_fn=my_model, model_dir=model_dir,",
+                                      "model_fn=my_model, model_dir=model_dir, warm_start_from='/c',")
+    assert warm_start_names(source) == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias",
+                                        "dense_2/kernel", "dense_2/bias"]
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ('tf.feature_column.numeric_column(key="SepalWidth")',
+     'tf.feature_column.categorical_column_with_identity("SepalWidth", 3)', "categorical_column_with_identity"),
+    ('tf.feature_column.numeric_column(key="SepalWidth")',
+     'tf.feature_column.numeric_column(key="SepalWidth", normalizer_fn=lambda x: x / 2)', "normalizer_fn"),
+    ("  for units in params[\"hidden_units\"]:\n    net = tf.compat.v1.layers.dense(net, units=units, activation=tf.nn.relu)\n",
+     "  for units in params[\"hidden_units\"]:\n    net = tf.compat.v1.layers.dense(net, units=units)\n  else:\n    pass\n",
+     "for units"),
+], ids=["categorical column", "normalizer_fn", "for-else"])
+def test_feature_columns_and_loops_keras_cannot_take_as_they_are_stay_manual(before, after, where):
+    assert_left_whole_pointing_at(CUSTOM_ESTIMATOR, before, after, where)
