@@ -92,14 +92,14 @@ the construct and says what a person should do. Never a half-migrated program.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import ScopeProvider
+from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
-from rewrites.base import TFCodemod, source, subtree
 from rewrites import hooks as hooks_code
+from rewrites.base import TFCodemod, source, subtree
 from rewrites.keras_equivalents import NoKerasEquivalent
 from rewrites.model_fn import (Model, ModelFnReader, Unsupported, bound_values, list_elements, single_assign,
                                statement_value)
@@ -149,6 +149,17 @@ class WarmStart:
 
 
 @dataclass
+class ModelFn:
+    """The model_fn to read, and what the program gives it besides features, labels, mode and params."""
+
+    function: cst.FunctionDef
+    statement: cst.CSTNode | None           # the module-level def the migration removes (None: a method stays)
+    bound: tuple[str, ...] = ()             # parameters given otherwise: a method's self, partial's keywords
+    bindings: dict[str, str] = field(default_factory=dict)  # module-level `name = code` the model needs
+    this_object: tuple[str, str] | None = None  # a method's (self, the module-level object it was called on)
+
+
+@dataclass
 class Input:
     """An input_fn as the migrated program calls it."""
 
@@ -172,7 +183,7 @@ class EstimatorSetup:
     model_dir: str | None
     seed: str | None
     statements: tuple[cst.CSTNode | None, ...]  # the model_fn and the RunConfig, which the migration removes
-    params: str | None = None  # `params = ...`: what Estimator passed the model_fn as params
+    bindings: dict[str, str] = field(default_factory=dict)  # name -> code: what Estimator passed the model_fn
     checkpoints: Checkpoints | None = None  # None: the TF1 program wrote none (no model_dir, or switched off)
     warm_start: WarmStart | None = None
 
@@ -352,15 +363,18 @@ class Rewrite(TFCodemod):
         estimator_args = bound_values(estimator, ESTIMATOR)
         config_args, config_statement = self._run_config(estimator_args.get("config"), definitions)
         model_dir = estimator_args.get("model_dir") or config_args.get("model_dir")
-        model_fn_def = self._function(estimator_args.get("model_fn") or estimator, definitions, "model_fn")
+        model_fn = self._model_fn(estimator_args.get("model_fn") or estimator, definitions)
         seed = config_args.get("tf_random_seed")
         params = estimator_args.get("params")
-        model = ModelFnReader(self._api, _resolver(definitions, params)).read(model_fn_def)
+        model = ModelFnReader(self._api, _resolver(definitions, params)).read(model_fn.function, model_fn.bound)
+        if model_fn.this_object:
+            model.rename(*model_fn.this_object)
         if params is not None and not model.uses_params:
             raise Unsupported(params, "Estimator(params=...) for a model_fn that does not take params")
+        bindings = {**model_fn.bindings, **(_params_binding(params) if model.uses_params else {})}
         return EstimatorSetup(model, source(model_dir) if model_dir is not None else None,
-                              source(seed) if seed is not None else None, (model_fn_def, config_statement),
-                              _params_line(params) if model.uses_params else None,
+                              source(seed) if seed is not None else None, (model_fn.statement, config_statement),
+                              bindings,
                               _checkpoints(config_args) if model_dir is not None else None,
                               self._warm_start(estimator_args.get("warm_start_from"), model))
 
@@ -391,7 +405,7 @@ class Rewrite(TFCodemod):
         model = setup.model
         text = render(template, model=model, sequential=model.chain, partitioner=model.partitioner or "None",
                       tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir,
-                      params=setup.params, checkpoints=setup.checkpoints, warm_start=setup.warm_start, **context)
+                      bindings=setup.bindings, checkpoints=setup.checkpoints, warm_start=setup.warm_start, **context)
         self._add_imports()
         generated = list(cst.parse_module(text).body)
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
@@ -477,6 +491,48 @@ class Rewrite(TFCodemod):
                                        "set it on the Keras side by hand (checkpoint callback, tf.config, ...)")
             args[name] = arg.value
         return args, statement
+
+    def _model_fn(self, node: cst.BaseExpression, definitions) -> ModelFn:
+        """A function of this module, a functools.partial of one, a method of a module-level object, or such an
+        object with __call__."""
+        if isinstance(node, cst.Call) and self._is_partial(node.func):
+            return self._partial(node, definitions)
+        if isinstance(node, cst.Name) and isinstance(definitions.get(node.value, (None,))[0], cst.FunctionDef):
+            return ModelFn(definitions[node.value][0], definitions[node.value][0])
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            return self._method(node.value.value, node.attr.value, definitions, node)
+        if isinstance(node, cst.Name):
+            return self._method(node.value, "__call__", definitions, node)
+        raise Unsupported(node, "the model_fn must be a function of this module, a functools.partial of one, or a "
+                                "method (or __call__) of an object built at module level")
+
+    def _partial(self, call: cst.Call, definitions) -> ModelFn:
+        """`functools.partial(model_fn, name=value, ...)`: the keywords become module-level names."""
+        function, *given = call.args
+        if any(arg.keyword is None or arg.star for arg in given) or function.keyword or function.star:
+            raise Unsupported(call, "functools.partial of the model_fn with positional or ** arguments: give the "
+                                    "extra parameters by keyword")
+        model_fn = self._model_fn(function.value, definitions)
+        if model_fn.bound:
+            raise Unsupported(call, "functools.partial of a method: give the model_fn as a plain function")
+        bindings = {arg.keyword.value: source(arg.value) for arg in given}
+        return ModelFn(model_fn.function, model_fn.statement, tuple(bindings), bindings)
+
+    def _method(self, instance: str, method: str, definitions, node: cst.CSTNode) -> ModelFn:
+        """A method of `instance = Class(...)`, Class defined in this module; its `self` becomes `instance`."""
+        statement, value = definitions.get(instance, (None, None))
+        cls = definitions.get(value.func.value, (None,))[0] if isinstance(value, cst.Call) and isinstance(
+            value.func, cst.Name) else None
+        function = next((item for item in cls.body.body if isinstance(item, cst.FunctionDef)
+                         and item.name.value == method), None) if isinstance(cls, cst.ClassDef) else None
+        if function is None or not function.params.params or function.decorators:
+            raise Unsupported(node, f"the model_fn `{source(node)}` must be a method of an object built at module "
+                                    "level from a class of this module")
+        this = function.params.params[0].name.value
+        return ModelFn(function, None, (this,), this_object=(this, instance))
+
+    def _is_partial(self, node: cst.CSTNode) -> bool:
+        return any(name.name == "functools.partial" for name in self.get_metadata(QualifiedNameProvider, node, set()))
 
     def _function(self, node, definitions, role: str) -> cst.FunctionDef:
         if isinstance(node, cst.Name) and isinstance(definitions.get(node.value, (None,))[0], cst.FunctionDef):
@@ -566,10 +622,11 @@ class Rewrite(TFCodemod):
 
 
 def _module_definitions(module: cst.Module) -> dict[str, tuple[cst.CSTNode, cst.CSTNode]]:
-    """Module-level `name = value` and `def name` bound exactly once: name -> (statement, value or def)."""
+    """Module-level `name = value`, `def name` and `class name` bound exactly once: name -> (statement, value or
+    definition)."""
     found: dict[str, list] = {}
     for statement in module.body:
-        if isinstance(statement, cst.FunctionDef):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             found.setdefault(statement.name.value, []).append((statement, statement))
         assign = single_assign(statement)
         if assign is not None:
@@ -696,15 +753,15 @@ def _checkpoints(config: dict[str, cst.BaseExpression]) -> Checkpoints | None:
                        None if secs is None or _is_none(secs) else secs)
 
 
-def _params_line(params: cst.BaseExpression | None) -> str:
+def _params_binding(params: cst.BaseExpression | None) -> dict[str, str]:
     """The model_fn's `params`: Estimator's argument (it passed {} without one)."""
     if isinstance(params, cst.Name) and params.value == "params":
-        return ""  # the module's own `params`, already bound
-    return f"params = {source(params) if params is not None else '{}'}"
+        return {}  # the module's own `params`, already bound
+    return {"params": source(params) if params is not None else "{}"}
 
 
 def _generated_names(setup: EstimatorSetup, predict: bool) -> tuple[str, ...]:
     """The module-level names the migrated program binds."""
     model = setup.model
     return (*GENERATED_NAMES, *(PREDICT_NAMES if predict else ()), *(() if model.chain else model.names()),
-            *(("params",) if setup.params else ()))
+            *setup.bindings)

@@ -21,7 +21,7 @@ Anything else raises ``Unsupported``, naming the node a person should look at.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -100,6 +100,20 @@ class Model:
     hooks: hooks_code.Hooks = field(default_factory=hooks_code.Hooks)  # EstimatorSpec(training_hooks=...)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
 
+    def rename(self, old: str, new: str) -> None:
+        """Every use of the name ``old`` in the model's code becomes ``new`` (a method's self -> its object)."""
+        def renamed(code: str) -> str:
+            return cst.parse_module(code).visit(_Rename(old, new)).code if code else code
+
+        self.lines, self.layers = [renamed(line) for line in self.lines], [renamed(layer) for layer in self.layers]
+        self.output, self.loss, self.optimizer = renamed(self.output), renamed(self.loss), renamed(self.optimizer)
+        self.after_compile = tuple(map(renamed, self.after_compile))
+        self.metrics = [renamed(metric) for metric in self.metrics]
+        if self.predictions is not None:
+            self.predictions = [(renamed(key), renamed(value)) for key, value in self.predictions]
+        if self.partitioner is not None:
+            self.partitioner = renamed(self.partitioner)
+
     def names(self) -> list[str]:
         """The names the functional model's code binds."""
         return ["features", *self.bound]
@@ -132,11 +146,17 @@ class ModelFnReader:
         self.unpartitioned_weights: list[cst.Call] = []  # layers with weights outside any partitioned scope
         self.tf1_names = TF1VariableNames()
 
-    def read(self, function: cst.FunctionDef) -> Model:
-        params = [param.name.value for param in function.params.params]
-        if params[:3] != list(MODEL_FN_PARAMETERS) or params[3:] not in ([], ["params"]) or function.params.star_kwarg:
-            raise Unsupported(function.params, "a model_fn taking (features, labels, mode[, params]) is migrated; "
-                                               "config is not yet")
+    def read(self, function: cst.FunctionDef, bound: Collection[str] = ()) -> Model:
+        """``bound``: parameters given values elsewhere (a method's self, functools.partial's keywords)."""
+        params = [param.name.value for param in function.params.params if param.name.value not in bound]
+        if (params[:3] != list(MODEL_FN_PARAMETERS) or not set(params[3:]) <= {"params", "config"}
+                or function.params.star_kwarg or isinstance(function.params.star_arg, cst.Param)):
+            raise Unsupported(function.params, "a model_fn taking (features, labels, mode[, params][, config]) is "
+                                               "migrated")
+        config = next((node for node in subtree(function.body) if is_name(node, "config")), None)
+        if config is not None:
+            raise Unsupported(config, "the model_fn reads the RunConfig (config): give the Keras model what it "
+                                      "needs from it by hand")
         self.model.uses_params = "params" in params
         statements = list(function.body.body)
         if statements and _is_docstring(statements[0]):
@@ -568,6 +588,23 @@ class ModelFnReader:
         if code.safety is Safety.NUMERIC:
             self.model.notes.append(("TFM401", node, code.why))
         return code.code
+
+
+class _Rename(cst.CSTTransformer):
+    """Every use of the name ``old`` becomes ``new``."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.new) if updated_node.value == self.old else updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)  # `x.self` is no use of the name
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)  # nor is `f(self=...)`
 
 
 class TF1VariableNames:

@@ -148,7 +148,8 @@ def test_numeric_piece_gets_its_own_finding():
          "  logits = tf1.cond(mode == 'train', lambda: features, lambda: features)\n", "logits = tf1.cond"),
         ("train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20)",
          "train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20, hooks=[hook])", "hook"),
-        ("def _model_fn(features, labels, mode):", "def _model_fn(features, labels, mode, config):", "features, labels"),
+        ("  logits = tf1.layers.Dense(1)(features)\n",
+         "  logits = tf1.layers.Dense(config.num_worker_replicas)(features)\n", "config.num_worker_replicas"),
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
          "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)", "def _input_fn"),
         ("print(\"eval loss", "print(estimator.model_dir)\nprint(\"eval loss", "estimator.model_dir"),
@@ -161,7 +162,7 @@ def test_numeric_piece_gets_its_own_finding():
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)",
          "  return features, labels", "def _eval_input_fn"),
     ],
-    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn config", "input that does not repeat",
+    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn reads config", "input that does not repeat",
          "estimator used afterwards", "RunConfig session_config", "weighted loss", "generated name taken",
          "eval until the input ends", "input_fn returning tensors"],
 )
@@ -708,3 +709,49 @@ def test_warm_start_names_repeat_with_a_loop_over_literal_values():
 ], ids=["categorical column", "normalizer_fn", "for-else"])
 def test_feature_columns_and_loops_keras_cannot_take_as_they_are_stay_manual(before, after, where):
     assert_left_whole_pointing_at(CUSTOM_ESTIMATOR, before, after, where)
+
+
+
+MODEL_FN_DEF = "def _model_fn(features, labels, mode):"
+ESTIMATOR_LINE = "estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config)"
+
+
+@pytest.mark.parametrize("definition, model_fn, expected", [
+    ("def _model_fn(features, labels, mode, params, config):", "_model_fn", "keras.layers.Dense(units=1)"),
+    ("def _model_fn(features, labels, mode, units):", "functools.partial(_model_fn, units=1)",
+     "keras.layers.Dense(units=units)"),
+    ("class Model:\n  units = 1\n\n  def model_fn(self, features, labels, mode):",
+     "builder.model_fn", "keras.layers.Dense(units=builder.units)"),
+    ("class Model:\n  units = 1\n\n  def __call__(this, features, labels, mode):",
+     "builder", "keras.layers.Dense(units=builder.units)"),
+], ids=["params and config, unused", "functools.partial", "method", "callable object"])
+def test_every_kind_of_model_fn(definition, model_fn, expected):
+    body = original = SEED[SEED.index(MODEL_FN_DEF) + len(MODEL_FN_DEF):SEED.index("\n\n\nmodel_dir")]
+    if definition.startswith("class"):
+        self_name = "this" if "this" in definition else "self"
+        body = "\n".join("  " + line if line else line for line in body.splitlines())
+        body = body.replace("Dense(1)", f"Dense({self_name}.units)")
+    elif "units" in definition:
+        body = body.replace("Dense(1)", "Dense(units)")
+    source = SEED.replace(MODEL_FN_DEF + original, definition + body).replace(
+        ESTIMATOR_LINE, ("builder = Model()\n" if definition.startswith("class") else "") +
+        ESTIMATOR_LINE.replace("model_fn=_model_fn", f"model_fn={model_fn}"))
+    source = "import functools\n" + source
+    result = migrated(source)
+    assert "ParameterServerStrategy" in result.source and expected in result.source
+    if "partial" in model_fn:
+        assert "\nunits = 1\n" in result.source and "def _model_fn" not in result.source
+    if definition.startswith("class"):
+        assert "class Model:" in result.source and "builder = Model()" in result.source
+    compile(result.source, "migrated.py", "exec")
+
+
+@pytest.mark.parametrize("model_fn, where", [
+    ("functools.partial(_model_fn, 1)", "functools.partial"),
+    ("Model().model_fn", "Model().model_fn"),
+    ("other_module.model_fn", "other_module.model_fn"),
+], ids=["partial with positional arguments", "object built inline", "model_fn from another module"])
+def test_model_fns_that_cannot_be_read_stay_manual(model_fn, where):
+    source = "import functools\n" + SEED.replace(ESTIMATOR_LINE, ESTIMATOR_LINE.replace("model_fn=_model_fn",
+                                                                                       f"model_fn={model_fn}"))
+    assert_left_whole_pointing_at(source, "import functools\n", "import functools\nimport other_module\n", where)
