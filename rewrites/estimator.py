@@ -127,6 +127,12 @@ RUN_CONFIG_LOGGING = {"log_step_count_steps", "save_summary_steps"}  # logging o
 WARM_START_SETTINGS = ("ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
                        "var_name_to_prev_var_name")
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
+# Without steps, TF1 trained one pass over an input that ends: Keras needs it repeated, and counted.
+ONE_PASS = cst.parse_expression("int(dataset.cardinality())")
+UNKNOWN_LENGTH = {"filter", "flat_map", "interleave", "from_generator", "list_files", "unbatch", "rejection_resample",
+                  "take_while", "scan", "group_by_window", "bucket_by_sequence_length", "ignore_errors",
+                  "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "sample_from_datasets",
+                  "choose_from_datasets", "load", "snapshot"}
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
 
 
@@ -173,6 +179,7 @@ class FitPlan:
     epochs: str
     steps_per_epoch: str
     absolute: bool        # the steps count those of earlier runs (max_steps), so a resumed run trains the rest
+    dataset: str          # what fit trains on: `dataset`, or `dataset.repeat()` for one pass over an input that ends
 
 
 @dataclass
@@ -266,10 +273,8 @@ class Rewrite(TFCodemod):
                 if name in args:
                     raise Unsupported(args[name], UNMIGRATED_HOOKS[name])
         hook_statements = self._read_hooks(train_args.get("hooks"), definitions, setup)
-        if "max_steps" not in train_args:
-            raise Unsupported(train_spec, "TrainSpec without max_steps: say how many steps to train")
-
-        train_input = self._training_input(train_args.get("input_fn") or train_spec, definitions)
+        train_input, train_steps = self._training_input(train_args.get("input_fn") or train_spec, definitions,
+                                                        train_args.get("max_steps"))
         eval_input = self._input_function(eval_args.get("input_fn") or eval_spec, definitions)
         if _is_none(eval_args.get("steps")):
             raise Unsupported(eval_args["steps"], "EvalSpec(steps=None) evaluates until the input ends: give the "
@@ -285,7 +290,7 @@ class Rewrite(TFCodemod):
                                eval_statement, driver) if s is not None]
         self._check_nothing_else_uses(module, removed)
         self._check_generated_names_are_free(module, _generated_names(setup, predict=False))
-        fit = self._fit_plan(train_args["max_steps"], True, setup, notes)
+        fit = self._fit_plan(train_steps, train_steps is not ONE_PASS, setup, notes)
         generated = self._generated(
             "estimator_program.py.j2", setup, predict=False, train_input=train_input.code,
             eval_input=eval_input.code, fit=fit, eval_steps=steps,
@@ -304,10 +309,9 @@ class Rewrite(TFCodemod):
             raise Unsupported(train_args["saving_listeners"], UNMIGRATED_HOOKS["saving_listeners"])
         hook_statements = self._read_hooks(train_args.get("hooks"), definitions, setup)
         absolute = train_args.get("max_steps") is not None  # max_steps counts earlier runs' steps, steps= does not
-        steps = train_args.get("max_steps") or train_args.get("steps")
-        if steps is None or _is_none(steps):
-            raise Unsupported(train, "train() without steps or max_steps: say how many steps to train")
-        train_input = self._training_input(train_args.get("input_fn") or train, definitions)
+        train_input, steps = self._training_input(train_args.get("input_fn") or train, definitions,
+                                                  train_args.get("max_steps") or train_args.get("steps"))
+        absolute = absolute and steps is not ONE_PASS
 
         replacements: dict[cst.CSTNode, list[cst.BaseStatement]] = {}
         predicts = []
@@ -436,7 +440,7 @@ class Rewrite(TFCodemod):
         hooks, checkpoints = setup.model.hooks, setup.checkpoints
         if hooks.last_step is not None:
             steps = _earlier_stop(steps, hooks.last_step, absolute)
-        whole = FitPlan("1", source(steps), absolute)
+        whole = FitPlan("1", source(steps), absolute, "dataset.repeat()" if steps is ONE_PASS else "dataset")
         if checkpoints is None:
             return whole
         if hooks.checkpoint_steps is not None:  # the Estimator then adds no saver of its own
@@ -455,7 +459,7 @@ class Rewrite(TFCodemod):
                                            "migrated program saves one checkpoint, at the end of training"))
             return whole
         checkpoints.comment = f"every {source(every)} steps (one epoch each)"
-        return FitPlan(str(steps.evaluated_value // every.evaluated_value), source(every), absolute)
+        return FitPlan(str(steps.evaluated_value // every.evaluated_value), source(every), absolute, "dataset")
 
     # -- pieces of the program ----------------------------------------------
 
@@ -552,12 +556,24 @@ class Rewrite(TFCodemod):
                                         "(features and labels tensors, a generator, ...) is not migrated yet")
         return Input(f"{function.name.value}()", function, _repeats(function))
 
-    def _training_input(self, node, definitions) -> Input:
+    def _training_input(self, node, definitions, steps: cst.BaseExpression | None) -> tuple[Input, cst.BaseExpression]:
+        """The training input, and the steps to train: without steps, one pass over an input that ends."""
         train_input = self._input_function(node, definitions)
-        if not train_input.repeats:
-            raise Unsupported(train_input.node, "the training input_fn does not visibly repeat(): TF1 stops at its "
-                                                "end, Keras fit needs a repeating dataset; add .repeat() and steps by hand")
-        return train_input
+        if steps is not None and not _is_none(steps):
+            if not train_input.repeats:
+                raise Unsupported(train_input.node, "the training input_fn does not visibly repeat(): TF1 stopped at "
+                                                    "its end or at the steps, whichever came first; add .repeat(), or "
+                                                    "drop the steps to train one pass")
+            return train_input, steps
+        if train_input.repeats:
+            raise Unsupported(train_input.node, "no max_steps and an input that repeats: TF1 trained until stopped; "
+                                                "say how many steps to train")
+        unknown = next((node for node in subtree(train_input.node) if isinstance(node, cst.Attribute)
+                        and node.attr.value in UNKNOWN_LENGTH), None)
+        if unknown is not None:
+            raise Unsupported(unknown, f"no max_steps, and .{unknown.attr.value} makes the length of the input "
+                                       "unknown ahead: say how many steps to train")
+        return train_input, ONE_PASS
 
     def _returns_dataset(self, function: cst.FunctionDef) -> bool:
         """Does every return of the function give a tf.data.Dataset method chain (maybe through local names)?"""

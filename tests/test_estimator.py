@@ -371,7 +371,7 @@ def test_evaluate_with_steps_keeps_them():
         ("  print(prediction[\"class_ids\"])\n", "  print(prediction[\"class_ids\"])\nprint(classifier.model_dir)\n",
          "classifier.model_dir"),
         ("classifier.train(input_fn=train_input_fn, max_steps=30)", "classifier.train(input_fn=train_input_fn)",
-         "classifier.train"),
+         "def train_input_fn"),
     ],
     ids=["train hooks", "predict keys", "estimator used otherwise", "train without steps"],
 )
@@ -755,3 +755,23 @@ def test_model_fns_that_cannot_be_read_stay_manual(model_fn, where):
     source = "import functools\n" + SEED.replace(ESTIMATOR_LINE, ESTIMATOR_LINE.replace("model_fn=_model_fn",
                                                                                        f"model_fn={model_fn}"))
     assert_left_whole_pointing_at(source, "import functools\n", "import functools\nimport other_module\n", where)
+
+
+
+@pytest.mark.parametrize("before, after", [
+    ("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn)"),
+    ("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn, max_steps=None)"),
+], ids=["no max_steps", "max_steps=None"])
+def test_without_steps_an_input_that_ends_is_trained_one_pass(before, after):
+    source = SEED.replace(before, after).replace(
+        "((features, labels)).repeat().batch(1)", "((features, labels)).shuffle(3).batch(1)")
+    code = migrated(source).source
+    assert ("model.fit(dataset.repeat(), epochs=1, steps_per_epoch=int(dataset.cardinality()), "
+            "callbacks=[save_checkpoint], verbose=2)") in code
+    assert "steps_done" not in code  # each run of the TF1 program trained one more pass
+
+
+def test_without_steps_an_input_of_unknown_length_stays_manual():
+    source = SEED.replace("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn)")
+    assert_left_whole_pointing_at(source, "((features, labels)).repeat().batch(1)",
+                                  "((features, labels)).filter(lambda x, y: True).batch(1)", ".filter")
