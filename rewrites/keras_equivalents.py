@@ -144,6 +144,10 @@ SCHEDULES = {
     "train.inverse_time_decay": Translation(
         _SCHEDULES + "InverseTimeDecay", "learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None",
         ("learning_rate", "decay_steps", "decay_rate", "staircase", "name"), renames={"learning_rate": "initial_learning_rate"}),
+    # TF1 builds it as ExponentialDecay with decay_rate exp(-decay_rate): written out for a literal rate.
+    "train.natural_exp_decay": Translation(
+        _SCHEDULES + "ExponentialDecay", "learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None",
+        ("learning_rate", "decay_steps", "decay_rate", "staircase", "name"), renames={"learning_rate": "initial_learning_rate"}),
     "train.cosine_decay": Translation(
         _SCHEDULES + "CosineDecay", "learning_rate, global_step, decay_steps, alpha=0.0, name=None",
         ("learning_rate", "decay_steps", "alpha", "name"), renames={"learning_rate": "initial_learning_rate"}),
@@ -246,6 +250,12 @@ FUNCTIONAL_LAYERS = {
         "virtual_batch_size=None, adjustment=None", _BN_KERAS),
 }
 
+AUC = Translation("keras.metrics.AUC", "labels, predictions, weights=None, num_thresholds=200, metrics_collections=None, "
+                  "updates_collections=None, curve='ROC', name=None, summation_method='trapezoidal', thresholds=None", ())
+# TF1 summation -> Keras': for ROC both trapezoidal ('interpolation'); for PR 'interpolation' is TF1's careful one.
+_AUC_SUMMATION = {"trapezoidal": "interpolation", "careful_interpolation": "interpolation", "minoring": "minoring",
+                  "majoring": "majoring"}
+
 # A table read only through `embedding_lookup` is a Keras Embedding.
 GET_VARIABLE = Translation(
     "keras.layers.Embedding", "name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None, "
@@ -270,8 +280,6 @@ _REFUSED = {
     "train.SyncReplicasOptimizer": "Keras training under ParameterServerStrategy is asynchronous and has no "
     "synchronous-replicas optimizer; keep the wrapped optimizer and accept asynchronous updates, or train with "
     "MultiWorkerMirroredStrategy instead",
-    "train.natural_exp_decay": "no Keras class; write keras.optimizers.schedules.ExponentialDecay(initial_learning_rate=, "
-    "decay_steps=, decay_rate=math.exp(-decay_rate), staircase=) by hand",
     "losses.mean_pairwise_squared_error": "Keras has no pairwise squared error loss; write a custom loss function",
     "losses.cosine_distance": "Keras' CosineSimilarity normalises its inputs and has the opposite sign; "
     "use 1 + keras.losses.CosineSimilarity(axis=...) only if the TF1 inputs were already unit-normalised",
@@ -305,7 +313,14 @@ def learning_rate_schedule(api: str, call: cst.Call) -> KerasCode:
     The global step argument is dropped: the caller checks that it is the global step.
     """
     translation = _lookup(SCHEDULES, api, "learning-rate schedule")
-    return KerasCode(_keras_call(translation, _bind(api, call, translation)), Safety.EXACT)
+    bound = _bind(api, call, translation)
+    if api == "train.natural_exp_decay":
+        rate = bound["decay_rate"]
+        if not isinstance(rate, (cst.Integer, cst.Float)):
+            raise NoKerasEquivalent(f"{api} with decay_rate={source(rate)}: write keras.optimizers.schedules."
+                                    "ExponentialDecay(..., decay_rate=math.exp(-decay_rate)) by hand")
+        bound["decay_rate"] = cst.Float(repr(math.exp(-rate.evaluated_value)))
+    return KerasCode(_keras_call(translation, bound), Safety.EXACT)
 
 
 def loss(api: str, call: cst.Call) -> tuple[KerasCode, cst.BaseExpression, cst.BaseExpression]:
@@ -360,6 +375,37 @@ def layer(api: str, call: cst.Call, *, functional: bool) -> tuple[KerasCode, cst
         return KerasCode(code, Safety.NUMERIC, "dropout masks are random: TF1 and Keras drop different units, so the "
                                                "two runs agree only statistically"), inputs
     return KerasCode(code, Safety.EXACT), inputs
+
+
+def metric_inputs(api: str, call: cst.Call) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """The (labels, predictions) a ``tf.compat.v1.metrics`` call compares."""
+    bound = _bind(api, call, _lookup({"metrics.auc": AUC}, api, "metric"))
+    return bound.get("labels"), bound.get("predictions")
+
+
+def auc(call: cst.Call, name: str, from_logits: bool) -> KerasCode:
+    """``tf1.metrics.auc(labels, predictions, ...)`` -> ``keras.metrics.AUC(...)`` (the caller checks the tensors).
+
+    ``from_logits``: TF1 read the sigmoid of the model's output, Keras reads the output.
+    """
+    bound = _bind("metrics.auc", call, AUC)
+    if "weights" in bound or "thresholds" in bound:
+        raise NoKerasEquivalent("metrics.auc with weights or thresholds: write the Keras AUC by hand")
+    curve = _string(bound.get("curve"), "ROC")
+    summation = _string(bound.get("summation_method"), "trapezoidal")
+    if curve not in ("ROC", "PR") or summation not in _AUC_SUMMATION:
+        raise NoKerasEquivalent("metrics.auc with a curve or summation_method that is not a literal Keras knows")
+    arguments = [f"num_thresholds={source(bound['num_thresholds'])}"] if "num_thresholds" in bound else []
+    arguments += [f'curve="{curve}"'] if curve != "ROC" else []
+    keras_summation = _AUC_SUMMATION[summation]
+    arguments += [f'summation_method="{keras_summation}"'] if keras_summation != "interpolation" else []
+    arguments += ["from_logits=True"] if from_logits else []
+    code = f'keras.metrics.AUC({", ".join([*arguments, f"name={name!r}"])})'.replace("'", '"')
+    if curve == "PR" and summation == "trapezoidal":
+        return KerasCode(code, Safety.NUMERIC, "metrics.auc of the PR curve: TF1 sums it with trapezoids, Keras "
+                                               "interpolates (1.2e-5 apart on 200 examples here); TF1's summation_method="
+                                               "'careful_interpolation' is what Keras computes")
+    return KerasCode(code, Safety.EXACT)
 
 
 def get_variable_arguments(call: cst.Call) -> dict[str, cst.BaseExpression]:
@@ -502,6 +548,13 @@ def _dotted(node: cst.BaseExpression) -> list[str] | None:
         head = _dotted(node.value)
         return head + [node.attr.value] if head else None
     return None
+
+
+def _string(node: cst.BaseExpression | None, default: str) -> str | None:
+    """A string literal's value, ``default`` when absent, None when not a literal."""
+    if node is None:
+        return default
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
 
 
 def _is_reduction(node: cst.BaseExpression, allowed: Mapping[str, str]) -> bool:

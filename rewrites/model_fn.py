@@ -67,7 +67,16 @@ PURE_FUNCTIONS = {"argmax", "argmin", "math.argmax", "math.argmin", "nn.softmax"
 METRICS_ON_OUTPUT = {"metrics.accuracy": "Accuracy", "metrics.mean_squared_error": "MeanSquaredError",
                      "metrics.root_mean_squared_error": "RootMeanSquaredError",
                      "metrics.mean_absolute_error": "MeanAbsoluteError"}
+METRICS_BY_HAND = {
+    "metrics.precision": "TF1 counts every non-zero prediction as positive, keras.metrics.Precision thresholds "
+    "probabilities (at 0.5 by default): compile Precision(thresholds=...) on a probability output by hand",
+    "metrics.recall": "TF1 counts every non-zero prediction as positive, keras.metrics.Recall thresholds "
+    "probabilities (at 0.5 by default): compile Recall(thresholds=...) on a probability output by hand",
+    "metrics.mean": "Keras compiles metrics of (labels, output); report the mean of another tensor from a custom "
+    "keras.metrics.Metric by hand",
+}
 ARGMAX = {"argmax", "math.argmax"}
+SIGMOID = {"sigmoid", "nn.sigmoid", "math.sigmoid"}
 
 
 class Unsupported(Exception):
@@ -130,6 +139,7 @@ class ModelFnReader:
         self.model = Model()
         self.current = "features"     # the last layer's output, while the layers form a chain
         self.loss_name: str | None = None
+        self.losses_made = 0            # tf.losses calls, each added to TF1's LOSSES collection
         self.optimizer_name: str | None = None
         self.train_op: str | None = None
         self.schedules: dict[str, str] = {}      # name -> Keras schedule code
@@ -214,6 +224,8 @@ class ModelFnReader:
                 self._embedding(target, call)
             elif api == "feature_column.input_layer":
                 self._input_layer(target, call)
+            elif api == "losses.get_total_loss":
+                self._total_loss(call, target)
             elif api.startswith("losses."):
                 self._loss(api, call, target)
             elif api.startswith("metrics."):
@@ -373,7 +385,16 @@ class ModelFnReader:
         if isinstance(inputs, cst.Subscript) and is_name(inputs.value, "features"):
             self.model.features_dict = True
 
+    def _total_loss(self, call: cst.Call, target: str) -> None:
+        """`get_total_loss()` after one tf.losses loss and no regularizers (which are not migrated) is that loss."""
+        bound_values(call, ("add_regularization_losses", "name", "scope"))
+        if self.losses_made != 1:
+            raise Unsupported(call, f"get_total_loss() of {self.losses_made} tf.losses losses: Keras compiles one loss "
+                                    "per output; combine them by hand (compile's loss_weights, or a custom loss)")
+        self.loss_name = target
+
     def _loss(self, api: str, call: cst.Call, target: str) -> None:
+        self.losses_made += 1
         code, labels, predictions = keras_code.loss(api, call)
         if not (is_name(labels, "labels") and isinstance(predictions, cst.Name)):
             raise Unsupported(call, "the loss must compare `labels` with a tensor the model computes")
@@ -520,6 +541,10 @@ class ModelFnReader:
         return metrics
 
     def _metric(self, key: str, api: str, call: cst.Call) -> str:
+        if api == "metrics.auc":
+            return self._auc(key, call)
+        if api in METRICS_BY_HAND:
+            raise Unsupported(call, f"{api}: {METRICS_BY_HAND[api]}")
         args = bound_values(call, ("labels", "predictions", "weights", "metrics_collections", "updates_collections", "name"))
         labels, predictions = args.get("labels"), args.get("predictions")
         if "weights" in args or not is_name(labels, "labels") or not isinstance(predictions, cst.Name):
@@ -530,6 +555,26 @@ class ModelFnReader:
             return f'keras.metrics.{METRICS_ON_OUTPUT[api]}(name="{key}")'
         raise Unsupported(call, f"{api} on `{predictions.value}`: migrated on the model's output, or accuracy on "
                                 "its argmax")
+
+    def _auc(self, key: str, call: cst.Call) -> str:
+        """AUC of the model's output (probabilities), or of its sigmoid (the output is logits)."""
+        try:
+            labels, predictions = keras_code.metric_inputs("metrics.auc", call)
+            applied = self._function_of_output(predictions)
+            if not is_name(labels, "labels") or applied not in (None, *SIGMOID):
+                raise Unsupported(call, "metrics.auc is migrated on (labels, the model's output or its sigmoid)")
+            return self._piece(keras_code.auc(call, key, from_logits=applied is not None), call)
+        except keras_code.NoKerasEquivalent as problem:
+            raise Unsupported(call, str(problem)) from None
+
+    def _function_of_output(self, node: cst.BaseExpression | None) -> str | None:
+        """None for the model's output itself, the api of `f(output)` (written in place or named), "" otherwise."""
+        if is_name(node, self.model.output):
+            return None
+        call = self.pure.get(node.value) if isinstance(node, cst.Name) else node
+        if isinstance(call, cst.Call) and len(call.args) == 1 and is_name(call.args[0].value, self.model.output):
+            return self.api(call.func) or ""
+        return ""
 
     def _is_argmax_of_output(self, name: str) -> bool:
         call = self.pure.get(name)

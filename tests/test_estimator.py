@@ -229,10 +229,10 @@ def test_learning_rate_schedule_on_the_global_step_becomes_a_keras_schedule():
     [
         (SCHEDULE.replace("tf1.train.get_global_step()", "step"), "GradientDescentOptimizer(learning_rate)",
          "exponential_decay"),
-        ("  learning_rate = tf1.train.natural_exp_decay(0.1, tf1.train.get_global_step(), 5, 0.5)\n",
+        ("  learning_rate = tf1.train.natural_exp_decay(0.1, tf1.train.get_global_step(), 5, rate)\n",
          "GradientDescentOptimizer(learning_rate)", "natural_exp_decay"),
     ],
-    ids=["not the global step", "no Keras schedule"],
+    ids=["not the global step", "computed natural decay rate"],
 )
 def test_schedule_that_keras_cannot_follow_stays_manual(schedule, optimizer, where):
     source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
@@ -775,3 +775,63 @@ def test_without_steps_an_input_of_unknown_length_stays_manual():
     source = SEED.replace("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn)")
     assert_left_whole_pointing_at(source, "((features, labels)).repeat().batch(1)",
                                   "((features, labels)).filter(lambda x, y: True).batch(1)", ".filter")
+
+
+def test_total_loss_of_one_loss_is_that_loss():
+    source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
+                          "  total = tf1.losses.get_total_loss()\n  optimizer = tf1.train.AdagradOptimizer(0.05)\n")
+    source = source.replace("optimizer.minimize(loss,", "optimizer.minimize(total,").replace(
+        "EstimatorSpec(mode, loss=loss,", "EstimatorSpec(mode, loss=total,")
+    assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in migrated(source).source
+
+
+def test_total_loss_of_two_losses_stays_manual():
+    source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
+                          "  extra = tf1.losses.absolute_difference(labels=labels, predictions=logits)\n"
+                          "  total = tf1.losses.get_total_loss()\n  optimizer = tf1.train.AdagradOptimizer(0.05)\n")
+    source = source.replace("optimizer.minimize(loss,", "optimizer.minimize(total,").replace(
+        "EstimatorSpec(mode, loss=loss,", "EstimatorSpec(mode, loss=total,")
+    (finding,) = run(source).findings
+    assert finding.rule == "TFM302" and "get_total_loss() of 2 tf.losses losses" in finding.message
+
+
+BINARY = SEED.replace("tf1.losses.mean_squared_error(labels=labels, predictions=logits)",
+                      "tf1.losses.sigmoid_cross_entropy(multi_class_labels=labels, logits=logits)").replace(
+    "EstimatorSpec(mode, loss=loss, train_op=train_op)",
+    'EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={"auc": auc})').replace(
+    "  optimizer = tf1.train.AdagradOptimizer(0.05)\n", "  auc = AUC\n  optimizer = tf1.train.AdagradOptimizer(0.05)\n")
+
+
+@pytest.mark.parametrize("tf1, keras, numeric", [
+    ("tf1.metrics.auc(labels, tf1.sigmoid(logits))", 'keras.metrics.AUC(from_logits=True, name="auc")', False),
+    ("tf1.metrics.auc(labels=labels, predictions=tf1.nn.sigmoid(logits), num_thresholds=100)",
+     'keras.metrics.AUC(num_thresholds=100, from_logits=True, name="auc")', False),
+    ("tf1.metrics.auc(labels, tf1.sigmoid(logits), curve='PR', summation_method='careful_interpolation')",
+     'keras.metrics.AUC(curve="PR", from_logits=True, name="auc")', False),
+    ("tf1.metrics.auc(labels, tf1.sigmoid(logits), curve='PR')", 'keras.metrics.AUC(curve="PR", from_logits=True, '
+     'name="auc")', True),
+    ("tf1.metrics.auc(labels, logits, summation_method='minoring')",
+     'keras.metrics.AUC(summation_method="minoring", name="auc")', False),
+], ids=["ROC of the sigmoid", "keywords, thresholds", "careful PR", "trapezoidal PR", "of the output itself"])
+def test_auc_becomes_a_keras_auc_metric(tf1, keras, numeric):
+    result = migrated(BINARY.replace("auc = AUC", f"auc = {tf1}"))
+    assert f"metrics=[{keras}]" in result.source
+    assert any(f.rule == "TFM401" and "PR curve" in f.message for f in result.findings) == numeric
+
+
+@pytest.mark.parametrize("tf1", ["tf1.metrics.auc(labels, tf1.nn.softmax(logits))",
+                                 "tf1.metrics.auc(labels, logits, weights=w)",
+                                 "tf1.metrics.auc(labels, logits, curve=curve)"])
+def test_auc_keras_cannot_compute_the_same_way_stays_manual(tf1):
+    assert_left_whole_pointing_at(BINARY, "auc = AUC", f"auc = {tf1}", "tf1.metrics.auc")
+
+
+@pytest.mark.parametrize("metric, message", [
+    ("tf1.metrics.precision(labels, logits)", "non-zero prediction"),
+    ("tf1.metrics.recall(labels, logits)", "non-zero prediction"),
+    ("tf1.metrics.mean(loss)", "custom"),
+])
+def test_metrics_keras_counts_otherwise_stay_manual_saying_why(metric, message):
+    source = BINARY.replace("auc = AUC", f"auc = {metric}")
+    (finding,) = run(source).findings
+    assert finding.rule == "TFM302" and message in finding.message and metric.split("(")[0] in source.splitlines()[finding.line - 1]

@@ -142,6 +142,9 @@ def test_optimizer_without_keras_equivalent(api, tf1, message):
          "CosineDecay(initial_learning_rate=0.1, decay_steps=1000, alpha=0.1)"),
         ("train.cosine_decay_restarts", "f(0.1, step, 100, m_mul=0.5)",
          "CosineDecayRestarts(initial_learning_rate=0.1, first_decay_steps=100, m_mul=0.5)"),
+        # TF1 builds natural_exp_decay as ExponentialDecay(decay_rate=exp(-decay_rate)).
+        ("train.natural_exp_decay", "f(0.1, step, 10, 0.5, staircase=True)",
+         "ExponentialDecay(initial_learning_rate=0.1, decay_steps=10, decay_rate=0.6065306597126334, staircase=True)"),
     ],
 )
 def test_learning_rate_schedule(api, tf1, keras):
@@ -152,7 +155,7 @@ def test_learning_rate_schedule(api, tf1, keras):
 @pytest.mark.parametrize(
     "api, tf1, message",
     [
-        ("train.natural_exp_decay", "f(0.1, step, 10, 0.5)", r"math\.exp\(-decay_rate\)"),
+        ("train.natural_exp_decay", "f(0.1, step, 10, rate)", r"math\.exp\(-decay_rate\)"),
         ("train.linear_cosine_decay", "f(0.1, step, 10)", "no Keras learning-rate schedule"),
         ("train.exponential_decay", "f(0.1, step, 10)", "missing decay_rate"),
         ("train.exponential_decay", "f(0.1, step, 10, 0.5, **options)", "cannot be mapped statically"),
