@@ -835,3 +835,58 @@ def test_metrics_keras_counts_otherwise_stay_manual_saying_why(metric, message):
     source = BINARY.replace("auc = AUC", f"auc = {metric}")
     (finding,) = run(source).findings
     assert finding.rule == "TFM302" and message in finding.message and metric.split("(")[0] in source.splitlines()[finding.line - 1]
+
+
+@pytest.mark.parametrize("metric, keras", [
+    ("tf1.metrics.mean_squared_error(labels, logits)", 'keras.metrics.MeanSquaredError(name="m")'),
+    ("tf1.metrics.root_mean_squared_error(labels=labels, predictions=logits)",
+     'keras.metrics.RootMeanSquaredError(name="m")'),
+    ("tf1.metrics.mean_absolute_error(labels, logits)", 'keras.metrics.MeanAbsoluteError(name="m")'),
+    ("tf1.metrics.accuracy(labels, logits)", 'keras.metrics.Accuracy(name="m")'),
+])
+def test_metrics_on_the_output(metric, keras):
+    source = SEED.replace("EstimatorSpec(mode, loss=loss, train_op=train_op)",
+                          'EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={"m": m})').replace(
+        "  optimizer = tf1.train.AdagradOptimizer(0.05)\n", f"  m = {metric}\n  optimizer = tf1.train.AdagradOptimizer(0.05)\n")
+    assert f"metrics=[{keras}]" in migrated(source).source
+
+
+def test_run_config_logging_and_eval_spec_timing_have_no_keras_counterpart_to_write():
+    """Logging cadence and the evaluator's delays change no number: Keras logs every epoch (verbose=2), and the
+    evaluator task evaluates the chief's checkpoints."""
+    source = SEED.replace("log_step_count_steps=1)", "log_step_count_steps=1, save_summary_steps=10)").replace(
+        "EvalSpec(input_fn=_eval_input_fn, steps=3)",
+        'EvalSpec(input_fn=_eval_input_fn, steps=3, name="test", start_delay_secs=0, throttle_secs=60)')
+    code = migrated(source).source
+    assert "summary" not in code and "throttle" not in code and "ParameterServerStrategy" in code
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ("RunConfig(model_dir=model_dir,", "RunConfig(train_distribute=strategy, model_dir=model_dir,", "train_distribute"),
+    ("EstimatorSpec(mode, loss=loss, train_op=train_op)",
+     "EstimatorSpec(mode, loss=loss, train_op=train_op, export_outputs=outputs)", "export_outputs"),
+], ids=["train_distribute", "export_outputs"])
+def test_estimator_pieces_with_no_safe_keras_counterpart_stay_manual(before, after, where):
+    assert_left_whole_pointing_at(SEED, before, after, where)
+
+
+CNN_MODEL_FN = """  images = tf1.reshape(features, [-1, 6, 6, 1])
+  net = tf1.layers.conv2d(images, 4, 3, padding="same", activation=tf1.nn.relu)
+  net = tf1.layers.max_pooling2d(net, 2, 2)
+  net = tf1.layers.average_pooling2d(net, pool_size=3, strides=1, padding="same")
+  net = tf1.layers.flatten(net)
+  logits = tf1.layers.dense(net, 1)
+"""
+
+
+def test_convolutional_model_fn_keeps_tf1s_data_format_and_pooling_strides():
+    source = SEED.replace("  logits = tf1.layers.Dense(1)(features)\n", CNN_MODEL_FN)
+    source = source.replace("features = [[", "xs = [[").replace("((features, labels))", "((xs, labels))")
+    code = migrated(source).source
+    for layer in ('images = tf1.reshape(features, [-1, 6, 6, 1])',
+                  'keras.layers.Conv2D(filters=4, kernel_size=3, padding="same", data_format="channels_last", '
+                  'activation="relu")(images)',
+                  'keras.layers.MaxPooling2D(pool_size=2, strides=2, data_format="channels_last")(net)',
+                  'keras.layers.AveragePooling2D(pool_size=3, strides=1, padding="same", data_format="channels_last")',
+                  'keras.layers.Flatten(data_format="channels_last")(net)'):
+        assert layer in code, layer

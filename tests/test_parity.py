@@ -76,6 +76,7 @@ VARIANTS = {
         ('features["ids"])', 'features["ids"], partition_strategy="div")'),)),
     # The custom-Estimator tutorial's shape (feature columns through params, a loop of layers, numpy inputs) migrated.
     "custom_estimator_tf2": Variant(PROGRAMS / "custom_estimator_tf1.py", migrated=True),
+    "cnn_tf2": Variant(PROGRAMS / "cnn_tf1.py", migrated=True),
     # Wrong migrations.
     "rmsprop_tf2_zero_slots": Variant(EXAMPLES / "rmsprop" / "train_tf2.py", ((RMSPROP_ONES_SLOTS, ""),)),
     "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
@@ -188,6 +189,12 @@ def test_generated_program_from_feature_columns_and_a_loop_of_layers_passes(tmp_
     new = program("custom_estimator_tf2", tmp_path)
     assert "for units in params[\"hidden_units\"]:" in new.read_text()
     assert_parity(parity(PROGRAMS / "custom_estimator_tf1.py", new))
+
+
+def test_generated_convolutional_model_passes(tmp_path):
+    new = program("cnn_tf2", tmp_path)
+    assert 'keras.layers.MaxPooling2D(pool_size=2, strides=2, data_format="channels_last")' in new.read_text()
+    assert_parity(parity(PROGRAMS / "cnn_tf1.py", new))
 
 
 def test_adam_with_tf1s_epsilon_passes_on_tiny_gradients():
