@@ -1,21 +1,23 @@
 """TFM301-303, TFM401: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
 TFM301 estimator-program (numeric). A module-level ``train_and_evaluate`` of an
-``Estimator``, or its ``train`` / ``evaluate`` / ``predict`` calls, whose ``model_fn`` rewrites/model_fn.py can read (layers on ``features``,
-a loss, metrics, mode branches, an optimizer and ``minimize``) becomes the TF2
-program shape: a
+``Estimator``, or its ``train`` / ``evaluate`` / ``predict`` calls, whose ``model_fn``
+rewrites/model_fn.py can read (layers on ``features``, a loss, metrics, mode branches,
+an optimizer and ``minimize``) becomes the TF2 program shape: a
 ``strategy_for_this_task()`` bootstrap reading the cluster from ``TF_CONFIG`` (ps and
 worker tasks serve, the chief trains with ``ParameterServerStrategy``, an evaluator
 evaluates checkpoints, no ``TF_CONFIG`` trains locally), the model built and compiled
 in ``strategy.scope()`` with the Keras optimizer and loss arguments that keep TF1's
 numbers, ``fit`` for ``max_steps`` steps, then ``evaluate`` (``predict`` through a second
 Keras model on the PREDICT branch's outputs and a generator of one dict per example,
-as ``Estimator.predict`` yielded them). The input functions stay
-as they are and are called once. A decay function of the global step becomes a Keras
-schedule; ``MomentumOptimizer`` on such a rate becomes a generated ``TF1Momentum``
-(Keras' legacy SGD with TF1's update, from templates/tf1_momentum.py.j2); a partitioner
-on a ``variable_scope`` around the layers moves onto the strategy. Float results may
-differ in the last bits: prove the migration with ``tf-migrate parity``.
+as ``Estimator.predict`` yielded them). The input functions stay as they are and are
+called once. RunConfig's checkpoints become a ``tf.train.CheckpointManager`` the program
+resumes from; ``warm_start_from`` loads the TF1 checkpoint's values by their TF1 names;
+``params`` become a module-level ``params``. A decay function of the global step becomes
+a Keras schedule; ``MomentumOptimizer`` on such a rate becomes a generated
+``TF1Momentum`` (Keras' legacy SGD with TF1's update, from templates/tf1_momentum.py.j2);
+a partitioner on a ``variable_scope`` around the layers moves onto the strategy. Float
+results may differ in the last bits: prove the migration with ``tf-migrate parity``.
 
 Before::
 
@@ -41,18 +43,27 @@ After::
     task_type, strategy = strategy_for_this_task()
 
     dataset = _input_fn()
-    eval_dataset = _eval_input_fn().repeat()
 
     with strategy.scope():
       model = keras.Sequential([
           keras.layers.Dense(units=1),
       ])
       model.build(dataset.element_spec[0].shape)
-      optimizer = keras.optimizers.legacy.Adagrad(
-          learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
+      optimizer = keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
       model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+
+    eval_dataset = _eval_input_fn().repeat()
+
+    checkpoints = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=5)
     ...
-    model.fit(dataset, epochs=1, steps_per_epoch=20, callbacks=[checkpoint], verbose=2)
+    checkpoints.restore_or_initialize()
+    if task_type == "evaluator":
+      ...  # keras.utils.SidecarEvaluator on the chief's checkpoints
+    else:
+      steps_done = int(optimizer.iterations)
+      if steps_done < 20:
+        model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint], verbose=2)
     eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
 
 TFM303 eval-steps (numeric). PSS needs a repeating eval dataset, so ``evaluate`` runs

@@ -890,3 +890,17 @@ def test_convolutional_model_fn_keeps_tf1s_data_format_and_pooling_strides():
                   'keras.layers.AveragePooling2D(pool_size=3, strides=1, padding="same", data_format="channels_last")',
                   'keras.layers.Flatten(data_format="channels_last")(net)'):
         assert layer in code, layer
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ("  logits = tf1.layers.Dense(1)(features)\n",
+     "  logits = tf1.while_loop(lambda x: False, lambda x: x, [features])\n", "tf1.while_loop"),
+    ("  logits = tf1.layers.Dense(1)(features)\n",
+     '  w = tf1.get_variable("w", [2, 1])\n  logits = tf1.matmul(features, w)\n', "tf1.matmul"),
+    ("  optimizer = tf1.train.AdagradOptimizer(0.05)\n",
+     "  optimizer = tf1.train.SyncReplicasOptimizer(tf1.train.AdagradOptimizer(0.05), 2)\n", "SyncReplicasOptimizer"),
+    ("tf1.layers.Dense(1)(features)", "tf1.layers.Dense(1, kernel_regularizer=tf1.keras.regularizers.l2(0.1))(features)",
+     "kernel_regularizer"),
+], ids=["while_loop", "get_variable arithmetic", "SyncReplicasOptimizer", "regularizer"])
+def test_constructs_the_issue_names_as_unsafe_stay_manual(before, after, where):
+    assert_left_whole_pointing_at(SEED, before, after, where)
