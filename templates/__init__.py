@@ -6,17 +6,21 @@ install has them; jinja2 is imported only when something is rendered.
 
 from __future__ import annotations
 
+import io
+import textwrap
+import tokenize
 from functools import lru_cache
 from pathlib import Path
 
 FOLDER = Path(__file__).parent
+WIDTH = 100  # of generated code lines, as rendered (four-space indentation)
 
 
 @lru_cache(maxsize=None)
 def _environment():
     import jinja2
 
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(FOLDER),
         autoescape=jinja2.select_autoescape(("html", "html.j2")),
         keep_trailing_newline=True,
@@ -24,7 +28,35 @@ def _environment():
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    environment.filters["wrap"] = wrap
+    return environment
 
 
 def render(name: str, **context) -> str:
     return _environment().get_template(name).render(**context)
+
+
+def wrap(code: str, column: int = 0) -> str:
+    """One line of code starting at ``column``, its first call's arguments moved to lines of their own when it
+    is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
+    if "\n" in code or column + len(code) <= WIDTH:
+        return code
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    opening = next((t for t in tokens if t.string == "("), None)
+    if opening is None:
+        return code
+    depth, commas, closing = 0, [], None
+    for token in tokens[tokens.index(opening):]:
+        depth += token.string in "([{" and token.type == tokenize.OP
+        depth -= token.string in ")]}" and token.type == tokenize.OP
+        if depth == 1 and token.string == ",":
+            commas.append(token.start[1])
+        if depth == 0:
+            closing = token.start[1]
+            break
+    start = opening.start[1] + 1
+    arguments = [code[a:b].strip() for a, b in zip([start, *(c + 1 for c in commas)], [*commas, closing])]
+    head, tail, indent = code[:start], code[closing:], " " * 4  # the caller indents it all by `column`
+    if column + len(indent) + len(", ".join(arguments)) + len(tail) <= WIDTH:
+        return f"{head}\n{indent}{', '.join(arguments)}{tail}"
+    return f"{head}\n" + ",\n".join(textwrap.indent(wrap(argument, column + 4), indent) for argument in arguments) + tail

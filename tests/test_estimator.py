@@ -60,6 +60,15 @@ def assert_left_whole_pointing_at(program: str, before: str, after: str, where: 
     assert where in line, (finding, line)
 
 
+@pytest.fixture(autouse=True)
+def unwrapped_lines(monkeypatch):
+    """Generated lines as one line each, however long, so tests can look for whole calls.
+    (How long lines are wrapped: tests/test_templates.py and the generated examples.)"""
+    import templates
+
+    monkeypatch.setattr(templates, "WIDTH", 10_000)
+
+
 def migrated(source: str, keras="tf_keras"):
     result = run(source, keras=keras)
     again = run(result.source, keras=keras)
@@ -904,3 +913,5 @@ def test_convolutional_model_fn_keeps_tf1s_data_format_and_pooling_strides():
 ], ids=["while_loop", "get_variable arithmetic", "SyncReplicasOptimizer", "regularizer"])
 def test_constructs_the_issue_names_as_unsafe_stay_manual(before, after, where):
     assert_left_whole_pointing_at(SEED, before, after, where)
+
+

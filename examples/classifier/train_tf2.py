@@ -71,7 +71,8 @@ def strategy_for_this_task():
   if resolver.task_type == "evaluator":
     return resolver.task_type, tf.distribute.get_strategy()
   return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
-      resolver, variable_partitioner=None)
+      resolver,
+      variable_partitioner=None)
 
 
 def predict_examples(predictor, dataset):

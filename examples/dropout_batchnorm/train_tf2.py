@@ -65,7 +65,8 @@ def strategy_for_this_task():
   if resolver.task_type == "evaluator":
     return resolver.task_type, tf.distribute.get_strategy()
   return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
-      resolver, variable_partitioner=None)
+      resolver,
+      variable_partitioner=None)
 
 
 keras.utils.set_random_seed(42)
@@ -102,7 +103,8 @@ else:
   # max_steps counts the steps of earlier runs too.
   steps_done = int(optimizer.iterations)
   if steps_done < 30:
-    model.fit(dataset, epochs=1, steps_per_epoch=30 - steps_done, callbacks=[save_checkpoint], verbose=2)
+    model.fit(
+        dataset, epochs=1, steps_per_epoch=30 - steps_done, callbacks=[save_checkpoint], verbose=2)
 eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
 print("eval loss: %s" % eval_result["loss"])
 

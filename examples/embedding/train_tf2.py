@@ -70,7 +70,8 @@ def strategy_for_this_task():
   if resolver.task_type == "evaluator":
     return resolver.task_type, tf.distribute.get_strategy()
   return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
-      resolver, variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
+      resolver,
+      variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
 
 
 keras.utils.set_random_seed(42)
@@ -82,11 +83,16 @@ with strategy.scope():
   features = {
       name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
       for name, spec in dataset.element_spec[0].items()}
-  embedded = keras.layers.Embedding(input_dim=VOCABULARY, output_dim=WIDTH, embeddings_initializer="glorot_uniform", name="table")(features["ids"])
+  embedded = keras.layers.Embedding(
+      input_dim=VOCABULARY,
+      output_dim=WIDTH,
+      embeddings_initializer="glorot_uniform",
+      name="table")(features["ids"])
   bag = tf1.reduce_mean(embedded, axis=1)
   predictions = keras.layers.Dense(units=1)(bag)
   model = keras.Model(inputs=features, outputs=predictions)
-  optimizer = keras.optimizers.legacy.Adagrad(learning_rate=0.3, initial_accumulator_value=0.1, epsilon=1e-30)
+  optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=0.3, initial_accumulator_value=0.1, epsilon=1e-30)
   model.compile(optimizer, loss=keras.losses.MeanSquaredError())
 
 eval_dataset = _eval_input_fn().repeat()
@@ -107,7 +113,8 @@ else:
   # max_steps counts the steps of earlier runs too.
   steps_done = int(optimizer.iterations)
   if steps_done < 30:
-    model.fit(dataset, epochs=1, steps_per_epoch=30 - steps_done, callbacks=[save_checkpoint], verbose=2)
+    model.fit(
+        dataset, epochs=1, steps_per_epoch=30 - steps_done, callbacks=[save_checkpoint], verbose=2)
 eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
 print("eval loss: %s" % eval_result["loss"])
 

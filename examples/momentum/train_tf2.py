@@ -59,7 +59,8 @@ def strategy_for_this_task():
   if resolver.task_type == "evaluator":
     return resolver.task_type, tf.distribute.get_strategy()
   return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
-      resolver, variable_partitioner=None)
+      resolver,
+      variable_partitioner=None)
 
 
 class TF1Momentum(keras.optimizers.legacy.SGD):
@@ -99,7 +100,10 @@ with strategy.scope():
       keras.layers.Dense(units=1),
   ])
   model.build(dataset.element_spec[0].shape)
-  optimizer = TF1Momentum(learning_rate=keras.optimizers.schedules.ExponentialDecay(initial_learning_rate=0.05, decay_steps=5, decay_rate=0.5, staircase=True), momentum=0.9)
+  optimizer = TF1Momentum(
+      learning_rate=keras.optimizers.schedules.ExponentialDecay(
+          initial_learning_rate=0.05, decay_steps=5, decay_rate=0.5, staircase=True),
+      momentum=0.9)
   model.compile(optimizer, loss=keras.losses.Huber(delta=0.5))
 
 eval_dataset = _eval_input_fn().repeat()
@@ -120,7 +124,8 @@ else:
   # max_steps counts the steps of earlier runs too.
   steps_done = int(optimizer.iterations)
   if steps_done < 20:
-    model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint], verbose=2)
+    model.fit(
+        dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint], verbose=2)
 eval_result = model.evaluate(eval_dataset, steps=3, return_dict=True, verbose=2)
 print("eval loss: %s" % eval_result["loss"])
 shutil.rmtree(model_dir)
