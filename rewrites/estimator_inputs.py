@@ -44,13 +44,17 @@ class Rewrite(TFCodemod):
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._functions: list[cst.FunctionDef] = []  # the defs written for module-level input_fns
+        self._module_level = {id(statement) for statement in node.body}
+        self._module_level_values = {id(statement.body[0].value) for statement in node.body
+                                     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                                     and isinstance(statement.body[0], cst.Assign)}
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.BaseStatement:
         """`name = numpy_input_fn(...)` at module level -> `def name(): return <dataset>`."""
         small = original.body[0] if len(original.body) == 1 else None
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-                and isinstance(small.value, cst.Call) and self._is_module_level(original)):
+                and isinstance(small.value, cst.Call) and id(original) in self._module_level):
             return updated
         dataset = self._dataset(small.value)
         if dataset is None:
@@ -71,7 +75,7 @@ class Rewrite(TFCodemod):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         """An input_fn built inline -> `lambda: <dataset>` (module-level assignments are handled above)."""
-        if self._is_assigned_at_module_level(original):
+        if id(original) in self._module_level_values:
             return updated
         dataset = self._dataset(original)
         if dataset is None:
@@ -141,13 +145,6 @@ class Rewrite(TFCodemod):
         name = self.tf_name(call.func)
         return name.api if name else None
 
-    def _is_module_level(self, statement: cst.SimpleStatementLine) -> bool:
-        return statement in self._module.body
-
-    def _is_assigned_at_module_level(self, call: cst.Call) -> bool:
-        return any(isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                   and isinstance(statement.body[0], cst.Assign) and statement.body[0].value is call
-                   for statement in self._module.body)
 
 
 def _is_one_column(node: cst.BaseExpression) -> bool:
