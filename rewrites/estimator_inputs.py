@@ -15,8 +15,11 @@ TFM307 shuffled-input (numeric): ``shuffle=True`` becomes ``.shuffle(queue_capac
 before the passes: the same examples in batches of the same size, in another random
 order (the TF1 queue's order cannot be reproduced).
 
+``x`` and ``y`` must be read, not computed (names, attributes, literal subscripts, in
+literals): TF1 evaluated them once, the new input function does at every call.
 A ``pandas_input_fn`` is migrated when ``y`` is absent or visibly one column
-(``frame["label"]``, ``frame.pop("label")``): TF1 turns a DataFrame ``y`` into a dict.
+(``frame["label"]``): TF1 turns a DataFrame ``y`` into a dict, and ``frame.pop("label")``,
+which TF1 ran once, would run at every call of the new input function.
 
 Before::
 
@@ -96,6 +99,11 @@ class Rewrite(TFCodemod):
         args = {name: source(arg.value) for name, (_, arg) in bound.items()}
         if args.get("shuffle") not in ("True", "False"):
             return self._manual(call, "shuffle is not a literal True or False (TF1 requires it)")
+        computed = next((bound[name][1].value for name in ("x", "y") if name in bound
+                         and not _is_read_only(bound[name][1].value)), None)
+        if computed is not None:
+            return self._manual(call, f"`{source(computed)}` is computed, once in TF1 but at every call of the new "
+                                      "input_fn; bind it to a name first")
         if api.endswith("pandas_input_fn"):
             features, labels = self._pandas_columns(call, bound)
             if features is None:
@@ -119,8 +127,9 @@ class Rewrite(TFCodemod):
             return None, None
         y = bound["y"][1].value if "y" in bound else None
         if y is not None and not _is_one_column(y):
-            self._manual(call, "y is not visibly one column (frame[\"label\"] or frame.pop(\"label\")): TF1 turns a "
-                               "DataFrame y into a dict of columns; write the tf.data pipeline by hand")
+            self._manual(call, "y is not visibly one column (frame[\"label\"]): TF1 turns a DataFrame y into a dict "
+                               "of columns, and a y that changes the frame (frame.pop) would run at every call of the "
+                               "new input_fn; write the tf.data pipeline by hand")
             return None, None
         return f"dict({source(bound['x'][1].value)})", source(y) if y is not None else None
 
@@ -147,13 +156,29 @@ class Rewrite(TFCodemod):
 
 
 
+def _is_read_only(node: cst.BaseExpression) -> bool:
+    """Names, attributes and literal subscripts of them, in literals: the same value however often it is read."""
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _is_read_only(node.value)
+    if isinstance(node, cst.Subscript):
+        return _is_read_only(node.value) and all(
+            isinstance(element.slice, cst.Index) and _is_read_only(element.slice.value) for element in node.slice)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_is_read_only(element.value) for element in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(element, cst.DictElement) and _is_read_only(element.key) and _is_read_only(element.value)
+                   for element in node.elements)
+    return False
+
+
 def _is_one_column(node: cst.BaseExpression) -> bool:
-    """`frame["label"]` or `frame.pop("label")`: a Series."""
+    """`frame["label"]`: a Series, read without changing the frame."""
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         index = node.slice[0].slice
         return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "pop"
-            and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString))
+    return False
 
 
 def _with_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:

@@ -19,12 +19,12 @@ DATASET = "tf.data.Dataset.from_tensor_slices"
      "TFM307"),
     ("numpy_input_fn(x, None, 2, shuffle=False)",
      f"{DATASET}(x).batch(2)", "TFM306"),
-    ("pandas_input_fn(frame, frame.pop('label'), batch_size=4, shuffle=False)",
-     f"{DATASET}((dict(frame), frame.pop('label'))).batch(4)", "TFM306"),
+    ("pandas_input_fn(frame, frame['label'], batch_size=4, shuffle=False)",
+     f"{DATASET}((dict(frame), frame['label'])).batch(4)", "TFM306"),
     ("pandas_input_fn(frame, labels['y'], num_epochs=None, shuffle=True)",
      f"{DATASET}((dict(frame), labels['y'])).shuffle(1000).repeat().batch(128)", "TFM307"),
     ("pandas_input_fn(frame, shuffle=False)", f"{DATASET}(dict(frame)).batch(128)", "TFM306"),
-], ids=["arrays", "dict, forever", "features only, 3 epochs", "shuffled", "y None", "pandas pop", "pandas column",
+], ids=["arrays", "dict, forever", "features only, 3 epochs", "shuffled", "y None", "pandas label column", "pandas other frame's column",
         "pandas features only"])
 def test_module_level_input_fn_becomes_a_function_returning_a_dataset(tf1, dataset, rule):
     check_transformed(
@@ -51,9 +51,11 @@ def test_every_import_spelling_and_inline_input_fns_become_lambdas(imports, spel
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y)\n", "shuffle is not a literal"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(**kwargs)\n", "cannot be read statically"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, labels, shuffle=False)\n", "not visibly one column"),
+    ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame.pop('y'), shuffle=False)\n", "every call"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(np.random.rand(5), shuffle=False)\n", "computed, once in TF1"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame['y'], shuffle=False, target_column='t')\n",
      "target_column"),
-], ids=["shuffle computed", "shuffle missing", "kwargs", "pandas y a frame?", "target_column"])
+], ids=["shuffle computed", "shuffle missing", "kwargs", "pandas y a frame?", "pandas pop", "random x", "target_column"])
 def test_input_fns_that_cannot_be_read_stay_manual(source, where):
     source = "import tensorflow as tf\n" + source
     result = run(source)
@@ -79,7 +81,7 @@ needs_tensorflow = pytest.mark.skipif(
 @pytest.mark.parametrize("arguments, count", [
     ("x, y, batch_size=2, shuffle=False", 3),                   # 2 + 2 + 1
     ("x, y, batch_size=3, num_epochs=2, shuffle=False", 4),     # across the end of a pass: 3 + 3 + 3 + 1
-    ("{'a': x, 'b': x * 2}, {'t': y}, batch_size=2, num_epochs=None, shuffle=False", 6),
+    ("{'a': x, 'b': z}, {'t': y}, batch_size=2, num_epochs=None, shuffle=False", 6),
     ("x, batch_size=4, num_epochs=None, shuffle=False", 4),
 ], ids=["one pass", "two passes", "dicts, forever", "features only"])
 def test_rewritten_input_fn_yields_the_batches_of_numpy_input_fn(arguments, count):
@@ -88,9 +90,39 @@ def test_rewritten_input_fn_yields_the_batches_of_numpy_input_fn(arguments, coun
 
     program = f"import tensorflow as tf\n\ninput_fn = tf.compat.v1.estimator.inputs.numpy_input_fn({arguments})\n"
     x, y = np.arange(10, dtype=np.float32).reshape(5, 2), np.arange(5, dtype=np.int64)
-    scope = {"x": x, "y": y}
+    scope = {"x": x, "y": y, "z": x * 2}
     exec(run(program).source, scope)
     migrated = [batch for batch in scope["input_fn"]().take(count).as_numpy_iterator()]
+    exec(program, scope)
+    with tf.Graph().as_default():
+        tensors = scope["input_fn"]()
+        with tf.compat.v1.train.MonitoredSession() as session:
+            original = [session.run(tensors) for _ in range(count)]
+    assert len(migrated) == len(original) == count
+    for new, old in zip(migrated, original):
+        tf.nest.map_structure(np.testing.assert_array_equal, old, new)
+
+
+@pytest.mark.tensorflow
+@needs_tensorflow
+@pytest.mark.parametrize("arguments, count", [
+    ("frame, frame['label'], batch_size=2, shuffle=False", 3),
+    ("frame, batch_size=3, num_epochs=2, shuffle=False", 4),
+], ids=["label column", "features only, two passes"])
+def test_rewritten_input_fn_yields_the_batches_of_pandas_input_fn(arguments, count):
+    import numpy as np
+    import pandas as pd
+    import tensorflow as tf
+
+    def frame():
+        return pd.DataFrame({"a": np.arange(5, dtype=np.float32), "b": np.arange(5, 10), "label": np.arange(5) % 2},
+                            index=[10, 3, 7, 1, 5])  # pandas_input_fn ignores the index: rows in order
+
+    program = f"import tensorflow as tf\n\ninput_fn = tf.compat.v1.estimator.inputs.pandas_input_fn({arguments})\n"
+    scope = {"frame": frame()}
+    exec(run(program).source, scope)
+    migrated = [batch for batch in scope["input_fn"]().take(count).as_numpy_iterator()]
+    scope = {"frame": frame()}
     exec(program, scope)
     with tf.Graph().as_default():
         tensors = scope["input_fn"]()
