@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from migrator.parity.verify import Verifier
 
 EXIT_OK, EXIT_WORK_LEFT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-ESTIMATOR_PROGRAM_RULE = "TFM301"  # the finding of a migrated Estimator program: what --verify trains
+# The findings of migrated training programs, what --verify trains: an Estimator program, a between-graph one.
+TRAINING_PROGRAM_RULES = ("TFM301", "TFM103")
 PARITY_MODULES = ("numpy", "tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")  # the parity extra
 
 DESCRIPTION = """\
@@ -96,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print only errors, manual findings and verifications without parity")
     verify = parser.add_argument_group("verification (needs the parity extra: pip install 'tf-migrate[parity]')")
     verify.add_argument("--verify", action="store_true",
-                        help="before writing, train each migrated Estimator program and its migration with the parity "
+                        help="before writing, train each migrated training program (Estimator or between-graph) "
+                             "and its migration with the parity "
                              "harness (as `tf-migrate parity` does) and print the verdict after its findings; a program "
                              "without parity is not written (--out: copied unchanged)")
     verify.add_argument("--verify-reports", type=Path, metavar="DIR",
@@ -236,7 +238,7 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
 
 def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome,
           verifier: Verifier | None = None) -> None:
-    """Show or write one file's result; with a verifier, a migrated Estimator program is written only at parity."""
+    """Show or write one file's result; with a verifier, a migrated training program is written only at parity."""
     name = str(candidate.path)
     dry_run = args.diff or args.check
     stream = sys.stderr if args.diff else sys.stdout
@@ -246,7 +248,7 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     outcome.findings.extend(result.findings)
     changed = result.source != source.text
     data = result.source.encode(source.encoding) if changed else source.raw
-    if verifier is not None and is_estimator_program(result):
+    if verifier is not None and is_training_program(result):
         if not verify(candidate, source.raw, data, verifier, args, stream, outcome) and not dry_run:
             changed, data = False, source.raw
     if args.diff and changed:
@@ -259,8 +261,8 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
         outcome.changed.append(name)
 
 
-def is_estimator_program(result: Result) -> bool:
-    return any(finding.rule == ESTIMATOR_PROGRAM_RULE for finding in result.findings)
+def is_training_program(result: Result) -> bool:
+    return any(finding.rule in TRAINING_PROGRAM_RULES for finding in result.findings)
 
 
 def verify(candidate: Candidate, original: bytes, migrated: bytes, verifier: Verifier, args: argparse.Namespace,

@@ -44,6 +44,17 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "between_graph",
+        triggers=("MonitoredTrainingSession",),
+        rules=(
+            Rule("TFM103", "between-graph-program", N,
+                 "between-graph training (Server, replica_device_setter, MonitoredTrainingSession) -> TF1's chief "
+                 "drives the cluster with a ClusterCoordinator of ParameterServerStrategy"),
+            Rule("TFM104", "between-graph-manual", M,
+                 "a between-graph program in a shape not migrated safely: left untouched, the finding says where and why"),
+        ),
+    ),
+    Family(
         "partitioners",
         triggers=("fixed_size_partitioner", "variable_axis_size_partitioner", "min_max_variable_partitioner"),
         rules=(

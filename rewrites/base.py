@@ -37,6 +37,9 @@ _TF_MODULES = {"tensorflow": "tensorflow", "tensorflow.compat.v1": "tensorflow.c
 
 _TF2_ALIAS_CHOICES = ("tf", "tf2", "tensorflow")
 
+# --keras: the module and name each spelling imports Keras 2 as `keras` from.
+KERAS_IMPORTS = {"tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
+
 
 @dataclass(frozen=True)
 class TFName:
@@ -252,6 +255,40 @@ class TFCodemod(VisitorBasedCodemodCommand):
                         return True
         return False
 
+    # -- imports of generated programs ----------------------------------------
+
+    def generated_imports(self) -> dict[str, tuple[str, str | None]]:
+        """What generated programs import: name -> (module, object or None), as `import module as name`
+        or `from module import object`."""
+        return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras]}
+
+    def generated_import_conflict(self, module: cst.Module) -> tuple[cst.CSTNode, str] | None:
+        """(where, why) when the module binds `tf` or `keras` to something else than generated code means."""
+        scope = self.get_metadata(ScopeProvider, module)
+        for name, (imported, obj) in self.generated_imports().items():
+            for assignment in scope[name] if name in scope else ():
+                if not _imports(assignment.node, name, imported, obj):
+                    return assignment.node, (f"the migrated program needs `{name}` for "
+                                             f"{imported}{'.' + obj if obj else ''}, which this module binds to "
+                                             "something else")
+        return None
+
+    def add_generated_imports(self) -> None:
+        for name, (module, obj) in self.generated_imports().items():
+            AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if name in (module, obj) else name)
+
     def wants(self, rule_id: str) -> bool:
         return rule_id in self.enabled
 
+
+
+def _imports(node: cst.CSTNode, name: str, module: str, obj: str | None) -> bool:
+    """Does the import statement ``node`` bind ``name`` to ``module`` (obj None) or to ``module.obj``?"""
+    if obj is None and isinstance(node, cst.Import):
+        return any(alias.evaluated_name == module and (alias.evaluated_alias or alias.evaluated_name) == name
+                   for alias in node.names)
+    if (obj is not None and isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative
+            and not isinstance(node.names, cst.ImportStar)):
+        return source(node.module) == module and any(
+            alias.evaluated_name == obj and (alias.evaluated_alias or obj) == name for alias in node.names)
+    return False

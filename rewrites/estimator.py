@@ -106,7 +106,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.metadata import QualifiedNameProvider, ScopeProvider
 
 from rewrites import hooks as hooks_code
@@ -120,8 +120,6 @@ GENERATED_NAMES = ("TF1Momentum", "strategy_for_this_task", "task_type", "strate
                    "optimizer", "checkpoints", "save_checkpoint", "steps_done", "warm_start",
                    "warm_start_names")
 PREDICT_NAMES = ("predict_examples", "predictor")
-# --keras: the module and name each spelling imports Keras 2 as `keras` from.
-KERAS_IMPORTS = {"tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
 
 CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
                   "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with tf-migrate parity")
@@ -421,7 +419,7 @@ class Rewrite(TFCodemod):
         text = render(template, model=model, sequential=model.chain, partitioner=model.partitioner or "None",
                       tf1_momentum=model.tf1_momentum, seed=setup.seed, model_dir=setup.model_dir,
                       bindings=setup.bindings, checkpoints=setup.checkpoints, warm_start=setup.warm_start, **context)
-        self._add_imports()
+        self.add_generated_imports()
         generated = list(cst.parse_module(text).body)
         generated[0] = generated[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         return generated
@@ -629,20 +627,9 @@ class Rewrite(TFCodemod):
             if name in scope:
                 raise Unsupported(next(iter(scope[name])).node, f"the migrated program defines `{name}`, "
                                                                 "which this module already uses")
-        for name, (module, obj) in self._generated_imports().items():
-            for assignment in scope[name] if name in scope else ():
-                if not _imports(assignment.node, name, module, obj):
-                    raise Unsupported(assignment.node, f"the migrated program needs `{name}` for "
-                                                       f"{module}{'.' + obj if obj else ''}, which this module binds "
-                                                       "to something else")
-
-    def _generated_imports(self) -> dict[str, tuple[str, str | None]]:
-        """name -> (module, object or None): `import module as name` or `from module import object`."""
-        return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras]}
-
-    def _add_imports(self) -> None:
-        for name, (module, obj) in self._generated_imports().items():
-            AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if name in (module, obj) else name)
+        conflict = self.generated_import_conflict(module)
+        if conflict is not None:
+            raise Unsupported(*conflict)
 
 
 # -- small syntax helpers ------------------------------------------------------
@@ -679,20 +666,6 @@ def _repeats(code: cst.CSTNode) -> bool:
 
 def _is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _imports(node: cst.CSTNode, name: str, module: str, obj: str | None) -> bool:
-    """Does the import statement ``node`` bind ``name`` to ``module`` (obj None) or to ``module.obj``?"""
-    if obj is None and isinstance(node, cst.Import):
-        return any(alias.evaluated_name == module and (alias.evaluated_alias or alias.evaluated_name) == name
-                   for alias in node.names)
-    if (obj is not None and isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative
-            and not isinstance(node.names, cst.ImportStar)):
-        return source(node.module) == module and any(
-            alias.evaluated_name == obj and (alias.evaluated_alias or obj) == name for alias in node.names)
-    return False
-
-
 
 
 def _call_statement(statement: cst.CSTNode) -> cst.Call | None:

@@ -24,6 +24,7 @@ import importlib.util
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -118,33 +119,44 @@ def test_classifier_predicts():
     assert len(predictions) == 3
 
 
-def test_ps_cluster_as_separate_processes(tmp_path):
+def run_as_cluster(program: str, workers: int, tmp_path: Path) -> Run:
+    """examples/ps_cluster/PROGRAM as one process per task on localhost: ps 0 and workers 1.. in the background,
+    worker 0 (TF1's chief) in the foreground. The background tasks must serve until they are stopped."""
     import portpicker
 
-    ps_port, worker_port = portpicker.pick_unused_port(), portpicker.pick_unused_port()
-    hosts = [f"--ps_hosts=localhost:{ps_port}", f"--worker_hosts=localhost:{worker_port}"]
-    with open(tmp_path / "ps.log", "w") as ps_log:
-        ps = subprocess.Popen(
-            [sys.executable, str(EXAMPLES / "ps_cluster" / "train.py"), "--job_name=ps", "--task_index=0", *hosts],
-            stdout=ps_log,
-            stderr=subprocess.STDOUT,
-        )
+    ports = [portpicker.pick_unused_port() for _ in range(1 + workers)]
+    hosts = [f"--ps_hosts=localhost:{ports[0]}", "--worker_hosts=" + ",".join(f"localhost:{p}" for p in ports[1:])]
+    serving = []
     try:
-        worker = run_example("ps_cluster", "--job_name=worker", "--task_index=0", *hosts)
-        assert ps.poll() is None, (tmp_path / "ps.log").read_text()  # a ps serves until it is stopped
+        for job, index in [("ps", 0), *(("worker", i) for i in range(1, workers))]:
+            with open(tmp_path / f"{job}{index}.log", "w") as log:
+                serving.append(subprocess.Popen(
+                    [sys.executable, str(EXAMPLES / "ps_cluster" / program), f"--job_name={job}",
+                     f"--task_index={index}", *hosts], stdout=log, stderr=subprocess.STDOUT))
+        chief = run_example("ps_cluster", "--job_name=worker", "--task_index=0", *hosts, program=program)
+        for task in serving:
+            assert task.poll() is None, [log.read_text() for log in tmp_path.glob("*.log")]  # serving, not crashed
     finally:
-        ps.terminate()
-        try:
-            ps.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            ps.kill()
-            ps.wait()
+        for task in serving:
+            task.terminate()
+        for task in serving:
+            try:
+                assert task.wait(timeout=30) == -signal.SIGTERM  # stopped by the signal, not by an error
+            except subprocess.TimeoutExpired:
+                task.kill()
+                task.wait()
+                raise
+    return chief
+
+
+def test_ps_cluster_as_separate_processes(tmp_path):
+    worker = run_as_cluster("train.py", 1, tmp_path)
     assert_trained(worker, TRAIN_STEPS["ps_cluster"])
     # Same graph, seed and data as the in-process cluster: the same losses.
     assert worker.losses == first_run("ps_cluster").losses
 
 
-# -- the examples after `tf-migrate`: the exact rewrites keep every loss ----------
+# -- the examples after `tf-migrate` ----------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -161,10 +173,10 @@ def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples
     changed = {name for name in TRAIN_STEPS if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
     assert changed == {*GENERATED_EXAMPLES, "ps_cluster"}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
-    assert "tf.distribute.Server(" in (migrated / "ps_cluster" / "train.py").read_text()
+    assert "ClusterCoordinator(strategy)" in (migrated / "ps_cluster" / "train.py").read_text()
 
 
-@pytest.mark.parametrize("name", GENERATED_EXAMPLES)
+@pytest.mark.parametrize("name", [*GENERATED_EXAMPLES, "ps_cluster"])
 def test_generated_tf2_example_is_what_the_tool_produces(migrated, name):
     """examples/NAME/train_tf2.py is checked in as `tf-migrate` writes it; regenerate it with
     `tf-migrate --out OUT examples/` and copy OUT/NAME/train.py over it."""
@@ -214,11 +226,17 @@ def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):
     assert "hooks=[StepPrinter()]" in original.read_text().splitlines()[finding.line - 1]
 
 
-@pytest.mark.parametrize("name", ["ps_cluster"])
-def test_migrated_example_trains_to_the_same_losses(migrated, name):
-    run = run_example(name, root=migrated)
-    assert_trained(run, TRAIN_STEPS[name])
-    assert run.losses == first_run(name).losses
+def test_migrated_ps_cluster_trains_in_one_process_on_its_own_cluster():
+    """No arguments: the program's own in-process cluster (1 ps, 1 worker), its worker 0 driving it."""
+    run = run_example("ps_cluster", program="train_tf2.py")
+    assert_trained(run, TRAIN_STEPS["ps_cluster"])
+    assert run.leftovers == []
+
+
+def test_migrated_ps_cluster_as_separate_ps_worker_and_chief_processes(tmp_path):
+    """The launch commands of the TF1 program: ps 0 and worker 1 serve, worker 0 (TF1's chief) drives them."""
+    chief = run_as_cluster("train_tf2.py", 2, tmp_path)
+    assert_trained(chief, TRAIN_STEPS["ps_cluster"])
 
 
 def test_generated_program_resumes_from_its_checkpoints_as_the_estimator_did(tmp_path):

@@ -78,6 +78,8 @@ VARIANTS = {
     "custom_estimator_tf2": Variant(PROGRAMS / "custom_estimator_tf1.py", migrated=True),
     "cnn_tf2": Variant(PROGRAMS / "cnn_tf1.py", migrated=True),
     # Wrong migrations.
+    "ps_cluster_tf2_wrong_lr": Variant(EXAMPLES / "ps_cluster" / "train_tf2.py", (("SGD(learning_rate=0.1)",
+                                                                                   "SGD(learning_rate=0.2)"),)),
     "rmsprop_tf2_zero_slots": Variant(EXAMPLES / "rmsprop" / "train_tf2.py", ((RMSPROP_ONES_SLOTS, ""),)),
     "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
     "regression_tf2_wrong_loss": Variant(REGRESSION_TF2, (("losses.MeanSquaredError()", "losses.MeanAbsoluteError()"),)),
@@ -197,6 +199,16 @@ def test_generated_convolutional_model_passes(tmp_path):
     assert_parity(parity(PROGRAMS / "cnn_tf1.py", new))
 
 
+def test_between_graph_program_and_its_coordinator_migration_match_step_by_step(tmp_path):
+    """Old side: the losses its MonitoredTrainingSession loop fetched; new side: those of the scheduled steps."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "ps_cluster" / "train.py", EXAMPLES / "ps_cluster" / "train_tf2.py",
+                         "--json", str(report)))
+    data = json.loads(report.read_text())
+    assert len(data["old"]["losses"]) == len(data["new"]["losses"]) == 20
+    assert [v["name"] for v in data["variables"]] == ["weights", "bias"] and all(v["ok"] for v in data["variables"])
+
+
 def test_adam_with_tf1s_epsilon_passes_on_tiny_gradients():
     assert_parity(parity(PROGRAMS / "adam_tf1.py", PROGRAMS / "adam_tf2.py"))
 
@@ -237,8 +249,9 @@ def test_local_mode_and_synthetic_data():
         (EXAMPLES / "momentum" / "train.py", "momentum_tf2_keras_sgd", 7),  # Keras' momentum on a rate halved at step 5
         ("adam_tf1", "adam_tf2_default_epsilon", 2),      # Keras' epsilon 1e-7 for TF1's 1e-8, on tiny gradients
         (EXAMPLES / "rmsprop" / "train.py", "rmsprop_tf2_zero_slots", 2),  # Keras' zero slots for TF1's ones
+        (EXAMPLES / "ps_cluster" / "train.py", "ps_cluster_tf2_wrong_lr", 2),  # SGD 0.2 for 0.1, on the coordinator
     ],
-    ids=["learning rate", "loss", "momentum on a decaying rate", "adam epsilon", "rmsprop slots"],
+    ids=["learning rate", "loss", "momentum on a decaying rate", "adam epsilon", "rmsprop slots", "between-graph lr"],
 )
 def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step, tmp_path):
     assert_mismatch(parity(program(old, tmp_path), program(new, tmp_path)), first_step)
@@ -292,7 +305,7 @@ def test_old_program_that_trains_nothing(tmp_path):
     idle = tmp_path / "idle.py"
     idle.write_text("print('no Estimator here')\n")
     result = parity(idle, REGRESSION_TF2, tmpdir=tmp_path)
-    assert result.returncode == 2 and "without training an Estimator" in result.stdout
+    assert result.returncode == 2 and "without training (no Estimator.train" in result.stdout
 
 
 def test_missing_program_is_a_usage_error(tmp_path):

@@ -15,17 +15,22 @@ from migrator.parity.runner import Options
 EXIT_PARITY, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 DESCRIPTION = """\
-Train a TF1 Estimator program (OLD) and its TF2 Keras migration (NEW) on the same
-batches from the same initial weights, and compare them step by step.
+Train a TF1 program (OLD) and its TF2 migration (NEW) from the same initial weights,
+and compare them step by step.
 
 Each side runs as it is on disk, in a child process of its own, with a time limit.
-The old side trains locally (TF_CONFIG removed) in a temporary model_dir; its
-initial weights (before step 1) are loaded into the new side's Keras model,
-matched by creation order and shape. The new side trains under its own
+An Estimator program (OLD) trains locally (TF_CONFIG removed) in a temporary
+model_dir; its initial weights (before step 1) are loaded into the new side's Keras
+model, matched by creation order and shape. The new side trains under its own
 ParameterServerStrategy against an in-process cluster of one worker and --ps
 parameter servers (or locally with --cluster none). Both see byte-identical
 batches: the first --steps batches of the old program's own input, or synthetic
 ones.
+
+A between-graph program (OLD: a MonitoredTrainingSession loop) and its
+ClusterCoordinator migration (NEW) each run on their own cluster and data, with no
+arguments; the old losses are those its loop fetched, the new ones those of its
+scheduled steps, and the old initial weights are loaded before the first step.
 """
 
 EPILOG = """\
@@ -40,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tf-migrate parity", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     defaults = Options()
-    parser.add_argument("old", type=Path, metavar="OLD.py", help="the TF1 Estimator program")
-    parser.add_argument("new", type=Path, metavar="NEW.py", help="its TF2 Keras migration")
+    parser.add_argument("old", type=Path, metavar="OLD.py", help="the TF1 program: an Estimator program, or a between-graph one")
+    parser.add_argument("new", type=Path, metavar="NEW.py", help="its TF2 migration")
     parser.add_argument("--steps", type=positive(int), default=defaults.steps, help="training steps to compare (default: %(default)s)")
     parser.add_argument("--ps", type=positive(int), default=defaults.ps,
                         help="parameter servers of the new side's in-process cluster (default: %(default)s, so partitioned variables really shard)")

@@ -14,6 +14,13 @@ ParameterServerStrategy trains on it; with ``--cluster none`` TF_CONFIG is remov
   recorded batches: batch-level callbacks are refused under ParameterServerStrategy,
   and the epoch losses are the step losses. The program's callbacks are not run.
 - ``Model.evaluate``: on the old side's recorded eval batches.
+
+A program driving a ``ClusterCoordinator`` itself (what between-graph TF1 programs become)
+trains on its own data and cluster; patched:
+- variable creation: every variable is recorded, in creation order;
+- ``ClusterCoordinator.schedule``: before the first step the old initial weights are
+  loaded into the trainable variables; each step's result (the loss) is kept, and after
+  the harness's number of steps the weights are read as the final ones.
 """
 
 from __future__ import annotations
@@ -47,6 +54,10 @@ class NewSide:
         self.mapping_error: str | None = None
         self.train_seconds = 0.0
         self.dropout: set[str] = set()
+        self.created: list = []  # every variable the program made, in order
+        self.keras = False  # a Keras fit or evaluate has run: the program trains through Keras
+        self.scheduled: list = []  # ClusterCoordinator.schedule's RemoteValues
+        self.final: list[dict] | None = None
 
     def install(self, keras) -> None:
         """Patch this Keras package: ``Model.fit`` and ``evaluate``, and Dropout off."""
@@ -55,6 +66,7 @@ class NewSide:
         turn_off_dropout(self.tf, [keras.layers.Dropout], self.dropout)
 
         def fit(self, *args, **kwargs):
+            side.keras = True
             if side.model is not None:  # the harness trains once, for its own number of steps
                 return side.history
             side.model = self
@@ -68,6 +80,7 @@ class NewSide:
             return side.history
 
         def evaluate(self, *args, **kwargs):
+            side.keras = True
             if not side.exchange.wait_for("eval.ready", unless="old.done"):
                 return original_evaluate(self, *args, **kwargs)  # the old program never evaluated: nothing to compare
             dataset, count = side.recorded("eval.ready", "data/eval.npz")
@@ -78,6 +91,36 @@ class NewSide:
             return result
 
         model_class.fit, model_class.evaluate = fit, evaluate
+
+    def install_coordinator(self) -> None:
+        """Record the variables the program creates; patch ClusterCoordinator.schedule."""
+        tf, side = self.tf, self
+        coordinator_class = tf.distribute.coordinator.ClusterCoordinator
+        original_schedule = coordinator_class.schedule
+
+        def record(next_creator, **kwargs):
+            variable = next_creator(**kwargs)
+            side.created.append(variable)
+            return variable
+
+        def schedule(coordinator, fn, args=None, kwargs=None):
+            if side.keras:  # Keras' fit and evaluate schedule their own steps
+                return original_schedule(coordinator, fn, args=args, kwargs=kwargs)
+            if not side.scheduled:
+                side.load_initial_into(group_variables([(True, [v for v in side.created if v.trainable])]))
+                side.started = time.perf_counter()
+            value = original_schedule(coordinator, fn, args=args, kwargs=kwargs)
+            side.scheduled.append(value)
+            if len(side.scheduled) == side.job["steps"]:
+                coordinator.join()
+                side.train_seconds = time.perf_counter() - side.started
+                side.final = group_variables([(True, [v for v in side.created if v.trainable])])
+                side.final_values = [(v["name"], full_value(v["parts"])) for v in side.final]
+            return value
+
+        self.creator_scope = tf.variable_creator_scope(record)
+        self.creator_scope.__enter__()  # for the whole program: left when the process ends
+        coordinator_class.schedule = schedule
 
     def recorded(self, marker: str, name: str):
         if not self.exchange.wait_for(marker, unless="old.done"):
@@ -93,9 +136,14 @@ class NewSide:
             if not model.built:
                 features = self.tf.nest.map_structure(lambda spec: spec.shape, dataset.element_spec[0])
                 model.build(features)
+        self.load_initial_into(model_variables(model))
+
+    def load_initial_into(self, new: list[dict]) -> None:
+        """Copy the old initial weights into these variables (grouped as model_variables does)."""
+        if not self.exchange.wait_for("train.ready", unless="old.done"):
+            raise RuntimeError("the old program finished without training: no initial weights to start from")
         old = self.exchange.read_json("initial.json")
         values = dict(self.exchange.read_arrays("initial.npz"))
-        new = model_variables(model)
         pairs, problem = pair_variables(old, new)
         self.mapping = [{"old": o["name"], "new": n["name"], "shape": o["shape"], "old_shards": o["shards"],
                          "new_shards": n["shards"]} for o, n in pairs]
@@ -106,11 +154,13 @@ class NewSide:
             assign_full_value(new_variable["parts"], values[old_variable["name"]])
 
     def finish(self, wall_started: float, program: str) -> None:
+        final = model_variables(self.model) if self.model is not None else self.final or []
         if self.model is not None:
-            named = [(v["name"], full_value(v["parts"])) for v in model_variables(self.model)]
-            self.exchange.write_arrays("new_final.npz", named)
-        variables = [{"name": v["name"], "shape": v["shape"], "shards": v["shards"]}
-                     for v in (model_variables(self.model) if self.model is not None else [])]
+            self.exchange.write_arrays("new_final.npz", [(v["name"], full_value(v["parts"])) for v in final])
+        elif self.final is not None:
+            self.exchange.write_arrays("new_final.npz", self.final_values)
+            self.losses = [float(value.fetch()) for value in self.scheduled[:self.job["steps"]]]
+        variables = [{"name": v["name"], "shape": v["shape"], "shards": v["shards"]} for v in final]
         self.exchange.write_json("new.json", {
             "side": "new", "program": program, "python": sys.executable, "versions": versions(),
             "losses": self.losses, "eval_loss": self.eval_loss, "variables": variables,
@@ -122,8 +172,13 @@ class NewSide:
 
 def model_variables(model) -> list[dict]:
     """The model's variables in creation order, trainable first, shards (`.../part_N`) grouped."""
+    return group_variables([(True, model.trainable_weights), (False, model.non_trainable_weights)])
+
+
+def group_variables(kinds: list[tuple[bool, list]]) -> list[dict]:
+    """(trainable, variables) lists -> one entry per variable, shards (`.../part_N`) grouped."""
     groups: list[dict] = []
-    for trainable, weights in ((True, model.trainable_weights), (False, model.non_trainable_weights)):
+    for trainable, weights in kinds:
         for weight in weights:
             name = weight.name.split(":")[0]
             shard = re.fullmatch(r"(.*)/part_\d+", name)
@@ -217,6 +272,7 @@ def main(argv: list[str]) -> int:
     for package in KERAS_PACKAGES:
         if importlib.util.find_spec(package):
             side.install(importlib.import_module(package))
+    side.install_coordinator()
     run_program(program, as_path)
     side.finish(started, as_path)
     del servers

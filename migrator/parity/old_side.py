@@ -13,6 +13,12 @@ Patched before the program runs (the program itself is not edited):
   first step and fetches the loss of every step.
 - ``Estimator.evaluate``: its input is recorded once and replayed; the eval loss is kept.
 - ``Estimator._call_model_fn``: remembers the TRAIN loss tensor for that hook.
+
+A between-graph program (``MonitoredTrainingSession`` and a loop of ``run`` calls) runs
+on its own data and cluster; patched:
+- ``StopAtStepHook``: its last step is the harness's.
+- ``MonitoredSession.run``: the first call records the initial weights; every call that
+  runs a graph with a ``tf.losses`` loss also fetches that loss, and then the weights.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ class OldSide:
         self.dropout: set[str] = set()
         turn_off_dropout(tf, [tf.compat.v1.layers.Dropout], self.dropout)
         self.mod_tables = record_mod_lookups(tf)
+        self.final_weights: list | None = None  # between-graph programs: (name, value) after the last step
+        self.estimator = False  # an Estimator trains: MonitoredSession.run is its business
 
     # -- patches -------------------------------------------------------------
 
@@ -61,7 +69,7 @@ class OldSide:
         def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
             if side.trained:  # the harness trains once, for its own number of steps
                 return self
-            side.trained = True
+            side.trained = side.estimator = True
             side.model_dir = self.model_dir
             replay = side.record("data/train.npz", self, input_fn, "train", side.job["steps"])
             hooks = [*(hooks or []), side.hook()]
@@ -82,6 +90,41 @@ class OldSide:
 
         estimator_class.__init__, estimator_class.train = __init__, train
         estimator_class.evaluate, estimator_class._call_model_fn = evaluate, _call_model_fn
+
+    def install_session(self) -> None:
+        """Patch MonitoredSession.run and StopAtStepHook for between-graph programs."""
+        from tensorflow.python.training import monitored_session
+
+        tf, side = self.tf, self
+        original_run, original_stop = monitored_session._MonitoredSession.run, tf.compat.v1.train.StopAtStepHook.__init__
+
+        def stop_at_step(hook, num_steps=None, last_step=None):
+            original_stop(hook, last_step=side.job["steps"])
+
+        def run(session, fetches, feed_dict=None, options=None, run_metadata=None):
+            with session.graph.as_default():
+                losses = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.LOSSES)
+                variables = model_variables(tf)
+            if side.estimator or not losses or not variables:  # Estimator.train runs sessions of its own
+                return original_run(session, fetches, feed_dict, options, run_metadata)
+            if not side.trained:  # the raw session reads values without running the hooks
+                side.start_session_training(variables, session._tf_sess().run(variables))
+            results, loss = original_run(session, (fetches, losses[-1]), feed_dict, options, run_metadata)
+            side.losses.append(float(loss))
+            side.final_weights = full_values(variables, session._tf_sess().run(variables))
+            side.train_seconds = time.perf_counter() - side.started
+            return results
+
+        monitored_session._MonitoredSession.run = run
+        tf.compat.v1.train.StopAtStepHook.__init__ = stop_at_step
+
+    def start_session_training(self, variables: list, values: list) -> None:
+        self.trained = True
+        self.variables = describe(variables)
+        self.exchange.write_arrays("initial.npz", full_values(variables, values))
+        self.exchange.write_json("initial.json", self.variables)
+        self.exchange.mark("train.ready")
+        self.started = time.perf_counter()
 
     def local_config(self, config):
         config = config or self.tf.estimator.RunConfig()
@@ -162,7 +205,9 @@ class OldSide:
         return div_order(value, self.mod_tables[name]) if name in self.mod_tables else value
 
     def finish(self, wall_started: float, program: str) -> None:
-        if self.model_dir and self.variables:
+        if self.final_weights is not None:
+            self.exchange.write_arrays("old_final.npz", self.final_weights)
+        elif self.model_dir and self.variables:
             self.save_weights("old_final.npz", self.tf.train.latest_checkpoint(self.model_dir))
         self.exchange.write_json("old.json", {
             "side": "old", "program": program, "python": sys.executable, "versions": versions(),
@@ -178,6 +223,20 @@ def model_variables(tf) -> list:
     moving = [v for v in tf.compat.v1.global_variables()
               if v not in trainable and re.search(r"moving_(mean|variance)$", v.op.name)]
     return trainable + moving
+
+
+def full_values(variables: list, values: list) -> list[tuple[str, object]]:
+    """(name, full value) per model variable in creation order, a partitioned one's shards joined along axis 0."""
+    import numpy as np
+
+    shards: dict[str, list] = {}
+    for variable, value in zip(variables, values):
+        info = variable._save_slice_info
+        shards.setdefault(info.full_name if info else variable.op.name, []).append(
+            (info.var_offset[0] if info else 0, value))
+    return [(name, parts[0][1] if len(parts) == 1 else
+             np.concatenate([value for _, value in sorted(parts, key=lambda part: part[0])]))
+            for name, parts in shards.items()]
 
 
 def describe(variables: list) -> list[dict]:
@@ -205,6 +264,7 @@ def main(argv: list[str]) -> int:
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)
+    side.install_session()
     run_program(program, as_path)
     side.finish(started, as_path)
     return 0

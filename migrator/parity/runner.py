@@ -131,7 +131,8 @@ def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> t
     while True:
         codes = [side.poll() for side in sides]
         if codes[0] == 0 and not exchange.path("train.ready").exists():
-            return old, "the old program finished without training an Estimator"
+            return old, ("the old program finished without training (no Estimator.train, no MonitoredSession.run "
+                         "of a tf.losses loss)")
         if codes[0] is not None and not exchange.path("old.done").exists():
             exchange.mark("old.done")  # lets a waiting new side know no more data is coming
         for side, code in zip(sides, codes):
@@ -156,7 +157,8 @@ def build_report(exchange: Exchange, sides: list[SideProcess], failure, options:
     for run, side in ((report.old, sides[0]), (report.new, sides[1])):
         if not run.losses:
             run.error = side.error_tail()
-            report.message = f"the {run.side} program trained no steps (does it call {'Estimator.train' if run.side == 'old' else 'Model.fit'}?)"
+            calls = "Estimator.train or MonitoredSession.run" if run.side == "old" else "Model.fit or ClusterCoordinator.schedule"
+            report.message = f"the {run.side} program trained no steps (does it call {calls}?)"
             return report
     new_json = exchange.read_json("new.json")
     fill_comparisons(report, new_json["mapping"], new_json["mapping_error"],

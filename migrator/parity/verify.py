@@ -1,4 +1,4 @@
-"""`tf-migrate PATH... --verify`: the parity harness on each migrated Estimator program, before it is written.
+"""`tf-migrate PATH... --verify`: the parity harness on each migrated training program, before it is written.
 
 Both texts are written to a temporary folder outside the user's tree (removed in every case) and run as if
 they were the file at its own path, so its sibling imports and its data files next to it are found.

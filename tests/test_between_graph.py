@@ -1,0 +1,143 @@
+"""TFM103-104: between-graph parameter-server programs -> a ClusterCoordinator driven by TF1's chief."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import ALL_RULES, check_noop, run
+
+PS_CLUSTER = (Path(__file__).resolve().parent.parent / "examples" / "ps_cluster" / "train.py").read_text()
+SERVER_RULES = frozenset(rule for rule in ALL_RULES if rule in ("TFM101", "TFM102"))
+
+
+def migrated(source: str):
+    result = run(source)
+    again = run(result.source)
+    assert again.source == result.source, "a second run changes nothing"
+    return result
+
+
+def assert_left_whole_pointing_at(before: str, after: str, where: str, program: str = PS_CLUSTER) -> None:
+    """The program with one edit is left as it is (but for the Server/ClusterSpec renames, which TF1 runs too),
+    with one TFM104 finding on the line holding ``where``."""
+    source = program.replace(before, after)
+    assert source != program
+    result = run(source)
+    assert result.source == run(source, enabled=SERVER_RULES).source
+    (finding,) = [f for f in result.findings if f.rule not in SERVER_RULES]
+    assert finding.rule == "TFM104" and finding.safety == "manual", finding
+    assert where in source.splitlines()[finding.line - 1], (finding, source.splitlines()[finding.line - 1])
+
+
+def test_the_chief_drives_the_cluster_with_a_coordinator():
+    result = migrated(PS_CLUSTER)
+    code = result.source
+    for line in (
+        "import tf_keras as keras\n",
+        "  if not (flags.task_index == 0):\n    # TF1's chief drives the cluster's training now; the other workers "
+        "serve it.\n    server.join()\n",
+        "tf.distribute.cluster_resolver.SimpleClusterResolver(cluster, rpc_layer=\"grpc\"))",
+        '        tf.compat.v1.glorot_uniform_initializer()([NUM_FEATURES, 1]), name="weights")',
+        'bias = tf.Variable(tf1.zeros_initializer()([1]), name="bias")',
+        "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)",
+        "coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)",
+        "        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
+        "  while int(optimizer.iterations) < TRAIN_STEPS:\n",
+        "    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()\n"
+        "    step = int(optimizer.iterations)\n",
+        'print("step %d loss %s" % (step, loss_value))',
+        "  tf.random.set_seed(42)\n",
+    ):
+        assert line in code, line
+    for gone in ("disable_eager_execution()", "replica_device_setter(", "placeholder(", "MonitoredTrainingSession(",
+                 "StopAtStepHook(", "ConfigProto(", "get_variable(", "sess."):
+        assert gone not in code, gone
+    assert sorted(f.rule for f in result.findings) == ["TFM101", "TFM101", "TFM102", "TFM103"]
+    compile(code, "migrated.py", "exec")
+
+
+SPELLINGS = [
+    ("import tensorflow.compat.v1 as tf1\n", {}),
+    ("import tensorflow as tf\n", {"tf1.": "tf.compat.v1."}),
+    ("import tensorflow.compat.v1 as tf1\nfrom tensorflow.compat.v1.train import (MonitoredTrainingSession, Server,\n"
+     "    StopAtStepHook, replica_device_setter)\n",
+     {"tf1.train.MonitoredTrainingSession": "MonitoredTrainingSession", "tf1.train.Server": "Server",
+      "tf1.train.StopAtStepHook": "StopAtStepHook", "tf1.train.replica_device_setter": "replica_device_setter"}),
+    ("import tensorflow.compat.v1 as tf1\nfrom tensorflow.python.training import device_setter, server_lib\n",
+     {"tf1.train.Server": "server_lib.Server", "tf1.train.replica_device_setter": "device_setter.replica_device_setter"}),
+]
+
+
+@pytest.mark.parametrize("imports, renames", SPELLINGS,
+                         ids=["tf1 alias", "tf.compat.v1", "from train import", "internals"])
+def test_every_import_spelling_of_the_cluster_apis(imports, renames):
+    source = PS_CLUSTER.replace("import tensorflow.compat.v1 as tf1\n", imports)
+    for old, new in renames.items():
+        source = source.replace(old, new)
+    assert source != PS_CLUSTER or not renames
+    result = migrated(source)
+    assert "ClusterCoordinator(strategy)" in result.source and "TFM103" in [f.rule for f in result.findings]
+    compile(result.source, "migrated.py", "exec")
+
+
+def test_rmsprop_slots_start_at_ones_on_the_graphs_variables():
+    source = PS_CLUSTER.replace("tf1.train.GradientDescentOptimizer(0.1)", "tf1.train.RMSPropOptimizer(0.01)")
+    code = migrated(source).source
+    assert 'for variable in [weights, bias]:\n      optimizer.add_slot(variable, "rms", initializer="ones")' in code
+
+
+def test_a_run_without_the_loss_still_runs_each_step_to_its_end():
+    source = PS_CLUSTER.replace("_, step, loss_value = sess.run(\n          [train_op, global_step, loss],",
+                                "_, step = sess.run(\n          [train_op, global_step],").replace(
+        'print("step %d loss %s" % (step, loss_value))', 'print("step %d" % step)')
+    code = migrated(source).source
+    assert "    coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()\n" in code
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ("    optimizer = tf1.train.GradientDescentOptimizer(0.1)\n",
+     "    optimizer = tf1.train.SyncReplicasOptimizer(tf1.train.GradientDescentOptimizer(0.1), 1)\n",
+     "SyncReplicasOptimizer"),
+    ("hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]",
+     "hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS), tf1.train.LoggingTensorHook([loss], 5)]",
+     "LoggingTensorHook"),
+    ("hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]", "hooks = [tf1.train.StopAtStepHook(num_steps=5)]",
+     "num_steps"),
+    ("      config=config, hooks=hooks) as sess:", "      config=config, hooks=hooks, checkpoint_dir='/tmp/c') as sess:",
+     "checkpoint_dir"),
+    ("    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
+     "    hidden = tf1.layers.dense(x, 4)\n    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
+     "tf1.layers.dense"),
+    ("feed_dict={x: batch_x, y: batch_y})", "feed_dict={x: batch_x})", "feed_dict"),
+    ("      i += 1\n", "      i += 1\n      print(sess.run(weights))\n", "while not sess.should_stop()"),
+    ("    weights = tf1.get_variable(\"weights\", [NUM_FEATURES, 1])\n",
+     "    weights = tf1.get_variable(\"weights\", [NUM_FEATURES, 1], regularizer=l2)\n", "get_variable"),
+    ("  with tf1.device(tf1.train.replica_device_setter(", "  with tf1.name_scope(tf1.train.replica_device_setter(",
+     "tf1.train.MonitoredTrainingSession"),
+    ("      i += 1\n", "      i += 1\n      tf1.train.start_queue_runners()\n", "start_queue_runners"),
+], ids=["SyncReplicasOptimizer", "other hook", "StopAtStepHook num_steps", "checkpoint_dir", "tf.layers in the graph",
+        "placeholder not fed", "session used otherwise", "regularizer", "no device setter before", "queue runners"])
+def test_what_cannot_be_migrated_safely_stays_whole_with_a_manual_finding(before, after, where):
+    assert_left_whole_pointing_at(before, after, where)
+
+
+@pytest.mark.parametrize("source", [
+    "import tensorflow as tf\nstrategy = tf.distribute.experimental.ParameterServerStrategy(resolver)\n",
+    "from mylib import MonitoredTrainingSession\nwith MonitoredTrainingSession() as sess:\n    sess.run(x)\n",
+])
+def test_noop(source):
+    check_noop(source)
+
+
+def test_keras_option_chooses_the_keras_import():
+    code = run(PS_CLUSTER, keras="tf.keras").source
+    assert "from tensorflow import keras\n" in code and "tf_keras" not in code
+
+
+def test_tf_bound_to_compat_v1_stays_manual():
+    """`tf = tf.compat.v1` leaves no name for TF2's tensorflow, which the migrated code needs as `tf`."""
+    source = PS_CLUSTER.replace("import tensorflow.compat.v1 as tf1\n", "import tensorflow as tf\ntf = tf.compat.v1\n")
+    source = source.replace("tf1.", "tf.")
+    findings = [f for f in run(source).findings if f.rule == "TFM104"]
+    assert len(findings) == 1 and "needs `tf`" in findings[0].message
