@@ -44,17 +44,6 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
-        "between_graph",
-        triggers=("MonitoredTrainingSession",),
-        rules=(
-            Rule("TFM103", "between-graph-program", N,
-                 "between-graph training (Server, replica_device_setter, MonitoredTrainingSession) -> TF1's chief "
-                 "drives the cluster with a ClusterCoordinator of ParameterServerStrategy"),
-            Rule("TFM104", "between-graph-manual", M,
-                 "a between-graph program in a shape not migrated safely: left untouched, the finding says where and why"),
-        ),
-    ),
-    Family(
         "partitioners",
         triggers=("fixed_size_partitioner", "variable_axis_size_partitioner", "min_max_variable_partitioner"),
         rules=(
@@ -68,6 +57,17 @@ FAMILIES: tuple[Family, ...] = (
                  "a partitioner along an axis other than 0: TF2 partitioners only split axis 0"),
             Rule("TFM205", "partitioner-arguments", M,
                  "a partitioner called with *args/**kwargs or unknown arguments: not mapped"),
+        ),
+    ),
+    Family(
+        "between_graph",
+        triggers=("MonitoredTrainingSession",),
+        rules=(
+            Rule("TFM103", "between-graph-program", N,
+                 "between-graph training (Server, replica_device_setter, MonitoredTrainingSession) -> TF1's chief "
+                 "drives the cluster with a ClusterCoordinator of ParameterServerStrategy"),
+            Rule("TFM104", "between-graph-manual", M,
+                 "a between-graph program in a shape not migrated safely: left untouched, the finding says where and why"),
         ),
     ),
     Family(

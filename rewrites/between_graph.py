@@ -56,7 +56,8 @@ After::
 
 TFM104 between-graph-manual (manual). A program in a shape not migrated safely
 (``SyncReplicasOptimizer``, ``Supervisor`` or a plain ``Session``, queue runners, hooks
-other than ``StopAtStepHook``, ``tf.layers`` or partitioners in the graph, graph
+other than ``StopAtStepHook``, ``tf.layers`` in the graph, partitioners other than one
+axis-0 partitioner of ``get_variable`` (which moves onto the strategy), graph
 collections, other uses of the session, ...): left untouched, the finding points at the
 construct and says what to do.
 """
@@ -69,7 +70,8 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites.base import TFCodemod, bind_arguments, source, subtree
-from rewrites.model_fn import Unsupported, first_line, is_name, list_elements, single_assign, statement_value
+from rewrites.model_fn import (PARTITIONER_FOR_EVERY_VARIABLE, Unsupported, first_line, is_name, list_elements,
+                               single_assign, statement_value)
 
 SESSION = "train.MonitoredTrainingSession"
 GENERATED_NAMES = ("strategy", "coordinator", "train_step")
@@ -82,7 +84,8 @@ MONITORED_TRAINING_SESSION = ("master", "is_chief", "checkpoint_dir", "scaffold"
                               "stop_grace_period_secs", "log_step_count_steps", "max_wait_secs",
                               "save_checkpoint_steps", "summary_dir", "save_graph_def")
 SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
-GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable")
+GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "collections", "caching_device",
+                "partitioner")
 PLACEHOLDER = ("dtype", "shape", "name")
 MINIMIZE = ("loss", "global_step", "var_list")
 CHECKPOINTS_LEFT_TO_TF1 = ("checkpoint_dir", "save_checkpoint_secs", "save_checkpoint_steps")
@@ -108,6 +111,8 @@ class Graph:
     optimizer: str = ""
     optimizer_name: str | None = None
     after_optimizer: tuple[str, ...] = ()
+    partitioner: str | None = None               # the TF2 partitioner one get_variable used: the strategy's
+    unpartitioned: list[cst.Call] = field(default_factory=list)  # get_variables without one
     loss: str | None = None
     train_op: str | None = None
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
@@ -299,13 +304,26 @@ class Rewrite(TFCodemod):
                 self._computation(graph, statement, value)
         if not (graph.loss and graph.train_op and graph.variables):
             raise Unsupported(device, "the graph needs variables, a loss and `train_op = optimizer.minimize(loss)`")
+        if graph.partitioner is not None:
+            lookup = next((node for statement in graph.computation for node in subtree(statement)
+                           if isinstance(node, cst.Call) and self._api(node.func) == "nn.embedding_lookup"), None)
+            if lookup is not None:
+                raise Unsupported(lookup, "embedding_lookup on partitioned variables: TF1 looked ids up \"mod\", a "
+                                          "TF2 sharded variable \"div\"; use a Keras Embedding, by hand")
+            if graph.unpartitioned:
+                graph.notes.append(("TFM206", graph.unpartitioned[0], PARTITIONER_FOR_EVERY_VARIABLE))
         return graph
 
     def _variable(self, graph: Graph, target: str, call: cst.Call) -> None:
         args = bind_arguments(call, GET_VARIABLE)
-        if args is None or not {"name", "shape"} <= set(args) or set(args) - {"name", "shape", "dtype", "initializer"}:
-            raise Unsupported(call, "get_variable is migrated with a name, a shape, a dtype and an initializer; "
-                                    "regularizers, partitioners and other arguments are not yet")
+        if args is None or not {"name", "shape"} <= set(args) or set(args) - {"name", "shape", "dtype", "initializer",
+                                                                               "partitioner"}:
+            raise Unsupported(call, "get_variable is migrated with a name, a shape, a dtype, an initializer and a "
+                                    "partitioner; regularizers and other arguments are not yet")
+        if "partitioner" in args:
+            self._partitioner(graph, args["partitioner"][1].value)
+        else:
+            graph.unpartitioned.append(call)
         # get_variable's default initializer: TF1's glorot_uniform, which TF2 still has as compat.v1.
         initializer = (source(args["initializer"][1].value) if "initializer" in args
                        else "tf.compat.v1.glorot_uniform_initializer()")
@@ -313,6 +331,16 @@ class Rewrite(TFCodemod):
         shape, name = source(args["shape"][1].value), source(args["name"][1].value)
         graph.variables.append(f"{target} = tf.Variable({initializer}({shape}{dtype}), name={name})")
         graph.variable_names.append(target)
+
+    def _partitioner(self, graph: Graph, node: cst.BaseExpression) -> None:
+        """A get_variable's partitioner (made TF2's by TFM201-203) becomes the strategy's, for every variable."""
+        api = self._api(node.func) if isinstance(node, cst.Call) else None
+        if not (api or "").startswith("distribute.experimental.partitioners."):
+            raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")
+        if graph.partitioner not in (None, source(node)):
+            raise Unsupported(node, "two different partitioners: ParameterServerStrategy takes one for every "
+                                    "variable; choose one, or write a Partitioner that decides by shape")
+        graph.partitioner = source(node)
 
     def _optimizer(self, graph: Graph, target: str, call: cst.Call) -> None:
         api = self._api(call.func)
@@ -356,7 +384,8 @@ class Rewrite(TFCodemod):
         after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
                  for line in graph.after_optimizer]
         computation = [source(statement).strip() for statement in graph.computation]
-        text = render("coordinator_step.py.j2", cluster=cluster, protocol=protocol, variables=graph.variables,
+        text = render("coordinator_step.py.j2", cluster=cluster, protocol=protocol, partitioner=graph.partitioner,
+                      variables=graph.variables,
                       optimizer=graph.optimizer, after_optimizer=after, placeholders=graph.placeholders,
                       computation=computation, loss=graph.loss, variable_names=graph.variable_names,
                       arguments=_tuple(graph.placeholders))

@@ -38,8 +38,8 @@ TRAINING_DEPENDENT_FUNCTIONS = {"layers.dropout", "layers.batch_normalization"}
 LAYERS_WITH_WEIGHTS = {"layers.Dense", "layers.dense", "layers.Conv2D", "layers.conv2d", "layers.BatchNormalization",
                        "layers.batch_normalization"}
 PARTITIONER_FOR_EVERY_VARIABLE = ("the partitioner moves onto ParameterServerStrategy, which applies it to every "
-                                  "variable the model creates, so this layer's variables, outside the partitioned "
-                                  "variable_scope in TF1, are split too (placement only: the numbers are the same)")
+                                  "variable the program creates, so the variables made here, not partitioned in TF1, "
+                                  "are split too (placement only: the numbers are the same)")
 NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the train_op: TF1 never updated the "
                              "moving mean and variance, Keras updates them in fit, so evaluate and predict, which "
                              "use them, differ from TF1 (training losses do not)")

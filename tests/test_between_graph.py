@@ -141,3 +141,33 @@ def test_tf_bound_to_compat_v1_stays_manual():
     source = source.replace("tf1.", "tf.")
     findings = [f for f in run(source).findings if f.rule == "TFM104"]
     assert len(findings) == 1 and "needs `tf`" in findings[0].message
+
+
+PARTITIONED_WEIGHTS = ('    weights = tf1.get_variable(\n'
+                       '        "weights", [NUM_FEATURES, 1], partitioner=tf1.fixed_size_partitioner(2))\n')
+
+
+def test_a_get_variable_partitioner_moves_onto_the_strategy():
+    source = PS_CLUSTER.replace('    weights = tf1.get_variable("weights", [NUM_FEATURES, 1])\n', PARTITIONED_WEIGHTS)
+    result = migrated(source)
+    assert ("      variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
+            in result.source)
+    assert 'for shard in getattr(variable, "variables", [variable])]' in result.source
+    assert {"TFM201", "TFM206", "TFM103"} <= {f.rule for f in result.findings}
+
+
+@pytest.mark.parametrize("before, after, where", [
+    ("  with tf1.train.MonitoredTrainingSession(", "  supervisor = tf1.train.Supervisor(logdir='/tmp/s')\n"
+     "  with tf1.train.MonitoredTrainingSession(", "Supervisor"),
+    ("    global_step = tf1.train.get_or_create_global_step()\n",
+     "    global_step = tf1.train.get_or_create_global_step()\n"
+     "    extra = tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)\n", "get_collection"),
+    ('    weights = tf1.get_variable("weights", [NUM_FEATURES, 1])\n', PARTITIONED_WEIGHTS.replace(
+        "fixed_size_partitioner(2)", "fixed_size_partitioner(2, axis=1)"), "fixed_size_partitioner"),
+], ids=["Supervisor", "graph collections", "partitioner along axis 1"])
+def test_other_tf1_machinery_stays_manual(before, after, where):
+    source = PS_CLUSTER.replace(before, after)
+    result = run(source)
+    manual = [f for f in result.findings if f.safety == "manual"]
+    assert manual and "ClusterCoordinator" not in result.source
+    assert any(where in source.splitlines()[f.line - 1] for f in manual), manual

@@ -77,6 +77,11 @@ VARIANTS = {
     # The custom-Estimator tutorial's shape (feature columns through params, a loop of layers, numpy inputs) migrated.
     "custom_estimator_tf2": Variant(PROGRAMS / "custom_estimator_tf1.py", migrated=True),
     "cnn_tf2": Variant(PROGRAMS / "cnn_tf1.py", migrated=True),
+    # examples/ps_cluster with its weights partitioned in two, and what tf-migrate makes of it.
+    "ps_cluster_partitioned_tf1": Variant(EXAMPLES / "ps_cluster" / "train.py", ((
+        '    weights = tf1.get_variable("weights", [NUM_FEATURES, 1])\n',
+        '    weights = tf1.get_variable(\n        "weights", [NUM_FEATURES, 1], partitioner=tf1.fixed_size_partitioner(2))\n'),)),
+    "ps_cluster_partitioned_tf2": Variant("ps_cluster_partitioned_tf1", migrated=True),
     # Wrong migrations.
     "ps_cluster_tf2_wrong_lr": Variant(EXAMPLES / "ps_cluster" / "train_tf2.py", (("SGD(learning_rate=0.1)",
                                                                                    "SGD(learning_rate=0.2)"),)),
@@ -207,6 +212,14 @@ def test_between_graph_program_and_its_coordinator_migration_match_step_by_step(
     data = json.loads(report.read_text())
     assert len(data["old"]["losses"]) == len(data["new"]["losses"]) == 20
     assert [v["name"] for v in data["variables"]] == ["weights", "bias"] and all(v["ok"] for v in data["variables"])
+
+
+def test_partitioned_between_graph_program_shards_on_both_sides(tmp_path):
+    report = tmp_path / "report.json"
+    assert_parity(parity(program("ps_cluster_partitioned_tf1", tmp_path), program("ps_cluster_partitioned_tf2", tmp_path),
+                         "--json", str(report)))
+    weights = json.loads(report.read_text())["variables"][0]
+    assert weights["old_shards"] == weights["new_shards"] == [[2, 1], [1, 1]]
 
 
 def test_adam_with_tf1s_epsilon_passes_on_tiny_gradients():
