@@ -74,7 +74,7 @@ from rewrites.model_fn import (PARTITIONER_FOR_EVERY_VARIABLE, Unsupported, firs
                                single_assign, statement_value)
 
 SESSION = "train.MonitoredTrainingSession"
-GENERATED_NAMES = ("strategy", "coordinator", "train_step")
+GENERATED_NAMES = ("jobs", "strategy", "coordinator", "train_step")  # and `optimizer`, for one made in its minimize call
 SERVERS = {"train.Server", "distribute.Server"}
 DEVICE_SETTER = "train.replica_device_setter"
 GLOBAL_STEP = {"train.get_or_create_global_step", "train.get_global_step", "train.create_global_step"}
@@ -300,6 +300,9 @@ class Rewrite(TFCodemod):
                 self._optimizer(graph, target, value)
             elif self._is_minimize(value, graph):
                 self._minimize(graph, target, value)
+            elif self._is_chained_minimize(value):  # `train_op = tf1.train.XOptimizer(...).minimize(loss, ...)`
+                self._optimizer(graph, "optimizer", value.func.value)
+                self._minimize(graph, target, value)
             else:
                 self._computation(graph, statement, value)
         if not (graph.loss and graph.train_op and graph.variables):
@@ -356,6 +359,13 @@ class Rewrite(TFCodemod):
     def _is_minimize(self, value, graph: Graph) -> bool:
         return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value == "minimize" and is_name(value.func.value, graph.optimizer_name or ""))
+
+    def _is_chained_minimize(self, value) -> bool:
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "minimize" and isinstance(value.func.value, cst.Call)):
+            return False
+        api = self._api(value.func.value.func) or ""
+        return api.startswith("train.") and api.endswith("Optimizer")
 
     def _minimize(self, graph: Graph, target: str, call: cst.Call) -> None:
         args = bind_arguments(call, MINIMIZE)

@@ -37,7 +37,8 @@ def test_the_chief_drives_the_cluster_with_a_coordinator():
         "import tf_keras as keras\n",
         "  if not (flags.task_index == 0):\n    # TF1's chief drives the cluster's training now; the other workers "
         "serve it.\n    server.join()\n",
-        "tf.distribute.cluster_resolver.SimpleClusterResolver(cluster, rpc_layer=\"grpc\"))",
+        '  jobs = {job: tasks for job, tasks in tf.train.ClusterSpec(cluster).as_dict().items() if job != "chief"}\n',
+        "tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(jobs), rpc_layer=\"grpc\"))",
         '        tf.compat.v1.glorot_uniform_initializer()([NUM_FEATURES, 1]), name="weights")',
         'bias = tf.Variable(tf1.zeros_initializer()([1]), name="bias")',
         "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import math
 import os
 import re
@@ -294,3 +295,37 @@ def test_warm_start_from_a_tf1_checkpoint_gives_the_same_model_on_both_sides(tmp
     first = eval_loss(run_example("first", root=tmp_path))
     tf1, tf2 = eval_loss(run_example("tf1", root=tmp_path)), eval_loss(run_example("tf2", root=tmp_path))
     assert tf2 == pytest.approx(tf1, rel=1e-5) and tf1 != pytest.approx(first, rel=1e-3)
+
+
+def test_migrated_tf_config_program_as_separate_chief_worker_and_ps_processes(tmp_path):
+    """A between-graph program configured by TF_CONFIG, migrated, then one process per task with its own TF_CONFIG:
+    the chief drives the cluster and exits, the worker and the ps serve until they are stopped."""
+    import portpicker
+
+    from migrator.engine import migrate
+    from rewrites import RULES
+
+    original = (Path(__file__).resolve().parent / "parity_programs" / "ps_tf_config_tf1.py").read_text()
+    migrated = migrate(original, "train.py", frozenset(RULES))
+    assert "TFM103" in [finding.rule for finding in migrated.findings]
+    program = tmp_path / "train.py"
+    program.write_text(migrated.source)
+    cluster = {job: [f"localhost:{portpicker.pick_unused_port()}"] for job in ("chief", "worker", "ps")}
+
+    def environment(job: str) -> dict[str, str]:
+        return {**os.environ, "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": job, "index": 0}})}
+
+    serving = [subprocess.Popen([sys.executable, str(program)], env=environment(job), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.STDOUT) for job in ("ps", "worker")]
+    try:
+        chief = subprocess.run([sys.executable, str(program)], env=environment("chief"), capture_output=True,
+                               text=True, timeout=TIMEOUT)
+        assert all(task.poll() is None for task in serving)  # serving, not crashed
+    finally:
+        for task in serving:
+            task.terminate()
+        codes = [task.wait(timeout=30) for task in serving]
+    assert chief.returncode == 0, chief.stderr[-3000:]
+    assert codes == [-signal.SIGTERM, -signal.SIGTERM]
+    losses = [float(loss) for _, loss in PRINTED_LINE.findall(chief.stdout)]
+    assert len(losses) == 20 and losses[-1] < losses[0], chief.stdout
