@@ -76,6 +76,27 @@ needs_tensorflow = pytest.mark.skipif(
     reason="needs the parity extra (tensorflow, tensorflow-estimator)")
 
 
+def assert_same_batches(function: str, arguments: str, names, count: int) -> None:
+    """`input_fn = FUNCTION(ARGUMENTS)`: the first ``count`` batches of TF1's queue and of the migrated tf.data input
+    are equal. ``names()``: a fresh namespace of the arguments' names for each side."""
+    import numpy as np
+    import tensorflow as tf
+
+    program = f"import tensorflow as tf\n\ninput_fn = tf.compat.v1.estimator.inputs.{function}({arguments})\n"
+    scope = names()
+    exec(run(program).source, scope)
+    migrated = list(scope["input_fn"]().take(count).as_numpy_iterator())
+    scope = names()
+    exec(program, scope)
+    with tf.Graph().as_default():
+        tensors = scope["input_fn"]()
+        with tf.compat.v1.train.MonitoredSession() as session:
+            original = [session.run(tensors) for _ in range(count)]
+    assert len(migrated) == len(original) == count
+    for new, old in zip(migrated, original):
+        tf.nest.map_structure(np.testing.assert_array_equal, old, new)
+
+
 @pytest.mark.tensorflow
 @needs_tensorflow
 @pytest.mark.parametrize("arguments, count", [
@@ -86,21 +107,9 @@ needs_tensorflow = pytest.mark.skipif(
 ], ids=["one pass", "two passes", "dicts, forever", "features only"])
 def test_rewritten_input_fn_yields_the_batches_of_numpy_input_fn(arguments, count):
     import numpy as np
-    import tensorflow as tf
 
-    program = f"import tensorflow as tf\n\ninput_fn = tf.compat.v1.estimator.inputs.numpy_input_fn({arguments})\n"
-    x, y = np.arange(10, dtype=np.float32).reshape(5, 2), np.arange(5, dtype=np.int64)
-    scope = {"x": x, "y": y, "z": x * 2}
-    exec(run(program).source, scope)
-    migrated = [batch for batch in scope["input_fn"]().take(count).as_numpy_iterator()]
-    exec(program, scope)
-    with tf.Graph().as_default():
-        tensors = scope["input_fn"]()
-        with tf.compat.v1.train.MonitoredSession() as session:
-            original = [session.run(tensors) for _ in range(count)]
-    assert len(migrated) == len(original) == count
-    for new, old in zip(migrated, original):
-        tf.nest.map_structure(np.testing.assert_array_equal, old, new)
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    assert_same_batches("numpy_input_fn", arguments, lambda: {"x": x, "y": np.arange(5), "z": x * 2}, count)
 
 
 @pytest.mark.tensorflow
@@ -112,22 +121,9 @@ def test_rewritten_input_fn_yields_the_batches_of_numpy_input_fn(arguments, coun
 def test_rewritten_input_fn_yields_the_batches_of_pandas_input_fn(arguments, count):
     import numpy as np
     import pandas as pd
-    import tensorflow as tf
 
-    def frame():
-        return pd.DataFrame({"a": np.arange(5, dtype=np.float32), "b": np.arange(5, 10), "label": np.arange(5) % 2},
-                            index=[10, 3, 7, 1, 5])  # pandas_input_fn ignores the index: rows in order
+    def frame():  # pandas_input_fn ignores the index: rows in order
+        return {"frame": pd.DataFrame({"a": np.arange(5, dtype=np.float32), "b": np.arange(5, 10),
+                                       "label": np.arange(5) % 2}, index=[10, 3, 7, 1, 5])}
 
-    program = f"import tensorflow as tf\n\ninput_fn = tf.compat.v1.estimator.inputs.pandas_input_fn({arguments})\n"
-    scope = {"frame": frame()}
-    exec(run(program).source, scope)
-    migrated = [batch for batch in scope["input_fn"]().take(count).as_numpy_iterator()]
-    scope = {"frame": frame()}
-    exec(program, scope)
-    with tf.Graph().as_default():
-        tensors = scope["input_fn"]()
-        with tf.compat.v1.train.MonitoredSession() as session:
-            original = [session.run(tensors) for _ in range(count)]
-    assert len(migrated) == len(original) == count
-    for new, old in zip(migrated, original):
-        tf.nest.map_structure(np.testing.assert_array_equal, old, new)
+    assert_same_batches("pandas_input_fn", arguments, frame, count)
