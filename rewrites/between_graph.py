@@ -74,7 +74,7 @@ from rewrites.model_fn import (PARTITIONER_FOR_EVERY_VARIABLE, Unsupported, firs
                                single_assign, statement_value)
 
 SESSION = "train.MonitoredTrainingSession"
-GENERATED_NAMES = ("jobs", "strategy", "coordinator", "train_step")  # and `optimizer`, for one made in its minimize call
+GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step")  # and `optimizer`, for one made in its minimize call
 SERVERS = {"train.Server", "distribute.Server"}
 DEVICE_SETTER = "train.replica_device_setter"
 GLOBAL_STEP = {"train.get_or_create_global_step", "train.get_global_step", "train.create_global_step"}
@@ -399,9 +399,13 @@ class Rewrite(TFCodemod):
                       optimizer=graph.optimizer, after_optimizer=after, placeholders=graph.placeholders,
                       computation=computation, loss=graph.loss, variable_names=graph.variable_names,
                       arguments=_tuple(graph.placeholders))
+        module = cst.parse_module(text)
+        statements = list(module.body)
+        statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
         # Blank lines without the block's indentation on them.
-        return [statement.with_changes(leading_lines=[line.with_changes(indent=False) for line in statement.leading_lines])
-                for statement in cst.parse_module(text).body]
+        return [statement.with_changes(leading_lines=[line.with_changes(indent=False) if not line.comment else line
+                                                      for line in statement.leading_lines])
+                for statement in statements]
 
     def _loop(self, session: cst.With, graph: Graph, last_step: cst.BaseExpression) -> list[cst.BaseStatement]:
         """The session's body, its `while not sess.should_stop():` stopping at last_step, its run scheduled."""

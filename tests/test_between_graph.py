@@ -37,8 +37,11 @@ def test_the_chief_drives_the_cluster_with_a_coordinator():
         "import tf_keras as keras\n",
         "  if not (flags.task_index == 0):\n    # TF1's chief drives the cluster's training now; the other workers "
         "serve it.\n    server.join()\n",
-        '  jobs = {job: tasks for job, tasks in tf.train.ClusterSpec(cluster).as_dict().items() if job != "chief"}\n',
-        "tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(jobs), rpc_layer=\"grpc\"))",
+        "  # The coordinator joins the cluster on a port of its own: a chief task keeps its server.\n"
+        "  jobs = tf.train.ClusterSpec(cluster).as_dict()\n  jobs.pop(\"chief\", None)\n",
+        '  resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(\n'
+        '      tf.train.ClusterSpec(jobs), rpc_layer="grpc")\n'
+        "  strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)\n",
         '        tf.compat.v1.glorot_uniform_initializer()([NUM_FEATURES, 1]), name="weights")',
         'bias = tf.Variable(tf1.zeros_initializer()([1]), name="bias")',
         "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)",
@@ -151,7 +154,7 @@ PARTITIONED_WEIGHTS = ('    weights = tf1.get_variable(\n'
 def test_a_get_variable_partitioner_moves_onto_the_strategy():
     source = PS_CLUSTER.replace('    weights = tf1.get_variable("weights", [NUM_FEATURES, 1])\n', PARTITIONED_WEIGHTS)
     result = migrated(source)
-    assert ("      variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
+    assert ("variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
             in result.source)
     assert 'for shard in getattr(variable, "variables", [variable])]' in result.source
     assert {"TFM201", "TFM206", "TFM103"} <= {f.rule for f in result.findings}

@@ -80,9 +80,12 @@ def main():
   if not (flags.task_index == 0):
     # TF1's chief drives the cluster's training now; the other workers serve it.
     server.join()
-  jobs = {job: tasks for job, tasks in tf.train.ClusterSpec(cluster).as_dict().items() if job != "chief"}
-  strategy = tf.distribute.experimental.ParameterServerStrategy(
-      tf.distribute.cluster_resolver.SimpleClusterResolver(tf.train.ClusterSpec(jobs), rpc_layer="grpc"))
+  # The coordinator joins the cluster on a port of its own: a chief task keeps its server.
+  jobs = tf.train.ClusterSpec(cluster).as_dict()
+  jobs.pop("chief", None)
+  resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+      tf.train.ClusterSpec(jobs), rpc_layer="grpc")
+  strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
   with strategy.scope():
     weights = tf.Variable(
         tf.compat.v1.glorot_uniform_initializer()([NUM_FEATURES, 1]), name="weights")
