@@ -169,20 +169,37 @@ class Rewrite(TFCodemod):
             self._refuse_graph_mode_leftovers(statement)
         graph = self._graph(device)
         server, cluster, protocol = self._server(statements[:statements.index(device)], session)
-        options = self._session_options(session)
-        loop = self._loop(session, graph, options["last_step"])
+        is_chief, last_step = self._session_options(session)
+        loop = self._loop(session, graph, last_step)
+        self._check_graph_stays_in_the_step(statements, device, graph)
         body = []
         for statement in statements:
+            seeded = self._seed(statement)
             if statement is device:
-                body += self._serve_unless_chief(server, options["is_chief"], statement)
+                body += self._serve_unless_chief(server, is_chief, statement)
                 body += self._strategy(graph, cluster, protocol)
             elif statement is session:
                 body += loop
-            elif self._seed(statement) is not None:
-                body.append(self._seed(statement))
+            elif seeded is not None:
+                body.append(seeded)
             elif not (self._enters_graph_mode(statement) or statement in self._session_only.values()):
                 body.append(statement)
-        return block.with_changes(body=body), graph.notes + options["notes"]
+        return block.with_changes(body=body), graph.notes
+
+    def _check_graph_stays_in_the_step(self, statements: list, device: cst.With, graph: Graph) -> None:
+        """The graph's tensors live in the step function now: no code but the session's run may name them."""
+        tensors = {*graph.placeholders, graph.loss, graph.train_op, graph.global_step,
+                   *(single_assign(statement)[0] for statement in graph.computation)}
+        skipped = {id(node) for node in subtree(self._run_statement)}
+        for statement in statements:
+            if statement is device:
+                continue
+            skipped |= {id(node.keyword) for node in subtree(statement) if isinstance(node, cst.Arg) and node.keyword}
+            used = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in tensors
+                         and id(node) not in skipped), None)
+            if used is not None:
+                raise Unsupported(used, f"`{used.value}`, a tensor of the TF1 graph, is used outside the session's "
+                                        "run: it only exists in the step function now; migrate that use by hand")
 
     def _is_device_setter(self, statement) -> bool:
         if not (isinstance(statement, cst.With) and len(statement.items) == 1):
@@ -238,7 +255,8 @@ class Rewrite(TFCodemod):
         statement = cst.parse_statement(code)
         return [statement.with_changes(leading_lines=device.leading_lines)]
 
-    def _session_options(self, session: cst.With) -> dict:
+    def _session_options(self, session: cst.With) -> tuple[cst.BaseExpression, cst.BaseExpression]:
+        """(is_chief, the StopAtStepHook's last step)."""
         call = session.items[0].item
         args = bind_arguments(call, MONITORED_TRAINING_SESSION)
         if args is None:
@@ -264,7 +282,7 @@ class Rewrite(TFCodemod):
             last_step = bound["last_step"][1].value
         if last_step is None:
             raise Unsupported(call, "no StopAtStepHook(last_step=...): say when training stops")
-        return {"is_chief": args["is_chief"][1].value, "last_step": last_step, "notes": []}
+        return args["is_chief"][1].value, last_step
 
     def _only_for_the_session(self, block, session: cst.With) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements of the block that only make an argument of the session (hooks,
@@ -417,6 +435,7 @@ class Rewrite(TFCodemod):
         runs = [s for s in loop.body.body if any(self._is_run(node, name) for node in subtree(s))]
         if len(runs) != 1:
             raise Unsupported(loop, "the loop must run the session exactly once per step")
+        self._run_statement = runs[0]
         body = [self._scheduled(statement, name, graph) if statement is runs[0] else [statement]
                 for statement in loop.body.body]
         condition = cst.parse_expression(f"int({graph.optimizer_name}.iterations) < {source(last_step)}")

@@ -175,3 +175,7 @@ def test_other_tf1_machinery_stays_manual(before, after, where):
     manual = [f for f in result.findings if f.safety == "manual"]
     assert manual and "ClusterCoordinator" not in result.source
     assert any(where in source.splitlines()[f.line - 1] for f in manual), manual
+
+
+def test_a_graph_tensor_used_outside_the_run_stays_manual():
+    assert_left_whole_pointing_at("      i += 1\n", "      i += 1\n    print(loss)\n", "print(loss)")
