@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,6 +28,7 @@ from migrator import __version__
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
 from migrator.engine import Result, families_for, migrate
 from migrator.files import Candidate, Source, common_folder, discover, read_source, write_atomic
+from migrator.notebooks import Notebook, changed_cells, runnable, with_sources
 from migrator.findings import FileError, Finding, Safety
 from rewrites import FAMILIES, RULES
 
@@ -225,7 +226,7 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
         result = results.get(candidate, Result(source.text))
         try:
             if isinstance(result, FileError):
-                raise result
+                raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
             apply(candidate, source, result, args, outcome, verifier)
         except FileError as error:
             outcome.errors.append(error)
@@ -242,23 +243,49 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     name = str(candidate.path)
     dry_run = args.diff or args.check
     stream = sys.stderr if args.diff else sys.stdout
-    for finding in result.findings:
+    notebook = source.notebook
+    findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
+    for finding in findings:
         if not args.quiet or finding.safety is Safety.MANUAL:
             print(finding.format(), file=stream)
-    outcome.findings.extend(result.findings)
+    outcome.findings.extend(findings)
     changed = result.source != source.text
-    data = result.source.encode(source.encoding) if changed else source.raw
+    cells = changed_cells(notebook, result.source) if notebook and changed else {}
+    if notebook:
+        changed = bool(cells)
+        data = with_sources(notebook, cells).encode() if changed else source.raw
+    else:
+        data = result.source.encode(source.encoding) if changed else source.raw
     if verifier is not None and is_training_program(result):
-        if not verify(candidate, source.raw, data, verifier, args, stream, outcome) and not dry_run:
+        original, migrated = ((runnable(notebook, source.text).encode(), runnable(notebook, result.source).encode())
+                              if notebook else (source.raw, data))
+        if not verify(candidate, original, migrated, verifier, args, stream, outcome) and not dry_run:
             changed, data = False, source.raw
     if args.diff and changed:
-        sys.stdout.writelines(unified_diff(name, source.text, result.source))
+        sys.stdout.writelines(cell_diffs(name, cells) if notebook else unified_diff(name, source.text, result.source))
     if args.out:
         write_atomic(args.out / candidate.relative, data, mode=candidate.path.stat().st_mode & 0o7777)
     elif changed and not dry_run:
         write_atomic(candidate.path, data)
     if changed:
         outcome.changed.append(name)
+
+
+def in_cell(finding: Finding, notebook: Notebook) -> Finding:
+    """A finding on the notebook's program, placed in its cell."""
+    cell, line = notebook.locate(finding.line)
+    return replace(finding, cell=cell, line=line)
+
+
+def error_in_cell(error: FileError, notebook: Notebook) -> FileError:
+    cell, line = notebook.locate(error.line)
+    return FileError(error.path, error.message, line, error.col, cell)
+
+
+def cell_diffs(name: str, cells: dict[int, tuple[str, str]]) -> Iterator[str]:
+    """One unified diff per changed code cell, named `NOTEBOOK (cell N)`."""
+    for index, (before, after) in sorted(cells.items()):
+        yield from unified_diff(f"{name} (cell {index + 1})", before + "\n", after + "\n")
 
 
 def is_training_program(result: Result) -> bool:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from migrator.findings import FileError
+from migrator.notebooks import Notebook, is_notebook, read_notebook
 
-SOURCE_SUFFIXES = (".py",)
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 # Folders that never hold code of the user's to migrate.
 SKIPPED_DIRS = frozenset({
@@ -32,9 +33,10 @@ class Candidate:
 
 @dataclass
 class Source:
-    text: str
+    text: str       # what the rewrites read: the file's text, or a notebook's code cells as one program
     encoding: str   # from the BOM or the coding declaration; utf-8 otherwise
     raw: bytes
+    notebook: Notebook | None = None
 
 
 def is_excluded(relative: str, patterns: Iterable[str]) -> bool:
@@ -54,7 +56,7 @@ def discover(inputs: Iterable[Path], exclude: Iterable[str] = (), root: Path | N
     """Every source file below ``inputs``, each once, in a stable order.
 
     Files named directly are always taken. A folder that cannot be listed comes out
-    as a FileError, and the walk goes on. Inside folders: *.py files (symlinked
+    as a FileError, and the walk goes on. Inside folders: *.py and *.ipynb files (symlinked
     files too, so a dangling one is reported), not following symlinked folders, not
     descending into SKIPPED_DIRS, virtual environments, ``skip`` (the --out folder)
     or anything ``exclude`` matches relative to ``root``.
@@ -115,6 +117,8 @@ def read_source(path: Path) -> Source:
         raise FileError(name, _describe_os_error(path, error)) from None
     if b"\x00" in raw:
         raise FileError(name, "contains NUL bytes: a binary file, not Python source")
+    if is_notebook(path):
+        return _read_notebook(name, raw)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as error:
@@ -127,6 +131,16 @@ def read_source(path: Path) -> Source:
         line = raw.count(b"\n", 0, error.start) + 1
         raise FileError(name, f"not valid {encoding}: byte 0x{raw[error.start]:02x} at offset {error.start}", line, 1) from None
     return Source(text, encoding, raw)
+
+
+def _read_notebook(name: str, raw: bytes) -> Source:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise FileError(name, f"not valid utf-8, as a notebook must be: byte 0x{raw[error.start]:02x} at offset "
+                              f"{error.start}") from None
+    notebook = read_notebook(name, text)
+    return Source(notebook.program, "utf-8", raw, notebook)
 
 
 def _describe_os_error(path: Path, error: OSError) -> str:

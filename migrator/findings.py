@@ -38,21 +38,27 @@ class Finding:
     rule: str
     safety: Safety
     message: str
+    cell: int = 0   # a notebook's cell, counted from 1 (line counts in that cell); 0 for a .py file
 
     def format(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.rule} [{self.safety}] {self.message}"
+        return f"{where(self.path, self.cell, self.line, self.col)}: {self.rule} [{self.safety}] {self.message}"
+
+
+def where(path: str, cell: int, line: int, col: int) -> str:
+    """`path:line:col`, or `path:cell N:line:col` in a notebook."""
+    return f"{path}:cell {cell}:{line}:{col}" if cell else f"{path}:{line}:{col}"
 
 
 class FileError(Exception):
     """A file that could not be processed. It is left exactly as it was."""
 
-    def __init__(self, path: str, message: str, line: int = 0, col: int = 0) -> None:
+    def __init__(self, path: str, message: str, line: int = 0, col: int = 0, cell: int = 0) -> None:
         super().__init__(message)
-        self.path, self.message, self.line, self.col = path, message, line, col
+        self.path, self.message, self.line, self.col, self.cell = path, message, line, col, cell
 
     def __reduce__(self):  # travels back from worker processes
-        return FileError, (self.path, self.message, self.line, self.col)
+        return FileError, (self.path, self.message, self.line, self.col, self.cell)
 
     def format(self) -> str:
-        where = f"{self.path}:{self.line}:{self.col}" if self.line else self.path
-        return f"{where}: error: {self.message}"
+        place = where(self.path, self.cell, self.line, self.col) if self.line else self.path
+        return f"{place}: error: {self.message}"

@@ -329,3 +329,28 @@ def test_migrated_tf_config_program_as_separate_chief_worker_and_ps_processes(tm
     assert codes == [-signal.SIGTERM, -signal.SIGTERM]
     losses = [float(loss) for _, loss in PRINTED_LINE.findall(chief.stdout)]
     assert len(losses) == 20 and losses[-1] < losses[0], chief.stdout
+
+
+# -- the notebook ------------------------------------------------------------------
+
+
+def notebook_as_script(notebook: Path, folder: Path) -> None:
+    """examples/notebook/NOTEBOOK's code cells in order, magics skipped, as FOLDER/notebook/train.py."""
+    from migrator.files import read_source
+    from migrator.notebooks import runnable
+
+    source = read_source(notebook)
+    (folder / "notebook").mkdir(exist_ok=True)
+    (folder / "notebook" / "train.py").write_text(runnable(source.notebook, source.text))
+
+
+def test_generated_notebook_is_what_the_tool_produces(migrated):
+    assert (migrated / "notebook" / "train.ipynb").read_text() == (EXAMPLES / "notebook" / "train_tf2.ipynb").read_text()
+
+
+@pytest.mark.parametrize("notebook", ["train.ipynb", "train_tf2.ipynb"])
+def test_the_notebooks_code_cells_train_in_order(notebook, tmp_path):
+    notebook_as_script(EXAMPLES / "notebook" / notebook, tmp_path)
+    run = run_example("notebook", root=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert re.search(r"^eval loss: \S+$", run.stdout, re.MULTILINE) and run.leftovers == []

@@ -1,0 +1,202 @@
+"""Jupyter notebooks: their code cells as one program in, the migrated program back into the cells.
+
+The code cells are joined into one Python program, each preceded by a marker
+statement (``__tf_migrate_cell__(N)``), so a name defined in one cell and used in
+another resolves, and the rewrites see one module. IPython syntax is hidden from
+them: a line magic, shell escape or help request (``%time x``, ``!pip ...``,
+``obj?``), and the first line of a cell magic that runs Python (``%%time``), becomes
+``__tf_migrate_magic__(K)`` at the same indentation; a cell magic of another language
+(``%%bash``) keeps its whole cell out of the program. After the migration the
+program is cut at the markers and the hidden lines are put back as they were.
+
+Only the ``source`` of changed code cells is replaced; every other byte of the file
+stays: cell count, order, ids, metadata, markdown and outputs, and the JSON layout
+(indent, key order, escaping, trailing newline), so a git diff shows only the changed
+source lines. The notebook is read and checked with nbformat (version 4).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from migrator.findings import FileError
+
+CELL = "__tf_migrate_cell__"
+MAGIC = "__tf_migrate_magic__"
+_CELL_LINE = re.compile(rf"^{CELL}\((\d+)\)$")
+_MAGIC_LINE = re.compile(rf"^(\s*){MAGIC}\((\d+)\)$", re.MULTILINE)
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
+_IPYTHON_LINE = re.compile(r"^\s*(%|!|\?)|\?\s*$")  # %magic, !shell, ?help, help?
+
+
+@dataclass
+class Notebook:
+    """A notebook read for migration."""
+
+    path: str
+    data: dict                   # the JSON, keys in the file's order
+    indent: int                  # of the JSON
+    program: str = ""            # the code cells as one program, IPython lines hidden
+    magics: list[str] = field(default_factory=list)   # the hidden lines, by placeholder number
+    starts: dict[int, int] = field(default_factory=dict)  # code cell index -> program line of its first line
+
+    @property
+    def cells(self) -> list[dict]:
+        return self.data["cells"]
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """A line of the program -> (cell number counted from 1, line in that cell)."""
+        before = [(start, index) for index, start in self.starts.items() if start <= line]
+        start, index = max(before) if before else min((start, index) for index, start in self.starts.items())
+        return index + 1, max(line - start + 1, 1)
+
+
+def read_notebook(path: str, text: str) -> Notebook:
+    """Parse and check a notebook; FileError saying what is wrong with it."""
+    import nbformat
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FileError(path, f"not a notebook: invalid JSON ({error.msg})", error.lineno, error.colno) from None
+    try:
+        node = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+        if node.get("nbformat") != 4:
+            raise FileError(path, f"nbformat {node.get('nbformat')} notebook: only version 4 is migrated (convert it "
+                                  "with `jupyter nbconvert --to notebook --nbformat 4`)")
+        nbformat.validate(node)
+    except nbformat.ValidationError as error:
+        raise FileError(path, f"not a valid nbformat 4 notebook: {error.message}") from None
+    except (AttributeError, TypeError, KeyError):  # JSON that is no notebook at all
+        raise FileError(path, "not a notebook: no nbformat 4 structure") from None
+    notebook = Notebook(path, data, _indent(text))
+    if dump(notebook) != text:
+        raise FileError(path, "the notebook's JSON layout is not the one Jupyter writes, so it could not be kept: "
+                              "open and save it in Jupyter first")
+    _build_program(notebook)
+    return notebook
+
+
+def _indent(text: str) -> int:
+    second = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
+    return len(second) - len(second.lstrip(" "))
+
+
+def dump(notebook: Notebook) -> str:
+    """The JSON as Jupyter writes it, in the file's own key order and indent."""
+    return json.dumps(notebook.data, indent=notebook.indent, separators=(",", ": "), ensure_ascii=False) + "\n"
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _build_program(notebook: Notebook) -> None:
+    lines: list[str] = []
+    for index, cell in enumerate(notebook.cells):
+        text = _source(cell)
+        if cell.get("cell_type") != "code" or _is_foreign_cell(text):
+            continue  # markdown, raw, and cells of another language (%%bash, %%writefile)
+        lines.append(f"{CELL}({index})")
+        notebook.starts[index] = len(lines) + 1
+        lines.extend(_hide_ipython(text, notebook.magics).split("\n"))
+    notebook.program = "\n".join(lines) + "\n"
+
+
+def _is_foreign_cell(text: str) -> bool:
+    """A cell magic whose body is not Python; `%%time` and its kind run the Python below them."""
+    first = text.lstrip().split("\n", 1)[0]
+    return first.startswith("%%") and first[2:].split(" ", 1)[0] not in PYTHON_CELL_MAGICS
+
+
+def _hide_ipython(text: str, magics: list[str]) -> str:
+    """The cell with each IPython-only line replaced by a placeholder call at its indentation."""
+    try:
+        ast.parse(text)
+        return text
+    except SyntaxError:
+        pass
+    hidden = []
+    for line in text.split("\n"):
+        if _IPYTHON_LINE.search(line):
+            indent = line[: len(line) - len(line.lstrip())]
+            hidden.append(f"{indent}{MAGIC}({len(magics)})")
+            magics.append(line)
+        else:
+            hidden.append(line)
+    return "\n".join(hidden)
+
+
+def changed_cells(notebook: Notebook, program: str) -> dict[int, tuple[str, str]]:
+    """Code cell index -> (source, migrated source), for the cells the migrated program changes."""
+    changes = {}
+    for index, text in split(notebook, program).items():
+        original = _source(notebook.cells[index])
+        if text != original:
+            changes[index] = (original, text)
+    return changes
+
+
+def with_sources(notebook: Notebook, changes: dict[int, tuple[str, str]]) -> str:
+    """The notebook's JSON, each changed cell's source replaced, as a list of lines if it was one."""
+    data = json.loads(json.dumps(notebook.data))
+    for index, (_, text) in changes.items():
+        cell = data["cells"][index]
+        cell["source"] = text.splitlines(keepends=True) if isinstance(cell.get("source"), list) else text
+    return dump(Notebook(notebook.path, data, notebook.indent))
+
+
+def split(notebook: Notebook, program: str) -> dict[int, str]:
+    """Code cell index -> its source in the migrated program (lines before the first cell go to the first)."""
+    program = _MAGIC_LINE.sub(lambda match: notebook.magics[int(match.group(2))], program)
+    parts: dict[int, list[str]] = {}
+    before: list[str] = []  # what a rewrite put above the first cell: imports it added
+    current = before
+    for line in program.split("\n"):
+        marker = _CELL_LINE.match(line)
+        if marker:
+            current = parts.setdefault(int(marker.group(1)), [])
+        else:
+            current.append(line)
+    added = "\n".join(before).strip("\n")
+    if parts and added:
+        _place_imports(parts, added.split("\n"))
+    sources = {}
+    for index, lines in parts.items():
+        original = _source(notebook.cells[index])
+        text = "\n".join(lines).strip("\n")
+        if text == original.strip("\n"):
+            sources[index] = original
+        else:
+            sources[index] = text + ("\n" if original.endswith("\n") else "")
+    return sources
+
+
+def _place_imports(parts: dict[int, list[str]], imports: list[str]) -> None:
+    """Imports a rewrite added above the first cell go after the imports of the first cell that has some,
+    else at the top of the first cell, below its magics."""
+    for index in sorted(parts):
+        lines = parts[index]
+        last = max((i for i, line in enumerate(lines) if line.startswith(("import ", "from "))), default=None)
+        if last is not None:
+            lines[last + 1:last + 1] = imports
+            return
+    first = parts[min(parts)]
+    magics = next((i for i, line in enumerate(first) if not line.startswith(("%", "!"))), len(first))
+    first[magics:magics] = imports  # below the cell's leading magics
+
+
+def runnable(notebook: Notebook, program: str) -> str:
+    """The program as a script: the cell markers gone, each IPython line a `pass`."""
+    program = _MAGIC_LINE.sub(lambda match: f"{match.group(1)}pass  # {notebook.magics[int(match.group(2))].strip()}",
+                              program)
+    return "\n".join(line for line in program.split("\n") if not _CELL_LINE.match(line)) + "\n"
+
+
+def is_notebook(path: Path | str) -> bool:
+    return str(path).endswith(".ipynb")

@@ -1,0 +1,153 @@
+"""Notebooks: code cells migrated as one program, everything else byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import snapshot
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "notebook" / "train.ipynb"
+
+
+def notebook_text(*cells: str | list[str], layout: dict | None = None) -> str:
+    """A notebook as Jupyter writes it: a markdown cell, then one code cell per argument (a markdown cell for a
+    list holding one string)."""
+    entries = [{"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# A notebook"]}]
+    for index, cell in enumerate(cells):
+        if isinstance(cell, list):
+            entries.append({"cell_type": "markdown", "id": f"md{index}", "metadata": {}, "source": cell})
+        else:
+            entries.append({"cell_type": "code", "execution_count": index + 1, "id": f"code{index}",
+                            "metadata": {"tags": ["keep"]},
+                            "outputs": [{"name": "stdout", "output_type": "stream", "text": [f"out {index}\n"]}],
+                            "source": cell.splitlines(keepends=True)})
+    notebook = {"cells": entries, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                                             "name": "python3"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(notebook, **{"sort_keys": True, "indent": 1, "ensure_ascii": False, **(layout or {})}) + "\n"
+
+
+TF1 = "import tensorflow.compat.v1 as tf1\n"
+PARTITIONER = "p = tf1.fixed_size_partitioner(2)\n"
+TF2_PARTITIONER = "p = tf.distribute.experimental.partitioners.FixedShardsPartitioner(2)\n"
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["cells"]
+
+
+def sources(path: Path) -> list[str]:
+    return ["".join(cell["source"]) for cell in cells(path)]
+
+
+def test_a_name_from_another_cell_resolves_and_only_code_sources_change(tmp_path, cli):
+    path = tmp_path / "train.ipynb"
+    original = notebook_text("%matplotlib inline\n" + TF1, ["Partitioned:"], PARTITIONER + "print(p)")
+    path.write_text(original)
+    code, out, err = cli("train.ipynb")
+    assert code == 0, err
+    assert out.splitlines() == ["train.ipynb:cell 4:1:5: TFM201 [exact] fixed_size_partitioner -> FixedShardsPartitioner"]
+    # tf1 is used no more: its import goes, TF2's comes below the magic.
+    assert sources(path) == ["# A notebook", "%matplotlib inline\nimport tensorflow as tf\n", "Partitioned:",
+                             TF2_PARTITIONER + "print(p)"]
+    before, after = json.loads(original), json.loads(path.read_text())
+    for cell in (*before["cells"], *after["cells"]):
+        cell.pop("source")
+    assert before == after, "ids, metadata, outputs and markdown untouched"
+    changed = [line for line in _diff(original, path.read_text()) if line[0] in "+-"]
+    assert changed and all(line[1:].startswith('    "') for line in changed), changed  # source lines only
+
+
+def _diff(before: str, after: str) -> list[str]:
+    import difflib
+
+    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if not line.startswith(("---", "+++", "@@"))]
+
+
+@pytest.mark.parametrize("magic", ["!pip install tensorflow==1.15", "%time x = 1", "%%time\nx = 1", "tf1?",
+                                   "for i in range(2):\n    !echo {i}"])
+def test_magics_are_kept_byte_for_byte_and_the_code_around_them_migrated(tmp_path, cli, magic):
+    path = tmp_path / "m.ipynb"
+    cell = magic + "\n" + PARTITIONER if magic.startswith("%%") else TF1 + magic + "\n" + PARTITIONER
+    path.write_text(notebook_text(TF1, cell) if magic.startswith("%%") else notebook_text(cell))
+    cli("m.ipynb")
+    migrated = [text for text in sources(path) if "FixedShardsPartitioner" in text]
+    assert migrated and magic in migrated[0]
+
+
+def test_a_cell_of_another_language_is_not_python(tmp_path, cli):
+    path = tmp_path / "b.ipynb"
+    path.write_text(notebook_text(TF1 + PARTITIONER, "%%bash\ntf1.fixed_size_partitioner(2)"))
+    cli("b.ipynb")
+    assert sources(path)[2] == "%%bash\ntf1.fixed_size_partitioner(2)"
+
+
+def test_diff_shows_one_diff_per_changed_cell_and_writes_nothing(tmp_path, cli):
+    path = tmp_path / "d.ipynb"
+    path.write_text(notebook_text(TF1, PARTITIONER, "print(1)"))
+    before = snapshot(tmp_path)
+    code, out, err = cli("--diff", "d.ipynb")
+    assert code == 1 and snapshot(tmp_path) == before
+    assert "--- d.ipynb (cell 2)\t(original)" in out and "--- d.ipynb (cell 3)\t(original)" in out
+    assert "cell 4" not in out and "+" + TF2_PARTITIONER in out
+
+
+def test_a_second_run_changes_nothing(tmp_path, cli):
+    path = tmp_path / "t.ipynb"
+    path.write_text(notebook_text(TF1, PARTITIONER))
+    cli("t.ipynb")
+    first = path.read_bytes()
+    code, out, err = cli("t.ipynb")
+    assert (code, out) == (0, "") and path.read_bytes() == first
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "not a notebook: invalid JSON"),
+    (json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": []}).encode(),
+     "nbformat 3 notebook: only version 4 is migrated"),
+    (json.dumps({"cells": "no", "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode(),
+     "not a valid nbformat 4 notebook"),
+    (notebook_text(TF1 + PARTITIONER).encode().replace(b"A notebook", b"A \xff notebook"), "not valid utf-8"),
+    (notebook_text(TF1 + PARTITIONER, layout={"indent": 4}).encode()[:-1] + b"  \n", "JSON layout"),
+], ids=["invalid JSON", "nbformat 3", "not nbformat 4", "not utf-8", "layout Jupyter does not write"])
+def test_a_notebook_that_cannot_be_read_is_one_clear_error_and_untouched(tmp_path, cli, content, message):
+    path = tmp_path / "bad.ipynb"
+    path.write_bytes(content)
+    code, out, err = cli("bad.ipynb")
+    assert code == 2 and path.read_bytes() == content
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert line.startswith("bad.ipynb") and message in line
+
+
+def test_a_syntax_error_points_at_its_cell(tmp_path, cli):
+    path = tmp_path / "s.ipynb"
+    path.write_text(notebook_text(TF1, PARTITIONER + "def f(:\n    pass"))
+    code, out, err = cli("s.ipynb")
+    assert code == 2 and "s.ipynb:cell 3:2:" in err and "not valid Python 3" in err
+
+
+def test_notebooks_are_found_in_folders(tmp_path, cli):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "n.ipynb").write_text(notebook_text(TF1 + PARTITIONER))
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "n-checkpoint.ipynb").write_text(notebook_text(TF1 + PARTITIONER))
+    code, out, err = cli("--check", ".")
+    assert "sub/n.ipynb:cell 2:2:5: TFM201" in out and "1 file scanned" in err
+
+
+def test_the_example_notebook_migrates_with_its_magics_and_markdown():
+    from migrator.engine import migrate
+    from migrator.files import read_source
+    from migrator.notebooks import changed_cells
+    from rewrites import RULES
+
+    source = read_source(EXAMPLE)
+    result = migrate(source.text, str(EXAMPLE), frozenset(RULES))
+    changes = changed_cells(source.notebook, result.source)
+    kinds = [cell["cell_type"] for cell in source.notebook.cells]
+    assert all(kinds[index] == "code" for index in changes) and "markdown" in kinds
+    trained = next(after for before, after in changes.values() if "model.fit(" in after)
+    assert trained.startswith("%%time\n") and "ParameterServerStrategy" in trained
