@@ -29,11 +29,11 @@ from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, f
 from migrator.engine import Result, families_for, migrate
 from migrator.files import Candidate, Source, common_folder, discover, read_source, write_atomic
 from migrator.notebooks import Notebook, changed_cells, runnable, with_sources
+from migrator.report import FileRecord, RunSummary, Terminal, Verification, write_report
 from migrator.findings import FileError, Finding, Safety
 from rewrites import FAMILIES, RULES
 
 if TYPE_CHECKING:
-    from migrator.parity.model import ParityReport
     from migrator.parity.verify import Verifier
 
 EXIT_OK, EXIT_WORK_LEFT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="worker processes for files that need rewriting (default: all cores)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print only errors, manual findings and verifications without parity")
+    parser.add_argument("--verbose", "-v", action="store_true", help="also print one line per file scanned, on stderr")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text",
+                        help="findings, verdicts and errors as `path:line:col: ...` lines (text, coloured on a "
+                             "terminal unless NO_COLOR is set) or as one JSON object a line on stdout (json)")
+    parser.add_argument("--report", metavar="PATH", type=Path, action="append", default=[],
+                        help="write the whole run as a report: PATH.html (a page a person reads) or PATH.json "
+                             "(for CI; README documents its schema); repeatable")
     verify = parser.add_argument_group("verification (needs the parity extra: pip install 'tf-migrate[parity]')")
     verify.add_argument("--verify", action="store_true",
                         help="before writing, train each migrated training program (Estimator or between-graph) "
@@ -126,6 +133,7 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     verdicts: Counter = field(default_factory=Counter)  # --verify: "parity", "mismatch", "error" -> programs
     report_errors: list[FileError] = field(default_factory=list)  # --verify-reports that could not be written
+    records: list[FileRecord] = field(default_factory=list)  # one per file, for --report and --verbose
 
     def by_level(self) -> Counter:
         return Counter(finding.safety for finding in self.findings)
@@ -180,12 +188,34 @@ def migrate_main(argv: Sequence[str]) -> int:
         print("tf-migrate: interrupted; files not yet written are left as they were", file=sys.stderr)
         return EXIT_INTERRUPTED
     print_summary(outcome, dry_run=args.diff or args.check, verify=args.verify)
+    write_reports(args.report, outcome, dry_run=args.diff or args.check)
     return outcome.exit_code(dry_run=args.diff or args.check)
+
+
+def write_reports(paths: list[Path], outcome: Outcome, dry_run: bool) -> None:
+    """--report: the run as HTML and/or JSON; a report that cannot be written is an error of the run."""
+    unchanged = outcome.scanned - len(outcome.changed) - len(outcome.errors)
+    summary = RunSummary(outcome.scanned, len(outcome.changed), max(unchanged, 0), len(outcome.errors),
+                         sum(record.manual for record in outcome.records), dict(outcome.verdicts), dry_run)
+    for path in paths:
+        try:
+            write_report(path, summary, outcome.records, RULES)
+        except OSError as error:
+            problem = FileError(str(path), f"cannot write the report: {error.strerror or error}")
+            outcome.report_errors.append(problem)
+            print(problem.format(), file=sys.stderr)
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:
     if args.jobs < 1:
         return "--jobs must be at least 1"
+    if args.output_format == "json" and args.diff:
+        return "--output-format json prints on stdout, where --diff prints its patch: choose one"
+    if args.quiet and args.verbose:
+        return "--quiet and --verbose say opposite things: choose one"
+    unknown = [str(path) for path in args.report if path.suffix.lower() not in (".html", ".htm", ".json")]
+    if unknown:
+        return f"--report {unknown[0]}: the report is HTML (.html) or JSON (.json), by the file's suffix"
     verify_options = {"--verify-reports": args.verify_reports, "--verify-steps": args.verify_steps,
                       "--verify-timeout": args.verify_timeout}
     for flag, value in verify_options.items():
@@ -205,11 +235,14 @@ def parity_extra_installed() -> bool:
 def make_verifier(args: argparse.Namespace) -> Verifier:
     from migrator.parity.verify import Verifier
 
-    return Verifier(args.verify_steps, args.verify_timeout, args.verify_reports)
+    html = next((path for path in args.report if path.suffix.lower() in (".html", ".htm")), None)
+    reports = args.verify_reports or (html.with_name(html.stem + "-parity") if html else None)
+    return Verifier(args.verify_steps, args.verify_timeout, reports)
 
 
 def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verifier: Verifier | None = None) -> Outcome:
     outcome = Outcome()
+    terminal = terminal_for(args)
     sources: dict[Candidate, Source] = {}
     for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out):
         if isinstance(candidate, FileError):
@@ -227,18 +260,23 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
         try:
             if isinstance(result, FileError):
                 raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
-            apply(candidate, source, result, args, outcome, verifier)
+            apply(candidate, source, result, args, outcome, terminal, verifier)
         except FileError as error:
             outcome.errors.append(error)
         except OSError as error:
             outcome.errors.append(FileError(str(candidate.path), f"cannot write: {error.strerror or error}"))
     for error in outcome.errors:
-        print(error.format(), file=sys.stderr)
+        terminal.error(error, sys.stdout if terminal.json_lines else sys.stderr)
+        outcome.records.append(FileRecord(error.path, "failed", error=error.format()))
     return outcome
 
 
+def terminal_for(args: argparse.Namespace) -> Terminal:
+    return Terminal(json_lines=args.output_format == "json", quiet=args.quiet, verbose=args.verbose)
+
+
 def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome,
-          verifier: Verifier | None = None) -> None:
+          terminal: Terminal, verifier: Verifier | None = None) -> None:
     """Show or write one file's result; with a verifier, a migrated training program is written only at parity."""
     name = str(candidate.path)
     dry_run = args.diff or args.check
@@ -246,8 +284,7 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     notebook = source.notebook
     findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
     for finding in findings:
-        if not args.quiet or finding.safety is Safety.MANUAL:
-            print(finding.format(), file=stream)
+        terminal.finding(finding, stream)
     outcome.findings.extend(findings)
     changed = result.source != source.text
     cells = changed_cells(notebook, result.source) if notebook and changed else {}
@@ -256,19 +293,32 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
         data = with_sources(notebook, cells).encode() if changed else source.raw
     else:
         data = result.source.encode(source.encoding) if changed else source.raw
+    record = FileRecord(name, "changed" if changed else "unchanged", findings, [code_at(source, f) for f in findings])
+    if changed:
+        record.diff = "".join(cell_diffs(name, cells) if notebook else unified_diff(name, source.text, result.source))
     if verifier is not None and is_training_program(result):
         original, migrated = ((runnable(notebook, source.text).encode(), runnable(notebook, result.source).encode())
                               if notebook else (source.raw, data))
-        if not verify(candidate, original, migrated, verifier, args, stream, outcome) and not dry_run:
-            changed, data = False, source.raw
+        record.verification = verify(candidate, original, migrated, verifier, args, stream, outcome, terminal)
+        if record.verification.verdict != "parity" and not dry_run:
+            changed, data, record.status = False, source.raw, "kept"
     if args.diff and changed:
-        sys.stdout.writelines(cell_diffs(name, cells) if notebook else unified_diff(name, source.text, result.source))
+        sys.stdout.write(record.diff)
     if args.out:
         write_atomic(args.out / candidate.relative, data, mode=candidate.path.stat().st_mode & 0o7777)
     elif changed and not dry_run:
         write_atomic(candidate.path, data)
     if changed:
         outcome.changed.append(name)
+    outcome.records.append(record)
+    terminal.file_status(record, sys.stderr)
+
+
+def code_at(source: Source, finding: Finding) -> str:
+    """The line of code a finding points at, as the file has it."""
+    text = source.notebook.cell_source(finding.cell - 1) if source.notebook else source.text
+    lines = text.splitlines()
+    return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
 
 
 def in_cell(finding: Finding, notebook: Notebook) -> Finding:
@@ -293,27 +343,27 @@ def is_training_program(result: Result) -> bool:
 
 
 def verify(candidate: Candidate, original: bytes, migrated: bytes, verifier: Verifier, args: argparse.Namespace,
-           stream: TextIO, outcome: Outcome) -> bool:
-    """Train the program as it is and as migrated; print and count the verdict. True at parity."""
+           stream: TextIO, outcome: Outcome, terminal: Terminal) -> Verification:
+    """Train the program as it is and as migrated; print and count the verdict."""
     name = str(candidate.path)
     with status_on_terminal(f"verifying {name}: training the program and its migration"):
         report = verifier.verify(candidate.path, original, migrated)
     outcome.verdicts[report.verdict] += 1
-    if not args.quiet or report.verdict != "parity":
-        print(verdict_line(name, report, args), file=stream)
+    verification = Verification(report.verdict, report.message)
     try:
-        verifier.write_reports(report, candidate.relative)
+        html = verifier.write_reports(report, candidate.relative)
+        verification.report = str(html) if html else None
     except FileError as error:
         outcome.report_errors.append(error)
         print(error.format(), file=sys.stderr)
-    return report.verdict == "parity"
+    terminal.verdict(name, verification, verdict_suffix(report.verdict, args), stream)
+    return verification
 
 
-def verdict_line(name: str, report: ParityReport, args: argparse.Namespace) -> str:
-    line = f"{name}: {report.verdict}: {report.message}"
-    if report.verdict == "parity" or args.diff or args.check:
-        return line
-    return line + ("; copied unchanged" if args.out else "; left unchanged")
+def verdict_suffix(verdict: str, args: argparse.Namespace) -> str:
+    if verdict == "parity" or args.diff or args.check:
+        return ""
+    return "; copied unchanged" if args.out else "; left unchanged"
 
 
 def on_terminal() -> bool:

@@ -174,3 +174,15 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def write_report_file(path: Path, text: str) -> None:
+    """A report, atomically like the migrated sources; a new file gets the mode the umask allows."""
+    mode = None if path.exists() else 0o666 & ~_current_umask()
+    write_atomic(path, text.encode("utf-8"), mode)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return stat.S_IMODE(mask)

@@ -48,6 +48,9 @@ class Notebook:
     def cells(self) -> list[dict]:
         return self.data["cells"]
 
+    def cell_source(self, index: int) -> str:
+        return _source(self.cells[index])
+
     def locate(self, line: int) -> tuple[int, int]:
         """A line of the program -> (cell number counted from 1, line in that cell)."""
         before = [(start, index) for index, start in self.starts.items() if start <= line]

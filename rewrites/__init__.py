@@ -85,7 +85,7 @@ FAMILIES: tuple[Family, ...] = (
         triggers=("Estimator(", "Classifier(", "Regressor(", "train_and_evaluate("),
         rules=(
             Rule("TFM301", "estimator-program", N,
-                 "an Estimator program (train_and_evaluate) -> Keras fit under ParameterServerStrategy"),
+                 "an Estimator program -> a Keras model trained with fit under ParameterServerStrategy"),
             Rule("TFM302", "estimator-manual", M,
                  "an Estimator program in a shape not migrated safely: left untouched, the finding says where and why"),
             Rule("TFM303", "eval-steps", N,

@@ -152,3 +152,17 @@ def test_a_report_that_cannot_be_written_is_one_clear_error(tmp_path):
         Verifier(None, None, tmp_path / "reports").write_reports(report, "pkg/train.py")
     assert error.value.format().startswith(
         f"{tmp_path / 'reports' / 'pkg' / 'train.py.parity.html'}: error: cannot write the parity report: ")
+
+
+def test_html_report_links_each_verified_program_to_its_parity_report(program, tmp_path, cli):
+    """Without --verify-reports, the parity reports go next to the HTML report, in REPORT-parity/."""
+    code, out, err = cli("--check", "--verify", "--verify-steps", "5", "--report", "r.html", "--report", "r.json",
+                         str(program))
+    assert code == 1, err  # --check: the file would change
+    report = json.loads((tmp_path / "r.json").read_text())
+    (entry,) = report["files"]
+    assert entry["verification"]["verdict"] == "parity"
+    assert entry["verification"]["report"] == str(Path("r-parity") / "train.py.parity.html")  # as the run named it
+    assert (tmp_path / "r-parity" / "train.py.parity.html").exists()
+    assert 'href="r-parity/train.py.parity.html"' in (tmp_path / "r.html").read_text()
+    assert report["summary"]["verified"] == {"parity": 1}

@@ -5,12 +5,10 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrator.files import write_atomic
+from migrator.files import write_report_file
 from migrator.parity.model import ParityReport, SideRun
 
 VERDICT_COLORS = {"parity": "32", "mismatch": "31", "error": "33"}  # ANSI green, red, yellow
@@ -94,18 +92,6 @@ def write_json(report: ParityReport, path: Path) -> None:
 
 def write_html(report: ParityReport, path: Path) -> None:
     write_report_file(path, render_html(report))
-
-
-def write_report_file(path: Path, text: str) -> None:
-    """Atomically, like the migrated sources; a new file gets the mode the umask allows."""
-    mode = None if path.exists() else 0o666 & ~current_umask()
-    write_atomic(path, text.encode("utf-8"), mode)
-
-
-def current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return stat.S_IMODE(mask)
 
 
 # -- HTML -------------------------------------------------------------------------------------------

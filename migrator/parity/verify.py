@@ -34,16 +34,17 @@ class Verifier:
             new.write_bytes(migrated)
             return run_parity(old, new, self.options, as_path=path)
 
-    def write_reports(self, report: ParityReport, relative: str) -> None:
-        """The report as DIR/RELATIVE.parity.html and .parity.json, if a DIR was given."""
+    def write_reports(self, report: ParityReport, relative: str) -> Path | None:
+        """The report as DIR/RELATIVE.parity.html and .parity.json, if a DIR was given: the HTML's path."""
         if self.reports is None:
-            return
+            return None
         for suffix, write in REPORT_WRITERS:
             path = self.reports / (relative + suffix)
             try:
                 write(report, path)
             except OSError as error:
                 raise FileError(str(path), f"cannot write the parity report: {error.strerror or error}") from None
+        return self.reports / (relative + REPORT_WRITERS[0][0])
 
 
 @contextmanager

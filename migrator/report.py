@@ -1,0 +1,172 @@
+"""What a migration run reports: terminal lines, JSON lines, and the --report files (HTML, JSON).
+
+The terminal shows each finding as `path[:cell N]:line:col: RULE [level] message`, coloured
+on a terminal unless NO_COLOR is set; `--output-format json` prints one JSON object a
+line instead. `--report PATH.html` / `PATH.json` write the whole run: a summary, the
+findings per rule, and per file what was rewritten (its diff), the findings by level
+with the code they point at and what to do, and the parity verdict of each verified
+program with a link to its parity report. The JSON's layout is REPORT_SCHEMA_VERSION.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from migrator.files import write_report_file
+from migrator.findings import FileError, Finding, Safety, where
+
+REPORT_SCHEMA_VERSION = 1
+LEVEL_COLORS = {Safety.EXACT: "32", Safety.NUMERIC: "33", Safety.MANUAL: "31"}  # ANSI green, yellow, red
+VERDICT_COLORS = {"parity": "32", "mismatch": "31", "error": "33"}
+
+
+@dataclass
+class Verification:
+    verdict: str              # "parity", "mismatch" or "error"
+    message: str
+    report: str | None = None  # the parity report's HTML file, if written
+
+
+@dataclass
+class FileRecord:
+    """One file of the run."""
+
+    path: str
+    status: str                # "changed" (or would change), "unchanged", "failed", "kept" (verification failed)
+    findings: list[Finding] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)   # the source line each finding points at
+    diff: str = ""             # unified diff of what was (or would be) rewritten
+    verification: Verification | None = None
+    error: str | None = None
+
+    @property
+    def manual(self) -> bool:
+        return any(finding.safety is Safety.MANUAL for finding in self.findings)
+
+
+# -- the terminal -------------------------------------------------------------------------------------
+
+
+class Terminal:
+    """Where and how findings, verdicts and errors are printed."""
+
+    def __init__(self, json_lines: bool = False, quiet: bool = False, verbose: bool = False) -> None:
+        self.json_lines, self.quiet, self.verbose = json_lines, quiet, verbose
+
+    @staticmethod
+    def colored(stream: TextIO) -> bool:
+        return stream.isatty() and "NO_COLOR" not in os.environ
+
+    def finding(self, finding: Finding, stream: TextIO) -> None:
+        if self.quiet and finding.safety is not Safety.MANUAL:
+            return
+        if self.json_lines:
+            print(json.dumps({"type": "finding", **finding_json(finding)}), file=stream)
+            return
+        text = finding.format()
+        if self.colored(stream):
+            place = where(finding.path, finding.cell, finding.line, finding.col)
+            text = (f"{place}: \033[1m{finding.rule}\033[0m \033[{LEVEL_COLORS[finding.safety]}m[{finding.safety}]"
+                    f"\033[0m {finding.message}")
+        print(text, file=stream)
+
+    def verdict(self, path: str, verification: Verification, suffix: str, stream: TextIO) -> None:
+        if self.quiet and verification.verdict == "parity":
+            return
+        if self.json_lines:
+            print(json.dumps({"type": "verification", "path": path, **asdict(verification)}), file=stream)
+            return
+        verdict = verification.verdict
+        if self.colored(stream):
+            verdict = f"\033[1;{VERDICT_COLORS[verdict]}m{verdict}\033[0m"
+        print(f"{path}: {verdict}: {verification.message}{suffix}", file=stream)
+
+    def error(self, error: FileError, stream: TextIO) -> None:
+        if self.json_lines:
+            print(json.dumps({"type": "error", "path": error.path, "cell": error.cell, "line": error.line,
+                              "col": error.col, "message": error.message}), file=stream)
+            return
+        text = error.format()
+        print(f"\033[31m{text}\033[0m" if self.colored(stream) else text, file=stream)
+
+    def file_status(self, record: FileRecord, stream: TextIO) -> None:
+        """--verbose: one line per file scanned."""
+        if self.verbose:
+            counts = Counter(finding.safety.value for finding in record.findings)
+            detail = ", ".join(f"{count} {level}" for level, count in counts.items())
+            print(f"{record.path}: {record.status}" + (f" ({detail})" if detail else ""), file=stream)
+
+
+def finding_json(finding: Finding) -> dict:
+    return {"path": finding.path, "cell": finding.cell or None, "line": finding.line, "col": finding.col,
+            "rule": finding.rule, "level": finding.safety.value, "message": finding.message}
+
+
+# -- the report files -------------------------------------------------------------------------------
+
+
+@dataclass
+class RunSummary:
+    scanned: int
+    changed: int
+    unchanged: int
+    failed: int
+    manual: int               # files left with manual work
+    verified: dict[str, int]  # verdict -> programs
+    dry_run: bool
+
+
+def report_json(summary: RunSummary, records: list[FileRecord], rules: dict) -> dict:
+    """The --report JSON: REPORT_SCHEMA_VERSION, documented in README.md."""
+    from migrator import __version__
+
+    counts = Counter(finding.rule for record in records for finding in record.findings)
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "tool": {"name": "tf-migrate", "version": __version__},
+        "summary": asdict(summary),
+        "rules": [{"id": rule.id, "name": rule.name, "level": rule.safety.value, "summary": rule.summary,
+                   "findings": counts[rule.id]} for rule in rules.values() if counts[rule.id]],
+        "files": [{
+            "path": record.path, "status": record.status, "error": record.error,
+            "findings": [{**finding_json(finding), "code": code} for finding, code in zip(record.findings, record.code)],
+            "diff": record.diff, "lines_added": _diff_lines(record.diff, "+"), "lines_removed": _diff_lines(record.diff, "-"),
+            "verification": asdict(record.verification) if record.verification else None,
+        } for record in sorted(records, key=_attention)],
+    }
+
+
+def _attention(record: FileRecord) -> tuple[int, str]:
+    """Files a person must look at first: unreadable, manual work, no parity, then the rest, each by path."""
+    verdict = record.verification.verdict if record.verification else "parity"
+    rank = 0 if record.error else 1 if record.manual else 2 if verdict != "parity" else 3
+    return rank, record.path
+
+
+def _diff_lines(diff: str, sign: str) -> int:
+    return sum(line.startswith(sign) and not line.startswith(sign * 3 + " ") for line in diff.splitlines())
+
+
+def write_report(path: Path, summary: RunSummary, records: list[FileRecord], rules: dict) -> None:
+    """--report PATH: HTML for a .html (or .htm) path, JSON otherwise."""
+    data = report_json(summary, records, rules)
+    if path.suffix.lower() in (".html", ".htm"):
+        text = render_html(data, path)
+    else:
+        text = json.dumps(data, indent=2) + "\n"
+    write_report_file(path, text)
+
+
+def render_html(data: dict, path: Path) -> str:
+    from templates import render
+
+    for record in data["files"]:
+        verification = record["verification"]
+        if verification and verification["report"]:
+            verification["link"] = os.path.relpath(verification["report"], path.parent.absolute())
+    return render("migration_report.html.j2", report=data, levels=[level.value for level in Safety])
