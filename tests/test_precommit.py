@@ -64,9 +64,9 @@ def test_check_hook_covers_notebooks(pre_commit, project):
     from test_notebooks import notebook_text
 
     (project / "cluster.py").write_text(TF2_SERVER)
-    (project / "train.ipynb").write_text(notebook_text(["import tensorflow.compat.v1 as tf1",
-                                                        "server = tf1.train.Server(cluster, job_name='ps')"]))
+    (project / "train.ipynb").write_text(notebook_text("import tensorflow.compat.v1 as tf1\n"
+                                                       "server = tf1.train.Server(cluster, job_name='ps')"))
     subprocess.run(["git", "add", "."], cwd=project, check=True)
     result = pre_commit(project, "tf-migrate-check")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "train.ipynb:cell 2:1:10: TFM101" in result.stdout
+    assert "train.ipynb:cell 2:2:10: TFM101" in result.stdout
