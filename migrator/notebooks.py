@@ -4,7 +4,8 @@ The code cells are joined into one Python program, each preceded by a marker
 statement (``__tf_migrate_cell__(N)``), so a name defined in one cell and used in
 another resolves, and the rewrites see one module. IPython syntax is hidden from
 them: a line magic, shell escape or help request (``%time x``, ``!pip ...``,
-``obj?``), and the first line of a cell magic that runs Python (``%%time``), becomes
+``files = !ls``, ``obj?``) that starts a statement (not a line inside a string or
+brackets), and the first line of a cell magic that runs Python (``%%time``), becomes
 ``__tf_migrate_magic__(K)`` at the same indentation; a cell magic of another language
 (``%%bash``) keeps its whole cell out of the program. After the migration the
 program is cut at the markers and the hidden lines are put back as they were.
@@ -18,8 +19,10 @@ source lines. The notebook is read and checked with nbformat (version 4).
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +33,11 @@ MAGIC = "__tf_migrate_magic__"
 _CELL_LINE = re.compile(rf"^{CELL}\((\d+)\)$")
 _MAGIC_LINE = re.compile(rf"^(\s*){MAGIC}\((\d+)\)$", re.MULTILINE)
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
-_IPYTHON_LINE = re.compile(r"^\s*(%|!|\?)|\?\s*$")  # %magic, !shell, ?help, help?
+_IPYTHON_LINE = re.compile(r"""^\s*(
+    [%!?]                                  # %magic, !shell, ?help
+  | %{0,2}[\w.*]+\?{1,2}\s*$               # help?, obj.attr??, %magic?
+  | [\w.]+(\s*,\s*[\w.]+)*\s*=\s*[%!]     # files = !ls, t = %timeit -o f()
+)""", re.VERBOSE)
 
 
 @dataclass
@@ -124,15 +131,31 @@ def _hide_ipython(text: str, magics: list[str]) -> str:
         return text
     except SyntaxError:
         pass
-    hidden = []
+    hidden: list[str] = []
+    statement: list[str] = []  # the lines of a statement still open (a bracket, string or backslash)
     for line in text.split("\n"):
-        if _IPYTHON_LINE.search(line):
+        if not statement and _IPYTHON_LINE.match(line):
             indent = line[: len(line) - len(line.lstrip())]
             hidden.append(f"{indent}{MAGIC}({len(magics)})")
             magics.append(line)
-        else:
-            hidden.append(line)
+            continue
+        hidden.append(line)
+        statement.append(line)
+        if not _is_open(statement):
+            statement.clear()
     return "\n".join(hidden)
+
+
+def _is_open(lines: list[str]) -> bool:
+    """Whether these lines end inside a bracket, a string or after a backslash: the next line continues them."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            pass
+    except tokenize.TokenError:  # EOF in multi-line string / statement
+        return True
+    except (IndentationError, SyntaxError):
+        return False
+    return False
 
 
 def changed_cells(notebook: Notebook, program: str) -> dict[int, tuple[str, str]]:

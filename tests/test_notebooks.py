@@ -67,8 +67,8 @@ def _diff(before: str, after: str) -> list[str]:
             if not line.startswith(("---", "+++", "@@"))]
 
 
-@pytest.mark.parametrize("magic", ["!pip install tensorflow==1.15", "%time x = 1", "%%time\nx = 1", "tf1?",
-                                   "for i in range(2):\n    !echo {i}"])
+@pytest.mark.parametrize("magic", ["!pip install tensorflow==1.15", "%time x = 1", "%%time\nx = 1", "tf1?", "?tf1",
+                                   "tf1.train??", "files = !ls", "for i in range(2):\n    !echo {i}"])
 def test_magics_are_kept_byte_for_byte_and_the_code_around_them_migrated(tmp_path, cli, magic):
     path = tmp_path / "m.ipynb"
     cell = magic + "\n" + PARTITIONER if magic.startswith("%%") else TF1 + magic + "\n" + PARTITIONER
@@ -76,6 +76,15 @@ def test_magics_are_kept_byte_for_byte_and_the_code_around_them_migrated(tmp_pat
     cli("m.ipynb")
     migrated = [text for text in sources(path) if "FixedShardsPartitioner" in text]
     assert migrated and magic in migrated[0]
+
+
+def test_lines_inside_a_string_or_brackets_are_python_even_if_they_look_like_magics(tmp_path, cli):
+    path = tmp_path / "s.ipynb"
+    cell = '!ls\n' + TF1 + 'NOTE = """Sharded?\n!important\n"""\nsizes = (1,\n  2)  # why?\n' + PARTITIONER
+    path.write_text(notebook_text(cell))
+    code, out, err = cli("s.ipynb")
+    assert code == 0, err
+    assert sources(path)[1] == cell.replace(TF1, "import tensorflow as tf\n").replace(PARTITIONER, TF2_PARTITIONER)
 
 
 def test_a_cell_of_another_language_is_not_python(tmp_path, cli):
