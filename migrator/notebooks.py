@@ -153,7 +153,7 @@ def _is_open(lines: list[str]) -> bool:
             pass
     except tokenize.TokenError:  # EOF in multi-line string / statement
         return True
-    except (IndentationError, SyntaxError):
+    except SyntaxError:  # a bad dedent: the statement is over, ast reports the error later
         return False
     return False
 
