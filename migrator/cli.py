@@ -22,23 +22,22 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from migrator import __version__
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
-from migrator.engine import Result, families_for, migrate
+from migrator.engine import Result, families_for, migrate_group, program_groups
 from migrator.files import Candidate, Source, common_folder, discover, read_source, write_atomic
-from migrator.notebooks import Notebook, changed_cells, runnable, with_sources
-from migrator.report import FileRecord, RunSummary, Terminal, Verification, write_report
+from migrator.notebooks import Notebook, changed_cells, with_sources
+from migrator.report import FileRecord, RunSummary, Terminal, write_report
 from migrator.findings import FileError, Finding, Safety
+from migrator.verifying import Verifications, program_of
 from rewrites import FAMILIES, RULES
 
 if TYPE_CHECKING:
     from migrator.parity.verify import Verifier
 
 EXIT_OK, EXIT_WORK_LEFT, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-# The findings of migrated training programs, what --verify trains: an Estimator program, a between-graph one.
-TRAINING_PROGRAM_RULES = ("TFM301", "TFM103")
 PARITY_MODULES = ("numpy", "tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")  # the parity extra
 
 DESCRIPTION = """\
@@ -254,13 +253,14 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
         except FileError as error:
             outcome.errors.append(error)
     todo = [candidate for candidate, source in sources.items() if families_for(source.text, enabled)]
-    results = dict(zip(todo, migrate_all(todo, sources, enabled, args.keras or config.keras, args.jobs)))
+    results = migrate_all(todo, sources, enabled, args.keras or config.keras, args.jobs)
+    verifications = Verifications(verifier, sources, results) if verifier is not None else None
     for candidate, source in sources.items():
         result = results.get(candidate, Result(source.text))
         try:
             if isinstance(result, FileError):
                 raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
-            apply(candidate, source, result, args, outcome, terminal, verifier)
+            apply(candidate, source, result, args, outcome, terminal, verifications)
         except FileError as error:
             outcome.errors.append(error)
         except OSError as error:
@@ -276,8 +276,9 @@ def terminal_for(args: argparse.Namespace) -> Terminal:
 
 
 def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome,
-          terminal: Terminal, verifier: Verifier | None = None) -> None:
-    """Show or write one file's result; with a verifier, a migrated training program is written only at parity."""
+          terminal: Terminal, verifications: Verifications | None = None) -> None:
+    """Show or write one file's result; with --verify, the files of a migrated training program are written only
+    at parity."""
     name = str(candidate.path)
     dry_run = args.diff or args.check
     stream = sys.stderr if args.diff else sys.stdout
@@ -296,11 +297,12 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     record = FileRecord(name, "changed" if changed else "unchanged", findings, [code_at(source, f) for f in findings])
     if changed:
         record.diff = "".join(cell_diffs(name, cells) if notebook else unified_diff(name, source.text, result.source))
-    if verifier is not None and is_training_program(result):
-        original, migrated = ((runnable(notebook, source.text).encode(), runnable(notebook, result.source).encode())
-                              if notebook else (source.raw, data))
-        record.verification = verify(candidate, original, migrated, verifier, args, stream, outcome, terminal)
-        if record.verification.verdict != "parity" and not dry_run:
+    program = program_of(name, result) if verifications is not None else ()
+    if program:
+        if program[0] == name:
+            record.verification = verifications.verification(program, outcome, candidate.relative)
+            terminal.verdict(name, record.verification, verdict_suffix(record.verification.verdict, args), stream)
+        if verifications.report(program).verdict != "parity" and not dry_run:
             changed, data, record.status = False, source.raw, "kept"
     if args.diff and changed:
         sys.stdout.write(record.diff)
@@ -338,28 +340,6 @@ def cell_diffs(name: str, cells: dict[int, tuple[str, str]]) -> Iterator[str]:
         yield from unified_diff(f"{name} (cell {index + 1})", before + "\n", after + "\n")
 
 
-def is_training_program(result: Result) -> bool:
-    return any(finding.rule in TRAINING_PROGRAM_RULES for finding in result.findings)
-
-
-def verify(candidate: Candidate, original: bytes, migrated: bytes, verifier: Verifier, args: argparse.Namespace,
-           stream: TextIO, outcome: Outcome, terminal: Terminal) -> Verification:
-    """Train the program as it is and as migrated; print and count the verdict."""
-    name = str(candidate.path)
-    with status_on_terminal(f"verifying {name}: training the program and its migration"):
-        report = verifier.verify(candidate.path, original, migrated)
-    outcome.verdicts[report.verdict] += 1
-    verification = Verification(report.verdict, report.message)
-    try:
-        html = verifier.write_reports(report, candidate.relative)
-        verification.report = str(html) if html else None
-    except FileError as error:
-        outcome.report_errors.append(error)
-        print(error.format(), file=sys.stderr)
-    terminal.verdict(name, verification, verdict_suffix(report.verdict, args), stream)
-    return verification
-
-
 def verdict_suffix(verdict: str, args: argparse.Namespace) -> str:
     if verdict == "parity" or args.diff or args.check:
         return ""
@@ -388,26 +368,33 @@ def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
 
 
 def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
-                jobs: int) -> Iterator[Result | FileError]:
-    """Migrate the files that need it, on all cores when there are several."""
-    texts = [sources[candidate].text for candidate in todo]
-    names = [str(candidate.path) for candidate in todo]
-    enabled_each, keras_each = [enabled] * len(todo), [keras] * len(todo)
-    if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(min(jobs, len(todo))) as pool:
-            yield from with_progress(pool.map(migrate_or_error, texts, names, enabled_each, keras_each, chunksize=4),
-                                     len(todo))
+                jobs: int) -> dict[Candidate, Result | FileError]:
+    """Migrate the files that need it, each program's files together, on all cores when there are several."""
+    names = {str(candidate.path): candidate for candidate in sources}
+    python = {name: sources[candidate].text for name, candidate in names.items() if not sources[candidate].notebook}
+    wanted = {str(candidate.path) for candidate in todo}
+    groups = [group for group in program_groups(python, enabled) if wanted & set(group)]
+    groups += [[name] for name in sorted(wanted - set(python))]  # notebooks: a program of their own
+    groups.sort(key=lambda group: -sum(len(names[name].path.name) + len(sources[names[name]].text) for name in group))
+    texts = [{name: sources[names[name]].text for name in group} for group in groups]
+    enabled_each, keras_each = [enabled] * len(texts), [keras] * len(texts)
+    results: dict[Candidate, Result | FileError] = {}
+    if jobs > 1 and len(texts) > 1:
+        with ProcessPoolExecutor(min(jobs, len(texts))) as pool:
+            done = with_progress(pool.map(migrate_group_or_errors, texts, enabled_each, keras_each), len(texts))
+            for group in done:
+                results.update((names[name], result) for name, result in group.items())
     else:
-        yield from with_progress(map(migrate_or_error, texts, names, enabled_each, keras_each), len(todo))
+        for group in with_progress(map(migrate_group_or_errors, texts, enabled_each, keras_each), len(texts)):
+            results.update((names[name], result) for name, result in group.items())
+    return results
 
 
-def migrate_or_error(text: str, name: str, enabled: frozenset[str], keras: str) -> Result | FileError:
+def migrate_group_or_errors(texts: dict[str, str], enabled: frozenset[str], keras: str) -> dict[str, Result | FileError]:
     try:
-        return migrate(text, name, enabled, keras)
-    except FileError as error:
-        return error
-    except Exception as error:  # a crash on one file must not stop the others
-        return FileError(name, f"internal error: {error!r}; file left unchanged")
+        return migrate_group(texts, enabled, keras)
+    except Exception as error:  # a crash on one group must not stop the others
+        return {name: FileError(name, f"internal error: {error!r}; file left unchanged") for name in texts}
 
 
 def with_progress(results: Iterator, total: int) -> Iterator:

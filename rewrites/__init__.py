@@ -20,12 +20,20 @@ from migrator.findings import Rule, Safety
 
 @dataclass(frozen=True)
 class Family:
+    """A rewrite family: ``rewrites/<module>``, the words that wake it, its rules (each in exactly one family).
+
+    kind "file": a libcst codemod ``Rewrite`` run on each file; kind "program": a ``migrate(tree, enabled,
+    keras)`` run over the modules of a program at once (rewrites/program/).
+    """
+
     module: str
     triggers: tuple[str, ...]
     rules: tuple[Rule, ...]
+    kind: str = "file"
 
-    def load(self) -> type:
-        return importlib.import_module(f"rewrites.{self.module}").Rewrite
+    def load(self):
+        module = importlib.import_module(f"rewrites.{self.module}")
+        return module.Rewrite if self.kind == "file" else module
 
     def documentation(self) -> str:
         return importlib.import_module(f"rewrites.{self.module}").__doc__ or ""
@@ -68,6 +76,11 @@ FAMILIES: tuple[Family, ...] = (
                  "drives the cluster with a ClusterCoordinator of ParameterServerStrategy"),
             Rule("TFM104", "between-graph-manual", M,
                  "a between-graph program in a shape not migrated safely: left untouched, the finding says where and why"),
+            Rule("TFM105", "between-graph-partitioner", E,
+                 "a get_variable's partitioner moved onto the strategy also splits the program's other variables "
+                 "(placement only)"),
+            Rule("TFM106", "between-graph-numerics", N,
+                 "a piece of the graph whose Keras counterpart differs from TF1 in a documented way (the message says how)"),
         ),
     ),
     Family(
@@ -78,11 +91,16 @@ FAMILIES: tuple[Family, ...] = (
                  "numpy_input_fn / pandas_input_fn(shuffle=False) -> a tf.data input_fn with the same batches in order"),
             Rule("TFM307", "shuffled-input", N,
                  "numpy_input_fn / pandas_input_fn(shuffle=True) -> tf.data with .shuffle(): another random order"),
+            Rule("TFM308", "input-fn-manual", M,
+                 "a numpy_input_fn / pandas_input_fn not migrated safely: left untouched, the finding says why"),
         ),
     ),
+    # A program family: after the per-file families, over the modules of a program at once. It reads the
+    # partitioners TFM201-203 wrote and the input functions TFM306-307 wrote, so it runs after them.
     Family(
         "estimator",
-        triggers=("Estimator(", "Classifier(", "Regressor(", "train_and_evaluate("),
+        triggers=("Estimator(", "Classifier(", "Regressor(", "train_and_evaluate(", "Experiment(", "learn_runner"),
+        kind="program",
         rules=(
             Rule("TFM301", "estimator-program", N,
                  "an Estimator program -> a Keras model trained with fit under ParameterServerStrategy"),
@@ -93,11 +111,16 @@ FAMILIES: tuple[Family, ...] = (
             Rule("TFM304", "checkpoint-cadence", E,
                  "RunConfig checkpoints the migrated program cannot write at the same moments (a timer, or steps "
                  "that do not divide max_steps): it saves at the end of training"),
+            Rule("TFM305", "tpu-on-cpu", E,
+                 "a TPUEstimator whose use_tpu is a flag defaulting to False: migrated for use_tpu=False, it trains "
+                 "on CPU/GPU workers whatever the flag says"),
             Rule("TFM206", "partitioner-scope", E,
                  "a variable_scope's partitioner moved onto the strategy also splits the variables created outside "
                  "that scope (placement only)"),
             Rule("TFM401", "keras-numerics", N,
                  "a model_fn piece whose Keras counterpart differs from TF1 in a documented way (the message says how)"),
+            Rule("TFM402", "model-fn-logging", E,
+                 "tf.summary / tf.logging calls in the model_fn: they do not change what it computes; dropped"),
         ),
     ),
 )

@@ -7,7 +7,7 @@ spelling, and answers with ``self.replace(...)`` or ``self.report(...)``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -17,6 +17,7 @@ from libcst.metadata import ImportAssignment, PositionProvider, QualifiedNamePro
 
 from migrator.findings import Finding
 from rewrites import RULES
+from rewrites.syntax import source, subtree
 
 # TensorFlow internals real code imports from, and the public namespace they back.
 _INTERNAL_MODULES = {
@@ -28,11 +29,26 @@ _INTERNAL_MODULES = {
     "tensorflow_estimator.python.estimator.training": "estimator",
     "tensorflow_estimator.python.estimator.run_config": "estimator",
     "tensorflow_estimator.python.estimator.model_fn": "estimator",
+    "tensorflow_estimator.python.estimator.mode_keys": "estimator",
     "tensorflow_estimator.python.estimator.inputs.numpy_io": "estimator.inputs",
     "tensorflow_estimator.python.estimator.inputs.pandas_io": "estimator.inputs",
+    "tensorflow_estimator.python.estimator.tpu.tpu_estimator": "estimator.tpu",
+    "tensorflow_estimator.python.estimator.tpu.tpu_config": "estimator.tpu",
 }
 
-# Names a module-level `tf = tf.compat.v1` may rebind to.
+# The same API under another name: TF 1.x's tf.contrib spellings of what TF 1.15 moved.
+_SYNONYMS = {
+    "contrib.tpu.TPUEstimator": "estimator.tpu.TPUEstimator",
+    "contrib.tpu.TPUEstimatorSpec": "estimator.tpu.TPUEstimatorSpec",
+    "contrib.tpu.RunConfig": "estimator.tpu.RunConfig",
+    "contrib.tpu.TPUConfig": "estimator.tpu.TPUConfig",
+    "contrib.tpu.CrossShardOptimizer": "tpu.CrossShardOptimizer",
+    "contrib.cluster_resolver.TPUClusterResolver": "distribute.cluster_resolver.TPUClusterResolver",
+    "contrib.estimator.add_metrics": "estimator.add_metrics",
+    "contrib.training.HParams": "contrib.training.HParams",
+}
+
+# Modules a `tf = tf.compat.v1` style rebinding may name.
 _TF_MODULES = {"tensorflow": "tensorflow", "tensorflow.compat.v1": "tensorflow.compat.v1"}
 
 _TF2_ALIAS_CHOICES = ("tf", "tf2", "tensorflow")
@@ -59,76 +75,108 @@ def parse_tf_name(qualified: str) -> TFName | None:
     for module, public in _INTERNAL_MODULES.items():
         if qualified.startswith(module + "."):
             rest = qualified[len(module) + 1 :]
-            return TFName(f"{public}.{rest}" if public else rest, "internal")
+            return TFName(_synonym(f"{public}.{rest}" if public else rest), "internal")
     for root, via in (("tensorflow.compat.v1.", "v1"), ("tensorflow_estimator.", "v1"), ("tensorflow.", "tf")):
         if qualified.startswith(root):
             api = qualified[len(root) :]
             if via == "tf" and api.startswith(("compat.", "python.")):
                 return None
-            return TFName(api, via)
+            return TFName(_synonym(api), via)
     return None
 
 
-def bind_arguments(call: cst.Call, params: Sequence[str]) -> dict[str, tuple[int | None, cst.Arg]] | None:
-    """Map each argument of ``call`` to its parameter: name -> (position or None, Arg).
+def _synonym(api: str) -> str:
+    for old, new in _SYNONYMS.items():
+        if api == old or api.startswith(old + "."):
+            return new + api[len(old):]
+    return api
 
-    None when the call cannot be mapped statically: *args, **kwargs, an unknown
-    keyword, too many positional arguments, or a parameter given twice.
+
+class TFNameReader:
+    """Which TensorFlow API a node refers to, whatever the import spelling.
+
+    Mixed into a libcst MetadataDependent with QualifiedNameProvider resolved; call
+    ``read_aliases(module)`` once before asking.
     """
-    bound: dict[str, tuple[int | None, cst.Arg]] = {}
-    for index, arg in enumerate(call.args):
-        if arg.star:
+
+    _module_aliases: dict[str, str] = {}
+
+    def read_aliases(self, module: cst.Module) -> None:
+        self._module_aliases = self._tensorflow_reassignments(module)
+
+    def tf_name(self, node: cst.CSTNode) -> TFName | None:
+        """The TensorFlow API ``node`` refers to, through any import spelling, or None (also for an attribute of
+        a call's result: `Dataset.range(3).batch` names no API)."""
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if root is not node and not isinstance(root, cst.Name):
             return None
-        if arg.keyword is None:
-            if index >= len(params):
-                return None
-            name, position = params[index], index
-        else:
-            name, position = arg.keyword.value, None
-            if name not in params:
-                return None
-        if name in bound:
+        found: set[TFName] = set()
+        for qualified in self.get_metadata(QualifiedNameProvider, node, set()):
+            name = self._imported_name(qualified)
+            parsed = parse_tf_name(name) if name else None
+            if parsed:
+                found.add(parsed)
+        apis = {name.api for name in found}
+        if len(apis) != 1:
             return None
-        bound[name] = (position, arg)
-    return bound
+        # `tf = tf.compat.v1` makes `tf.X` both: the compat.v1 reading is the one in force.
+        return min(found, key=lambda name: name.via == "tf")
+
+    def api(self, node: cst.CSTNode) -> str | None:
+        name = self.tf_name(node)
+        return name.api if name else None
+
+    def _imported_name(self, qualified) -> str | None:
+        if qualified.source is QualifiedNameSource.IMPORT:
+            return qualified.name
+        if qualified.source is QualifiedNameSource.LOCAL:
+            root, _, rest = qualified.name.partition(".")
+            if root in self._module_aliases and rest:
+                return f"{self._module_aliases[root]}.{rest}"
+        return None
+
+    def _tensorflow_reassignments(self, module: cst.Module) -> dict[str, str]:
+        """Module-level `tf = tf.compat.v1` style rebindings (also inside a module-level if or try): name ->
+        TensorFlow module."""
+        aliases = {}
+        for statement in module_level_statements(module):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    for qualified in self.get_metadata(QualifiedNameProvider, small.value, set()):
+                        if isinstance(target, cst.Name) and qualified.name in _TF_MODULES:
+                            aliases[target.value] = _TF_MODULES[qualified.name]
+        return aliases
 
 
-def keyword_arg(name: str, value: cst.BaseExpression, like: cst.Arg) -> cst.Arg:
-    """A `name=value` argument keeping the comma (and so the layout) of ``like``."""
-    return cst.Arg(
-        value=value,
-        keyword=cst.Name(name),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-        comma=like.comma,
-    )
+def module_level_statements(module: cst.Module) -> Iterator[cst.BaseStatement]:
+    """The module's statements, and those of module-level if / try blocks (where imports and rebindings hide)."""
+
+    def blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+        if isinstance(statement, cst.If):
+            yield statement.body
+            if isinstance(statement.orelse, cst.Else):
+                yield statement.orelse.body
+            elif statement.orelse is not None:  # elif
+                yield from blocks(statement.orelse)
+        elif isinstance(statement, cst.Try):
+            yield statement.body
+            yield from (handler.body for handler in statement.handlers)
+            yield from (part.body for part in (statement.orelse, statement.finalbody) if part is not None)
+
+    def walk(statements) -> Iterator[cst.BaseStatement]:
+        for statement in statements:
+            yield statement
+            for block in blocks(statement):
+                if isinstance(block, cst.IndentedBlock):
+                    yield from walk(block.body)
+
+    yield from walk(module.body)
 
 
-def without_trailing_comma(args: list[cst.Arg], original: Sequence[cst.Arg]) -> list[cst.Arg]:
-    """Give the new last argument the original last argument's comma (none, usually)."""
-    if args and original:
-        args[-1] = args[-1].with_changes(comma=original[-1].comma)
-    return args
-
-
-def source(node: cst.CSTNode) -> str:
-    """The code of one node, as it is written."""
-    return cst.Module([]).code_for_node(node)
-
-
-def subtree(node: cst.CSTNode):
-    """``node`` and every node below it."""
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(node.children)
-
-
-def is_literal_int(node: cst.BaseExpression, value: int) -> bool:
-    return isinstance(node, cst.Integer) and node.evaluated_value == value
-
-
-class TFCodemod(VisitorBasedCodemodCommand):
+class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
     """Base of every rewrite family."""
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
@@ -147,7 +195,7 @@ class TFCodemod(VisitorBasedCodemodCommand):
     # -- names --------------------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._module_aliases = self._tensorflow_reassignments(node)
+        self.read_aliases(node)
         existing = self._existing_tensorflow_import(node)
         self._tf2_alias = existing if existing not in self._module_aliases else None
         self._tf2_alias_imported = self._tf2_alias is not None
@@ -164,43 +212,6 @@ class TFCodemod(VisitorBasedCodemodCommand):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
-
-    def tf_name(self, node: cst.CSTNode) -> TFName | None:
-        """The TensorFlow API ``node`` refers to, through any import spelling, or None."""
-        found: set[TFName] = set()
-        for qualified in self.get_metadata(QualifiedNameProvider, node, set()):
-            name = self._imported_name(qualified)
-            parsed = parse_tf_name(name) if name else None
-            if parsed:
-                found.add(parsed)
-        apis = {name.api for name in found}
-        if len(apis) != 1:
-            return None
-        # `tf = tf.compat.v1` makes `tf.X` both: the compat.v1 reading is the one in force.
-        return min(found, key=lambda name: name.via == "tf")
-
-    def _imported_name(self, qualified) -> str | None:
-        if qualified.source is QualifiedNameSource.IMPORT:
-            return qualified.name
-        if qualified.source is QualifiedNameSource.LOCAL:
-            root, _, rest = qualified.name.partition(".")
-            if root in self._module_aliases and rest:
-                return f"{self._module_aliases[root]}.{rest}"
-        return None
-
-    def _tensorflow_reassignments(self, module: cst.Module) -> dict[str, str]:
-        """Module-level `tf = tf.compat.v1` style rebindings: name -> TensorFlow module."""
-        aliases = {}
-        for statement in module.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
-                continue
-            for small in statement.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    for qualified in self.get_metadata(QualifiedNameProvider, small.value, set()):
-                        if isinstance(target, cst.Name) and qualified.name in _TF_MODULES:
-                            aliases[target.value] = _TF_MODULES[qualified.name]
-        return aliases
 
     # -- TF2 spellings ------------------------------------------------------
 

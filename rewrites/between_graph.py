@@ -54,6 +54,13 @@ After::
     while int(optimizer.iterations) < 20:
       loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()
 
+TFM105 between-graph-partitioner (exact). A ``get_variable``'s partitioner moves onto the
+strategy, which applies it to every variable the program creates: reported at the first
+variable made without one, now split too (placement only: the numbers are the same).
+
+TFM106 between-graph-numerics (numeric). A piece of the graph whose Keras counterpart differs
+from TF1 in a documented way (an optimizer, rewrites/keras_equivalents.py): the message says how.
+
 TFM104 between-graph-manual (manual). A program in a shape not migrated safely
 (``SyncReplicasOptimizer``, ``Supervisor`` or a plain ``Session``, queue runners, hooks
 other than ``StopAtStepHook``, ``tf.layers`` in the graph, partitioners other than one
@@ -69,9 +76,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.base import TFCodemod, bind_arguments, source, subtree
-from rewrites.model_fn import (PARTITIONER_FOR_EVERY_VARIABLE, Unsupported, first_line, is_name, list_elements,
-                               single_assign, statement_value)
+from rewrites.base import TFCodemod
+from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
+from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_name, list_elements, single_assign, source,
+                             statement_value, subtree)
 
 SESSION = "train.MonitoredTrainingSession"
 GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step")  # and `optimizer`, for one made in its minimize call
@@ -332,7 +340,7 @@ class Rewrite(TFCodemod):
                 raise Unsupported(lookup, "embedding_lookup on partitioned variables: TF1 looked ids up \"mod\", a "
                                           "TF2 sharded variable \"div\"; use a Keras Embedding, by hand")
             if graph.unpartitioned:
-                graph.notes.append(("TFM206", graph.unpartitioned[0], PARTITIONER_FOR_EVERY_VARIABLE))
+                graph.notes.append(("TFM105", graph.unpartitioned[0], PARTITIONER_FOR_EVERY_VARIABLE))
         return graph
 
     def _variable(self, graph: Graph, target: str, call: cst.Call) -> None:
@@ -370,7 +378,7 @@ class Rewrite(TFCodemod):
         except keras_code.NoKerasEquivalent as problem:
             raise Unsupported(call, str(problem)) from None
         if code.safety.value == "numeric":
-            graph.notes.append(("TFM401", call, code.why))
+            graph.notes.append(("TFM106", call, code.why))
         graph.optimizer, graph.optimizer_name = f"{target} = {code.code}", target
         graph.after_optimizer = code.after_compile
 

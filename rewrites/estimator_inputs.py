@@ -21,6 +21,10 @@ A ``pandas_input_fn`` is migrated when ``y`` is absent or visibly one column
 (``frame["label"]``): TF1 turns a DataFrame ``y`` into a dict, and ``frame.pop("label")``,
 which TF1 ran once, would run at every call of the new input function.
 
+TFM308 input-fn-manual (manual): a call that cannot be migrated safely (``shuffle`` not a
+literal, ``x`` or ``y`` computed, a ``y`` that is not one column, ``target_column``, arguments
+that cannot be read) is left as it is, saying why.
+
 Before::
 
     train_input_fn = tf1.estimator.inputs.numpy_input_fn(
@@ -36,7 +40,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrites.base import TFCodemod, bind_arguments, source
+from rewrites.base import TFCodemod
+from rewrites.syntax import bind_arguments, source, with_blank_lines
 
 NUMPY = ("x", "y", "batch_size", "num_epochs", "shuffle", "queue_capacity", "num_threads")
 PANDAS = (*NUMPY, "target_column")
@@ -73,7 +78,7 @@ class Rewrite(TFCodemod):
         written = [any(statement is function for function in self._functions) for statement in body]
         for index, statement in enumerate(body):
             if index and (written[index] or written[index - 1]):
-                body[index] = _with_blank_lines(statement, 2)
+                body[index] = with_blank_lines(statement, 2)
         return super().leave_Module(original_node, updated_node.with_changes(body=body))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -104,6 +109,8 @@ class Rewrite(TFCodemod):
         if computed is not None:
             return self._manual(call, f"`{source(computed)}` is computed, once in TF1 but at every call of the new "
                                       "input_fn; bind it to a name first")
+        if not self.wants(self._rule(call)):
+            return None
         if api.endswith("pandas_input_fn"):
             features, labels = self._pandas_columns(call, bound)
             if features is None:
@@ -134,7 +141,7 @@ class Rewrite(TFCodemod):
         return f"dict({source(bound['x'][1].value)})", source(y) if y is not None else None
 
     def _manual(self, call: cst.Call, why: str) -> None:
-        self.report("TFM302", call, f"{self._api(call).rpartition('.')[2]} left as it is: {why}")
+        self.report("TFM308", call, f"{self._api(call).rpartition('.')[2]} left as it is: {why}")
         return None
 
     def _rule(self, call: cst.Call) -> str:
@@ -179,12 +186,3 @@ def _is_one_column(node: cst.BaseExpression) -> bool:
         index = node.slice[0].slice
         return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
     return False
-
-
-def _with_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:
-    """At least ``count`` empty lines before the statement (and before its comments)."""
-    lines = list(statement.leading_lines)
-    blank = 0
-    while blank < len(lines) and not lines[blank].comment and not lines[blank].whitespace.value:
-        blank += 1
-    return statement.with_changes(leading_lines=[cst.EmptyLine()] * max(count - blank, 0) + lines)

@@ -19,11 +19,12 @@ After::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
-from rewrites.base import bind_arguments, source
+from rewrites.syntax import bind_arguments
 from rewrites.keras_equivalents import NoKerasEquivalent
 
 STOP_AT_STEP = ("num_steps", "last_step")
@@ -55,14 +56,15 @@ CUSTOM = ("a SessionRunHook runs in TF1's session loop: rewrite it as a Keras ca
 class Hooks:
     """What the hooks ask of the Keras program."""
 
-    last_step: cst.BaseExpression | None = None        # StopAtStepHook(last_step=...)
-    checkpoint_steps: cst.BaseExpression | None = None  # CheckpointSaverHook(model_dir, save_steps=...)
+    last_step: object = None         # StopAtStepHook(last_step=...): the expression (or where it is read)
+    checkpoint_steps: object = None  # CheckpointSaverHook(model_dir, save_steps=...)
 
 
-def read_hook(api: str | None, call: cst.Call, hooks: Hooks, model_dir: str | None = None) -> None:
+def read_hook(api: str | None, call: cst.Call, hooks: Hooks,
+              is_model_dir: Callable[[cst.BaseExpression], bool] = lambda directory: False) -> None:
     """Add what one ``hook(...)`` call asks to ``hooks``, or raise NoKerasEquivalent.
 
-    ``model_dir``: the Estimator's, as source.
+    ``is_model_dir``: whether a directory expression is the Estimator's model_dir.
     """
     if api == "train.StopAtStepHook":
         args = _bound(call, STOP_AT_STEP)
@@ -72,7 +74,7 @@ def read_hook(api: str | None, call: cst.Call, hooks: Hooks, model_dir: str | No
         hooks.last_step = args["last_step"]
     elif api == "train.CheckpointSaverHook":
         args = _bound(call, CHECKPOINT_SAVER)
-        if set(args) != {"checkpoint_dir", "save_steps"} or source(args["checkpoint_dir"]) != model_dir:
+        if set(args) != {"checkpoint_dir", "save_steps"} or not is_model_dir(args["checkpoint_dir"]):
             raise NoKerasEquivalent("CheckpointSaverHook is migrated as checkpoints every save_steps steps into the "
                                     "Estimator's model_dir; set RunConfig(save_checkpoints_steps=...) instead")
         hooks.checkpoint_steps = args["save_steps"]

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from migrator.findings import Safety
-from rewrites.base import bind_arguments, source
+from rewrites.syntax import bind_arguments, source
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,11 @@ class Translation:
     renames: Mapping[str, str] = field(default_factory=dict)
     explicit: tuple[str, ...] = ()
 
+
+# TFM206 (Estimator programs) and TFM105 (between-graph programs): ParameterServerStrategy takes one partitioner.
+PARTITIONER_FOR_EVERY_VARIABLE = ("the partitioner moves onto ParameterServerStrategy, which applies it to every "
+                                  "variable the program creates, so the variables made here, not partitioned in TF1, "
+                                  "are split too (placement only: the numbers are the same)")
 
 _LEGACY = "keras.optimizers.legacy."
 _SCHEDULES = "keras.optimizers.schedules."

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from rewrites.base import TFCodemod, bind_arguments, is_literal_int, keyword_arg, without_trailing_comma
+from rewrites.base import TFCodemod
+from rewrites.syntax import bind_arguments, is_literal_int, keyword_arg, without_trailing_comma
 
 
 @dataclass(frozen=True)

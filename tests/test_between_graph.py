@@ -157,7 +157,7 @@ def test_a_get_variable_partitioner_moves_onto_the_strategy():
     assert ("variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
             in result.source)
     assert 'for shard in getattr(variable, "variables", [variable])]' in result.source
-    assert {"TFM201", "TFM206", "TFM103"} <= {f.rule for f in result.findings}
+    assert {"TFM201", "TFM105", "TFM103"} <= {f.rule for f in result.findings}
 
 
 @pytest.mark.parametrize("before, after, where", [

@@ -61,7 +61,7 @@ def test_input_fns_that_cannot_be_read_stay_manual(source, where):
     result = run(source)
     assert result.source == source
     (finding,) = result.findings
-    assert finding.rule == "TFM302" and where in finding.message
+    assert finding.rule == "TFM308" and where in finding.message
 
 
 def test_noop():

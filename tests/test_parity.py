@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +31,11 @@ TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
 REGRESSION_TF1 = EXAMPLES / "regression" / "train.py"
 REGRESSION_TF2 = EXAMPLES / "regression" / "train_tf2.py"
 CLASSIFIER_TF1 = EXAMPLES / "classifier" / "train.py"
+# A trainer package (trainer/task.py: argparse and main(); trainer/model.py: the model and a CSV input) and its migration.
+PACKAGE_TF1 = PROGRAMS / "csv_package_tf1" / "trainer" / "task.py"
+PACKAGE_TF2 = PROGRAMS / "csv_package_tf2" / "trainer" / "task.py"
+PACKAGE_ARGS = ("--", "--train_steps", "5", "--learning_rate", "0.1", "--hidden_units", "8,4")
+PACKAGE_TF2_WRONG_LR = ("learning_rate=learning_rate,", "learning_rate=2 * learning_rate,")  # in trainer/model.py
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,11 @@ VARIANTS = {
 }
 
 
+def edit(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, f"{old!r} is not in the text exactly once"
+    return text.replace(old, new)
+
+
 def program(name: str | Path, folder: Path) -> Path:
     """A path as it is; tests/parity_programs/NAME.py; or the variant NAME written into ``folder``."""
     if isinstance(name, Path):
@@ -116,12 +127,13 @@ def program(name: str | Path, folder: Path) -> Path:
     return VARIANTS[name].write(folder, name) if name in VARIANTS else PROGRAMS / f"{name}.py"
 
 
-def parity(old: Path, new: Path, *options: str, tmpdir: Path | None = None, timeout: float = 600):
+def parity(old: Path, new: Path, *options: str, tmpdir: Path | None = None, timeout: float = 600,
+           cwd: Path | None = None):
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
     if tmpdir is not None:
         env["TMPDIR"] = str(tmpdir)
     return subprocess.run([TF_MIGRATE, "parity", str(old), str(new), *options], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+                          env=env, timeout=timeout, cwd=cwd)
 
 
 def assert_parity(result) -> None:
@@ -251,6 +263,42 @@ def test_local_mode_and_synthetic_data():
                          "--cluster", "none", "--data", "synthetic", "--steps", "10"))
 
 
+# -- programs as people write them: arguments, packages, flags and tf.app.run, TPUEstimator ---
+
+
+def test_package_program_with_arguments_passes_each_side_importing_its_own_modules(tmp_path):
+    """trainer/task.py runs as `python -m trainer.task -- ARG...` would: `from . import model` finds each side's own
+    model.py (the old side's an Estimator subclass made by build_estimator, the new side's a Keras model), even from a
+    folder holding the old package; --train_steps is required, so both got the arguments."""
+    report = tmp_path / "report.json"
+    result = parity(PACKAGE_TF1, PACKAGE_TF2, "--steps", "5", "--json", str(report), *PACKAGE_ARGS,
+                    cwd=PACKAGE_TF1.parents[1])
+    assert_parity(result)
+    assert "arguments of both programs: --train_steps 5 --learning_rate 0.1 --hidden_units 8,4" in result.stdout
+    data = json.loads(report.read_text())
+    assert data["program_args"] == list(PACKAGE_ARGS[1:])
+    assert len(data["old"]["losses"]) == 5 and data["eval"]["ok"]
+    assert [v["name"] for v in data["variables"]] == [f"dense{suffix}/{kind}" for suffix in ("", "_1", "_2")
+                                                      for kind in ("kernel", "bias")]
+
+
+def test_flags_program_run_by_tf_app_run_passes():
+    """`import tensorflow.compat.v1 as tf`, tf.disable_v2_behavior(), tf.flags and tf.app.run(main) against absl's."""
+    assert_parity(parity(PROGRAMS / "flags_tf1.py", PROGRAMS / "flags_tf2.py", "--steps", "5",
+                         "--", "--train_steps", "5", "--learning_rate", "0.2", "--batch_size", "4"))
+
+
+def test_tpu_estimator_without_a_tpu_passes(tmp_path):
+    """TPUEstimator(use_tpu=False): input_fns reading params["batch_size"], a TPUEstimatorSpec, tpu.RunConfig."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(PROGRAMS / "tpu_estimator_tf1.py", PROGRAMS / "tpu_estimator_tf2.py", "--steps", "5",
+                         "--json", str(report), "--", "--train_steps", "40", "--iterations_per_loop", "3"))
+    data = json.loads(report.read_text())
+    assert len(data["old"]["losses"]) == 5, "the harness's max_steps, not the program's"
+    assert data["old"]["losses"] != data["old"]["losses"][:1] * 5
+    assert data["eval"]["ok"] and len(data["variables"]) == 4 and all(v["ok"] for v in data["variables"])
+
+
 # -- wrong migrations are caught ------------------------------------------------------
 
 
@@ -268,6 +316,18 @@ def test_local_mode_and_synthetic_data():
 )
 def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step, tmp_path):
     assert_mismatch(parity(program(old, tmp_path), program(new, tmp_path)), first_step)
+
+
+def test_wrong_migration_in_another_module_of_a_package_is_a_mismatch(tmp_path):
+    """The new package's model.py doubles the learning rate: its task.py is the right one, and the new side must not
+    import the old package's model.py (which sits in the current folder) in its place."""
+    new_package = tmp_path / "new"
+    shutil.copytree(PACKAGE_TF2.parents[1], new_package)
+    model = new_package / "trainer" / "model.py"
+    model.write_text(edit(model.read_text(), *PACKAGE_TF2_WRONG_LR))
+    result = parity(PACKAGE_TF1, new_package / "trainer" / "task.py", "--steps", "5", *PACKAGE_ARGS,
+                    cwd=PACKAGE_TF1.parents[1])
+    assert_mismatch(result, 2)
 
 
 def test_dropout_is_off_on_both_sides_and_said_so(tmp_path):
@@ -372,3 +432,138 @@ def test_ctrl_c_leaves_no_process_port_or_folder(tmp_path):
     assert side_processes(str(tmp_path)) == []
     assert listening_ports() - before == set()
     assert list(tmp_path.iterdir()) == []
+
+
+# -- how a side runs the program: `python PROGRAM ARG...` or `python -m pkg.module ARG...` (no TensorFlow) ----------
+
+RUN_PROGRAM = """
+import json, sys
+from migrator.parity.program import run_program
+code_path, as_path, argv, stand_ins = json.loads(sys.argv[1])
+run_program(code_path, as_path, argv, stand_ins)
+"""
+REPORT_HOW_IT_RUNS = """import json, sys
+from . import model
+from {package} import model as same_model
+print(json.dumps({{"name": __name__, "package": __package__, "file": __file__, "argv": sys.argv, "path0": sys.path[0],
+                  "model": model.WHO, "same_module": model is same_model, "model_file": model.__file__}}))
+"""
+
+
+def run_program_in_child(code_path: Path, *argv: str, cwd: Path, as_path: Path | None = None,
+                         stand_ins: dict[Path, Path] | None = None, env: dict[str, str] | None = None):
+    """run_program in a child, as a side runs it (the child's own folder, here ``cwd``, first on sys.path before)."""
+    job = [str(code_path), as_path and str(as_path), list(argv), {str(k): str(v) for k, v in (stand_ins or {}).items()}]
+    env = {**(env or os.environ), "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", RUN_PROGRAM, json.dumps(job)], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def write_package(root: Path, package: str, who: str) -> Path:
+    """ROOT/PACKAGE/task.py reporting how it runs, next to a model.py saying WHO it is; every folder a package."""
+    folder = root.joinpath(*package.split("."))
+    folder.mkdir(parents=True)
+    for level in range(len(package.split("."))):
+        root.joinpath(*package.split(".")[:level + 1], "__init__.py").write_text("")
+    (folder / "model.py").write_text(f"WHO = {who!r}\n")
+    (folder / "task.py").write_text(REPORT_HOW_IT_RUNS.format(package=package))
+    return folder / "task.py"
+
+
+@pytest.mark.parametrize("package", ["trainer", "pkg.sub"])
+def test_module_of_a_package_runs_as_python_dash_m_with_its_own_siblings(package, tmp_path):
+    """Two copies of a package: each imports its own model.py (relative and absolute), even when run from the other's
+    parent folder; __name__, __package__, __file__, sys.argv[1:] and sys.path[0] as `python -m` sets them."""
+    old, new = write_package(tmp_path / "old", package, "old"), write_package(tmp_path / "new", package, "new")
+    for task, who, elsewhere in ((old, "old", tmp_path / "new"), (new, "new", tmp_path / "old")):
+        result = run_program_in_child(task, "--train_steps", "5", "x", cwd=elsewhere)
+        assert result.returncode == 0, result.stderr
+        ran = json.loads(result.stdout)
+        assert ran == {"name": "__main__", "package": package, "file": str(task), "argv": [str(task), "--train_steps", "5", "x"],
+                       "path0": str(tmp_path / who), "model": who, "same_module": True,
+                       "model_file": str(task.with_name("model.py"))}
+        as_python_runs_it = subprocess.run([sys.executable, "-m", f"{package}.task", "--train_steps", "5", "x"],
+                                           cwd=tmp_path / who, capture_output=True, text=True, timeout=60)
+        assert json.loads(as_python_runs_it.stdout) == ran
+
+
+def test_module_of_a_package_written_to_run_as_a_script_still_finds_its_sibling(tmp_path):
+    """`import model` in trainer/task.py, as `python trainer/task.py` runs it: its folder is last on sys.path."""
+    write_package(tmp_path, "trainer", "sibling")
+    task = tmp_path / "trainer" / "task.py"
+    task.write_text("import sys\nimport model\nprint(model.WHO, __package__, sys.path[0])\n")
+    result = run_program_in_child(task, cwd=tmp_path / "trainer")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"sibling trainer {tmp_path}\n"
+
+
+def test_plain_script_has_its_own_folder_first_on_sys_path(tmp_path):
+    """A script not in a package imports the module next to it, not one in the folder the harness runs from."""
+    for who in ("old", "new"):
+        (tmp_path / who).mkdir()
+        (tmp_path / who / "model.py").write_text(f"WHO = {who!r}\n")
+    script = tmp_path / "old" / "train.py"
+    script.write_text("import sys\nimport model\nprint(__name__, __package__, model.WHO, sys.path[0] == sys.argv[1], "
+                      "sys.argv[2:])\n")
+    result = run_program_in_child(script, str(tmp_path / "old"), "--flag", cwd=tmp_path / "new")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[0] == "__main__ None old True ['--flag']"
+
+
+ABSL_PROGRAM = """import os
+from absl import app, flags
+
+flags.DEFINE_integer("train_steps", None, "training steps")
+flags.mark_flag_as_required("train_steps")
+
+
+def main(argv):
+  print("train_steps", flags.FLAGS.train_steps, argv[1:])
+  return eval(os.environ["MAIN_RETURNS"])
+
+
+if __name__ == "__main__":
+  app.run(main)
+"""
+
+
+@pytest.mark.parametrize("returns, argv, status", [
+    ("None", ("--train_steps", "5", "rest"), 0),
+    ("0", ("--train_steps=5", "rest"), 0),
+    ("3", ("--train_steps", "5", "rest"), 3),
+    ("None", (), 1),  # the required flag is missing: absl says so and exits 1
+], ids=["main returns None", "main returns 0", "main returns 3", "flag missing"])
+def test_app_run_parses_the_arguments_and_its_exit_status_decides(returns, argv, status, tmp_path):
+    """absl.app.run(main), as tf.compat.v1.app.run(main), parses sys.argv and ends with sys.exit(main(argv))."""
+    script = tmp_path / "train.py"
+    script.write_text(ABSL_PROGRAM)
+    result = run_program_in_child(script, *argv, cwd=tmp_path, env={**os.environ, "MAIN_RETURNS": returns})
+    assert result.returncode == status, result.stderr
+    if status != 1:
+        assert result.stdout == "train_steps 5 ['rest']\n"
+
+
+def test_stand_ins_run_their_code_as_the_modules_at_their_real_paths(tmp_path):
+    """tf-migrate --verify: the entry and model.py run from copies, as the files of the user's package (__file__, the
+    package, the source inspect reads), never from the user's model.py, even with its bytecode in __pycache__."""
+    import compileall
+
+    real_task = write_package(tmp_path / "project", "trainer", "the user's file")
+    (real_task.with_name("model.py")).write_text("WHO = \"the user's file\"\n\n\ndef where():\n  return 'disk'\n")
+    assert compileall.compile_dir(real_task.parent, quiet=1)
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    (copies / "0-model.py").write_text("WHO = 'migrated'\n\n\ndef where():\n  return 'stand-in'\n")
+    (copies / "1-task.py").write_text(REPORT_HOW_IT_RUNS.format(package="trainer")
+                                      + "import inspect\nprint(inspect.getsource(model.where).strip())\n")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    before = sorted(path.name for path in (real_task.parent / "__pycache__").iterdir())
+    result = run_program_in_child(copies / "1-task.py", cwd=tmp_path, as_path=real_task, env=env,
+                                  stand_ins={real_task.with_name("model.py"): copies / "0-model.py"})
+    assert result.returncode == 0, result.stderr
+    facts, source = result.stdout.split("\n", 1)
+    ran = json.loads(facts)
+    assert (ran["file"], ran["package"], ran["model"]) == (str(real_task), "trainer", "migrated")
+    assert ran["model_file"] == str(real_task.with_name("model.py")) and ran["same_module"]
+    assert source.strip() == "def where():\n  return 'stand-in'"
+    assert sorted(path.name for path in (real_task.parent / "__pycache__").iterdir()) == before

@@ -199,3 +199,38 @@ def test_adjustments_are_shown_in_the_terminal_and_the_page(parity_report):
     parity_report.old.adjustments = ["dropout off (dropout): random masks cannot be matched"]
     assert "adjusted, old side: dropout off (dropout)" in terminal_summary(parity_report)
     assert "adjusted, old side" in render_html(parity_report)
+
+
+# -- the programs' arguments ------------------------------------------------------------------------------------------
+
+
+def test_arguments_after_double_dash_go_to_both_programs(parity_report, monkeypatch, tmp_path, capsys):
+    pytest.importorskip("numpy")
+    calls = []
+    monkeypatch.setattr("migrator.parity.runner.run_parity", lambda old, new, options: calls.append(options) or parity_report)
+    program = tmp_path / "task.py"
+    program.write_text("")
+    assert command.main([str(program), str(program), "--steps", "3", "--", "--train_steps", "5", "--", "--steps", "x"]) == 0
+    (options,) = calls
+    assert options.steps == 3 and options.program_args == ("--train_steps", "5", "--", "--steps", "x")
+    assert command.main([str(program), str(program)]) == 0
+    assert calls[1].program_args == ()
+
+
+def test_help_says_how_to_pass_arguments_to_the_programs(capsys):
+    with pytest.raises(SystemExit):
+        command.main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: tf-migrate parity OLD.py NEW.py [options] [-- ARG...]")
+    assert "sys.argv[1:]" in out and "tf.compat.v1.app.run(main)" in out and "python -m" in out
+
+
+def test_arguments_are_in_every_report(parity_report, tmp_path):
+    parity_report.program_args = ["--train_steps", "5", "--name", "two words"]
+    assert "  arguments of both programs: --train_steps 5 --name 'two words'" in terminal_summary(parity_report)
+    assert "--train_steps 5 --name two words" in render_html(parity_report)
+    path = tmp_path / "parity.json"
+    write_json(parity_report, path)
+    data = json.loads(path.read_text())
+    assert data["program_args"] == ["--train_steps", "5", "--name", "two words"]
+    assert ParityReport.from_json(data) == parity_report

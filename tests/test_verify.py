@@ -53,13 +53,13 @@ def with_migrations_edited(monkeypatch, old: str, new: str) -> None:
     """tf-migrate makes one slip in every migrated text (the migration runs in-process for a single file)."""
     from migrator import cli
 
-    real_migrate = cli.migrate
+    real_migrate = cli.migrate_group
 
-    def migrate(*args, **kwargs):
-        result = real_migrate(*args, **kwargs)
-        return dataclasses.replace(result, source=edit(result.source, old, new))
+    def migrate_group(*args, **kwargs):
+        return {name: dataclasses.replace(result, source=edit(result.source, old, new))
+                for name, result in real_migrate(*args, **kwargs).items()}
 
-    monkeypatch.setattr(cli, "migrate", migrate)
+    monkeypatch.setattr(cli, "migrate_group", migrate_group)
 
 
 def test_in_place_writes_a_program_at_parity_and_its_reports(program, cli, tmp_path):
@@ -166,3 +166,81 @@ def test_html_report_links_each_verified_program_to_its_parity_report(program, t
     assert (tmp_path / "r-parity" / "train.py.parity.html").exists()
     assert 'href="r-parity/train.py.parity.html"' in (tmp_path / "r.html").read_text()
     assert report["summary"]["verified"] == {"parity": 1}
+
+
+# -- a program of several files -------------------------------------------------------------------------------------
+
+PARITY_PROGRAMS = Path(__file__).resolve().parent / "parity_programs"
+PACKAGE_FILES = ("__init__.py", "task.py", "model.py")
+
+
+def package_tree(folder: Path) -> Path:
+    """A copy of the TF1 trainer package (tests/parity_programs/csv_package_tf1) in FOLDER/project: its trainer/."""
+    trainer = folder / "project" / "trainer"
+    trainer.mkdir(parents=True)
+    for name in PACKAGE_FILES:
+        (trainer / name).write_bytes((PARITY_PROGRAMS / "csv_package_tf1" / "trainer" / name).read_bytes())
+    return trainer
+
+
+def test_verify_hands_each_side_its_version_of_every_changed_file(tmp_path, monkeypatch):
+    """The entry runs as itself, every other changed file stands in for the user's at its real path; an entry the
+    migration left alone runs as it is on disk on both sides; verify(path, original, migrated) is one file."""
+    from migrator.parity import verify as verify_module
+    from migrator.parity.verify import Verifier
+
+    calls = []
+
+    def run_parity(old, new, options, as_path=None, old_files=None, new_files=None):
+        calls.append({"old": old.read_bytes(), "new": new.read_bytes(), "as_path": as_path, "args": options.program_args,
+                      "old_files": {real: code.read_bytes() for real, code in old_files.items()},
+                      "new_files": {real: code.read_bytes() for real, code in new_files.items()}})
+        return "report"
+
+    monkeypatch.setattr(verify_module, "run_parity", run_parity)
+    monkeypatch.chdir(tmp_path)
+    trainer = package_tree(tmp_path)
+    entry, model = Path("project/trainer/task.py"), trainer / "model.py"
+    verifier = Verifier(5, None, None)
+    assert verifier.verify(entry, {trainer / "task.py": (b"old task", b"new task"), model: (b"old model", b"new model")},
+                           args=["--train_steps", "5"]) == "report"
+    assert verifier.verify(entry, {model: (b"old model", b"new model")}) == "report"
+    assert verifier.verify(entry, b"old task", b"new task") == "report"
+    task, on_disk = trainer / "task.py", (trainer / "task.py").read_bytes()
+    assert calls == [
+        {"old": b"old task", "new": b"new task", "as_path": entry, "args": ("--train_steps", "5"),
+         "old_files": {task: b"old task", model: b"old model"}, "new_files": {task: b"new task", model: b"new model"}},
+        {"old": on_disk, "new": on_disk, "as_path": entry, "args": (),
+         "old_files": {task: on_disk, model: b"old model"}, "new_files": {task: on_disk, model: b"new model"}},
+        {"old": b"old task", "new": b"new task", "as_path": entry, "args": (),
+         "old_files": {task: b"old task"}, "new_files": {task: b"new task"}},
+    ]
+
+
+@pytest.mark.parametrize("model_edit, verdict", [
+    (None, "parity"),
+    (("learning_rate=learning_rate,", "learning_rate=2 * learning_rate,"), "mismatch"),
+], ids=["right migration", "learning rate doubled in model.py"])
+def test_program_of_several_files_each_side_importing_its_own_version(model_edit, verdict, tmp_path, tmp_path_factory,
+                                                                      monkeypatch):
+    """trainer/task.py and trainer/model.py both migrated: the old side imports the original model.py, the new side
+    the migrated one (the migrated task.py needs its build_model), both at their real paths in the user's package;
+    a slip in the migrated model.py is a mismatch. Nothing is written in the user's tree."""
+    from migrator.parity.verify import Verifier
+
+    scratch = tmp_path_factory.mktemp("scratch")
+    trainer = package_tree(tmp_path)
+    before = snapshot(tmp_path)
+    migrated = {name: (PARITY_PROGRAMS / "csv_package_tf2" / "trainer" / name).read_text() for name in ("task.py", "model.py")}
+    if model_edit:
+        migrated["model.py"] = edit(migrated["model.py"], *model_edit)
+    files = {trainer / name: ((trainer / name).read_bytes(), text.encode()) for name, text in migrated.items()}
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # the sides import trainer/__init__.py from the tree
+    report = Verifier(5, None, None).verify(trainer / "task.py", files, args=["--train_steps", "5"])
+    assert report.verdict == verdict, (report.message, report.old.error, report.new.error)
+    if verdict == "mismatch":
+        assert report.first_diverging_step == 2
+    assert len(report.old.losses) == len(report.new.losses) == 5
+    assert snapshot(tmp_path) == before
+    assert list(scratch.iterdir()) == [], "the temporary copies and the work folder are removed"

@@ -14,8 +14,8 @@ import tempfile
 
 import numpy as np
 import tensorflow.compat.v1 as tf1
-import tensorflow as tf
 import tf_keras as keras
+import tensorflow as tf
 
 NUM_CLASSES = 3
 BATCH_SIZE = 16
@@ -41,6 +41,27 @@ def eval_input_fn():
 
 def predict_input_fn():
   return tf1.data.Dataset.from_tensor_slices({"x": eval_x[::4]}).batch(BATCH_SIZE)
+
+
+def build_model(input_spec):
+  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled; and the model of its PREDICT outputs."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  net = keras.layers.Dense(units=16, activation="relu")(features["x"])
+  logits = keras.layers.Dense(units=NUM_CLASSES)(net)
+  predicted_classes = tf1.argmax(logits, 1)
+  model = keras.Model(inputs=features, outputs=logits)
+  predictor = keras.Model(inputs=features, outputs={
+      "class_ids": predicted_classes[:, tf1.newaxis],
+      "probabilities": tf1.nn.softmax(logits),
+  })
+  optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
+  model.compile(
+      optimizer,
+      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  return model, predictor
 
 
 # Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
@@ -91,30 +112,23 @@ task_type, strategy = strategy_for_this_task()
 dataset = train_input_fn()
 
 with strategy.scope():
-  features = {
-      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-      for name, spec in dataset.element_spec[0].items()}
-  net = keras.layers.Dense(units=16, activation="relu")(features["x"])
-  logits = keras.layers.Dense(units=NUM_CLASSES)(net)
-  predicted_classes = tf1.argmax(logits, 1)
-  model = keras.Model(inputs=features, outputs=logits)
-  predictor = keras.Model(inputs=features, outputs={
-      "class_ids": predicted_classes[:, tf1.newaxis],
-      "probabilities": tf1.nn.softmax(logits),
-  })
-  optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
-  model.compile(optimizer, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  model, predictor = build_model(dataset.element_spec[0])
 
 # RunConfig's checkpoints: every 10 steps (one epoch each), the last 2 kept.
 checkpoints = tf.train.CheckpointManager(
-    tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=2)
+    tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=2)
 save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=optimizer.iterations))
+    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
 # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
 checkpoints.restore_or_initialize()
-model.fit(dataset, epochs=3, steps_per_epoch=10,
-          initial_epoch=int(optimizer.iterations) // 10, callbacks=[save_checkpoint], verbose=2)
+
+model.fit(
+    dataset,
+    epochs=3,
+    steps_per_epoch=10,
+    initial_epoch=int(model.optimizer.iterations) // 10,
+    callbacks=[save_checkpoint],
+    verbose=2)
 
 eval_dataset = eval_input_fn()
 # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.

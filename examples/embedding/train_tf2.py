@@ -42,6 +42,25 @@ def _eval_input_fn():
   return tf1.data.Dataset.from_tensor_slices(({"ids": eval_ids}, eval_y)).batch(24)
 
 
+def _build_model(input_spec):
+  """The TF1 model_fn `_model_fn` as a Keras model: its layers, loss and optimizer, compiled."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  embedded = keras.layers.Embedding(
+      input_dim=VOCABULARY,
+      output_dim=WIDTH,
+      embeddings_initializer="glorot_uniform",
+      name="table")(features["ids"])
+  bag = tf1.reduce_mean(embedded, axis=1)
+  predictions = keras.layers.Dense(units=1)(bag)
+  model = keras.Model(inputs=features, outputs=predictions)
+  optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=0.3, initial_accumulator_value=0.1, epsilon=1e-30)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+  return model
+
+
 # Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
 # module: seed it as well as the graph (RunConfig's tf_random_seed).
 random.seed(42)
@@ -80,30 +99,18 @@ task_type, strategy = strategy_for_this_task()
 dataset = _input_fn()
 
 with strategy.scope():
-  features = {
-      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-      for name, spec in dataset.element_spec[0].items()}
-  embedded = keras.layers.Embedding(
-      input_dim=VOCABULARY,
-      output_dim=WIDTH,
-      embeddings_initializer="glorot_uniform",
-      name="table")(features["ids"])
-  bag = tf1.reduce_mean(embedded, axis=1)
-  predictions = keras.layers.Dense(units=1)(bag)
-  model = keras.Model(inputs=features, outputs=predictions)
-  optimizer = keras.optimizers.legacy.Adagrad(
-      learning_rate=0.3, initial_accumulator_value=0.1, epsilon=1e-30)
-  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
-
-eval_dataset = _eval_input_fn().repeat()
+  model = _build_model(dataset.element_spec[0])
 
 # RunConfig's checkpoints: at the end of training, the last 5 kept.
 checkpoints = tf.train.CheckpointManager(
-    tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=5)
+    tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
 save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=optimizer.iterations))
+    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
 # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
 checkpoints.restore_or_initialize()
+
+eval_dataset = _eval_input_fn().repeat()
+
 if task_type == "evaluator":
   # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
@@ -111,7 +118,7 @@ if task_type == "evaluator":
       max_evaluations=1).start()
 else:
   # max_steps counts the steps of earlier runs too.
-  steps_done = int(optimizer.iterations)
+  steps_done = int(model.optimizer.iterations)
   if steps_done < 30:
     model.fit(
         dataset, epochs=1, steps_per_epoch=30 - steps_done, callbacks=[save_checkpoint], verbose=2)

@@ -31,6 +31,47 @@ def _eval_input_fn():
       (eval_features, eval_labels)).batch(1)
 
 
+class TF1Momentum(keras.optimizers.legacy.SGD):
+  """SGD with momentum as tf1.train.MomentumOptimizer computes it."""
+  # TF1 keeps accum = momentum * accum + grad and applies the current learning
+  # rate to all of it; Keras applies each step's rate to that step's gradient
+  # only. With a learning rate that changes, the two would train differently.
+
+  def _resource_apply_dense(self, grad, var, apply_state=None):
+    coefficients = self._coefficients(var, apply_state)
+    return tf.raw_ops.ResourceApplyMomentum(
+        var=var.handle, accum=self.get_slot(var, "momentum").handle,
+        lr=coefficients["lr_t"], grad=grad, momentum=coefficients["momentum"],
+        use_locking=self._use_locking, use_nesterov=self.nesterov)
+
+  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
+    coefficients = self._coefficients(var, apply_state)
+    return tf.raw_ops.ResourceSparseApplyMomentum(
+        var=var.handle, accum=self.get_slot(var, "momentum").handle,
+        lr=coefficients["lr_t"], grad=grad, indices=indices,
+        momentum=coefficients["momentum"], use_locking=self._use_locking,
+        use_nesterov=self.nesterov)
+
+  def _coefficients(self, var, apply_state):
+    device, dtype = var.device, var.dtype.base_dtype
+    return ((apply_state or {}).get((device, dtype))
+            or self._fallback_apply_state(device, dtype))
+
+
+def _build_model(input_spec):
+  """The TF1 model_fn `_model_fn` as a Keras model: its layers, loss and optimizer, compiled."""
+  model = keras.Sequential([
+      keras.layers.Dense(units=1),
+  ])
+  model.build(input_spec.shape)
+  optimizer = TF1Momentum(
+      learning_rate=keras.optimizers.schedules.ExponentialDecay(
+          initial_learning_rate=0.05, decay_steps=5, decay_rate=0.5, staircase=True),
+      momentum=0.9)
+  model.compile(optimizer, loss=keras.losses.Huber(delta=0.5))
+  return model
+
+
 # Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
 # module: seed it as well as the graph (RunConfig's tf_random_seed).
 random.seed(42)
@@ -63,58 +104,24 @@ def strategy_for_this_task():
       variable_partitioner=None)
 
 
-class TF1Momentum(keras.optimizers.legacy.SGD):
-  """SGD with momentum as tf1.train.MomentumOptimizer computes it."""
-  # TF1 keeps accum = momentum * accum + grad and applies the current learning
-  # rate to all of it; Keras applies each step's rate to that step's gradient
-  # only. With a learning rate that changes, the two would train differently.
-
-  def _resource_apply_dense(self, grad, var, apply_state=None):
-    coefficients = self._coefficients(var, apply_state)
-    return tf.raw_ops.ResourceApplyMomentum(
-        var=var.handle, accum=self.get_slot(var, "momentum").handle,
-        lr=coefficients["lr_t"], grad=grad, momentum=coefficients["momentum"],
-        use_locking=self._use_locking, use_nesterov=self.nesterov)
-
-  def _resource_apply_sparse(self, grad, var, indices, apply_state=None):
-    coefficients = self._coefficients(var, apply_state)
-    return tf.raw_ops.ResourceSparseApplyMomentum(
-        var=var.handle, accum=self.get_slot(var, "momentum").handle,
-        lr=coefficients["lr_t"], grad=grad, indices=indices,
-        momentum=coefficients["momentum"], use_locking=self._use_locking,
-        use_nesterov=self.nesterov)
-
-  def _coefficients(self, var, apply_state):
-    device, dtype = var.device, var.dtype.base_dtype
-    return ((apply_state or {}).get((device, dtype))
-            or self._fallback_apply_state(device, dtype))
-
-
 keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
 dataset = _input_fn()
 
 with strategy.scope():
-  model = keras.Sequential([
-      keras.layers.Dense(units=1),
-  ])
-  model.build(dataset.element_spec[0].shape)
-  optimizer = TF1Momentum(
-      learning_rate=keras.optimizers.schedules.ExponentialDecay(
-          initial_learning_rate=0.05, decay_steps=5, decay_rate=0.5, staircase=True),
-      momentum=0.9)
-  model.compile(optimizer, loss=keras.losses.Huber(delta=0.5))
-
-eval_dataset = _eval_input_fn().repeat()
+  model = _build_model(dataset.element_spec[0])
 
 # RunConfig's checkpoints: at the end of training, the last 5 kept.
 checkpoints = tf.train.CheckpointManager(
-    tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=5)
+    tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
 save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=optimizer.iterations))
+    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
 # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
 checkpoints.restore_or_initialize()
+
+eval_dataset = _eval_input_fn().repeat()
+
 if task_type == "evaluator":
   # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
@@ -122,7 +129,7 @@ if task_type == "evaluator":
       max_evaluations=1).start()
 else:
   # max_steps counts the steps of earlier runs too.
-  steps_done = int(optimizer.iterations)
+  steps_done = int(model.optimizer.iterations)
   if steps_done < 20:
     model.fit(
         dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint], verbose=2)

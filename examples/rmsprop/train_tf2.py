@@ -31,6 +31,20 @@ def _eval_input_fn():
       (eval_features, eval_labels)).batch(1)
 
 
+def _build_model(input_spec):
+  """The TF1 model_fn `_model_fn` as a Keras model: its layers, loss and optimizer, compiled."""
+  model = keras.Sequential([
+      keras.layers.Dense(units=1),
+  ])
+  model.build(input_spec.shape)
+  optimizer = keras.optimizers.legacy.RMSprop(learning_rate=0.01, epsilon=1e-10)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+  # TF1 started the mean-square slots at ones, Keras at zeros.
+  for variable in model.trainable_variables:
+    optimizer.add_slot(variable, "rms", initializer="ones")
+  return model
+
+
 # Under TF 2.x, tf1.layers draw their initializer seeds from Python's random
 # module: seed it as well as the graph (RunConfig's tf_random_seed).
 random.seed(42)
@@ -69,25 +83,18 @@ task_type, strategy = strategy_for_this_task()
 dataset = _input_fn()
 
 with strategy.scope():
-  model = keras.Sequential([
-      keras.layers.Dense(units=1),
-  ])
-  model.build(dataset.element_spec[0].shape)
-  optimizer = keras.optimizers.legacy.RMSprop(learning_rate=0.01, epsilon=1e-10)
-  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
-  # TF1 started the mean-square slots at ones, Keras at zeros.
-  for variable in model.trainable_variables:
-    optimizer.add_slot(variable, "rms", initializer="ones")
-
-eval_dataset = _eval_input_fn().repeat()
+  model = _build_model(dataset.element_spec[0])
 
 # RunConfig's checkpoints: at the end of training, the last 5 kept.
 checkpoints = tf.train.CheckpointManager(
-    tf.train.Checkpoint(model=model, optimizer=optimizer), model_dir, max_to_keep=5)
+    tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
 save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=optimizer.iterations))
+    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
 # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
 checkpoints.restore_or_initialize()
+
+eval_dataset = _eval_input_fn().repeat()
+
 if task_type == "evaluator":
   # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
@@ -95,7 +102,7 @@ if task_type == "evaluator":
       max_evaluations=1).start()
 else:
   # max_steps counts the steps of earlier runs too.
-  steps_done = int(optimizer.iterations)
+  steps_done = int(model.optimizer.iterations)
   if steps_done < 20:
     model.fit(
         dataset, epochs=1, steps_per_epoch=20 - steps_done, callbacks=[save_checkpoint], verbose=2)

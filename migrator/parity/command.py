@@ -28,9 +28,20 @@ batches: the first --steps batches of the old program's own input, or synthetic
 ones.
 
 A between-graph program (OLD: a MonitoredTrainingSession loop) and its
-ClusterCoordinator migration (NEW) each run on their own cluster and data, with no
-arguments; the old losses are those its loop fetched, the new ones those of its
-scheduled steps, and the old initial weights are loaded before the first step.
+ClusterCoordinator migration (NEW) each run on their own cluster and data; the old
+losses are those its loop fetched, the new ones those of its scheduled steps, and
+the old initial weights are loaded before the first step.
+
+Each program runs as `python PROGRAM ARG...` would run it: the ARG... after `--` are
+both programs' sys.argv[1:] (argparse, tf.compat.v1.flags / tf.app.flags and
+absl.flags read them, e.g. under tf.compat.v1.app.run(main) or absl.app.run(main),
+whose main may return 0 or None; any other exit status is a failure of that side).
+A program in a package (its folder has an __init__.py) runs as `python -m
+pkg.module` would from the folder above the topmost package, so `from . import
+model` and `from pkg import model` import that program's own modules.
+
+example:
+  tf-migrate parity old/trainer/task.py new/trainer/task.py --steps 5 -- --train_steps 5 --batch_size 4
 """
 
 EPILOG = """\
@@ -43,6 +54,7 @@ exit status:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tf-migrate parity", description=DESCRIPTION, epilog=EPILOG,
+                                     usage="%(prog)s OLD.py NEW.py [options] [-- ARG...]",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     defaults = Options()
     parser.add_argument("old", type=Path, metavar="OLD.py", help="the TF1 program: an Estimator program, or a between-graph one")
@@ -88,9 +100,19 @@ def non_negative(kind):
     return parse
 
 
+def split_program_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The harness's own arguments, and the programs' (everything after the first `--`)."""
+    argv = list(argv)
+    if "--" not in argv:
+        return argv, []
+    split = argv.index("--")
+    return argv[:split], argv[split + 1:]
+
+
 def main(argv: Sequence[str]) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    own, program_args = split_program_args(argv)
+    args = parser.parse_args(own)
     problem = usage_problem(args)
     if problem:
         print(f"tf-migrate parity: error: {problem}", file=sys.stderr)
@@ -100,7 +122,7 @@ def main(argv: Sequence[str]) -> int:
 
     options = Options(steps=args.steps, ps=args.ps, cluster=args.cluster, data=args.data, rtol=args.rtol,
                       atol=args.atol, timeout=args.timeout, seed=args.seed,
-                      old_python=args.old_python, new_python=args.new_python)
+                      old_python=args.old_python, new_python=args.new_python, program_args=tuple(program_args))
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         report = run_parity(args.old, args.new, options)

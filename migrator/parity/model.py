@@ -77,6 +77,7 @@ class ParityReport:
     atol: float
     data: str                       # "program" or "synthetic"
     cluster: str                    # "in-process: 1 worker, K ps" or "none"
+    program_args: list[str] = field(default_factory=list)  # both programs' sys.argv[1:]
     first_diverging_step: int | None = None
     step_comparisons: list[StepComparison] = field(default_factory=list)
     eval: ValueComparison | None = None

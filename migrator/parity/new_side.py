@@ -3,6 +3,8 @@
     python -m migrator.parity.new_side WORKDIR PROGRAM [AS_PATH]
 
 AS_PATH: run PROGRAM's code as if it were that file (``tf-migrate --verify`` runs temporary copies).
+The program's arguments (sys.argv[1:]) and the stand-ins of its other files are in WORKDIR/job.json;
+a module of a package runs as `python -m` would run it (migrator/parity/program.py).
 
 Before the program runs, an in-process cluster (1 worker, K parameter servers) is
 started and TF_CONFIG names this process its chief, so the program's own
@@ -273,7 +275,7 @@ def main(argv: list[str]) -> int:
         if importlib.util.find_spec(package):
             side.install(importlib.import_module(package))
     side.install_coordinator()
-    run_program(program, as_path)
+    run_program(program, as_path, job["argv"], job["stand_ins"]["new"])
     side.finish(started, as_path)
     del servers
     return 0

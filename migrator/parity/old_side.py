@@ -3,6 +3,8 @@
     python -m migrator.parity.old_side WORKDIR PROGRAM [AS_PATH]
 
 AS_PATH: run PROGRAM's code as if it were that file (``tf-migrate --verify`` runs temporary copies).
+The program's arguments (sys.argv[1:]) and the stand-ins of its other files are in WORKDIR/job.json;
+a module of a package runs as `python -m` would run it (migrator/parity/program.py).
 
 Patched before the program runs (the program itself is not edited):
 - TF_CONFIG is removed: local mode.
@@ -13,6 +15,12 @@ Patched before the program runs (the program itself is not edited):
   first step and fetches the loss of every step.
 - ``Estimator.evaluate``: its input is recorded once and replayed; the eval loss is kept.
 - ``Estimator._call_model_fn``: remembers the TRAIN loss tensor for that hook.
+
+Subclasses go through the same patches, wherever the program builds its Estimator. A
+``TPUEstimator`` with ``use_tpu=False`` too: its ``__init__``, ``train``, ``evaluate`` and
+``_call_model_fn`` end in Estimator's, and on the CPU its model_fn's ``TPUEstimatorSpec``
+becomes an ``EstimatorSpec`` with the same loss; it refuses an input_fn without a
+``params`` argument (where it puts ``batch_size``), so the replaying input_fn takes one.
 
 A between-graph program (``MonitoredTrainingSession`` and a loop of ``run`` calls) runs
 on its own data and cluster; patched:
@@ -141,7 +149,11 @@ class OldSide:
                 raise RuntimeError(f"the {mode} input_fn produced no batches")
             self.exchange.write_batches(name, batches)
         stacked, _ = self.exchange.read_batches(name)
-        return lambda: self.tf.data.Dataset.from_tensor_slices(stacked)
+
+        def replay(params=None):  # TPUEstimator passes every input_fn its params (and refuses one without)
+            return self.tf.data.Dataset.from_tensor_slices(stacked)
+
+        return replay
 
     def _batches(self, estimator, input_fn, mode: str, count: int) -> list:
         tf = self.tf
@@ -260,12 +272,13 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     os.environ.pop("TF_CONFIG", None)
     exchange = Exchange(workdir)
-    side = OldSide(exchange, exchange.read_json("job.json"))
+    job = exchange.read_json("job.json")
+    side = OldSide(exchange, job)
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)
     side.install_session()
-    run_program(program, as_path)
+    run_program(program, as_path, job["argv"], job["stand_ins"]["old"])
     side.finish(started, as_path)
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,8 @@ def terminal_summary(report: ParityReport, color: bool = False) -> str:
     lines += [f"  {run.side}  {run.program}  {describe_side(run)}" for run in (report.old, report.new)]
     lines.append(f"  {report.steps} steps, data {report.data}, cluster {report.cluster}, "
                  f"rtol {report.rtol:g}, atol {report.atol:g}, {report.wall_seconds:.1f} s in all")
+    if report.program_args:
+        lines.append(f"  arguments of both programs: {shlex.join(report.program_args)}")
     lines += [f"  adjusted, {run.side} side: {note}" for run in (report.old, report.new) for note in run.adjustments]
     for run in (report.old, report.new):
         if run.error:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ class Options:
     seed: int = 0
     old_python: str = sys.executable
     new_python: str = sys.executable
+    program_args: tuple[str, ...] = ()  # both programs' sys.argv[1:]
 
     @property
     def cluster_label(self) -> str:
@@ -85,13 +87,21 @@ class SideProcess:
         return "\n".join(lines[-ERROR_TAIL_LINES:])
 
 
-def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = None) -> ParityReport:
-    """Train OLD and NEW and compare them; with ``as_path`` both run as if they were that file."""
+def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = None,
+               old_files: Mapping[Path, Path] | None = None, new_files: Mapping[Path, Path] | None = None) -> ParityReport:
+    """Train OLD and NEW and compare them, each run with ``options.program_args`` as its arguments.
+
+    With ``as_path`` both run as if they were that file. ``old_files`` and ``new_files`` map real paths of
+    the program's other files to the files whose code each side runs in their place: importing one runs
+    that code as the module at its real path (``tf-migrate --verify`` of a program of several files).
+    """
     started = time.perf_counter()
     folder = Path(tempfile.mkdtemp(prefix="tf-migrate-parity-"))
     sides: list[SideProcess] = []
     try:
-        exchange = prepare(folder, options)
+        stand_ins = {side: {os.path.abspath(real): os.path.abspath(code) for real, code in (files or {}).items()}
+                     for side, files in (("old", old_files), ("new", new_files))}
+        exchange = prepare(folder, options, stand_ins)
         env = side_environment(folder)
         sides = [SideProcess("old", options.old_python, old, folder, env, as_path),
                  SideProcess("new", options.new_python, new, folder, env, as_path)]
@@ -106,14 +116,15 @@ def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = No
     return report
 
 
-def prepare(folder: Path, options: Options) -> Exchange:
+def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]]) -> Exchange:
     exchange = Exchange(folder)
     for name in ("data", "initial", "tmp", "lib"):
         (folder / name).mkdir()
     # The sides import only migrator.parity (standard library, numpy, TensorFlow), also under another interpreter.
     (folder / "lib" / "migrator").symlink_to(Path(migrator.__file__).parent, target_is_directory=True)
     exchange.write_json("job.json", {"steps": options.steps, "ps": options.ps, "cluster": options.cluster,
-                                     "data": options.data, "seed": options.seed})
+                                     "data": options.data, "seed": options.seed,
+                                     "argv": list(options.program_args), "stand_ins": stand_ins})
     return exchange
 
 
@@ -122,6 +133,7 @@ def side_environment(folder: Path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder / "lib"), env.get("PYTHONPATH")]))
     env["TMPDIR"] = str(folder / "tmp")  # TensorFlow's autograph and the programs' temporary files go with the folder
     env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ left in the user's tree by the modules a program imports
     return env
 
 
@@ -148,7 +160,8 @@ def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> t
 def build_report(exchange: Exchange, sides: list[SideProcess], failure, options: Options) -> ParityReport:
     runs = {side.side: read_side(exchange, side) for side in sides}
     report = ParityReport(verdict="error", message="", old=runs["old"], new=runs["new"], steps=options.steps,
-                          rtol=options.rtol, atol=options.atol, data=options.data, cluster=options.cluster_label)
+                          rtol=options.rtol, atol=options.atol, data=options.data, cluster=options.cluster_label,
+                          program_args=list(options.program_args))
     if failure is not None:
         side, reason = failure
         getattr(report, side.side).error = side.error_tail()

@@ -1,0 +1,116 @@
+"""An Estimator program as TF1 code usually is: in `main`, run by `tf.app.run`, configured by `tf.flags`.
+
+`import tensorflow.compat.v1 as tf` with `tf.disable_v2_behavior()`, the usual spelling of
+TF1 code kept running on TensorFlow 2. A classifier of three classes on a small synthetic
+dataset; its steps, batch size, learning rate and model folder come from the command line.
+
+Run: python examples/flags_app/train.py --train_steps 20 --learning_rate 0.05
+"""
+import random
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+flags = tf.compat.v1.flags
+flags.DEFINE_integer("train_steps", 20, "Training steps, counted over every run in --model_dir.")
+flags.DEFINE_integer("batch_size", 8, "Examples per batch.")
+flags.DEFINE_float("learning_rate", 0.05, "Adagrad's learning rate.")
+flags.DEFINE_string("model_dir", None, "Checkpoints go here (a temporary folder, removed at the end, if not given).")
+FLAGS = flags.FLAGS
+
+rows = np.random.RandomState(0).uniform(-1.0, 1.0, size=(64, 4)).astype(np.float32)
+classes = (rows[:, 0] > 0).astype(np.int64) + (rows[:, 1] > 0.5).astype(np.int64)
+
+
+def train_input_fn():
+  dataset = tf.data.Dataset.from_tensor_slices(({"x": rows}, classes))
+  return dataset.repeat().batch(FLAGS.batch_size)
+
+
+def eval_input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": rows[:16]}, classes[:16])).batch(FLAGS.batch_size)
+
+
+def build_model(input_spec):
+  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  hidden = keras.layers.Dense(units=16, activation="relu")(features["x"])
+  logits = keras.layers.Dense(units=3)(hidden)
+  model = keras.Model(inputs=features, outputs=logits)
+  optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=FLAGS.learning_rate, initial_accumulator_value=0.1, epsilon=1e-30)
+  model.compile(
+      optimizer,
+      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+      metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  return model
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver,
+      variable_partitioner=None)
+
+
+def main(_):
+  # Under TF 2.x, tf.layers draw their initializer seeds from Python's random
+  # module: seed it as well as the graph (RunConfig's tf_random_seed).
+  random.seed(42)
+  model_dir = FLAGS.model_dir or tempfile.mkdtemp()
+
+  keras.utils.set_random_seed(42)
+  task_type, strategy = strategy_for_this_task()
+
+  dataset = train_input_fn()
+
+  with strategy.scope():
+    model = build_model(dataset.element_spec[0])
+
+  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  checkpoints = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
+  save_checkpoint = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
+  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+  checkpoints.restore_or_initialize()
+
+  # max_steps counts the steps of earlier runs too.
+  steps_done = int(model.optimizer.iterations)
+  if steps_done < FLAGS.train_steps:
+    model.fit(
+        dataset,
+        epochs=1,
+        steps_per_epoch=FLAGS.train_steps - steps_done,
+        callbacks=[save_checkpoint],
+        verbose=2)
+  metrics = model.evaluate(eval_input_fn().repeat(), steps=2, return_dict=True, verbose=2)
+  print("eval loss: %s" % metrics["loss"])
+  print("eval accuracy: %s" % metrics["accuracy"])
+  if not FLAGS.model_dir:
+    shutil.rmtree(model_dir)
+
+
+if __name__ == "__main__":
+  tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+  tf.compat.v1.app.run(main)

@@ -1,0 +1,47 @@
+"""The model of the trainer: its model_fn, a CSV input_fn factory, and build_estimator."""
+import tensorflow as tf
+import tf_keras as keras
+
+CSV_COLUMNS = ["rooms", "age", "distance", "price"]
+FEATURES = CSV_COLUMNS[:-1]
+DEFAULTS = [[0.0], [0.0], [0.0], [0.0]]
+
+
+def make_input_fn(path, mode, batch_size):
+  """An input_fn reading the CSV file at `path`: repeating while training, one pass otherwise."""
+
+  def _input_fn():
+    def parse(line):
+      columns = tf.compat.v1.decode_csv(line, record_defaults=DEFAULTS)
+      features = dict(zip(CSV_COLUMNS, columns))
+      label = tf.reshape(features.pop("price"), [1])
+      return features, label
+
+    dataset = tf.data.TextLineDataset(path).skip(1).map(parse)
+    if mode == "train":
+      dataset = dataset.repeat()
+    return dataset.batch(batch_size)
+
+  return _input_fn
+
+
+def build_model(input_spec, params):
+  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  # input_layer: the numeric columns in name order, each flattened to float32.
+  net = keras.layers.Concatenate()([
+      keras.layers.Flatten()(tf.cast(features[key], tf.float32))
+      for key in ("age", "distance", "rooms")])
+  for units in params["hidden_units"]:
+    net = keras.layers.Dense(units=units, activation="relu")(net)
+  predictions = keras.layers.Dense(units=1)(net)
+  model = keras.Model(inputs=features, outputs=predictions)
+  optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=params["learning_rate"], initial_accumulator_value=0.1, epsilon=1e-30)
+  model.compile(
+      optimizer,
+      loss=keras.losses.MeanSquaredError(),
+      metrics=[keras.metrics.RootMeanSquaredError(name="rmse")])
+  return model

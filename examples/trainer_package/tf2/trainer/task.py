@@ -1,0 +1,116 @@
+"""The trainer's entry point: `python -m trainer.task --train-steps 20`, as on Cloud ML Engine.
+
+It writes a small CSV dataset of its own, then trains and evaluates the Estimator that
+trainer.model builds.
+"""
+import argparse
+import os
+import random
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+from trainer import model
+import tf_keras as keras
+
+
+def write_csv(path, rows, seed):
+  """`rows` examples of a made-up housing price: three features and the price."""
+  state = np.random.RandomState(seed)
+  features = state.uniform(0.0, 1.0, size=(rows, 3))
+  prices = features @ np.array([2.0, -1.0, 0.5]) + 0.1 * state.normal(size=rows)
+  with open(path, "w") as file:
+    file.write(",".join(model.CSV_COLUMNS) + "\n")
+    for row, price in zip(features, prices):
+      file.write(",".join("%.4f" % value for value in (*row, price)) + "\n")
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver,
+      variable_partitioner=None)
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument("--train-steps", type=int, default=20)
+  parser.add_argument("--batch-size", type=int, default=8)
+  parser.add_argument("--learning-rate", type=float, default=0.1)
+  parser.add_argument("--hidden-units", type=lambda text: [int(units) for units in text.split(",")], default=[8, 4])
+  parser.add_argument("--job-dir", help="checkpoints (a temporary folder, removed at the end, if not given)")
+  args = parser.parse_args()
+
+  # Under TF 2.x, tf.layers draw their initializer seeds from Python's random
+  # module: seed it as well as the graph (RunConfig's tf_random_seed).
+  random.seed(42)
+  data_dir = tempfile.mkdtemp()
+  train_file, eval_file = os.path.join(data_dir, "train.csv"), os.path.join(data_dir, "eval.csv")
+  write_csv(train_file, 64, seed=0)
+  write_csv(eval_file, 16, seed=1)
+  job_dir = args.job_dir or tempfile.mkdtemp()
+
+  keras.utils.set_random_seed(42)
+  task_type, strategy = strategy_for_this_task()
+
+  dataset = model.make_input_fn(train_file, "train", args.batch_size)()
+
+  with strategy.scope():
+    keras_model = model.build_model(
+        dataset.element_spec[0],
+        params={"hidden_units": args.hidden_units, "learning_rate": args.learning_rate})
+
+  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  checkpoints = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=keras_model, optimizer=keras_model.optimizer), job_dir, max_to_keep=5)
+  save_checkpoint = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=keras_model.optimizer.iterations))
+  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+  checkpoints.restore_or_initialize()
+
+  eval_dataset = model.make_input_fn(eval_file, "eval", args.batch_size)().repeat()
+
+  if task_type == "evaluator":
+    # The TF1 evaluator job: evaluate the chief's checkpoints.
+    keras.utils.SidecarEvaluator(
+        keras_model, data=eval_dataset, checkpoint_dir=job_dir, steps=2,
+        max_evaluations=1).start()
+  else:
+    # max_steps counts the steps of earlier runs too.
+    steps_done = int(keras_model.optimizer.iterations)
+    if steps_done < args.train_steps:
+      keras_model.fit(
+          dataset,
+          epochs=1,
+          steps_per_epoch=args.train_steps - steps_done,
+          callbacks=[save_checkpoint],
+          verbose=2)
+  eval_result = keras_model.evaluate(eval_dataset, steps=2, return_dict=True, verbose=2)
+  print("eval loss: %s" % eval_result["loss"])
+  print("eval rmse: %s" % eval_result["rmse"])
+
+  shutil.rmtree(data_dir)
+  if not args.job_dir:
+    shutil.rmtree(job_dir)
+
+
+if __name__ == "__main__":
+  tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+  main()

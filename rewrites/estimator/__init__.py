@@ -1,0 +1,122 @@
+"""TFM301-305, TFM206, TFM401-402: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
+
+TFM301 estimator-program (numeric). An Estimator (or a TPUEstimator with ``use_tpu=False``)
+driven by ``train_and_evaluate`` or by ``train`` / ``evaluate`` / ``predict`` calls, wherever
+the program stands: at module level or in ``main()`` / ``run(args)`` / ``if __name__ ==
+"__main__":``, its Estimator made by a ``build_estimator(config)`` of another module, its specs
+in helpers, its steps, batch sizes and directories from ``argparse``, ``tf.flags`` or
+``params``. Its ``model_fn`` (rewrites/estimator/model_fn.py reads layers on ``features``, a
+loss, metrics, mode branches, an optimizer and ``minimize``) becomes, where it stands, a
+function building the compiled Keras model; before the first driver the program gets its
+strategy (``strategy_for_this_task()``: ps and worker tasks serve, the chief trains with
+``ParameterServerStrategy``, an evaluator evaluates checkpoints, no ``TF_CONFIG`` trains
+locally), the training dataset, the model built in ``strategy.scope()`` and RunConfig's
+checkpoints restored; each driver becomes ``fit`` (for ``max_steps`` over every run, as TF1
+counted), ``evaluate``, or a generator of predictions. The program's own expressions stay:
+``max_steps=args.train_steps`` becomes ``steps_per_epoch=args.train_steps - steps_done``, so its
+command line keeps working. Every module it edits imports TF2 as ``tf`` and spells what stays
+TF1 ``tf.compat.v1.X`` (rewrites/program/spelling.py). A program across modules is migrated in
+all its files or none, with a finding in each. Float results may differ in the last bits:
+prove the migration with ``tf-migrate parity``.
+
+Before::
+
+    # trainer/model.py
+    import tensorflow.compat.v1 as tf
+
+    def model_fn(features, labels, mode, params):
+      logits = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, logits)
+      optimizer = tf.train.AdagradOptimizer(params["learning_rate"])
+      train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def build_estimator(config, learning_rate):
+      return tf.estimator.Estimator(model_fn, config=config, params={"learning_rate": learning_rate})
+
+    # trainer/task.py
+    def main():
+      args = parser.parse_args()
+      config = tf.estimator.RunConfig(model_dir=args.job_dir, tf_random_seed=42)
+      estimator = model.build_estimator(config, args.learning_rate)
+      estimator.train(model.make_input_fn(args.train_file, tf.estimator.ModeKeys.TRAIN), max_steps=args.train_steps)
+
+After::
+
+    # trainer/model.py
+    import tensorflow as tf
+    import tf_keras as keras
+
+    def build_model(input_spec, params):
+      \"\"\"The TF1 model_fn `model_fn` as a Keras model: its layers, loss and optimizer, compiled.\"\"\"
+      features = {name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+                  for name, spec in input_spec.items()}
+      logits = keras.layers.Dense(units=1)(features["x"])
+      model = keras.Model(inputs=features, outputs=logits)
+      optimizer = keras.optimizers.legacy.Adagrad(
+          learning_rate=params["learning_rate"], initial_accumulator_value=0.1, epsilon=1e-30)
+      model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+      return model
+
+    # trainer/task.py
+    def strategy_for_this_task():
+      ...  # TF_CONFIG roles: ps/worker serve, chief -> ParameterServerStrategy, none -> local
+
+    def main():
+      args = parser.parse_args()
+      keras.utils.set_random_seed(42)
+      task_type, strategy = strategy_for_this_task()
+      dataset = model.make_input_fn(args.train_file, "train")()
+      with strategy.scope():
+        keras_model = model.build_model(dataset.element_spec[0], params={"learning_rate": args.learning_rate})
+      ...  # RunConfig's checkpoints in args.job_dir, restored
+      keras_model.fit(dataset, epochs=1, steps_per_epoch=args.train_steps - steps_done, ...)
+
+TFM302 estimator-manual (manual). An Estimator program in a shape not migrated safely (another
+model_fn structure, custom hooks, exporters, a canned estimator, an Estimator passed to code the
+migration cannot follow, a model_fn in a module outside the paths given, ...): every file of the
+program is left as it is, and the finding points at the construct and says what a person should
+do. Every Estimator, Estimator subclass and ``tf.contrib.learn`` runner the migration leaves gets
+one. Never a half-migrated program.
+
+TFM303 eval-steps (numeric). ParameterServerStrategy needs a repeating eval dataset, so
+``evaluate`` runs exactly ``EvalSpec.steps`` batches of the repeated input, where TF1 stopped at
+the end of the input if that came first. Reported when the eval ``input_fn`` does not repeat.
+
+TFM304 checkpoint-cadence (exact). RunConfig's checkpoints become a ``tf.train.CheckpointManager``
+in ``model_dir`` that the program resumes from, saved once per Keras epoch of
+``save_checkpoints_steps`` steps. Reported when they cannot be saved at TF1's moments:
+``save_checkpoints_secs`` (Keras has no timer) or steps that do not visibly divide ``max_steps``;
+the migrated program then saves at the end of training.
+
+TFM305 tpu-on-cpu (exact). A ``TPUEstimator`` whose ``use_tpu`` is a flag defaulting to False:
+migrated for ``use_tpu=False`` (its batch sizes reach the input functions as
+``params["batch_size"]``); the migrated program trains on CPU/GPU workers whatever the flag says.
+
+TFM206 partitioner-scope (exact). TF1 attached a partitioner to a ``variable_scope`` (or one
+``get_variable``); ParameterServerStrategy takes one partitioner for every variable the model
+creates. Reported at the first layer with weights outside the partitioned scope: its variables
+are split too. Placement only: the numbers are the same.
+
+TFM401 keras-numerics (numeric). A model_fn piece whose Keras counterpart computes the same thing
+only up to a documented difference (``MomentumOptimizer`` with a learning rate that is not a
+constant, ``log_loss``, which Keras clips, dropout's random masks, batch normalization whose
+UPDATE_OPS were never run in TF1, an ``embedding_lookup`` on a partitioned table with TF1's "mod"
+strategy): migrated, with a finding that says what may differ. The tables live in
+rewrites/keras_equivalents.py.
+
+TFM402 model-fn-logging (exact). ``tf.summary.*`` and ``tf.logging.*`` calls (and ``tf.identity``
+naming a tensor for a logging hook) in the model_fn ran in TF1's graph: they do not change what
+the model computes and the Keras model has no place for them, so they go (log from a Keras
+callback, or ``keras.callbacks.TensorBoard``).
+"""
+
+from __future__ import annotations
+
+from rewrites.estimator.migration import Migration, Outcome
+from rewrites.program.modules import Tree
+
+
+def migrate(tree: Tree, enabled: frozenset[str], keras: str = "tf_keras") -> Outcome:
+    """The family's work on the modules of ``tree``: new texts of the modules it changes, and findings."""
+    return Migration(tree, enabled, keras).run()

@@ -1,0 +1,81 @@
+"""What must hold before a migrated Estimator program replaces the old one: nothing left refers to what went.
+
+The statements that built the Estimator (RunConfig, specs, hooks, the Estimator itself) and the
+drivers are replaced; a name they bound must not be read anywhere else (``print(config.model_dir)``,
+``estimator.export_saved_model(...)``). A factory (``build_estimator``) goes when nothing else
+calls it, and the model_fn, replaced by its Keras function, must not be used elsewhere either.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.estimator.emit import Emitter
+from rewrites.estimator.program import Program
+from rewrites.program.modules import ModuleView, Tree
+from rewrites.syntax import Unsupported, first_line, subtree
+
+
+def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None:
+    model_fn = program.setup.model_fn
+    going = _nodes([*(s for _, s in program.removed), *(p.driver.statement for p in plans if p.predict is None),
+                    *(f for _, f in program.factories), model_fn.function])
+    going |= _nodes([p.driver.call.node for p in plans])
+    for view, statement in program.removed:
+        for name in _bound_names(statement):
+            for where, node in _local_references(view, statement, name):
+                if id(node) not in going:
+                    _used_elsewhere(name.value, where, node)
+    for view, function in program.factories:
+        references = tree.references_to(view, function.name.value) if view.parent(function) is view.module else []
+        outside = [(where, node) for where, node in references if id(node) not in going]
+        if outside:
+            _used_elsewhere(function.name.value, *outside[0], factory=True)
+        emitter.module_edits(view).remove(function)
+    for view, function in program.setup.model.helpers:
+        if view.parent(function) is view.module and all(
+                id(node) in going for _, node in tree.references_to(view, function.name.value)):
+            emitter.module_edits(view).remove(function)
+    if model_fn.view.parent(model_fn.function) is model_fn.view.module:
+        for where, node in tree.references_to(model_fn.view, model_fn.function.name.value):
+            if id(node) not in going and not _is_import(where, node):
+                _used_elsewhere(model_fn.function.name.value, where, node)
+
+
+def _nodes(statements) -> set[int]:
+    return {id(node) for statement in statements for node in subtree(statement)}
+
+
+def _bound_names(statement: cst.CSTNode) -> list[cst.Name]:
+    names = []
+    for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                node = target.target
+                names += [node] if isinstance(node, cst.Name) else [
+                    element.value for element in getattr(node, "elements", ()) if isinstance(element.value, cst.Name)]
+    return names
+
+
+def _local_references(view: ModuleView, statement: cst.CSTNode, name: cst.Name):
+    scope = view.scope(name)
+    if scope is None or name.value not in scope:
+        return []
+    found = []
+    for assignment in scope[name.value]:
+        if getattr(assignment, "node", None) is name:
+            found += [(view, reference.node) for reference in assignment.references]
+    if view.parent(statement) is view.module:
+        found += [(where, node) for where, node in view.tree.references_to(view, name.value) if where is not view]
+    return found
+
+
+def _is_import(view: ModuleView, node: cst.CSTNode) -> bool:
+    return any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in view.ancestors(node))
+
+
+def _used_elsewhere(name: str, view: ModuleView, node: cst.CSTNode, factory: bool = False) -> None:
+    statement = view.statement_of(node)
+    what = f"`{name}()`, which made a piece of the Estimator," if factory else f"`{name}`"
+    raise Unsupported(node, f"{what} is also used here (`{first_line(statement)}`), which the migrated program no "
+                            "longer has: migrate that use by hand", view.path)

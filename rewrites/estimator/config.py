@@ -1,0 +1,178 @@
+"""Reading what surrounds the model_fn: RunConfig, warm starts, hooks, and the steps to train.
+
+RunConfig(model_dir, tf_random_seed, save_checkpoints_steps / secs, keep_checkpoint_max)
+becomes ``keras.utils.set_random_seed`` and a ``tf.train.CheckpointManager`` the program resumes
+from; its logging settings (Keras logs every epoch) and what only TF1's session used
+(``session_config``, TPU placement with ``use_tpu=False``) need nothing. The steps to train
+become a fit plan: ``max_steps`` counts the steps of earlier runs as in TF1, ``steps`` counts
+from where a run resumed, no steps trains one pass over an input that ends; one Keras epoch per
+checkpoint TF1 saved every N steps. Values stay the program's own expressions
+(``max_steps=args.train_steps`` -> ``steps_per_epoch=args.train_steps - steps_done``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from rewrites import hooks as hooks_code
+from rewrites.estimator.program import Checkpoints, FitPlan, Model, WarmStart
+from rewrites.keras_equivalents import NoKerasEquivalent
+from rewrites.program.values import UNKNOWN, Value, Values
+from rewrites.syntax import bound_values, is_none, list_elements, string_value
+
+RUN_CONFIG = ("model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps", "save_checkpoints_secs",
+              "session_config", "keep_checkpoint_max", "keep_checkpoint_every_n_hours", "log_step_count_steps",
+              "train_distribute", "device_fn", "protocol", "eval_distribute", "experimental_distribute",
+              "experimental_max_worker_delay_secs", "session_creation_timeout_secs", "checkpoint_save_graph_def")
+TPU_RUN_CONFIG = ("tpu_config", "evaluation_master", "master", "cluster", *RUN_CONFIG)
+RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed", "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max"}
+# What needs nothing in the migrated program: logging (fit(verbose=2) logs every epoch), and what only served
+# TF1's session (soft placement, device counts, thread pools: TF2's defaults run the same maths).
+RUN_CONFIG_NOT_NEEDED = {"log_step_count_steps", "save_summary_steps", "session_config", "keep_checkpoint_every_n_hours"}
+TPU_ONLY = {"tpu_config", "evaluation_master", "master", "cluster"}  # with use_tpu=False, TPUEstimator ignores them
+TF1_KEEP_CHECKPOINT_MAX = "5"
+WARM_START_SETTINGS = ("ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
+                       "var_name_to_prev_var_name")
+RUN_CONFIGS = {"estimator.RunConfig", "estimator.tpu.RunConfig"}
+
+
+@dataclass
+class Steps:
+    """The steps to train: the value (None: one pass over an input that ends), and whether they count earlier runs."""
+
+    value: Value | None
+    absolute: bool
+
+
+class ConfigReader:
+    """Reads RunConfig and the pieces around the model_fn, as code at the driver (``code(value)``)."""
+
+    def __init__(self, values: Values, code, trail: list) -> None:
+        """``code(value)``: the value as code at the driver; ``trail``: gets what the pieces read passed through."""
+        self.values, self.code, self.trail = values, code, trail
+
+    def run_config(self, node: Value | None) -> dict[str, Value]:
+        """RunConfig's arguments the migrated program keeps; Unsupported for one it cannot."""
+        if node is None or is_none(node.node):
+            return {}
+        config = self.values.resolve(node, trail=self.trail)
+        if not (isinstance(config.node, cst.Call) and config.api() in RUN_CONFIGS):
+            raise node.fail("Estimator(config=...) is migrated when it is a RunConfig(...) call the migration can "
+                            "follow (made in the files given)")
+        args = bound_values(config.node, TPU_RUN_CONFIG if config.api() == "estimator.tpu.RunConfig" else RUN_CONFIG)
+        kept = {}
+        for name, value in args.items():
+            if name in RUN_CONFIG_KEPT:
+                kept[name] = Value(value, config.place)
+            elif name == "train_distribute" or name == "eval_distribute":
+                raise Value(value, config.place).fail(f"RunConfig({name}=...): the migrated program trains with "
+                                                      "ParameterServerStrategy; choose its strategy by hand")
+            elif name not in RUN_CONFIG_NOT_NEEDED and name not in TPU_ONLY:
+                raise Value(value, config.place).fail(f"RunConfig({name}=...) is not migrated yet: set it on the "
+                                                      "Keras side by hand (checkpoint callback, tf.config, ...)")
+        return kept
+
+    def checkpoints(self, config: dict[str, Value]) -> Checkpoints | None:
+        """RunConfig's checkpoint settings; None when both intervals are None (TF1 then saved no checkpoints)."""
+        steps, secs = config.get("save_checkpoints_steps"), config.get("save_checkpoints_secs")
+        steps_none = steps is None or self.values.constant(steps) is None
+        if steps_none and secs is not None and self.values.constant(secs) is None:
+            return None
+        keep = config.get("keep_checkpoint_max")
+        return Checkpoints(self.code(keep) if keep is not None else TF1_KEEP_CHECKPOINT_MAX,
+                           None if steps_none else self.code(steps),
+                           None if secs is None or self.values.constant(secs) is None else self.code(secs),
+                           every_node=(steps.view, steps.node) if steps is not None and not steps_none else
+                           (secs.view, secs.node) if secs is not None else None)
+
+    def warm_start(self, node: Value | None, model: Model) -> WarmStart | None:
+        """`warm_start_from=PATH` or `WarmStartSettings(PATH)`: every trainable variable, by its TF1 name."""
+        if node is None or is_none(node.node):
+            return None
+        path = node
+        settings = self.values.resolve(node, trail=self.trail)
+        if isinstance(settings.node, cst.Call) and settings.api() == "estimator.WarmStartSettings":
+            args = bound_values(settings.node, WARM_START_SETTINGS)
+            pattern = args.get("vars_to_warm_start")
+            if set(args) - {"ckpt_to_initialize_from", "vars_to_warm_start"} or not (
+                    pattern is None or string_value(pattern) == ".*"):
+                raise settings.fail("WarmStartSettings other than a checkpoint for every trainable variable "
+                                    "(vars_to_warm_start='.*'): load the chosen variables by hand")
+            path = Value(args["ckpt_to_initialize_from"], settings.place)
+        if model.partitioner is not None:
+            raise node.fail("warm_start_from for a partitioned model: assign the checkpoint's full tensors to the "
+                            "shards by hand")
+        if model.tf1_trainable_names is None:
+            raise node.fail("warm_start_from where the TF1 variable names cannot be read from the code (a computed "
+                            "scope or layer name): load the checkpoint by hand")
+        return WarmStart(self.code(path), model.tf1_trainable_names)
+
+    def hooks(self, node: Value | None, hooks: hooks_code.Hooks, model_dir: Value | None) -> None:
+        """Training hooks into ``hooks`` (as Values at their places)."""
+        if node is None:
+            return
+        resolved = self.values.resolve(node, trail=self.trail)
+        for hook in list_elements(resolved.node, "hooks") if not is_none(resolved.node) else []:
+            call = self.values.resolve(Value(hook, resolved.place), trail=self.trail)
+            if not isinstance(call.node, cst.Call):
+                raise call.fail("a hook that is not constructed in the files given: " + hooks_code.CUSTOM)
+            try:
+                found = hooks_code.Hooks()
+                hooks_code.read_hook(call.api(), call.node, found,
+                                     lambda directory: self._same(Value(directory, call.place), model_dir))
+            except NoKerasEquivalent as problem:
+                raise call.fail(str(problem)) from None
+            if found.last_step is not None:
+                hooks.last_step = Value(found.last_step, call.place)
+            if found.checkpoint_steps is not None:
+                hooks.checkpoint_steps = Value(found.checkpoint_steps, call.place)
+
+    def _same(self, value: Value, other: Value | None) -> bool:
+        return other is not None and self.code(value) == self.code(other)
+
+    # -- the steps to train -------------------------------------------------------------------
+
+    def fit_plan(self, steps: Steps, hooks: hooks_code.Hooks, checkpoints: Checkpoints | None,
+                 notes: list) -> FitPlan:
+        """The training steps as epochs x steps_per_epoch: one epoch per checkpoint TF1 saved every N steps."""
+        count = steps.value
+        if hooks.last_step is not None:
+            count = self._earlier_stop(count, hooks.last_step, steps.absolute)
+        code = self.code(count) if count is not None else None
+        whole = FitPlan("1", code, steps.absolute and count is not None, repeat=count is None)
+        if checkpoints is None:
+            return whole
+        if hooks.checkpoint_steps is not None:  # the Estimator then adds no saver of its own
+            checkpoints.every_steps, checkpoints.every_secs = self.code(hooks.checkpoint_steps), None
+            checkpoints.every_node = (hooks.checkpoint_steps.view, hooks.checkpoint_steps.node)
+        if checkpoints.every_secs is not None:
+            notes.append(("TFM304", checkpoints.every_node, "Keras has no checkpoints on a timer: the migrated program "
+                                                            "saves one at the end of training; give RunConfig "
+                                                            "save_checkpoints_steps for regular ones"))
+        if checkpoints.every_steps is None:
+            return whole
+        every = self._every(hooks, checkpoints)
+        total = self.values.constant(count) if count is not None else UNKNOWN
+        if not (isinstance(total, int) and isinstance(every, int) and every > 0 and total % every == 0):
+            notes.append(("TFM304", checkpoints.every_node,
+                          f"save_checkpoints_steps={checkpoints.every_steps} does not visibly divide the "
+                          f"{code or 'one pass of'} training steps (both whole numbers known before the program runs): the "
+                          "migrated program saves one checkpoint, at the end of training"))
+            return whole
+        checkpoints.comment = f"every {checkpoints.every_steps} steps (one epoch each)"
+        return FitPlan(str(total // every), checkpoints.every_steps, whole.absolute)
+
+    def _every(self, hooks: hooks_code.Hooks, checkpoints: Checkpoints) -> object:
+        view, node = checkpoints.every_node
+        return self.values.constant(hooks.checkpoint_steps or Value(node, self.values.place_of(view, node)))
+
+    def _earlier_stop(self, steps: Value | None, last_step: Value, absolute: bool) -> Value:
+        """max_steps and a StopAtStepHook(last_step=...): training stops at whichever comes first."""
+        total = self.values.constant(steps) if steps is not None else UNKNOWN
+        last = self.values.constant(last_step)
+        if not (absolute and isinstance(total, int) and isinstance(last, int)):
+            raise last_step.fail("StopAtStepHook(last_step=...) is migrated beside max_steps, both whole numbers "
+                                 "known before the program runs: fold the smaller into max_steps by hand")
+        return steps if total <= last else last_step

@@ -1,0 +1,249 @@
+"""Finding Estimator programs wherever they stand: which Estimator each driver call drives, and where.
+
+A driver is ``train_and_evaluate(estimator, train_spec, eval_spec)`` or ``estimator.train`` /
+``evaluate`` / ``predict``, at module level or in any function, its Estimator made there or
+returned by a factory in another module (values.py follows it). The drivers of one Estimator
+must run in one function (or at module level); they form a ``Pipeline``. The set-up of the
+migrated program goes before the first driver, outside any loop around it (a train / evaluate
+loop keeps its loop).
+
+Every Estimator that no pipeline takes is reported with the reason (``leftovers``): nothing
+the tool recognises as Estimator code is left without a finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import Assignment
+
+from rewrites.estimator.program import Driver
+from rewrites.program.modules import ModuleView, Tree
+from rewrites.program.values import Binding, Place, Value, Values
+from rewrites.syntax import Unsupported, bind_arguments, subtree
+
+CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator"}
+TRAIN_AND_EVALUATE = "estimator.train_and_evaluate"
+DRIVER_METHODS = ("train", "evaluate", "predict")
+LOOPS = (cst.For, cst.While)
+# The Estimator's other methods, and what to do instead.
+OTHER_METHODS = {
+    "export_saved_model": "exports a SavedModel for serving: after training, save the Keras model with "
+                          "model.save(path) (or tf.saved_model.save with a serving signature) by hand",
+    "export_savedmodel": "exports a SavedModel for serving: after training, save the Keras model with model.save(path) "
+                         "(or tf.saved_model.save with a serving signature) by hand",
+    "experimental_export_all_saved_models": "exports SavedModels: save the Keras model with model.save(path) by hand",
+    "get_variable_value": "reads a variable from the latest checkpoint: read it from the Keras model's weights",
+    "get_variable_names": "lists the checkpoint's variables: use the Keras model's weights",
+    "latest_checkpoint": "names the latest checkpoint: use tf.train.latest_checkpoint(model_dir)",
+}
+CONTRIB_LEARN = ("contrib.learn.", "contrib.learn_runner")
+CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
+                  "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with "
+                  "tf-migrate parity")
+
+
+def is_canned(api: str) -> bool:
+    """tf.estimator.DNNClassifier, LinearRegressor, BoostedTreesClassifier, ... (not Estimator itself)."""
+    name = api.rpartition(".")[2]
+    return (api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator"))
+            and api not in CUSTOM)
+
+
+@dataclass
+class Pipeline:
+    """The drivers of one Estimator, all at one place."""
+
+    estimator: Value                       # the Estimator(...) call
+    drivers: list[Driver]
+    place: Place                           # where the drivers run
+    trail: list = field(default_factory=list)  # what the estimator passed through: bindings and factories
+
+
+class Discovery:
+    def __init__(self, tree: Tree, values: Values) -> None:
+        self.tree, self.values = tree, values
+        self.constructions: dict[int, Value] = {}   # id(call) -> every Estimator made in the tree
+        self.subclasses: list[tuple[ModuleView, cst.ClassDef]] = []
+        self.other: list[tuple[ModuleView, cst.CSTNode, str]] = []  # contrib.learn and the like: (view, node, why)
+
+    def pipelines(self) -> list[Pipeline | Unsupported]:
+        """The pipelines of the tree, in order; a pipeline that cannot be taken is its Unsupported."""
+        found: dict[int, list[tuple[Driver, list]]] = {}
+        estimators: dict[int, Value] = {}
+        for view in self.tree.views:
+            for node in subtree(view.module):
+                if isinstance(node, cst.ClassDef):
+                    self._subclass(view, node)
+                if not isinstance(node, cst.Call):
+                    continue
+                api = view.api(node.func) or ""
+                if api in CUSTOM or is_canned(api):
+                    self.constructions[id(node)] = Value(node, self.values.place_of(view, node))
+                if api.startswith(CONTRIB_LEARN):
+                    self.other.append((view, node, f"tf.{api} drives an Estimator through tf.contrib.learn, which "
+                                                   "TF 1.15 already dropped: move it to train_and_evaluate first"))
+                driver = self._driver(view, node, api)
+                if driver is not None:
+                    driver_value, estimator, trail = driver
+                    estimators[id(estimator.node)] = estimator
+                    found.setdefault(id(estimator.node), []).append((driver_value, trail))
+        result = []
+        for key, drivers in found.items():
+            estimator = estimators[key]
+            try:
+                result.append(self._pipeline(estimator, drivers))
+            except Unsupported as problem:
+                result.append(problem)
+        return result
+
+    def _subclass(self, view: ModuleView, node: cst.ClassDef) -> None:
+        for base in node.bases:
+            api = view.api(base.value) or ""
+            if api in CUSTOM or is_canned(api) or api == "estimator.EstimatorV2":
+                self.subclasses.append((view, node))
+
+    def _driver(self, view: ModuleView, call: cst.Call, api: str) -> tuple[Driver, Value, list] | None:
+        place = self.values.place_of(view, call)
+        trail: list = []
+        if api == TRAIN_AND_EVALUATE:
+            bound = bind_arguments(call, ("estimator", "train_spec", "eval_spec"))
+            if not bound or "estimator" not in bound:
+                return None
+            estimator = self.values.resolve(Value(bound["estimator"][1].value, place), trail=trail)
+            kind = "train_and_evaluate"
+        elif isinstance(call.func, cst.Attribute) and call.func.attr.value in DRIVER_METHODS:
+            estimator = self.values.resolve(Value(call.func.value, place), trail=trail)
+            kind = call.func.attr.value
+        else:
+            return None
+        estimator_api = estimator.api() if isinstance(estimator.node, cst.Call) else None
+        if not (estimator_api in CUSTOM or is_canned(estimator_api or "")):
+            return None
+        return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
+
+    def _pipeline(self, estimator: Value, drivers: list[tuple[Driver, list]]) -> Pipeline:
+        api = estimator.api()
+        if is_canned(api):
+            raise estimator.fail(CANNED_MESSAGE.format(api.rpartition(".")[2]))
+        places = {id(driver.call.place.function) for driver, _ in drivers}
+        first = drivers[0][0]
+        if len(places) > 1 or any(d.call.view is not first.call.view for d, _ in drivers):
+            other = next(d for d, _ in drivers if d.call.place.function is not first.call.place.function
+                         or d.call.view is not first.call.view)
+            raise other.call.fail("the Estimator is driven from two functions: the migration puts the Keras model "
+                                  "where the first one trains it; drive it from one function")
+        trail = [step for _, steps in drivers for step in steps]
+        ordered = sorted((driver for driver, _ in drivers), key=lambda d: d.call.view.position(d.call.node))
+        return Pipeline(estimator, ordered, first.call.place, trail)
+
+    def anchor(self, pipeline: Pipeline) -> cst.BaseStatement:
+        """The statement the set-up goes before: the one holding the first driver in the innermost block that
+        holds every driver, or the outermost loop around that block (a train / evaluate loop keeps its loop)."""
+        view = pipeline.place.view
+        paths = [_blocks(view, driver.statement) for driver in pipeline.drivers]
+        depth = 0
+        while all(len(path) > depth for path in paths) and len({id(path[depth][0]) for path in paths}) == 1:
+            depth += 1
+        first = paths[0]
+        loop = next((statement for _, statement in first[:depth - 1] if isinstance(statement, LOOPS)), None)
+        return loop if loop is not None else first[depth - 1][1]
+
+    # -- what is left ------------------------------------------------------------------------
+
+    def leftovers(self, taken: set[int], reported: set[int]) -> list[tuple[ModuleView, cst.CSTNode, str]]:
+        """(view, node, why) for every Estimator made but not migrated, subclass and tf.contrib.learn use."""
+        found = list(self.other)
+        for key, construction in self.constructions.items():
+            if key in taken or key in reported:
+                continue
+            api = construction.api()
+            if is_canned(api):
+                found.append((construction.view, construction.node, CANNED_MESSAGE.format(api.rpartition(".")[2])))
+            else:
+                found.append((construction.view, construction.node, "Estimator left as it is: " +
+                              self.why_not_driven(construction)))
+        for view, node in self.subclasses:
+            found.append((view, node, "an Estimator subclass: its methods run inside TF1's Estimator machinery; "
+                                      "write its model as a Keras model by hand"))
+        return found
+
+    def why_not_driven(self, construction: Value) -> str:
+        """Why no pipeline took this Estimator: what is done with it instead."""
+        view, node = construction.view, construction.node
+        parent = view.parent(node)
+        if isinstance(parent, cst.Arg):
+            call = view.parent(parent)
+            return (f"it is passed to `{_callee(call)}`, which the migration cannot follow; drive it with "
+                    "train_and_evaluate or train / evaluate / predict where it is made")
+        if isinstance(parent, cst.Return):
+            function = view.enclosing_function(node)
+            name = function.name.value if function else "a function"
+            return (f"it is returned by `{name}()`, and no caller among the files given drives it with "
+                    "train_and_evaluate or train / evaluate / predict")
+        statement = view.statement_of(node)
+        target = statement.body[0].targets[0].target if isinstance(statement, cst.SimpleStatementLine) and \
+            isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 else None
+        if isinstance(target, cst.Name):
+            use = self._first_other_use(view, target)
+            if use is not None:
+                return use
+        return ("no train_and_evaluate or train / evaluate / predict call drives it where the migration can "
+                "follow: drive it in the function that makes it (or from a factory the driver calls)")
+
+    def _first_other_use(self, view: ModuleView, target: cst.Name) -> str | None:
+        scope = view.scope(target)
+        assignments = [a for a in (scope[target.value] if scope is not None and target.value in scope else ())
+                       if isinstance(a, Assignment) and a.node is target]
+        for assignment in assignments:
+            for reference in assignment.references:
+                node = reference.node
+                parent = view.parent(node)
+                if isinstance(parent, cst.Attribute) and parent.value is node:
+                    method = parent.attr.value
+                    if method in OTHER_METHODS:
+                        return f"`{target.value}.{method}(...)` {OTHER_METHODS[method]}"
+                    if method not in DRIVER_METHODS:
+                        return f"`{target.value}.{method}` is used, which the migrated program has no counterpart of"
+                if isinstance(parent, cst.Arg):
+                    return (f"`{target.value}` is passed to `{_callee(view.parent(parent))}`, which the migration "
+                            "cannot follow; drive it where it is made")
+        return None
+
+
+def _blocks(view: ModuleView, statement: cst.BaseStatement) -> list[tuple[cst.CSTNode, cst.BaseStatement]]:
+    """(block, the statement in it that holds ``statement``), from the function's (or module's) body inwards."""
+    found, held = [], statement
+    for ancestor in view.ancestors(statement):
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+            found.append((ancestor, held))
+        if isinstance(ancestor, (cst.FunctionDef, cst.Module)):
+            break
+        if isinstance(ancestor, cst.BaseCompoundStatement):
+            held = ancestor
+    return list(reversed(found))
+
+
+def _callee(call: cst.CSTNode) -> str:
+    if isinstance(call, cst.Call):
+        from rewrites.syntax import source
+
+        return source(call.func)
+    return "a function"
+
+
+def trail_statements(trail: list) -> list[tuple[ModuleView, cst.BaseStatement]]:
+    """The statements that bound the names a pipeline's value passed through (they go with it)."""
+    found = []
+    for step in trail:
+        if isinstance(step, Binding) and step.kind == "value" and isinstance(step.assignment, Assignment):
+            view = step.value.view
+            node = step.assignment.node
+            if isinstance(node, cst.Name):
+                found.append((view, view.statement_of(node)))
+    return found
+
+
+def trail_functions(trail: list) -> list[tuple[ModuleView, cst.FunctionDef]]:
+    return [(step.view, step.node) for step in trail if isinstance(step, Value) and isinstance(step.node, cst.FunctionDef)]

@@ -1,0 +1,362 @@
+"""Writing the TF2 program of a read Estimator pipeline, each piece where it stands.
+
+- the model_fn becomes, in place, the function that builds and compiles its Keras model
+  (``model_fn`` -> ``build_model(input_spec, params)``; a method stays a method);
+- before the first driver: the strategy for this task, the training dataset, the model built in
+  ``strategy.scope()``, RunConfig's checkpoints restored, a warm start;
+- each driver in place: ``train`` -> ``fit``, ``evaluate`` -> ``evaluate``, ``predict`` -> a
+  generator of one dict per example, ``train_and_evaluate`` -> both (and the evaluator's job);
+- ``strategy_for_this_task()`` (and ``predict_examples``) at module level, before the function
+  that drives the Estimator;
+- what only built the Estimator goes: the RunConfig, the specs, the Estimator, its factories;
+- every module it edits gets TF2's ``tf`` (rewrites/program/spelling.py).
+
+Generated names never collide with the program's: ``model`` is ``keras_model`` where the
+program has a ``model`` (a module, often: ``from trainer import model``).
+"""
+
+from __future__ import annotations
+
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from rewrites.base import KERAS_IMPORTS
+from rewrites.estimator.program import ModelFn, Program
+from rewrites.estimator.read import DriverPlan, with_batch_size
+from rewrites.program.edits import ModuleEdits
+from rewrites.program.modules import ModuleView
+from rewrites.program.values import Value, Values
+from rewrites.syntax import Unsupported, source, subtree, with_blank_lines
+
+# The names generated code binds where the Estimator was driven, and their second choices.
+DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "model", "checkpoints", "save_checkpoint",
+                "steps_done", "warm_start", "warm_start_names", "predictor")
+MODULE_NAMES = ("bootstrap", "predict_examples")
+PREFERRED = {"bootstrap": "strategy_for_this_task"}
+BUILD_LOCALS = ("model", "optimizer", "predictor")
+
+
+class Names(dict):
+    """name -> the identifier generated code uses for it; attribute access for templates."""
+
+    __getattr__ = dict.__getitem__
+
+
+def free_names(wanted, taken: set[str]) -> Names:
+    names = Names()
+    for name in wanted:
+        preferred = PREFERRED.get(name, name)
+        for candidate in (preferred, f"keras_{preferred}", *(f"{preferred}_{i}" for i in range(2, 100))):
+            if candidate not in taken:
+                names[name] = candidate
+                taken.add(candidate)
+                break
+    return names
+
+
+def taken(view: ModuleView, owner: cst.CSTNode, skip: set[int] = frozenset()) -> set[str]:
+    """The names that code added to ``owner``'s scope (a function, a class or the module) would clash with:
+    those bound there, and those read there or in nested scopes that would find a new binding there, but in the
+    subtrees ``skip`` holds (code the migration removes)."""
+    scope = view.scope(owner.body) if isinstance(owner, (cst.FunctionDef, cst.ClassDef)) else \
+        view.get_metadata(ScopeProvider, view.module)
+    found, stack = set(), [owner]
+    while stack:
+        node = stack.pop()
+        if id(node) in skip:
+            continue
+        if isinstance(node, cst.Name) and _reaches(view.scope(node), scope, node.value):
+            found.add(node.value)
+        stack.extend(node.children)
+    return found
+
+
+def _reaches(inner, scope, name: str) -> bool:
+    """Would ``name`` read in ``inner`` find a binding made in ``scope`` (an enclosing scope, or itself)?"""
+    while inner is not None:
+        if inner is scope:
+            return True
+        if name in inner.assignments:
+            return False
+        if inner.parent is inner:
+            return False
+        inner = inner.parent
+    return False
+
+
+def build_function_name(name: str) -> str:
+    """model_fn -> build_model, _model_fn -> _build_model, cnn_model_fn -> build_cnn_model, __call__ -> build_model."""
+    if name.startswith("__") and name.endswith("__"):
+        return "build_model"
+    stripped = name.lstrip("_")
+    prefix = name[:len(name) - len(stripped)]
+    base = stripped[:-3] if stripped.endswith("_fn") else stripped
+    return f"{prefix}build_{base}" if base == "model" or base.endswith("_model") else f"{prefix}build_{base}_model"
+
+
+class Emitter:
+    def __init__(self, values: Values, spelling, keras: str) -> None:
+        self.values, self.spelling, self.keras = values, spelling, keras
+        self.edits: dict[int, ModuleEdits] = {}
+        self._module_defs: dict[tuple[int, str], str] = {}   # (view, template) -> the name written
+
+    def module_edits(self, view: ModuleView) -> ModuleEdits:
+        if id(view) not in self.edits:
+            self.edits[id(view)] = ModuleEdits(view)
+        return self.edits[id(view)]
+
+    def emit(self, program: Program, plans: list[DriverPlan]) -> None:
+        from templates import render
+
+        place = program.place
+        view = place.view
+        replaced = [plan.driver.statement for plan in plans if plan.predict is None]
+        gone = {id(n) for statement in [*replaced, *(s for _, s in program.removed)] for n in subtree(statement)}
+        owner = place.function if isinstance(place.function, cst.FunctionDef) else view.module
+        setup = program.setup
+        model_fn = setup.model_fn
+        model_fn.new_name = self._build_function(program, any(plan.predict for plan in plans))
+        reference = self._function_reference(model_fn, program)
+        # The program's own expressions the generated code reads (`model.make_input_fn(...)`) keep their names.
+        names = free_names(DRIVER_NAMES, taken(view, owner, gone) | _builtins() | _names_in(
+            reference, *_codes(program, plans)))
+        names.update(self._module_level(program, view, any(plan.predict for plan in plans), names))
+        first_train = next((plan.train for plan in plans if plan.train is not None), None)
+        if first_train is None:
+            raise plans[0].driver.call.fail("an Estimator that is only evaluated or predicted with, never trained "
+                                            "here: its model comes from checkpoints of another program; migrate "
+                                            "that program first")
+        predict = any(plan.predict for plan in plans)
+        build_target = f"{names.model}, {names.predictor}" if predict else names.model
+        context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
+                       warm_start=setup.warm_start, train_input=first_train.input.code,
+                       build_target=build_target, build_call=self._build_call(program, names, reference))
+        edits = self.module_edits(view)
+        setup_statements = _statements(render("estimator_setup.py.j2", **context), program.anchor)
+        top_level = view.parent(program.anchor) is view.module
+        first_in_block = _first_in_block(view, program.anchor)
+        setup_statements[0] = with_blank_lines(setup_statements[0].with_changes(leading_lines=[]),
+                                               2 if top_level else 0 if first_in_block else 1)
+        edits.insert_before(program.anchor, setup_statements)
+        for plan in plans:
+            self._driver(plan, context, first_train.input.code, edits, program.anchor)
+        for removed_view, statement in program.removed:
+            self.module_edits(removed_view).remove(statement)
+        for edit_view, old, new in program.edits:
+            module = self.module_edits(edit_view)
+            if new is None:
+                module.remove(old)
+            else:
+                module.expressions[old] = new
+        for module in (view, model_fn.view):
+            self._imports(module)
+
+    # -- pieces --------------------------------------------------------------------------
+
+    def _driver(self, plan: DriverPlan, context: dict, setup_input: str, edits: ModuleEdits, anchor) -> None:
+        from templates import render
+
+        driver, names = plan.driver, context["names"]
+        if plan.predict is not None:
+            edits.expressions[driver.call.node] = cst.parse_expression(
+                f"{names.predict_examples}({names.predictor}, {plan.predict.code})")
+            return
+        text = ""
+        if plan.train is not None:
+            data = names.dataset if plan.train.input.code == setup_input else plan.train.input.code
+            train_context = dict(context, fit=plan.train.fit, train_data=data)
+            if plan.evaluate is not None:
+                text = render("estimator_train_and_evaluate.py.j2", **train_context, eval_input=plan.evaluate.input.code,
+                              eval_steps=plan.evaluate.steps, eval_target=plan.evaluate.target)
+            else:
+                text = render("fit.py.j2", **train_context)
+        elif plan.evaluate is not None:
+            text = render("estimator_evaluate.py.j2", **context, eval_input=plan.evaluate.input.code,
+                          eval_steps=plan.evaluate.steps, eval_target=plan.evaluate.target)
+        statements = _statements(text, driver.statement, leading=True)
+        if driver.statement is anchor:  # right after the set-up
+            statements[0] = with_blank_lines(statements[0], 1)
+        edits.replace(driver.statement, statements)
+
+    def _module_level(self, program: Program, view: ModuleView, predict: bool, names: Names) -> Names:
+        """strategy_for_this_task (and predict_examples) before the top-level statement holding the drivers."""
+        from templates import render
+
+        top = _top_level(view, program.anchor)
+        in_use = taken(view, view.module) | _builtins() | set(names.values())
+        found = Names()
+        wanted = [("bootstrap", "strategy_bootstrap.py.j2", dict(partitioner=program.setup.model.partitioner or "None"))]
+        if predict:
+            wanted.append(("predict_examples", "predict_examples.py.j2", {}))
+        for name, template, extra in wanted:
+            key = (id(view), template)
+            if key not in self._module_defs:
+                chosen = free_names([name], in_use)[name]
+                self._module_defs[key] = chosen
+                text = render(template, names=Names({name: chosen}), **extra)
+                self.module_edits(view).insert_before(top, _module_statements(text))
+            found[name] = self._module_defs[key]
+        return found
+
+    def _build_function(self, program: Program, predict: bool) -> str:
+        """The model_fn, replaced in place by the function building its compiled Keras model; its name."""
+        from templates import render
+
+        model_fn, model = program.setup.model_fn, program.setup.model
+        function, view = model_fn.function, model_fn.view
+        owner = view.parent(view.parent(function))
+        scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
+        new_name = build_function_name(function.name.value)
+        if new_name in scope_names:
+            raise Value(function, model_fn.place).fail(f"the migrated program names the model_fn's Keras function "
+                                                       f"`{new_name}`, which this module already uses")
+        local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", "params", *model_fn.bound,
+                                          *model_fn.keywords})
+        parameters = [*(model_fn.bound[:1] if model_fn.bound and model_fn.bound[0] not in model_fn.keywords else []),
+                      "input_spec", *(["params"] if model_fn.takes_params else []), *model_fn.keywords]
+        text = render("keras_model.py.j2", model=model, sequential=model.chain and not predict, predict=predict,
+                      local=local, function=dict(name=new_name, parameters=parameters,
+                                                 docstring=_docstring(function.name.value, model, predict)))
+        statements = _module_statements(text)
+        statements[0] = statements[0].with_changes(leading_lines=function.leading_lines,
+                                                   decorators=function.decorators)
+        if model.tf1_momentum:
+            momentum = _module_statements(render("tf1_momentum.py.j2"))
+            statements = [*momentum[:1], with_blank_lines(statements[0], 2)]
+        self.module_edits(view).replace(function, statements)
+        return new_name
+
+    def _build_call(self, program: Program, names: Names, reference: str) -> str:
+        """`build_model(dataset.element_spec[0], params=...)` at the driver."""
+        setup, model_fn = program.setup, program.setup.model_fn
+        arguments = [f"{names.dataset}.element_spec[0]"]
+        if model_fn.takes_params:
+            arguments.append(f"params={with_batch_size(setup.params, setup.batch_sizes.get('train')) or '{}'}")
+        arguments += [f"{key}={self._code(value, program)}" for key, value in model_fn.keywords.items()]
+        return f"{reference}({', '.join(arguments)})"
+
+    def _function_reference(self, model_fn: ModelFn, program: Program) -> str:
+        """How the driver names the build function: the model_fn's reference with the new name."""
+        node = model_fn.reference
+        code = self.values.relocate(node, program.place)
+        if model_fn.function.name.value == "__call__":  # the object itself: its new method
+            return f"{source(code)}.{model_fn.new_name}"
+        if isinstance(code, cst.Attribute):
+            return source(code.with_changes(attr=cst.Name(model_fn.new_name)))
+        if isinstance(code, cst.Name):
+            self._import_build_function(code, model_fn, program)
+            return model_fn.new_name
+        raise node.fail("the model_fn must be named by a name or an attribute (module.model_fn, obj.method)")
+
+    def _import_build_function(self, name: cst.Name, model_fn: ModelFn, program: Program) -> None:
+        """`from trainer.model import model_fn` at the driver: import the build function instead."""
+        view = program.place.view
+        if model_fn.view is view:
+            return
+        module = model_fn.view.module_name
+        if module is None:
+            raise Value(name, program.place).fail("the model_fn's module has no importable name")
+        self.module_edits(view).add_import(module, model_fn.new_name)
+
+    def _code(self, value: Value, program: Program) -> str:
+        return source(self.values.relocate(value, program.place, spell=lambda v, n: self.spelling(v).reference(n)))
+
+    def _imports(self, view: ModuleView) -> None:
+        """`import tf_keras as keras` (or `from tensorflow import keras`) and TF2's `import tensorflow as tf`."""
+        edits = self.module_edits(view)
+        module, obj = KERAS_IMPORTS[self.keras]
+        wanted = f"{module}:{obj}" if obj else module
+        bound = view.imported("keras")
+        if (bound is not None and bound != wanted) or (bound is None and "keras" in view.top_level):
+            where = next((n for n in view.top_level.get("keras", [])), view.module)
+            raise Unsupported(_import_of(view, "keras") or where,
+                              f"the migrated program needs `keras` for {module}{'.' + obj if obj else ''} (--keras "
+                              f"{self.keras}), which this module binds to {bound or 'something else'}", view.path)
+        edits.add_import(module, obj, None if obj == "keras" or module == "keras" else "keras")
+        edits.add_import("tensorflow", None, "tf")
+
+
+def _import_of(view: ModuleView, name: str) -> cst.CSTNode | None:
+    """The module-level import statement that binds ``name``."""
+    from rewrites.base import module_level_statements
+
+    for statement in module_level_statements(view.module):
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar) and any(
+                    (alias.evaluated_alias or alias.evaluated_name.split(".")[0]) == name for alias in small.names):
+                return statement
+    return None
+
+
+def _docstring(name: str, model, predict: bool) -> str:
+    parts = "its layers, loss, optimizer and metrics" if model.metrics else "its layers, loss and optimizer"
+    extra = "; and the model of its PREDICT outputs" if predict else ""
+    return f"The TF1 model_fn `{name}` as a Keras model: {parts}, compiled{extra}."
+
+
+def _codes(program: Program, plans: list[DriverPlan]) -> list[str]:
+    """The program's expressions (as code at the driver) that the generated code reads."""
+    setup = program.setup
+    codes = [setup.model_dir, setup.seed, setup.params, *setup.batch_sizes.values(),
+             setup.warm_start.path if setup.warm_start else None]
+    if setup.checkpoints is not None:
+        codes += [setup.checkpoints.keep, setup.checkpoints.every_steps]
+    for plan in plans:
+        codes += [piece.input.code for piece in (plan.train, plan.evaluate) if piece is not None]
+        codes += [plan.predict.code if plan.predict else None, plan.train.fit.steps_per_epoch if plan.train else None,
+                  plan.evaluate.steps if plan.evaluate else None]
+    codes += [source(value.node) for value in setup.model_fn.keywords.values()]
+    return [code for code in codes if code]
+
+
+def _names_in(*codes: str) -> set[str]:
+    return {node.value for code in codes for node in subtree(cst.parse_expression(code)) if isinstance(node, cst.Name)}
+
+
+def _first_in_block(view: ModuleView, statement: cst.CSTNode) -> bool:
+    block = view.parent(statement)
+    body = getattr(block, "body", ())
+    return bool(body) and body[0] is statement
+
+
+def _top_level(view: ModuleView, node: cst.CSTNode) -> cst.CSTNode:
+    """The module-level statement that holds ``node``."""
+    top = node
+    for ancestor in view.ancestors(node):
+        if isinstance(ancestor, cst.Module):
+            return top
+        if isinstance(ancestor, cst.BaseStatement):
+            top = ancestor
+    return top
+
+
+def _statements(text: str, like: cst.BaseStatement, leading: bool = False) -> list[cst.BaseStatement]:
+    """Generated statements for the block ``like`` stands in (its indentation comes from the block); ``leading``:
+    the comments above ``like`` stay above them."""
+    module = cst.parse_module(text)
+    statements = [statement.with_changes(leading_lines=[_unindented(line) for line in (
+        [*module.header, *statement.leading_lines] if index == 0 else statement.leading_lines)])
+        for index, statement in enumerate(module.body)]
+    if statements and leading:
+        statements[0] = statements[0].with_changes(leading_lines=[*like.leading_lines, *statements[0].leading_lines])
+    return statements
+
+
+def _unindented(line: cst.EmptyLine) -> cst.EmptyLine:
+    """A blank line prints no indentation, in whatever block it ends up."""
+    return line if line.comment else line.with_changes(indent=False)
+
+
+def _module_statements(text: str) -> list[cst.BaseStatement]:
+    module = cst.parse_module(text)
+    statements = list(module.body)
+    statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
+    return [with_blank_lines(statement, 2) if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else statement
+            for statement in statements]
+
+
+def _builtins() -> set[str]:
+    import builtins
+
+    return set(dir(builtins))

@@ -1,0 +1,365 @@
+"""Reading an Estimator's input functions: the code that gives the migrated program each dataset.
+
+Input functions as people write them, at ``TrainSpec(input_fn=...)`` or ``train(input_fn=...)``:
+a function (``train_input_fn``), a lambda (``lambda: read(path, 32)``), a factory's closure
+(``make_input_fn(path, ModeKeys.TRAIN, 32)``), ``functools.partial(input_fn, path=...)``; taking
+``params`` or ``mode`` as Estimator passed them. The function must return a ``tf.data`` dataset
+(``Dataset.from_tensor_slices``, ``TextLineDataset`` + ``decode_csv``, ``TFRecordDataset`` +
+``parse_example``, ``make_csv_dataset``, ... and the methods of datasets), read through local
+names that may be reassigned (``dataset = dataset.map(parse)``) and branches on the mode, which
+are decided where the mode is known. One that returns ``dataset.make_one_shot_iterator().get_next()``
+(or its ``iterator.get_next()`` tensors) is changed to return the dataset, which Estimator takes
+as well: the migrated program needs the dataset.
+
+Before::
+
+    def make_input_fn(path, mode, batch_size):
+      def _input_fn():
+        dataset = tf.data.TextLineDataset(path).map(parse_csv)
+        if mode == tf.estimator.ModeKeys.TRAIN:
+          dataset = dataset.shuffle(1000).repeat()
+        return dataset.batch(batch_size).make_one_shot_iterator().get_next()
+      return _input_fn
+
+    train_spec = tf.estimator.TrainSpec(make_input_fn(TRAIN, tf.estimator.ModeKeys.TRAIN, 32), max_steps=100)
+
+After::
+
+    def make_input_fn(path, mode, batch_size):
+      def _input_fn():
+        dataset = tf.data.TextLineDataset(path).map(parse_csv)
+        if mode == "train":
+          dataset = dataset.shuffle(1000).repeat()
+        return dataset.batch(batch_size)
+      return _input_fn
+
+    dataset = make_input_fn(TRAIN, "train", 32)()   # in the migrated program, repeating: trained 100 steps
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from rewrites.estimator.program import Input
+from rewrites.program.spelling import MODE_KEYS
+from rewrites.program.values import UNKNOWN, Place, Value, Values
+from rewrites.syntax import source, subtree
+
+# Datasets whose length is unknown before they are read: one pass over them cannot be counted ahead.
+UNKNOWN_LENGTH = {"filter", "flat_map", "interleave", "from_generator", "list_files", "unbatch", "rejection_resample",
+                  "take_while", "scan", "group_by_window", "bucket_by_sequence_length", "ignore_errors",
+                  "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset", "sample_from_datasets",
+                  "choose_from_datasets", "load", "snapshot", "make_csv_dataset", "CsvDataset", "parallel_interleave",
+                  "make_batched_features_dataset"}
+ITERATORS = {"data.make_one_shot_iterator", "data.make_initializable_iterator"}
+REPEATING_BY_DEFAULT = {"data.experimental.make_csv_dataset": "num_epochs",
+                        "data.experimental.make_batched_features_dataset": "num_epochs"}
+ESTIMATOR_PASSES = ("mode", "params", "config", "input_context")
+MODES = {"train": "train", "eval": "eval", "predict": "infer"}
+
+
+@dataclass
+class Dataset:
+    """What a dataset expression is known to do."""
+
+    repeats: bool | None   # None: it depends on something not known before the program runs
+    length_known: bool
+    unknown: cst.CSTNode | None = None   # what makes the length unknown
+
+
+class InputReader:
+    """Reads one input function for the migrated program, which calls it at ``driver``."""
+
+    def __init__(self, values: Values, driver: Place, relocate, spelling) -> None:
+        """``relocate(value) -> code`` at the driver; ``spelling(view)`` -> its Spelling."""
+        self.values, self.driver, self.relocate, self.spelling = values, driver, relocate, spelling
+
+    def read(self, node: Value, mode: str, params: str | None = None) -> Input:
+        """``node``: the input_fn argument; ``mode``: "train", "eval" or "predict"; ``params``: what Estimator
+        passed as params, as code at the driver."""
+        resolved = self.values.resolve(node)
+        if isinstance(resolved.node, cst.Lambda):
+            return self._lambda(node, resolved, mode)
+        target = resolved
+        if isinstance(resolved.node, cst.Call) and _is_partial(resolved):
+            target = self.values.resolve(Value(resolved.node.args[0].value, resolved.place))
+        if not isinstance(target.node, cst.FunctionDef):
+            api = resolved.api() if isinstance(resolved.node, cst.Call) else None
+            if api in ("estimator.inputs.numpy_input_fn", "estimator.inputs.pandas_input_fn"):
+                raise resolved.fail(f"{api.rpartition('.')[2]}: TFM306/TFM307 turn it into a tf.data input_fn first "
+                                    "(switched off, or left manual: see its finding)")
+            raise node.fail("the input_fn must be a function, a lambda, a factory's function or a functools.partial "
+                            "of one, defined in the files given")
+        arguments = self._arguments(target.node, mode, params, node)
+        dataset, edits = self._function(target, mode)
+        call = self.relocate(node)
+        return Input(f"{call}({arguments})", target.view, target.node, bool(dataset.repeats), dataset.length_known,
+                     edits, dataset.unknown)
+
+    def _lambda(self, node: Value, resolved: Value, mode: str) -> Input:
+        lam = resolved.node
+        if lam.params.params or lam.params.star_arg or lam.params.kwonly_params or lam.params.star_kwarg:
+            raise resolved.fail("an input_fn lambda that takes arguments is not migrated yet: give them by hand")
+        body = Value(lam.body, Place(resolved.view, lam, outer=resolved.place))
+        dataset = self._expression(body, mode, {})
+        if dataset is None:
+            raise resolved.fail("the input_fn lambda must return a tf.data dataset")
+        return Input(self.relocate(body), resolved.view, lam, bool(dataset.repeats), dataset.length_known,
+                     unknown=dataset.unknown)
+
+    def _arguments(self, function: cst.FunctionDef, mode: str, params: str | None, node: Value) -> str:
+        """What Estimator passed: the parameters named mode, params, config that the input_fn takes."""
+        names = [p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.default is None]
+        passed = []
+        for name in names:
+            if name == "mode":
+                passed.append(f'mode="{MODES[mode]}"')
+            elif name == "params":
+                passed.append(f"params={params or '{}'}")
+            elif name in ("config", "input_context"):
+                raise node.fail(f"an input_fn that reads Estimator's {name} is not migrated: give it what it needs "
+                                "by hand")
+        return ", ".join(passed)
+
+    # -- the function's body -----------------------------------------------------------------
+
+    def _function(self, function: Value, mode: str) -> tuple[Dataset, list]:
+        """What the input_fn returns, reading its statements in order; the edits that make it return its dataset."""
+        place = Place(function.view, function.node, function.place.call, outer=function.place)
+        if function.place.function is not None and function.place.call is None:
+            place = Place(function.view, function.node, outer=function.place)
+        state: dict[str, Dataset] = {}
+        returns: list[Dataset] = []
+        edits: list = []
+        self._block(function.node.body.body, place, mode, state, returns, edits)
+        if not returns:
+            raise Value(function.node, place).fail(
+                f"the input_fn `{function.node.name.value}` does not visibly return a tf.data dataset (features and "
+                "labels tensors, a generator, ...): return the dataset")
+        return _merge(returns), edits
+
+    def _block(self, statements, place: Place, mode: str, state: dict, returns: list, edits: list) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.If):
+                self._if(statement, place, mode, state, returns, edits)
+                continue
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine):
+                if any(isinstance(n, cst.Return) for n in subtree(statement)):
+                    raise Value(statement, place).fail("an input_fn that returns from inside a loop, with or try "
+                                                       "block is not migrated yet")
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Return):
+                    returns.append(self._return(small, statement, place, mode, state, edits))
+                elif isinstance(small, cst.Assign):
+                    self._assign(small, statement, place, mode, state)
+
+    def _if(self, statement: cst.If, place: Place, mode: str, state: dict, returns: list, edits: list) -> None:
+        known = self.values.constant(Value(statement.test, place), self._constants(mode))
+        branches = [statement.body.body]
+        orelse = statement.orelse
+        other = [] if orelse is None else orelse.body.body if isinstance(orelse, cst.Else) else [orelse]
+        if known is True:
+            self._block(branches[0], place, mode, state, returns, edits)
+        elif known is False:
+            self._block(other, place, mode, state, returns, edits)
+        else:
+            first, second = dict(state), dict(state)
+            self._block(branches[0], place, mode, first, returns, edits)
+            self._block(other, place, mode, second, returns, edits)
+            for name in {*first, *second}:
+                a, b = first.get(name), second.get(name)
+                state[name] = _merge([x for x in (a, b) if x is not None]) if a and b else (a or b)
+                if (a is None) != (b is None):
+                    state[name] = Dataset(None, (a or b).length_known, (a or b).unknown)
+
+    def _assign(self, assign: cst.Assign, statement, place: Place, mode: str, state: dict) -> None:
+        targets = [t.target for t in assign.targets]
+        names = [t.value for t in targets if isinstance(t, cst.Name)]
+        dataset = self._expression(Value(assign.value, place), mode, state)
+        for name in names:
+            if dataset is not None:
+                state[name] = dataset
+            else:
+                state.pop(name, None)
+
+    def _return(self, small: cst.Return, statement, place: Place, mode: str, state: dict, edits: list) -> Dataset:
+        value = small.value
+        if value is None:
+            raise Value(small, place).fail("the input_fn returns nothing")
+        iterated = self._iterated(value, place, state)
+        if iterated is not None:  # `return <dataset>.make_one_shot_iterator().get_next()`
+            dataset_node, dataset = iterated
+            edits.append((place.view, value, dataset_node))
+            return dataset
+        dataset = self._expression(Value(value, place), mode, state)
+        if dataset is not None:
+            return dataset
+        tensors = self._tensors_of_an_iterator(value, place, state, mode, edits)
+        if tensors is not None:
+            return tensors
+        raise Value(small, place).fail(f"the input_fn returns `{_short(value)}`, not a tf.data dataset: return the "
+                                       "dataset")
+
+    # -- datasets ------------------------------------------------------------------------------
+
+    def _expression(self, value: Value, mode: str, state: dict) -> Dataset | None:
+        """What a dataset expression does, or None when it is not visibly a dataset."""
+        node = value.node
+        chain = []
+        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            api = value.view.api(node.func)
+            if api is not None:
+                return self._dataset_api(api, node, value.place, chain, mode)
+            chain.append(node)
+            node = node.func.value
+        if isinstance(node, cst.Call):
+            api = value.view.api(node.func)
+            if api is not None and api.startswith("data."):
+                return self._dataset_api(api, node, value.place, chain, mode)
+            called = self.values.returned(Value(node, value.place))
+            if called is not None:
+                inner = self._expression(called, mode, {})
+                return self._chain(inner, chain, value.place) if inner is not None else None
+            return None
+        if isinstance(node, cst.Name) and node.value in state:
+            return self._chain(state[node.value], chain, value.place)
+        if isinstance(node, cst.Name):
+            binding = self.values.binding(node, value.place)
+            if binding.kind == "value" and binding.value is not None:
+                inner = self._expression(binding.value, mode, {})
+                return self._chain(inner, chain, value.place) if inner is not None else None
+        return None
+
+    def _dataset_api(self, api: str, call: cst.Call, place: Place, chain: list, mode: str) -> Dataset | None:
+        if not api.startswith("data."):
+            return None
+        name = api.rpartition(".")[2]
+        repeats: bool | None = False
+        if api in REPEATING_BY_DEFAULT:
+            epochs = _keyword(call, REPEATING_BY_DEFAULT[api])
+            repeats = True if epochs is None else self._is_none(Value(epochs, place))
+        base = Dataset(repeats, name not in UNKNOWN_LENGTH, call if name in UNKNOWN_LENGTH else None)
+        return self._chain(base, chain, place)
+
+    def _chain(self, base: Dataset, chain: list[cst.Call], place: Place) -> Dataset:
+        """``base`` with the methods of ``chain`` (innermost first) applied."""
+        repeats, length_known, unknown = base.repeats, base.length_known, base.unknown
+        for call in reversed(chain):
+            method = call.func.attr.value
+            if method == "repeat":
+                count = call.args[0].value if call.args else None
+                now = True if count is None else self._is_none(Value(count, place))
+                repeats = True if now is True or repeats is True else None if None in (now, repeats) else False
+            elif method == "apply" and call.args and isinstance(call.args[0].value, cst.Call) and \
+                    (place.view.api(call.args[0].value.func) or "").endswith("shuffle_and_repeat"):
+                count = _keyword(call.args[0].value, "count") or (call.args[0].value.args[1].value
+                                                                  if len(call.args[0].value.args) > 1 else None)
+                now = True if count is None else self._is_none(Value(count, place))
+                repeats = True if now is True or repeats is True else None
+            elif method in UNKNOWN_LENGTH:
+                length_known, unknown = False, unknown or call.func.attr
+        return Dataset(repeats, length_known, unknown)
+
+    def _is_none(self, value: Value) -> bool | None:
+        known = self.values.constant(value)
+        return None if known is UNKNOWN else known is None
+
+    def _constants(self, mode: str) -> dict[str, object]:
+        return dict(MODE_KEYS)
+
+    # -- iterators ---------------------------------------------------------------------------
+
+    def _iterated(self, value: cst.BaseExpression, place: Place, state: dict) -> tuple[cst.BaseExpression, Dataset] | None:
+        """For `<dataset>.make_one_shot_iterator().get_next()` (or `make_one_shot_iterator(<dataset>)...`):
+        (the dataset expression, what it does)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "get_next" and not value.args):
+            return None
+        iterator = value.func.value
+        dataset_node = self._iterator_source(iterator, place)
+        if dataset_node is None:
+            return None
+        dataset = self._expression(Value(dataset_node, place), "", state)
+        return (dataset_node, dataset) if dataset is not None else None
+
+    def _iterator_source(self, iterator: cst.BaseExpression, place: Place) -> cst.BaseExpression | None:
+        if not isinstance(iterator, cst.Call):
+            return None
+        if isinstance(iterator.func, cst.Attribute) and iterator.func.attr.value == "make_one_shot_iterator" \
+                and not iterator.args and place.view.api(iterator.func) is None:
+            return iterator.func.value
+        if place.view.api(iterator.func) in ITERATORS and len(iterator.args) == 1:
+            return iterator.args[0].value
+        return None
+
+    def _tensors_of_an_iterator(self, value, place: Place, state: dict, mode: str, edits: list) -> Dataset | None:
+        """`features, labels = <iterator>.get_next()` ... `return features, labels` -> `return <dataset>`."""
+        names = [e.value.value for e in value.elements] if isinstance(value, cst.Tuple) and all(
+            isinstance(e.value, cst.Name) for e in value.elements) else [value.value] if isinstance(
+            value, cst.Name) else None
+        if not names:
+            return None
+        binding = self.values.binding(cst.ensure_type(value.elements[0].value if isinstance(value, cst.Tuple)
+                                                      else value, cst.Name), place)
+        if binding.kind != "value" or binding.value is None:
+            return None
+        next_call = binding.value.node
+        if not (isinstance(next_call, cst.Call) and isinstance(next_call.func, cst.Attribute)
+                and next_call.func.attr.value == "get_next"):
+            return None
+        statements = [place.view.statement_of(next_call)]
+        iterator = next_call.func.value
+        if isinstance(iterator, cst.Name):
+            iterator_binding = self.values.binding(iterator, place)
+            if iterator_binding.kind != "value" or iterator_binding.value is None:
+                return None
+            iterator = iterator_binding.value.node
+            statements.append(place.view.statement_of(iterator))
+        dataset_node = self._iterator_source(iterator, place)
+        dataset = self._expression(Value(dataset_node, place), mode, state) if dataset_node is not None else None
+        if dataset is None or not _only_used_by(place.view, statements, value):
+            return None
+        edits.append((place.view, value, dataset_node))
+        edits.extend((place.view, statement, None) for statement in statements)
+        return dataset
+
+
+def _only_used_by(view, statements: list, value: cst.CSTNode) -> bool:
+    """Are the names ``statements`` bind read only by them and by ``value``?"""
+    allowed = {id(node) for node in (*subtree(value), *(n for s in statements for n in subtree(s)))}
+    for statement in statements:
+        for target in (t.target for small in statement.body if isinstance(small, cst.Assign) for t in small.targets):
+            names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
+            for name in names:
+                scope = view.scope(name)
+                for assignment in scope[name.value] if scope is not None and name.value in scope else ():
+                    if any(id(reference.node) not in allowed for reference in assignment.references):
+                        return False
+    return True
+
+
+def _merge(datasets: list[Dataset]) -> Dataset:
+    repeats = {d.repeats for d in datasets}
+    return Dataset(repeats.pop() if len(repeats) == 1 else None, all(d.length_known for d in datasets),
+                   next((d.unknown for d in datasets if d.unknown is not None), None))
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
+def _is_partial(value: Value) -> bool:
+    from libcst.metadata import QualifiedNameProvider
+
+    names = value.view.get_metadata(QualifiedNameProvider, value.node.func, set())
+    return any(name.name == "functools.partial" for name in names) and bool(value.node.args)
+
+
+def _short(node: cst.CSTNode) -> str:
+    text = " ".join(source(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,220 @@
+"""Layers, tables and feature columns in a model_fn -> the Keras layers (part of the model_fn reader)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites import keras_equivalents as keras_code
+from rewrites.program.values import Value
+from rewrites.syntax import Unsupported, bound_values, is_name, subtree
+
+TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}
+TRAINING_DEPENDENT_FUNCTIONS = {"layers.dropout", "layers.batch_normalization"}
+LAYERS_WITH_WEIGHTS = {"layers.Dense", "layers.dense", "layers.Conv2D", "layers.conv2d", "layers.BatchNormalization",
+                       "layers.batch_normalization"}
+VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "regularizer", "caching_device",
+                  "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
+                  "auxiliary_name_scope")
+INPUT_LAYER = ("features", "feature_columns", "weight_collections", "trainable", "cols_to_vars", "cols_to_output_tensors")
+NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
+
+
+class LayerReading:
+    """Mixed into ModelFnReader: layers, get_variable tables read by embedding_lookup, input_layer columns."""
+
+    def _layer(self, api: str, call: cst.Call, target: str) -> None:
+        self._emit(target, self._layer_expression(api, call))
+        self.current = target
+
+    def _layer_expression(self, api: str, call: cst.Call) -> str:
+        """The Keras layer of one tf.layers call, called on its inputs (a nested layer call in turn)."""
+        if isinstance(call.func, cst.Call):  # tf1.layers.Dense(...)(inputs)
+            if api in TRAINING_DEPENDENT_LAYERS:
+                raise Unsupported(call, f"a {api} layer object: whether it is active in TF1 depends on how it is "
+                                        "called; migrate it by hand (the training flag)")
+            code, _ = keras_code.layer(api, self.spelled(call.func), functional=False)
+            inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
+            self.tf1_names.layer(api, keras_code.layer_arguments(api, call.func, functional=False))
+        else:  # tf1.layers.dense(inputs, ...)
+            code, _ = keras_code.layer(api, self.spelled(call), functional=True)
+            inputs = keras_code.layer_arguments(api, call, functional=True).get("inputs")
+            self._check_training_flag(api, call)
+        if inputs is None:
+            raise Unsupported(call, "a layer called with more than its inputs is not migrated yet")
+        self._note_features(inputs)
+        nested = self._nested_layer(inputs)
+        if not (is_name(inputs, self.current) or nested):
+            self.model.chain = False
+        inputs_code = self._layer_expression(nested, inputs) if nested else self.code(inputs)
+        if not isinstance(call.func, cst.Call):
+            self.tf1_names.layer(api, keras_code.layer_arguments(api, call, functional=True))
+        if code is keras_code.IDENTITY:  # a TF1 no-op (dropout without training=): its output is its input
+            return inputs_code
+        layer = self._piece(code, call)
+        self.model.layers.append(layer)
+        if api in LAYERS_WITH_WEIGHTS and not self.in_partitioned_scope:
+            self.unpartitioned_weights.append(call)
+        return f"{layer}({inputs_code})"
+
+    def _nested_layer(self, node: cst.BaseExpression) -> str | None:
+        """The api of a tf.layers call given as another layer's inputs, else None."""
+        if not isinstance(node, cst.Call):
+            return None
+        api = self.api(node.func.func if isinstance(node.func, cst.Call) else node.func) or ""
+        return api if api.startswith("layers.") else None
+
+    def _table(self, api: str, call: cst.Call, target: str) -> None:
+        """`table = get_variable(name, [rows, width])`: a Keras Embedding once embedding_lookup reads it."""
+        args = keras_code.get_variable_arguments(self.spelled(call))
+        self.tf1_names.table(args.get("name"))
+        if "partitioner" in args:
+            self._strategy_partitioner(args["partitioner"])
+        self.tables[target] = (args, self.in_partitioned_scope or "partitioner" in args)
+
+    def _embedding(self, api: str, call: cst.Call, target: str) -> None:
+        table = call.args[0].value if call.args and not call.args[0].keyword else None
+        if not (isinstance(table, cst.Name) and table.value in self.tables):
+            raise Unsupported(call, "embedding_lookup of a table that is not a get_variable of this model_fn")
+        args, partitioned = self.tables[table.value]
+        self.table_lookups.add(id(table))
+        code, ids = keras_code.embedding(args, partitioned, self.spelled(call))
+        if not partitioned:
+            self.unpartitioned_weights.append(call)
+        self._note_features(ids)
+        layer = self._piece(code, call)
+        self.model.layers.append(layer)
+        self._emit(target, f"{layer}({self.code(ids)})")
+        self.model.chain = self.model.chain and is_name(ids, self.current)
+        self.current = target
+
+    def _input_layer(self, api: str, call: cst.Call, target: str) -> None:
+        """`input_layer(features, columns)` of numeric columns: each flattened to float32, concatenated in name
+        order (input_layer's), the names read now or, for columns built at run time, when the model is built."""
+        args = bound_values(call, INPUT_LAYER)
+        if set(args) != {"features", "feature_columns"} or not is_name(args["features"], "features"):
+            raise Unsupported(call, "input_layer is migrated on the model_fn's features and numeric columns only")
+        keys = self._column_keys(args["feature_columns"])
+        flat = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
+        self.model.lines.append("# input_layer: the numeric columns in name order, each flattened to float32.")
+        if keys is None:
+            columns = self.code(args["feature_columns"])
+            self._emit(target, f"keras.layers.Concatenate()([\n    {flat.format('column.key')}\n    for column in "
+                               f"sorted({columns}, key=lambda column: column.name)])")
+        elif len(keys) == 1:
+            self._emit(target, flat.format(f'"{keys[0]}"'))
+        else:
+            names = ", ".join(f'"{key}"' for key in keys)
+            self._emit(target, f"keras.layers.Concatenate()([\n    {flat.format('key')}\n    for key in ({names})])")
+        self.model.features_dict = True
+        self.model.chain = False
+        self.current = target
+
+    def _column_keys(self, node: cst.BaseExpression) -> list[str] | None:
+        """The sorted keys of the numeric columns ``node`` holds; None when known only at run time. Unsupported
+        for another kind of column, or a list the migration cannot follow."""
+        trail: list = []
+        columns = self.values.resolve(Value(node, self.place), trail=trail)
+        value = columns.node
+        if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
+            appended = self._appended(trail, columns)
+            keys = [self._numeric_column_key(item) for item in appended]
+        elif isinstance(value, (cst.List, cst.Tuple)):
+            if any(isinstance(element, cst.StarredElement) for element in value.elements):
+                raise columns.fail("feature columns with a `*` are not migrated: write the list out")
+            keys = [self._numeric_column_key(Value(element.value, columns.place)) for element in value.elements]
+        elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs \
+                and isinstance(value.for_in.target, cst.Name):
+            place = self.values.place_of(columns.view, value.elt)
+            self._numeric_column_key(Value(value.elt, place), loop=value.for_in.target.value)
+            iterated = self.values.constant(Value(value.for_in.iter, columns.place))
+            keys = list(iterated) if isinstance(iterated, (list, tuple)) and all(
+                isinstance(key, str) for key in iterated) else [None]
+        else:
+            raise Unsupported(node, "input_layer's feature columns must be a list the migration can follow (written "
+                                    "out, a comprehension, or appended to in a loop)")
+        if not keys:
+            raise Unsupported(node, "input_layer without feature columns")
+        return None if None in keys else sorted(keys)
+
+    def _appended(self, trail: list, columns: Value) -> list[Value]:
+        """The items `columns.append(item)` adds to an empty list (in a loop, typically)."""
+        binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
+                        and step.value.node is columns.node), None)
+        assignment = getattr(binding, "assignment", None)
+        items = []
+        for reference in getattr(assignment, "references", ()):
+            node = reference.node
+            view = columns.view
+            attribute, call = view.parent(node), view.parent(view.parent(node))
+            if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append" and \
+                    isinstance(call, cst.Call) and len(call.args) == 1:
+                items.append(Value(call.args[0].value, self.values.place_of(view, call)))
+            elif isinstance(attribute, (cst.Attribute, cst.AugAssign)) or isinstance(view.parent(node), cst.AugAssign):
+                raise Unsupported(node, "feature columns added to a list otherwise than by append", view.path)
+        return items
+
+    def _numeric_column_key(self, column: Value, loop: str | None = None) -> str | None:
+        """The key of a numeric_column (None: known at run time, e.g. the loop variable ``loop``)."""
+        column = self.values.resolve(column)
+        api = column.api() if isinstance(column.node, cst.Call) else None
+        if api != "feature_column.numeric_column":
+            raise column.fail(f"{api or 'a feature column'} read by input_layer: numeric_column is migrated; other "
+                              "feature columns need Keras preprocessing layers, written by hand")
+        # shape, default_value and dtype describe parsing; input_layer flattens and casts to float32 whatever comes.
+        args = bound_values(column.node, NUMERIC_COLUMN)
+        key, normalizer = args.get("key"), args.get("normalizer_fn")
+        if normalizer is not None and not is_name(normalizer, "None"):
+            raise column.fail("numeric_column with a normalizer_fn is not migrated: write the Keras input (and a "
+                              "Normalization or Lambda layer) by hand")
+        known = self.values.constant(Value(key, column.place)) if key is not None else None
+        return known if isinstance(known, str) else None
+
+    def _check_tables_only_looked_up(self, function: cst.FunctionDef) -> None:
+        """A table used otherwise than by one embedding_lookup (arithmetic, a second lookup) has no Keras layer."""
+        for name in self.tables:
+            uses = [node for node in subtree(function.body) if is_name(node, name)
+                    and not isinstance(self.view.parent(node), cst.AssignTarget)]
+            other = next((node for node in uses if id(node) not in self.table_lookups), None)
+            if other is not None or len(uses) != 1:
+                raise Unsupported(self.view.statement_of(other if other is not None else uses[-1]),
+                                  f"`{name}` is used otherwise than by one embedding_lookup: a variable with no layer "
+                                  "is not migrated; write the Keras layer or weight by hand")
+
+    def _check_training_flag(self, api: str, call: cst.Call) -> None:
+        """Keras turns dropout and batch statistics on in fit only: TF1 must have turned them on in TRAIN mode only."""
+        if api not in TRAINING_DEPENDENT_FUNCTIONS:
+            return
+        training = keras_code.layer_arguments(api, call, functional=True).get("training")
+        if training is not None and not (self._mode_of(training) == "TRAIN" or
+                                         (isinstance(training, cst.Name) and training.value in self.training_flags)):
+            raise Unsupported(training, f"{api} with training={self.code(training)}: migrated when it is "
+                                        "`mode == ModeKeys.TRAIN` (Keras trains in fit, evaluates and predicts "
+                                        "without); set the Keras training flag by hand")
+        if api == "layers.batch_normalization":
+            self.batch_norms.append(call)
+
+    def _note_features(self, inputs: cst.BaseExpression) -> None:
+        """`features["x"]` makes the model's inputs a dict of keras.Input."""
+        if isinstance(inputs, cst.Subscript) and is_name(inputs.value, "features"):
+            self.model.features_dict = True
+
+    def _variable_scope(self, call: cst.Call) -> bool:
+        """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy. Partitioned?"""
+        args = bound_values(call, VARIABLE_SCOPE)
+        if set(args) - {"name_or_scope", "partitioner"}:
+            raise Unsupported(call, "a variable_scope with arguments other than a name and a partitioner")
+        if "partitioner" in args:
+            self._strategy_partitioner(args["partitioner"])
+        self.tf1_names.enter(args.get("name_or_scope"))
+        return "partitioner" in args
+
+    def _strategy_partitioner(self, node: cst.BaseExpression) -> None:
+        api = self.api(node.func) if isinstance(node, cst.Call) else None
+        if not (api or "").startswith("distribute.experimental.partitioners."):
+            raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")
+        code = self.code(node)
+        if self.model.partitioner not in (None, code):
+            raise Unsupported(node, "two different partitioners: ParameterServerStrategy takes one for every "
+                                    "variable; choose one, or write a Partitioner that decides by shape")
+        self.model.partitioner = code
+

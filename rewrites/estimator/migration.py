@@ -1,0 +1,167 @@
+"""One run of the Estimator family over the modules of a program: discover, read, check, emit, spell.
+
+Each pipeline is migrated whole or not at all: its edits are collected on their own and kept
+only when every piece read and every check passed. The modules the kept edits touch are then
+made TF2 modules (rewrites/program/spelling.py), and each file of a program gets a finding
+naming the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrites.estimator.discover import Discovery, Pipeline
+from rewrites.estimator.emit import Emitter
+from rewrites.estimator.read import ProgramReader
+from rewrites.program.edits import ModuleEdits
+from rewrites.program.modules import ModuleView, Tree
+from rewrites.program.spelling import Spelling
+from rewrites.program.values import Values
+from rewrites.syntax import Unsupported
+
+MAIN = ("Estimator program -> Keras fit under ParameterServerStrategy; Keras averages the eval loss per example (TF1 "
+        "per batch: differs with a short last batch); prove it with tf-migrate parity")
+
+
+@dataclass
+class Reported:
+    """A finding of the family: rule, module, node, message."""
+
+    rule: str
+    view: ModuleView
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass
+class Outcome:
+    texts: dict[str, str] = field(default_factory=dict)        # path -> new code, for the modules changed
+    findings: list[Reported] = field(default_factory=list)
+    programs: list[list[str]] = field(default_factory=list)    # the files of each program migrated, its entry first
+
+
+class Migration:
+    def __init__(self, tree: Tree, enabled: frozenset[str], keras: str) -> None:
+        self.tree, self.enabled, self.keras = tree, enabled, keras
+        self.values = Values()
+        self._spellings: dict[int, Spelling] = {}
+        self.edits: dict[int, ModuleEdits] = {}
+        self.outcome = Outcome()
+
+    def spelling(self, view: ModuleView) -> Spelling:
+        if id(view) not in self._spellings:
+            self._spellings[id(view)] = Spelling(view)
+        return self._spellings[id(view)]
+
+    def run(self) -> Outcome:
+        discovery = Discovery(self.tree, self.values)
+        taken, reported = set(), set()
+        for pipeline in discovery.pipelines():
+            if isinstance(pipeline, Unsupported):
+                self._manual(pipeline, None)
+                continue
+            reported.add(id(pipeline.estimator.node))
+            try:
+                self._migrate(pipeline, discovery)
+                taken.add(id(pipeline.estimator.node))
+            except Unsupported as problem:
+                self._manual(problem, pipeline)
+        for view, node, why in discovery.leftovers(taken, reported):
+            self._report("TFM302", view, node, why)
+        for view in self._edited_views():
+            try:
+                self._make_tf2(view)
+            except Unsupported as problem:  # the module cannot become TF2 after all: nothing of it changes
+                self._manual(problem, None)
+                del self.edits[id(view)]
+        for edits in self.edits.values():
+            self.outcome.texts[edits.view.path] = edits.apply()
+        return self.outcome
+
+    # -- one pipeline ---------------------------------------------------------------------
+
+    def _migrate(self, pipeline: Pipeline, discovery: Discovery) -> None:
+        if "TFM301" not in self.enabled:
+            return
+        program, plans = ProgramReader(self.values, self.spelling, discovery).read(pipeline)
+        emitter = Emitter(self.values, self.spelling, self.keras)
+        emitter.emit(program, plans)
+        from rewrites.estimator.checks import check_program
+
+        check_program(self.tree, program, plans, emitter)
+        notes = [*program.notes]
+        disabled = next((note for note in notes if note.rule not in self.enabled), None)
+        if disabled is not None:
+            from rewrites import RULES
+
+            raise Unsupported(disabled.node, f"it needs {disabled.rule} ({RULES[disabled.rule].name}), which is "
+                                             f"switched off: {disabled.message}", disabled.view.path)
+        for edits in emitter.edits.values():
+            self._edits(edits.view).merge(edits)
+        views = program.views
+        others = [view.path for view in views if view is not program.place.view]
+        self.outcome.programs.append([program.place.view.path, *others])
+        with_others = f" (with {', '.join(others)})" if others else ""
+        self._report("TFM301", program.place.view, plans[0].driver.statement, MAIN + with_others)
+        model_fn = program.setup.model_fn
+        if model_fn.view is not program.place.view:
+            self._report("TFM301", model_fn.view, model_fn.function,
+                         f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras model of the "
+                         f"Estimator program driven in {program.place.view.path}")
+        for note in notes:
+            self._report(note.rule, note.view, note.node, note.message)
+
+    def _edits(self, view: ModuleView) -> ModuleEdits:
+        if id(view) not in self.edits:
+            self.edits[id(view)] = ModuleEdits(view)
+        return self.edits[id(view)]
+
+    def _edited_views(self) -> list[ModuleView]:
+        return [edits.view for edits in self.edits.values() if edits]
+
+    def _make_tf2(self, view: ModuleView) -> None:
+        """The module's `tf` becomes TF2, its TF1 references respelled, graph mode switched off."""
+        spelling = self.spelling(view)
+        edits = self._edits(view)
+        for statement in spelling.graph_mode_switches():
+            edits.remove(statement)
+        blocker = spelling.graph_only_use(set(edits.statements))
+        if blocker is not None:
+            raise Unsupported(blocker, f"`{view.api(blocker)}` still needs TF1's graph mode, which Keras training "
+                                       "does not run in: migrate it by hand", view.path)
+        rebinding = spelling.rebinding
+        for statement in rebinding.reassignments:
+            edits.remove(statement)
+        for statement in rebinding.imports:
+            edits.expressions[statement] = cst.Import(names=[cst.ImportAlias(
+                name=cst.Name("tensorflow"), asname=cst.AsName(name=cst.Name("tf")))])
+        for node, new in spelling.all_references().items():
+            edits.expressions.setdefault(node, new)
+
+    # -- findings -----------------------------------------------------------------------------
+
+    def _manual(self, problem: Unsupported, pipeline: Pipeline | None) -> None:
+        view = self.tree.view(problem.path) if problem.path else (pipeline.place.view if pipeline else None)
+        if view is None:
+            return
+        node = problem.node if _in(view, problem.node) else (pipeline.drivers[0].call.node if pipeline else
+                                                              view.module)
+        self._report("TFM302", view, node, f"Estimator program left as it is: {problem}")
+        if pipeline is not None and view is not pipeline.place.view:
+            line, col = view.position(node)
+            self._report("TFM302", pipeline.place.view, pipeline.drivers[0].call.node,
+                         f"Estimator program left as it is: see {view.path}:{line}:{col}")
+
+    def _report(self, rule: str, view: ModuleView, node: cst.CSTNode, message: str) -> None:
+        if rule in self.enabled:
+            self.outcome.findings.append(Reported(rule, view, node, message))
+
+
+def _in(view: ModuleView, node: cst.CSTNode) -> bool:
+    try:
+        view.position(node)
+        return True
+    except KeyError:
+        return False

@@ -1,0 +1,287 @@
+"""Reading a TF1 ``model_fn`` into the Keras model, loss, optimizer and metrics it stands for.
+
+Used by the Estimator rewrite (rewrites/estimator.py); the translation of single calls
+lives in rewrites/keras_equivalents.py. A model_fn is read statement by statement:
+
+- layers (``tf1.layers.Dense(...)(x)``, ``tf1.layers.dense(x, ...)``) become Keras
+  layers called the same way; a straight chain on a ``features`` tensor becomes a
+  ``keras.Sequential``, anything else a functional ``keras.Model`` on ``features``
+  (a dict of ``keras.Input`` when the model_fn reads ``features["name"]``);
+- a few pure tensor functions between layers (``argmax``, ``softmax``, ``concat``, ...)
+  are kept as they are: they work on Keras tensors;
+- the loss, the optimizer (on a constant rate or a decay schedule of the global step)
+  and ``minimize`` become ``compile``; ``eval_metric_ops`` become compile metrics;
+- ``if mode == ModeKeys.PREDICT`` / ``EVAL`` branches that only return an
+  EstimatorSpec are read for their metrics; the predictions are not needed by ``fit``;
+- a partitioner on a ``variable_scope`` around layers moves onto the strategy.
+
+Anything else raises ``Unsupported``, naming the node a person should look at.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Collection
+
+import libcst as cst
+
+from migrator.findings import Safety
+from rewrites import keras_equivalents as keras_code
+from rewrites.estimator.layers import LayerReading
+from rewrites.estimator.metrics import MetricReading
+from rewrites.estimator.program import Model
+from rewrites.estimator.tf1_names import TF1VariableNames
+from rewrites.estimator.specs import SpecReading
+from rewrites.estimator.training import TrainingReading
+from rewrites.program.spelling import Spelling
+from rewrites.program.spelling import MODE_KEYS
+from rewrites.program.values import UNKNOWN, Place, Value, Values
+from rewrites.syntax import Unsupported, first_line, is_docstring, is_name, single_assign, subtree
+
+# Estimator passes these by name: a model_fn takes `features` and any of the others, in any order.
+MODEL_FN_PARAMETERS = ("features", "labels", "mode", "params", "config")
+NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the train_op: TF1 never updated the "
+                             "moving mean and variance, Keras updates them in fit, so evaluate and predict, which "
+                             "use them, differ from TF1 (training losses do not)")
+# Functions of tensors only (no variables, no randomness): kept as they are between layers.
+PURE_FUNCTIONS = {"argmax", "argmin", "math.argmax", "math.argmin", "nn.softmax", "nn.sigmoid", "nn.relu",
+                  "nn.tanh", "math.sigmoid", "math.tanh", "sigmoid", "tanh", "concat", "reshape", "squeeze",
+                  "expand_dims", "cast", "identity", "reduce_mean", "reduce_sum", "reduce_max", "reduce_min",
+                  "math.reduce_mean", "math.reduce_sum", "math.reduce_max", "math.reduce_min", "stack", "unstack",
+                  "transpose", "to_float", "to_int32", "to_int64", "one_hot", "square", "sqrt", "exp", "log",
+                  "abs", "round", "math.round", "nn.l2_normalize", "math.l2_normalize", "nn.log_softmax",
+                  "nn.softplus", "nn.elu", "nn.relu6", "add_n", "matmul", "squared_difference",
+                  "math.squared_difference", "shape", "size", "split", "tile", "where", "clip_by_value",
+                  "nn.top_k", "math.top_k", "gather", "string_to_number", "strings.to_number"}
+# Statements that only log, in the model_fn: `print` and tf.logging run once as the model is built, in TF1 and in
+# the Keras function alike, so they stay; summaries and named identities served TF1's graph and hooks, and go.
+LOGGING_KEPT = ("logging.",)
+LOGGING_DROPPED = ("summary.", "identity", "add_to_collection", "add_to_collections")
+DROPPED = ("{} served TF1's graph (summaries, tensors named for a logging hook): the Keras model has no place for it, "
+           "so it goes; log from a Keras callback or keras.callbacks.TensorBoard")
+# The model_fn's calls by API: the reader method for `target = <call>` (prefixes end with a dot).
+CALLS = {"get_variable": "_table", "nn.embedding_lookup": "_embedding", "feature_column.input_layer": "_input_layer",
+         "losses.get_total_loss": "_total_loss", "tpu.CrossShardOptimizer": "_cross_shard",
+         "layers.": "_layer", "losses.": "_loss", "metrics.": "_metric_call"}
+
+
+class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
+    """Reads one model_fn."""
+
+    def __init__(self, place: Place, values: Values, spelling: Spelling, flags: bool = False) -> None:
+        """``place``: where the model_fn's body is read (its params bound to Estimator's); ``spelling``: of its
+        module, which the migration makes TF2; ``flags``: a command-line flag counts as its default (TPUEstimator's
+        use_tpu)."""
+        self.view, self.place, self.values = place.view, place, values
+        self.api = place.view.api
+        self.resolved = lambda node: values.resolve(Value(node, place))
+        self.resolve = lambda node: self.resolved(node).node  # what a name, params["key"] stands for
+        self.constant = lambda node: values.constant(Value(node, place), MODE_KEYS, flags)
+        self.aliases: dict[str, str] = {}     # a metric_fn's parameter -> the model_fn tensor it is given
+        self.code = spelling.code          # a node's code, its TF1 references respelled for TF2
+        self.spelled = spelling.spelled
+        self.model = Model()
+        self.current = "features"     # the last layer's output, while the layers form a chain
+        self.loss_name: str | None = None
+        self.losses_made = 0            # tf.losses calls, each added to TF1's LOSSES collection
+        self.optimizer_name: str | None = None
+        self.train_op: str | None = None
+        self.schedules: dict[str, str] = {}      # name -> Keras schedule code
+        self.metric_calls: dict[str, tuple[str, cst.Call]] = {}
+        self.pure: dict[str, cst.Call] = {}      # name -> pure function call
+        self.dicts: dict[str, cst.Dict] = {}
+        self.eval_metric_ops: cst.BaseExpression | None = None
+        self.training_flags: set[str] = set()  # names bound to `mode == ModeKeys.TRAIN`
+        self.batch_norms: list[cst.Call] = []
+        self.update_ops: dict[str, int] = {}  # name -> batch norms created before it was collected
+        self.updates_attached = 0  # how many batch norms' updates the train_op depends on (UPDATE_OPS)
+        self.tables: dict[str, tuple[dict, bool]] = {}  # get_variable tables: name -> (arguments, partitioned)
+        self.table_lookups: set[int] = set()  # the names of tables that embedding_lookup reads
+        self.in_partitioned_scope = False
+        self.unpartitioned_weights: list[cst.Call] = []  # layers with weights outside any partitioned scope
+        self.tf1_names = TF1VariableNames()
+
+    def read(self, function: cst.FunctionDef, bound: Collection[str] = ()) -> Model:
+        """``bound``: parameters given values elsewhere (a method's self, functools.partial's keywords)."""
+        params = [param.name.value for param in function.params.params if param.name.value not in bound]
+        if ("features" not in params or not set(params) <= set(MODEL_FN_PARAMETERS) or function.params.kwonly_params
+                or function.params.star_kwarg or isinstance(function.params.star_arg, cst.Param)):
+            raise Unsupported(function.params, "a model_fn takes features, and maybe labels, mode, params and config, "
+                                               "by those names (Estimator passes them by name)")
+        config = next((node for node in subtree(function.body) if is_name(node, "config")), None)
+        if config is not None:
+            raise Unsupported(config, "the model_fn reads the RunConfig (config): give the Keras model what it "
+                                      "needs from it by hand")
+        self.model.uses_params = "params" in params
+        self.returned = False
+        self._statements([s for s in function.body.body if not is_docstring(s)])
+        self._check_tables_only_looked_up(function)
+        if not self.returned:
+            raise Unsupported(function, "the model_fn must end with `return EstimatorSpec(mode, loss=..., "
+                                        "train_op=...)`")
+        model = self.model
+        if not model.layers or not model.loss or not model.optimizer:
+            raise Unsupported(function, "the model_fn needs layers, a tf.losses loss and an optimizer")
+        if self.eval_metric_ops is not None:
+            model.metrics = self._metrics(self.eval_metric_ops)
+        if model.output != self.current:
+            model.chain = False
+        model.tf1_trainable_names = self.tf1_names.names
+        if self.updates_attached < len(self.batch_norms):
+            model.notes.append(("TFM401", self.batch_norms[0], NO_MOVING_AVERAGE_UPDATES))
+        if model.partitioner and self.unpartitioned_weights:
+            model.notes.append(("TFM206", self.unpartitioned_weights[0], keras_code.PARTITIONER_FOR_EVERY_VARIABLE))
+        return model
+
+    def _statements(self, statements) -> None:
+        """The model_fn's statements in order; the TRAIN spec's `return` ends them."""
+        for statement in statements:
+            if self.returned:
+                raise Unsupported(statement, "code after the model_fn's return")
+            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return):
+                self._train_return(statement)
+                self.returned = True
+            else:
+                self._statement(statement)
+
+    def _statement(self, statement) -> None:
+        if isinstance(statement, cst.With):
+            self._with(statement)
+        elif isinstance(statement, cst.If):
+            self._if(statement)
+        elif isinstance(statement, cst.For):
+            self._for_loop(statement)
+        elif (assign := single_assign(statement)) is not None:
+            target, value = assign
+            if isinstance(value, cst.Dict):
+                self.dicts[target] = value
+            elif self._mode_of(value) == "TRAIN":
+                self.training_flags.add(target)
+            elif isinstance(value, cst.Call):
+                self._call(target, value, statement)
+            elif self.constant(value) is not UNKNOWN or _is_read_only(value):
+                self._emit(target, self.code(value))  # a Python value the model's code may read
+                self.model.chain = False
+            else:
+                raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
+        elif self._logging(statement):
+            return
+        else:
+            raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn: only assignments, "
+                                         "mode branches and variable scopes are migrated yet")
+
+    def _if(self, statement: cst.If) -> None:
+        """An if decided before the program runs (use_tpu=False, a hyperparameter's literal): its branch; else
+        a mode branch."""
+        known = self.constant(statement.test)
+        if known is UNKNOWN or self._mode_of(statement.test) is not None:
+            self._mode_branch(statement)
+            return
+        orelse = statement.orelse
+        branch = statement.body.body if known else [] if orelse is None else \
+            orelse.body.body if isinstance(orelse, cst.Else) else [orelse]
+        self._statements(branch)
+
+    def _logging(self, statement) -> bool:
+        """`print(...)` and `tf.logging.X(...)` stay; `tf.summary.X(...)` and `tf.identity(t, name=...)` go."""
+        value = statement.body[0].value if isinstance(statement, cst.SimpleStatementLine) and len(
+            statement.body) == 1 and isinstance(statement.body[0], cst.Expr) else None
+        if not isinstance(value, cst.Call):
+            return False
+        api = self.api(value.func) or ""
+        if api.startswith(LOGGING_KEPT) or is_name(value.func, "print"):
+            self.model.lines.append(self.code(statement).strip())
+            self.model.chain = False
+            return True
+        if api.startswith(LOGGING_DROPPED):
+            self.model.notes.append(("TFM402", statement, DROPPED.format(f"tf.{api}")))
+            self.model.dropped.append(statement)
+            return True
+        return False
+
+    def _call(self, target: str, call: cst.Call, statement) -> None:
+        callee = call.func.func if isinstance(call.func, cst.Call) else call.func
+        api = self.api(callee) or ""
+        reader = CALLS.get(api) or next((CALLS[prefix] for prefix in CALLS if prefix.endswith(".")
+                                         and api.startswith(prefix)), None)
+        try:
+            if reader is not None:
+                getattr(self, reader)(api, call, target)
+            elif api in PURE_FUNCTIONS:
+                self._emit(target, self.code(call))
+                self.model.chain = False
+                self.pure[target] = call
+            elif api in keras_code.SCHEDULES:
+                self._check_global_step(api, call)
+                self.schedules[target] = keras_code.learning_rate_schedule(api, self.spelled(call)).code
+            elif api == "train.MomentumOptimizer" and self._scheduled_rate(call):
+                self.model.optimizer, self.model.tf1_momentum = self._tf1_momentum(call), True
+                self.optimizer_name = target
+            elif api.startswith("train.") and api.endswith("Optimizer"):
+                code = keras_code.optimizer(api, self._with_schedule(self.spelled(call)))
+                self.model.optimizer, self.model.after_compile = self._piece(code, call), code.after_compile
+                self.optimizer_name = target
+            elif self._is_update_ops(call):
+                self.update_ops[target] = len(self.batch_norms)
+            elif self._is_minimize(call):
+                self.train_op = target
+            else:
+                raise Unsupported(call, f"`{api or first_line(callee)}` in the model_fn: no Keras translation yet "
+                                        "(tf.layers, tf.losses, tf.metrics, optimizers, decay schedules and "
+                                        "minimize are migrated)")
+        except keras_code.NoKerasEquivalent as problem:
+            raise Unsupported(call, str(problem)) from None
+
+    def _emit(self, target: str, code: str) -> None:
+        """One statement of the Keras model's code: `target = code`."""
+        self.model.lines.append(f"{target} = {code}")
+        self.model.bound.append(target)
+
+    def _for_loop(self, statement: cst.For) -> None:
+        """`for units in [...]:` around layers stays a loop around the Keras layers."""
+        if statement.orelse is not None or statement.asynchronous or not isinstance(statement.target, cst.Name):
+            raise Unsupported(statement, "a for loop other than `for name in values:` in the model_fn")
+        outer, self.model.lines = self.model.lines, []
+        named = len(self.tf1_names.log)
+        for inner in statement.body.body:
+            self._statement(inner)
+        body, self.model.lines = self.model.lines, outer
+        header = f"for {statement.target.value} in {self.code(statement.iter)}:"
+        self.model.lines.append("\n".join([header, *(textwrap.indent(line, "    ") for line in body)]))
+        self.model.bound.append(statement.target.value)
+        self.model.chain = False
+        values = self.resolve(statement.iter)
+        self.tf1_names.repeat(named, len(values.elements) if isinstance(values, (cst.List, cst.Tuple)) else None)
+
+    def _with(self, statement: cst.With) -> None:
+        """`with variable_scope(...)` or `with control_dependencies(update_ops)`, then the statements inside."""
+        call = statement.items[0].item if len(statement.items) == 1 else None
+        api = self.api(call.func) if isinstance(call, cst.Call) else None
+        outer_partitioned, outer_scopes = self.in_partitioned_scope, self.tf1_names.scopes
+        if api == "variable_scope":
+            self.in_partitioned_scope |= self._variable_scope(call)
+        elif api == "control_dependencies" and (count := self._update_ops_count(call)) is not None:
+            self._train_op_after_updates(statement)
+            self.updates_attached = count
+        else:
+            raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
+        for inner in statement.body.body:
+            self._statement(inner)
+        self.in_partitioned_scope, self.tf1_names.scopes = outer_partitioned, outer_scopes
+
+    def _piece(self, code: keras_code.KerasCode, node: cst.CSTNode) -> str:
+        if code.safety is Safety.NUMERIC:
+            self.model.notes.append(("TFM401", node, code.why))
+        return code.code
+
+
+def _is_read_only(node: cst.BaseExpression) -> bool:
+    """Names, attributes, literal subscripts: a Python value read as the model is built (`params["units"]`)."""
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _is_read_only(node.value)
+    if isinstance(node, cst.Subscript):
+        return _is_read_only(node.value) and all(
+            isinstance(element.slice, cst.Index) and _is_read_only(element.slice.value) for element in node.slice)
+    return False

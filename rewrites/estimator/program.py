@@ -1,0 +1,159 @@
+"""What an Estimator program computes, as the readers found it and the emitter writes it.
+
+Plain dataclasses between the layers: discover finds the pieces (rewrites/estimator/discover.py),
+the readers say what each does (model_fn.py, inputs.py, config.py), emit.py writes the TF2
+program. Code is kept as source text in the spelling of the place it will be written at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrites import hooks as hooks_code
+from rewrites.program.modules import ModuleView
+from rewrites.program.values import Place, Value
+
+
+@dataclass
+class Note:
+    """A finding the migration reports besides its main one: (rule, where, what)."""
+
+    rule: str
+    view: ModuleView
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass
+class Model:
+    """What the model_fn builds, as Keras code (inside the generated build function)."""
+
+    lines: list[str] = field(default_factory=list)   # statements computing the output from `features`
+    bound: list[str] = field(default_factory=list)   # the names they bind
+    layers: list[str] = field(default_factory=list)  # the Keras layers, in creation order
+    chain: bool = True             # a straight chain of layers on a `features` tensor: a Sequential
+    features_dict: bool = False    # the model_fn reads features["name"]
+    output: str = ""               # the tensor the loss reads
+    loss: str = ""
+    loss_weight: str | None = None  # a scalar `weights=` of the TF1 loss: compile's loss_weights
+    optimizer: str = ""
+    after_compile: tuple[str, ...] = ()
+    metrics: list[str] = field(default_factory=list)
+    predictions: list[tuple[str, str]] | None = None  # the PREDICT branch's dict: (key, value) code over model tensors
+    partitioner: str | None = None  # the strategy's variable_partitioner
+    uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
+    tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
+    tf1_trainable_names: list[str] | None = None  # TF1's names of the trainable variables in order, if known
+    hooks: hooks_code.Hooks = field(default_factory=hooks_code.Hooks)  # EstimatorSpec(training_hooks=...)
+    notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
+    dropped: list[cst.CSTNode] = field(default_factory=list)  # statements of the model_fn the Keras model has no use for
+    helpers: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # metric_fn: goes if unused
+
+    def names(self) -> list[str]:
+        """The names the functional model's code binds."""
+        return ["features", *self.bound]
+
+
+@dataclass
+class ModelFn:
+    """The model_fn, and how the migrated program calls the Keras model function that replaces it."""
+
+    view: ModuleView
+    function: cst.FunctionDef
+    place: Place                          # where its body is read (params bound to Estimator's)
+    reference: Value                      # how Estimator(model_fn=...) named it (in a functools.partial: its function)
+    bound: tuple[str, ...] = ()           # parameters given otherwise: a method's self, functools.partial's keywords
+    keywords: dict[str, Value] = field(default_factory=dict)  # functools.partial's keywords: passed at the call
+    takes_params: bool = False
+    new_name: str = ""                    # of the function that replaces it
+
+
+@dataclass
+class Input:
+    """An input function as the migrated program calls it: the code giving its dataset, at the driver."""
+
+    code: str
+    view: ModuleView                     # where findings point
+    node: cst.CSTNode
+    repeats: bool                        # it visibly repeats without end
+    length_known: bool = True            # one pass has a length known ahead (cardinality)
+    edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode | None]] = field(default_factory=list)  # (view, old, new)
+    unknown: cst.CSTNode | None = None   # in ``view``: what makes the length of one pass unknown
+
+    def fail(self, message: str, at_unknown: bool = False):
+        from rewrites.syntax import Unsupported
+
+        return Unsupported(self.unknown if at_unknown and self.unknown is not None else self.node, message,
+                           self.view.path)
+
+
+@dataclass
+class Checkpoints:
+    """RunConfig's checkpoint settings, as the migrated program keeps them."""
+
+    keep: str                      # keep_checkpoint_max
+    every_steps: str | None = None  # save_checkpoints_steps, as code at the driver
+    every_secs: str | None = None   # save_checkpoints_secs, given explicitly
+    comment: str = "at the end of training"
+    every_node: tuple[ModuleView, cst.CSTNode] | None = None  # where findings about the cadence point
+
+
+@dataclass
+class WarmStart:
+    """Estimator(warm_start_from=...): the TF1 checkpoint, and the TF1 names of the model's trainable variables."""
+
+    path: str
+    names: list[str]
+
+
+@dataclass
+class FitPlan:
+    epochs: str
+    steps_per_epoch: str | None  # None: one pass over an input that ends, counted (its cardinality)
+    absolute: bool        # the steps count those of earlier runs (max_steps), so a resumed run trains the rest
+    repeat: bool = False  # the input ends: fit trains on it repeated (one pass of it, counted)
+
+
+@dataclass
+class Setup:
+    """What the Estimator and its RunConfig say, as code at the driver."""
+
+    model_fn: ModelFn
+    model: Model
+    model_dir: str | None = None
+    seed: str | None = None
+    params: str | None = None             # the params the model function is called with
+    checkpoints: Checkpoints | None = None  # None: the TF1 program wrote none (no model_dir, or switched off)
+    warm_start: WarmStart | None = None
+    batch_sizes: dict[str, str] = field(default_factory=dict)  # TPUEstimator: "train"/"eval"/"predict" -> code
+
+
+@dataclass
+class Driver:
+    """One call that drives the Estimator: train_and_evaluate, train, evaluate or predict."""
+
+    kind: str
+    call: Value
+    statement: cst.BaseStatement
+
+
+@dataclass
+class Program:
+    """One Estimator program, read: what the migrated code needs, and where it goes."""
+
+    setup: Setup
+    drivers: list[Driver]
+    place: Place                        # where the drivers run
+    anchor: cst.BaseStatement           # the statement the set-up goes before
+    removed: list[tuple[ModuleView, cst.BaseStatement]] = field(default_factory=list)
+    factories: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # removed if unused
+    notes: list[Note] = field(default_factory=list)
+    edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode]] = field(default_factory=list)  # input functions changed
+
+    @property
+    def views(self) -> list[ModuleView]:
+        found = [self.place.view, self.setup.model_fn.view, *(view for view, _ in self.removed),
+                 *(view for view, _ in self.factories), *(view for view, _, _ in self.edits)]
+        return list(dict.fromkeys(found))

@@ -1,0 +1,311 @@
+"""Reading one Estimator pipeline into a Program: the model_fn, RunConfig, the drivers and their inputs.
+
+Everything the migrated program needs is read where it stands (the Estimator may be made in a
+factory of another module, its specs in a helper) and written as code at the driver's place:
+``Values.relocate`` keeps the program's own expressions (``args.train_steps``,
+``FLAGS.batch_size``, ``params["lr"]``) and respells TF1 references for a module whose ``tf``
+becomes TF2. Anything that cannot be read raises Unsupported, naming where and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from rewrites.estimator.config import ConfigReader, Steps
+from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
+from rewrites.estimator.inputs import InputReader
+from rewrites.estimator.model_fn import ModelFnReader
+from rewrites.estimator.program import Driver, FitPlan, Input, ModelFn, Note, Program, Setup
+from rewrites.estimator.tpu import TPU_ESTIMATOR, tpu_settings
+from rewrites.program.values import CallSite, Place, Value, Values
+from rewrites.syntax import Unsupported, bound_values, is_none, source
+
+ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
+TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
+TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
+EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
+TRAIN = ("input_fn", "hooks", "steps", "max_steps", "saving_listeners")
+EVALUATE = ("input_fn", "steps", "hooks", "checkpoint_path", "name")
+PREDICT = ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single_examples")
+UNMIGRATED_HOOKS = {
+    "hooks": "hooks= (SessionRunHooks run in TF1's session loop): migrate them by hand to Keras callbacks",
+    "saving_listeners": "saving_listeners= run at TF1 checkpoints: migrate them by hand to a Keras callback",
+    "exporters": "exporters= export SavedModels from the evaluator: export the Keras model after training by hand",
+}
+EVAL_SPEC_DEFAULT_STEPS = "100"
+
+
+@dataclass
+class TrainPlan:
+    input: Input
+    fit: FitPlan
+
+
+@dataclass
+class EvalPlan:
+    input: Input
+    steps: str | None           # None: the whole input, counted
+    target: str = ""            # `eval_result = ` when the program keeps the result
+
+
+@dataclass
+class DriverPlan:
+    driver: Driver
+    train: TrainPlan | None = None
+    evaluate: EvalPlan | None = None
+    predict: Input | None = None
+    notes: list = field(default_factory=list)
+
+
+class ProgramReader:
+    def __init__(self, values: Values, spelling, discovery: Discovery) -> None:
+        """``spelling(view)``: the Spelling of a module (shared across programs)."""
+        self.values, self.spelling, self.discovery = values, spelling, discovery
+
+    def read(self, pipeline: Pipeline) -> tuple[Program, list[DriverPlan]]:
+        self.place = pipeline.place
+        self.notes: list[Note] = []
+        self.trail = list(pipeline.trail)
+        self.config = ConfigReader(self.values, self.code, self.trail)
+        setup = self._setup(pipeline.estimator)
+        self.setup = setup
+        plans = [self._driver(driver) for driver in pipeline.drivers]
+        anchor = self.discovery.anchor(pipeline)
+        program = Program(setup, pipeline.drivers, pipeline.place, anchor, notes=self.notes)
+        for plan in plans:
+            program.edits += [edit for piece in (plan.train and plan.train.input, plan.evaluate and plan.evaluate.input,
+                                                 plan.predict) if piece for edit in piece.edits]
+        program.removed = trail_statements(self.trail)
+        program.factories = trail_functions(self.trail)
+        return program, plans
+
+    def code(self, value: Value) -> str:
+        """``value`` as code at the driver, its TF1 references respelled."""
+        return source(self.values.relocate(value, self.place, spell=self._spell))
+
+    def _spell(self, view, node):
+        return self.spelling(view).reference(node)
+
+    # -- the Estimator ------------------------------------------------------------------------
+
+    def _setup(self, estimator: Value) -> Setup:
+        api = estimator.api()
+        tpu = tpu_settings(self.values, estimator, self.code) if api == TPU_ESTIMATOR else None
+        args = bound_values(estimator.node, tpu.parameters if tpu else ESTIMATOR)
+        at = estimator.place
+        arg = {name: Value(value, at) for name, value in args.items()}
+        config = self.config.run_config(arg.get("config"))
+        model_dir = arg.get("model_dir") or config.get("model_dir")
+        model_fn = self._model_fn(arg.get("model_fn") or estimator, arg.get("params"), tpu)
+        spelling = self.spelling(model_fn.view)
+        try:
+            model = ModelFnReader(model_fn.place, self.values, spelling, flags=tpu is not None).read(
+                model_fn.function, model_fn.bound)
+        except Unsupported as problem:  # raised about the model_fn's module
+            problem.path = problem.path or model_fn.view.path
+            raise
+        params = arg.get("params")
+        if params is not None and not model.uses_params and not model_fn.takes_params:
+            raise params.fail("Estimator(params=...) for a model_fn that does not take params")
+        self.notes += [Note(rule, model_fn.view, node, message) for rule, node, message in model.notes]
+        seed = config.get("tf_random_seed")
+        setup = Setup(model_fn, model,
+                      model_dir=self.code(model_dir) if model_dir is not None else None,
+                      seed=self.code(seed) if seed is not None else None,
+                      params=self.code(params) if params is not None else None,
+                      checkpoints=self.config.checkpoints(config) if model_dir is not None else None)
+        setup.warm_start = self.config.warm_start(arg.get("warm_start_from"), model)
+        if tpu is not None:
+            setup.batch_sizes = tpu.batch_sizes
+            self.notes += tpu.notes
+        self.model_dir = model_dir
+        return setup
+
+    def _model_fn(self, node: Value, params: Value | None, tpu) -> ModelFn:
+        """The model_fn: a function (maybe of another module), a functools.partial of one, or a method."""
+        resolved = self.values.resolve(node)
+        keywords: dict[str, Value] = {}
+        reference = node
+        if isinstance(resolved.node, cst.Call) and _is_partial(resolved):
+            function_arg, *given = resolved.node.args
+            if any(arg.keyword is None or arg.star for arg in given) or function_arg.keyword or function_arg.star:
+                raise resolved.fail("functools.partial of the model_fn with positional or ** arguments: give the "
+                                    "extra parameters by keyword")
+            keywords = {arg.keyword.value: Value(arg.value, resolved.place) for arg in given}
+            reference = Value(function_arg.value, resolved.place)
+            resolved = self.values.resolve(reference)
+        if isinstance(resolved.node, cst.Call):  # an object with __call__
+            resolved = self.values.method(resolved, "__call__") or resolved
+        method_self = self._bound_method(resolved, node)
+        function = resolved.node
+        if not isinstance(function, cst.FunctionDef):
+            raise node.fail("the model_fn must be a function defined in the files given, a functools.partial of "
+                            "one, or a method of an object made there")
+        names = [p.name.value for p in function.params.params]
+        bound = tuple(filter(None, (method_self, *keywords)))
+        takes_params = "params" in names
+        # The body is read with `params` bound to what Estimator gave the model_fn.
+        place = Place(resolved.view, function, outer=resolved.place)
+        if tpu is not None and takes_params:  # TPUEstimator adds use_tpu and the batch size
+            params = tpu.params(params, node.place)
+        if params is not None and takes_params:
+            call = cst.Call(cst.Name(function.name.value), [cst.Arg(params.node, keyword=cst.Name("params"))])
+            place = Place(resolved.view, function, CallSite(call, params.place), outer=resolved.place)
+        return ModelFn(resolved.view, function, place, reference, bound, keywords, takes_params)
+
+    def _bound_method(self, resolved: Value, node: Value) -> str | None:
+        """A method's `self`, when the model_fn is `obj.method` (or `obj`, an object with __call__)."""
+        function = resolved.node
+        if isinstance(function, cst.FunctionDef):
+            owner = resolved.view.parent(resolved.view.parent(function))
+            if isinstance(owner, cst.ClassDef):
+                if function.decorators or not function.params.params:
+                    raise node.fail("the model_fn is a static or class method: make it a plain method or function")
+                return function.params.params[0].name.value
+        return None
+
+    # -- the drivers ----------------------------------------------------------------------------
+
+    def _driver(self, driver: Driver) -> DriverPlan:
+        reader = getattr(self, f"_{driver.kind}")
+        return reader(driver)
+
+    def _inputs(self) -> InputReader:
+        return InputReader(self.values, self.place, self.code, self.spelling)
+
+    def _train_and_evaluate(self, driver: Driver) -> DriverPlan:
+        args = bound_values(driver.call.node, TRAIN_AND_EVALUATE)
+        at = driver.call.place
+        train_spec = self._spec(Value(args.get("train_spec"), at), "estimator.TrainSpec", driver)
+        eval_spec = self._spec(Value(args.get("eval_spec"), at), "estimator.EvalSpec", driver)
+        train_args = {k: Value(v, train_spec.place) for k, v in bound_values(train_spec.node, TRAIN_SPEC).items()}
+        eval_args = {k: Value(v, eval_spec.place) for k, v in bound_values(eval_spec.node, EVAL_SPEC).items()}
+        for args_, names in ((train_args, ("saving_listeners",)), (eval_args, ("hooks", "exporters"))):
+            for name in names:
+                if name in args_ and not is_none(self.values.resolve(args_[name]).node):
+                    raise args_[name].fail(UNMIGRATED_HOOKS[name])
+        plan = DriverPlan(driver)
+        max_steps = train_args.get("max_steps")
+        if max_steps is not None and self.values.constant(max_steps) is None:
+            max_steps = None
+        plan.train = self._training(train_args.get("input_fn") or train_spec, Steps(max_steps, max_steps is not None),
+                                    train_args.get("hooks"))
+        steps = eval_args.get("steps")
+        if steps is not None and self.values.constant(steps) is None:
+            raise steps.fail("EvalSpec(steps=None) evaluates until the input ends: give the number of batches, which "
+                             "the migrated evaluate needs")
+        eval_input = self._inputs().read(eval_args.get("input_fn") or eval_spec, "eval", self._input_params("eval"))
+        steps_code = self.code(steps) if steps is not None else EVAL_SPEC_DEFAULT_STEPS
+        plan.evaluate = EvalPlan(eval_input, steps_code, _eval_target(driver))
+        if not eval_input.repeats:
+            self.notes.append(self._eval_steps_note(eval_spec, steps_code))
+        return plan
+
+    def _spec(self, node: Value, api: str, driver: Driver) -> Value:
+        spec = self.values.resolve(node, trail=self.trail)
+        if not (isinstance(spec.node, cst.Call) and spec.api() == api):
+            raise node.fail(f"expected a {api.rpartition('.')[2]}(...) the migration can follow (made in the files "
+                            "given, bound once)")
+        return spec
+
+    def _train(self, driver: Driver) -> DriverPlan:
+        args = {k: Value(v, driver.call.place) for k, v in bound_values(driver.call.node, TRAIN).items()}
+        if "saving_listeners" in args:
+            raise args["saving_listeners"].fail(UNMIGRATED_HOOKS["saving_listeners"])
+        steps = Steps(args.get("max_steps"), True) if "max_steps" in args and not is_none(args["max_steps"].node) \
+            else Steps(args.get("steps"), False)
+        if steps.value is not None and is_none(steps.value.node):
+            steps = Steps(None, False)
+        plan = DriverPlan(driver)
+        plan.train = self._training(args.get("input_fn") or driver.call, steps, args.get("hooks"))
+        return plan
+
+    def _evaluate(self, driver: Driver) -> DriverPlan:
+        args = {k: Value(v, driver.call.place) for k, v in bound_values(driver.call.node, EVALUATE).items()}
+        if set(args) - {"input_fn", "steps", "name"}:
+            raise driver.call.fail("evaluate() with hooks or a checkpoint_path is not migrated yet")
+        eval_input = self._inputs().read(args.get("input_fn") or driver.call, "eval", self._input_params("eval"))
+        steps = args.get("steps")
+        steps_code = None if steps is None or self.values.constant(steps) is None else self.code(steps)
+        if steps_code is not None and not eval_input.repeats:
+            self.notes.append(self._eval_steps_note(driver.call, steps_code))
+        return DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code, _assign_target(driver)))
+
+    @staticmethod
+    def _eval_steps_note(where: Value, steps: str) -> Note:
+        return Note("TFM303", where.view, where.node, f"the eval input does not repeat: TF1 stopped at its end, the "
+                                                      f"migrated evaluate runs exactly steps={steps} batches (the same "
+                                                      "if it has at least that many)")
+
+    def _predict(self, driver: Driver) -> DriverPlan:
+        args = {k: Value(v, driver.call.place) for k, v in bound_values(driver.call.node, PREDICT).items()}
+        if set(args) - {"input_fn", "yield_single_examples"} or (
+                "yield_single_examples" in args and self.values.constant(args["yield_single_examples"]) is not True):
+            raise driver.call.fail("predict() with more than an input_fn is not migrated yet")
+        if self.setup.model.predictions is None:
+            raise driver.call.fail("predict() of a model_fn without a PREDICT branch")
+        return DriverPlan(driver, predict=self._inputs().read(args["input_fn"], "predict",
+                                                              self._input_params("predict")))
+
+    def _input_params(self, mode: str) -> str | None:
+        """What Estimator passes an input_fn as params: its own, and a TPUEstimator's batch size of the mode."""
+        return with_batch_size(self.setup.params, self.setup.batch_sizes.get(mode))
+
+    def _training(self, input_node: Value, steps: Steps, hooks: Value | None) -> TrainPlan:
+        model = self.setup.model
+        self.config.hooks(hooks, model.hooks, self.model_dir)
+        train_input = self._inputs().read(input_node, "train", self._input_params("train"))
+        if steps.value is not None:
+            if not train_input.repeats:
+                raise train_input.fail("the training input_fn does not visibly repeat(): TF1 stopped at its end or at "
+                                       "the steps, whichever came first; add .repeat(), or drop the steps to train "
+                                       "one pass")
+        else:
+            if train_input.repeats:
+                raise train_input.fail("no max_steps and an input that repeats: TF1 trained until stopped; say how "
+                                       "many steps to train")
+            if not train_input.length_known:
+                raise train_input.fail("no max_steps, and the input's length is not known ahead (files, filter, ...): "
+                                       "say how many steps to train", at_unknown=True)
+        notes: list = []
+        fit = self.config.fit_plan(steps, model.hooks, self.setup.checkpoints, notes)
+        for rule, (view, node), message in notes:
+            self.notes.append(Note(rule, view, node, message))
+        return TrainPlan(train_input, fit)
+
+
+def _is_partial(value: Value) -> bool:
+    names = value.view.get_metadata(QualifiedNameProvider, value.node.func, set())
+    return any(name.name == "functools.partial" for name in names) and bool(value.node.args)
+
+
+def _assign_target(driver: Driver) -> str:
+    statement = driver.statement
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is driver.call.node:
+        return f"{source(small.targets[0].target)} = "
+    return ""
+
+
+def _eval_target(driver: Driver) -> str:
+    statement = driver.statement
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    if not isinstance(small, cst.Assign) or small.value is not driver.call.node:
+        return ""
+    target = small.targets[0].target
+    if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        first, second = (element.value for element in target.elements)
+        if isinstance(second, cst.Name) and second.value == "_" and isinstance(first, cst.Name):
+            return f"{first.value} = "
+    raise driver.call.fail("the results of train_and_evaluate are used in a way not migrated yet: use "
+                           "`eval_result, _ = train_and_evaluate(...)`")
+
+
+def with_batch_size(params: str | None, batch_size: str | None) -> str | None:
+    """``params`` (code) with TPUEstimator's "batch_size" entry, if there is one."""
+    if batch_size is None:
+        return params
+    return f'{{**{params}, "batch_size": {batch_size}}}' if params else f'{{"batch_size": {batch_size}}}'

@@ -1,0 +1,134 @@
+"""The changes a program rewrite makes to one module, applied in one pass.
+
+Edits name the user's statements and expressions by identity (the nodes of the module as
+parsed, see modules.Tree): a statement replaced by others (none: removed), statements
+inserted before one, an expression replaced. Imports are added where generated code needs
+them, and an import that only removed code used goes with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import ImportAssignment
+
+from rewrites.program.modules import ModuleView
+from rewrites.syntax import Unsupported, subtree
+
+
+@dataclass
+class ModuleEdits:
+    view: ModuleView
+    statements: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)  # [] removes it
+    before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+    expressions: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # (module, obj, asname)
+
+    def replace(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1:
+            raise Unsupported(statement, "several statements on one line where the migration changes one: put "
+                                         "them on lines of their own first", self.view.path)
+        if statement in self.statements and self.statements[statement] != new and self.statements[statement]:
+            raise Unsupported(statement, "two parts of the migration change this statement", self.view.path)
+        self.statements[statement] = new
+
+    def remove(self, statement: cst.CSTNode) -> None:
+        if statement not in self.statements:
+            self.replace(statement, [])
+
+    def insert_before(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
+        self.before.setdefault(statement, []).extend(new)
+
+    def add_import(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        if (module, obj, asname) not in self.imports:
+            self.imports.append((module, obj, asname))
+
+    def merge(self, other: ModuleEdits) -> None:
+        """Add another program's edits of the same module."""
+        for statement, new in other.statements.items():
+            self.replace(statement, new)
+        for statement, new in other.before.items():
+            self.insert_before(statement, new)
+        self.expressions.update(other.expressions)
+        for imported in other.imports:
+            self.add_import(*imported)
+
+    def __bool__(self) -> bool:
+        return bool(self.statements or self.before or self.expressions or self.imports)
+
+    def apply(self) -> str:
+        """The module's new code."""
+        module = self.view.module.visit(_Apply(self))
+        context = CodemodContext(filename=self.view.path, full_module_name=self.view.module_name,
+                                 full_package_name=self.view.package_name)
+        for imported in self._imports_of_removed_code():
+            RemoveImportsVisitor.remove_unused_import(context, *imported)
+        used = {node.value for node in subtree(module) if isinstance(node, cst.Name)}
+        for module_name, obj, asname in self.imports:
+            if (asname or obj or module_name.split(".")[0]) in used:
+                AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname)
+        module = AddImportsVisitor(context).transform_module(module)
+        module = RemoveImportsVisitor(context).transform_module(module)
+        return module.code
+
+    def _imports_of_removed_code(self) -> set[tuple[str, str | None, str | None]]:
+        """The imports the removed or replaced code read from (removed later only if nothing uses them)."""
+        found = set()
+        gone = [*(s for s in self.statements), *self.expressions]
+        for node in (n for statement in gone for n in subtree(statement)):
+            if not isinstance(node, cst.Name):
+                continue
+            scope = self.view.scope(node)
+            for access in scope.accesses[node] if scope is not None else ():
+                for assignment in access.referents:
+                    if isinstance(assignment, ImportAssignment):
+                        found |= _imported_names(assignment.node, node.value, self.view)
+        return found
+
+
+def _imported_names(statement, name: str, view: ModuleView) -> set[tuple[str, str | None, str | None]]:
+    if isinstance(statement.names, cst.ImportStar):
+        return set()
+    found = set()
+    for alias in statement.names:
+        bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+        if bound != name:
+            continue
+        if isinstance(statement, cst.Import):
+            found.add((alias.evaluated_name, None, alias.evaluated_alias))
+        elif statement.module is not None and not statement.relative:
+            found.add((cst.Module([]).code_for_node(statement.module), alias.evaluated_name, alias.evaluated_alias))
+        elif view.package_name is not None:
+            module = ".".join(view.package_name.split(".")[:len(view.package_name.split(".")) -
+                                                             (len(statement.relative) - 1)])
+            if statement.module is not None:
+                module = f"{module}.{cst.Module([]).code_for_node(statement.module)}" if module else \
+                    cst.Module([]).code_for_node(statement.module)
+            if module:
+                found.add((module, alias.evaluated_name, alias.evaluated_alias))
+    return found
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, edits: ModuleEdits) -> None:
+        super().__init__()
+        self.edits = edits
+
+    def on_leave(self, original_node, updated_node):
+        edits = self.edits
+        if original_node in edits.expressions:
+            return edits.expressions[original_node]
+        new = edits.statements.get(original_node)
+        before = edits.before.get(original_node, [])
+        if new is None and not before:
+            return updated_node
+        statements = [*before, *(new if new is not None else [updated_node])]
+        return cst.FlattenSentinel(statements) if statements else cst.RemoveFromParent()
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        if not updated_node.body:
+            return updated_node.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        return updated_node

@@ -1,0 +1,92 @@
+"""Which module of the run an import means: as Python finds it when the program runs as a script or with -m.
+
+Light on purpose (no libcst): the run groups the files of one program with it before any file is
+parsed by the rewrites, and rewrites/program/modules.py resolves imports with the same rules.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable, Iterator
+
+
+def search_path(folder: str, is_file: Callable[[str], bool]) -> Iterator[str]:
+    """The importer's folder, then the folders above it while they are packages, and one more."""
+    yield folder
+    while is_file(os.path.join(folder, "__init__.py")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return
+        folder = parent
+        yield folder
+
+
+def find_module(importer: str, dotted: str, level: int, is_file: Callable[[str], bool]) -> str | None:
+    """The file of module ``dotted`` imported from ``importer`` (``level`` leading dots), or None."""
+    folder = os.path.dirname(importer)
+    if level:
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        bases = [folder]
+    else:
+        bases = list(search_path(folder, is_file))
+    parts = dotted.split(".") if dotted else []
+    if not parts:
+        return None
+    for base in bases:
+        for candidate in (os.path.join(base, *parts) + ".py", os.path.join(base, *parts, "__init__.py")):
+            if is_file(candidate):
+                return os.path.normpath(candidate)
+    return None
+
+
+def imported_modules(importer: str, text: str, is_file: Callable[[str], bool]) -> set[str]:
+    """The files of the modules ``text`` imports (`import a.b`, `from a import b`, `from . import b`) that exist."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.add(find_module(importer, alias.name, 0, is_file))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            for alias in node.names:
+                found.add(find_module(importer, f"{base}.{alias.name}" if base else alias.name, node.level, is_file))
+            found.add(find_module(importer, base, node.level, is_file))
+    found.discard(None)
+    return found
+
+
+def program_groups(texts: dict[str, str], wakes: Callable[[str], bool], words: tuple[str, ...]) -> list[list[str]]:
+    """The files of the run in groups that may hold one program: a file that wakes a program family, with the
+    modules of the run it imports and that import it, where both mention one of ``words``; every other file on
+    its own. Groups keep the order of ``texts``."""
+    paths = {os.path.normpath(path): path for path in texts}
+    parent = {path: path for path in texts}
+
+    def root(path: str) -> str:
+        while parent[path] != path:
+            parent[path] = parent[parent[path]]
+            path = parent[path]
+        return path
+
+    related = {path for path, text in texts.items() if any(word in text for word in words)}
+    for path in related:
+        for imported in imported_modules(path, texts[path], lambda p: os.path.normpath(p) in paths or
+                                         os.path.isfile(p)):
+            other = paths.get(imported)
+            if other is not None and other in related and (wakes(texts[path]) or wakes(texts[other])
+                                                           or _chained(texts[path], texts[other])):
+                parent[root(path)] = root(other)
+    groups: dict[str, list[str]] = {}
+    for path in texts:
+        groups.setdefault(root(path), []).append(path)
+    return list(groups.values())
+
+
+def _chained(first: str, second: str) -> bool:
+    return "tensorflow" in first and "tensorflow" in second

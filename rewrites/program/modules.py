@@ -1,0 +1,241 @@
+"""The modules of one run that a program may span: each parsed once, with its names resolved.
+
+A program's pieces live where people put them: the model_fn in ``trainer/model.py``, the
+driver in ``trainer/task.py``, which imports it as ``from trainer import model``,
+``from . import model``, ``import model`` (run as a script) or ``from .model import
+model_fn``. ``Tree`` finds the module an import means, as Python would when the program
+runs as a script or with ``python -m``: the importer's folder, then the folders above it
+as long as they are packages, then the folder above the topmost package. A module found
+on disk but not among the files of the run is reported, not read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from rewrites.base import TFNameReader, module_level_statements
+from rewrites.program.imports import find_module
+from rewrites.tf_api import V1_ONLY_DATASET_MEMBERS
+from rewrites.syntax import subtree
+
+
+@dataclass(frozen=True)
+class Found:
+    """Where an import leads: a module of the run (``view``), or a file outside it (``path``), or nowhere."""
+
+    name: str                       # the dotted module name as imported
+    view: ModuleView | None = None
+    path: str | None = None         # on disk but not among the paths given
+
+
+class ModuleView(TFNameReader, cst.MetadataDependent):
+    """One module of the run: its syntax tree (node identity kept), positions, scopes and TensorFlow names."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    def __init__(self, path: str, module: cst.Module, tree: Tree) -> None:
+        super().__init__()
+        self.path, self.module, self.tree = path, module, tree
+        self.metadata = MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(self.get_inherited_dependencies())
+        self.read_aliases(module)
+
+    def __repr__(self) -> str:
+        return f"ModuleView({self.path!r})"
+
+    @cached_property
+    def module_name(self) -> str | None:
+        return package_of(self.path, self.tree._is_file)[0]
+
+    @cached_property
+    def package_name(self) -> str | None:
+        return package_of(self.path, self.tree._is_file)[1]
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column from 1) where ``node`` starts."""
+        start = self.get_metadata(PositionProvider, node).start
+        return start.line, start.column + 1
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def scope(self, node: cst.CSTNode):
+        return self.get_metadata(ScopeProvider, node, None)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        while (node := self.parent(node)) is not None:
+            yield node
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement:
+        """The statement that holds ``node`` (``node`` itself if it is one)."""
+        while not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = self.parent(node)
+        return node
+
+    @cached_property
+    def top_level(self) -> dict[str, list[cst.CSTNode]]:
+        """Module-level bindings (also in module-level if / try blocks): name -> the def, class, or Assign nodes."""
+        found: dict[str, list[cst.CSTNode]] = {}
+        for statement in module_level_statements(self.module):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                found.setdefault(statement.name.value, []).append(statement)
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for target in targets:
+                        if isinstance(target, cst.Name):
+                            found.setdefault(target.value, []).append(small)
+        return found
+
+    @cached_property
+    def imports(self) -> dict[str, str]:
+        """Module-level imports: the name bound -> what it is, e.g. "tf" -> "tensorflow.compat.v1",
+        "model" -> the path of the module of the run, "Estimator" -> "tensorflow.estimator:Estimator"."""
+        found = {}
+        for statement in module_level_statements(self.module):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    if isinstance(small, cst.Import) and alias.asname is None:
+                        name = alias.evaluated_name.split(".")[0]
+                        found[name] = name
+                        continue
+                    target, obj = self.tree.import_target(self, small, alias)
+                    where = target.view.path if target.view else (target.path or target.name)
+                    found[alias.evaluated_alias or alias.evaluated_name] = f"{where}:{obj}" if obj else where
+        return found
+
+    def imported(self, name: str) -> str | None:
+        return self.imports.get(name)
+
+    def uses_v1_dataset_methods(self) -> bool:
+        """Does the module call a method only TF1's datasets have (make_one_shot_iterator, ...)?"""
+        return any(isinstance(node, cst.Attribute) and node.attr.value in V1_ONLY_DATASET_MEMBERS
+                   for node in subtree(self.module))
+
+
+class Tree:
+    """The modules a run may read for one program: parsed on demand, each once.
+
+    ``sources``: path -> code of the files of the run (after the per-file rewrites);
+    ``exists``: whether a path is a file on disk (for modules outside the run).
+    """
+
+    def __init__(self, sources: dict[str, str], exists: Callable[[str], bool] = os.path.isfile,
+                 parsed: dict[str, cst.Module] | None = None) -> None:
+        self.sources = {os.path.normpath(path): text for path, text in sources.items()}
+        self.exists = exists
+        self._parsed = {os.path.normpath(path): module for path, module in (parsed or {}).items()}
+        self._views: dict[str, ModuleView] = {}
+
+    def view(self, path: str) -> ModuleView:
+        path = os.path.normpath(path)
+        if path not in self._views:
+            module = self._parsed.get(path) or cst.parse_module(self.sources[path])
+            self._views[path] = ModuleView(path, module, self)
+        return self._views[path]
+
+    @property
+    def views(self) -> list[ModuleView]:
+        return [self.view(path) for path in self.sources]
+
+    def loaded(self) -> list[ModuleView]:
+        return list(self._views.values())
+
+    def _is_file(self, path: str) -> bool:
+        return os.path.normpath(path) in self.sources or self.exists(path)
+
+    def find(self, importer: str, dotted: str, level: int = 0) -> Found:
+        """The module ``dotted`` as ``importer`` imports it (``level`` leading dots for a relative import)."""
+        path = find_module(importer, dotted, level, self._is_file)
+        if path is None:
+            return Found(dotted)
+        if path in self.sources:
+            return Found(dotted, view=self.view(path))
+        return Found(dotted, path=path)
+
+    def references_to(self, view: ModuleView, name: str) -> list[tuple[ModuleView, cst.CSTNode]]:
+        """Where the module-level ``name`` of ``view`` is used: in its module, and through imports in the others."""
+        found = []
+        scope = view.get_metadata(ScopeProvider, view.module, None)
+        for assignment in scope[name] if scope is not None and name in scope else ():
+            found += [(view, reference.node) for reference in assignment.references]
+        for other in self.views:
+            if other is view:
+                continue
+            for statement in module_level_statements(other.module):
+                for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                        for alias in small.names:
+                            found += self._through_import(other, small, alias, view, name)
+        return found
+
+    def _through_import(self, other: ModuleView, statement, alias: cst.ImportAlias, view: ModuleView,
+                        name: str) -> list[tuple[ModuleView, cst.CSTNode]]:
+        target, obj = self.import_target(other, statement, alias)
+        if target.view is not view or obj not in (None, name):
+            return []
+        bound = alias.evaluated_alias or alias.evaluated_name
+        scope = other.get_metadata(ScopeProvider, other.module, None)
+        if scope is None or bound.split(".")[0] not in scope:
+            return []
+        found = []
+        for assignment in scope[bound.split(".")[0]]:
+            if getattr(assignment, "node", None) is not statement:
+                continue
+            for reference in assignment.references:
+                node = reference.node
+                if obj == name:
+                    found.append((other, node))
+                else:  # the module: its attribute `alias.name`
+                    parent = other.parent(node)
+                    while isinstance(parent, cst.Attribute) and parent.value is node:
+                        if _dotted(parent) == f"{bound}.{name}":
+                            found.append((other, parent))
+                            break
+                        node, parent = parent, other.parent(parent)
+        return found
+
+    def import_target(self, view: ModuleView, statement: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
+                      ) -> tuple[Found, str | None]:
+        """What one name of an import statement binds: (the module, the object in it or None for the module)."""
+        name = _dotted(alias.name)
+        if isinstance(statement, cst.Import):
+            return self.find(view.path, name), None
+        module = _dotted(statement.module) if statement.module is not None else ""
+        level = len(statement.relative)
+        as_module = self.find(view.path, f"{module}.{name}" if module else name, level)
+        if as_module.view is not None or as_module.path is not None:
+            return as_module, None  # `from trainer import model`: a module
+        return self.find(view.path, module, level), name
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def package_of(path: str, is_file: Callable[[str], bool]) -> tuple[str | None, str | None]:
+    """(module name, package name) of a file as `python -m` imports it from above its topmost package."""
+    folder, name = os.path.split(os.path.normpath(path))
+    parts = [] if name == "__init__.py" else [os.path.splitext(name)[0]]
+    package: list[str] = []
+    while folder and is_file(os.path.join(folder, "__init__.py")):
+        package.insert(0, os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return ".".join(package + parts) or None, ".".join(package) or None

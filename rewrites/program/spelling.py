@@ -1,0 +1,217 @@
+"""`tf` after migration: a migrated module imports TF2 as `tf`, and what stays TF1 says so.
+
+Real TF1 programs bind `tf` to TensorFlow 1: ``import tensorflow.compat.v1 as tf`` (with or
+without ``tf.disable_v2_behavior()``), ``from tensorflow.compat import v1 as tf``, ``tf =
+tf.compat.v1``, or a TF 1.x-era ``import tensorflow as tf`` reaching ``tf.layers``,
+``tf.logging``, ``tf.train.AdamOptimizer``. The generated code is TF2 and names it ``tf``, as
+TF2 code everywhere does; no ``tf2`` alias is invented. So a module the migration edits gets
+``import tensorflow as tf`` and every TF1 reference that stays is respelled to the TF2 name of
+the very same object (``tf.gfile.Open`` -> ``tf.io.gfile.GFile``), or ``tf.compat.v1.X``
+where TF2 has none or another (``tf.logging.info`` -> ``tf.compat.v1.logging.info``,
+``tf.decode_csv`` -> ``tf.compat.v1.decode_csv``, whose arguments differ from
+``tf.io.decode_csv``'s): it computes exactly what it did (rewrites/tf_api). ``ModeKeys.TRAIN`` / ``EVAL`` / ``PREDICT`` become the strings they are
+("train", "eval", "infer"): ``tf.estimator`` is gone from TF 2.16. A TF1 dataset class is
+spelled ``tf.data.X`` (TF2's, the same elements) unless the module calls a TF1-only dataset
+method. The switch to graph mode (``disable_v2_behavior``, ``disable_eager_execution``) goes:
+Keras trains eagerly.
+
+Before::
+
+    import tensorflow.compat.v1 as tf
+    tf.disable_v2_behavior()
+
+    def parse_csv(line):
+      columns = tf.decode_csv(line, record_defaults=DEFAULTS)
+      tf.logging.info("parsed")
+      return dict(zip(COLUMNS, tf.unstack(columns)))
+
+After::
+
+    import tensorflow as tf
+
+    def parse_csv(line):
+      columns = tf.compat.v1.decode_csv(line, record_defaults=DEFAULTS)
+      tf.compat.v1.logging.info("parsed")
+      return dict(zip(COLUMNS, tf.unstack(columns)))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrites import tf_api
+from rewrites.base import module_level_statements
+from rewrites.program.modules import ModuleView
+from rewrites.syntax import Unsupported, source, statement_value, subtree
+
+TF = "tf"
+MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "eval",
+             "estimator.ModeKeys.PREDICT": "infer"}
+GRAPH_MODE_SWITCHES = {"disable_v2_behavior", "disable_eager_execution", "compat.v1.disable_v2_behavior",
+                       "compat.v1.disable_eager_execution"}
+# What only runs in TF1's graph mode: a migrated program that still uses it cannot drop the switch.
+GRAPH_ONLY = {"Session", "InteractiveSession", "placeholder", "placeholder_with_default", "train.MonitoredTrainingSession",
+              "train.MonitoredSession", "train.Supervisor", "train.Saver", "global_variables_initializer",
+              "local_variables_initializer", "tables_initializer", "get_default_graph", "train.start_queue_runners",
+              "train.Scaffold", "data.make_one_shot_iterator", "data.make_initializable_iterator"}
+
+
+@dataclass
+class Rebinding:
+    """How a module's `tf` becomes TF2: the statements to change, and what `tf` meant before."""
+
+    kind: str                         # "v1": tf was compat.v1; "tf1-era": TF 1.x plain tf; "tf2"; "none"
+    imports: list[cst.CSTNode] = field(default_factory=list)    # import statements binding tf to compat.v1
+    reassignments: list[cst.BaseStatement] = field(default_factory=list)  # `tf = tf.compat.v1` (or their `if`)
+
+
+class Spelling:
+    """How one module's TensorFlow references read once the module is migrated."""
+
+    def __init__(self, view: ModuleView) -> None:
+        self.view = view
+        self.rebinding = self._rebinding()
+        self._datasets_v2 = not view.uses_v1_dataset_methods()
+        self._spelled: dict[cst.CSTNode, cst.BaseExpression | None] = {}
+
+    # -- how tf is bound --------------------------------------------------------------------
+
+    def _rebinding(self) -> Rebinding:
+        view = self.view
+        reassigned = view._module_aliases.get(TF)
+        imported = view.imported(TF)
+        rebinding = Rebinding("none")
+        for statement in module_level_statements(view.module):
+            value = statement_value(statement)
+            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
+                    statement.body[0], cst.Assign) and _binds(statement.body[0], TF) and view.api(value) is None \
+                    and _names_tf_module(view, value):
+                rebinding.reassignments.append(statement)
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_v1_as_tf(small):
+                    rebinding.imports.append(small)
+        if reassigned == "tensorflow.compat.v1" or rebinding.imports:
+            rebinding.kind = "v1"
+        elif imported == "tensorflow":
+            rebinding.kind = "tf1-era" if self._reaches_tf1_only_apis() else "tf2"
+        elif imported is not None or TF in view.top_level:
+            raise Unsupported(view.module, f"the migrated program needs `tf` for TensorFlow 2, which this module "
+                                           f"binds to {imported or 'something else'}", view.path)
+        return rebinding
+
+    def _reaches_tf1_only_apis(self) -> bool:
+        return any(self._through_tf(node) and tf_api.is_v1_only(self.view.api(node))
+                   for node in self._references(self.view.module))
+
+    def _through_tf(self, node: cst.CSTNode) -> bool:
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        return isinstance(root, cst.Name) and root.value == TF and root is not node
+
+    def _references(self, tree: cst.CSTNode):
+        """The outermost names and attribute chains that name a TensorFlow API."""
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                continue
+            if isinstance(node, (cst.Attribute, cst.Name)) and self.view.api(node) is not None:
+                yield node
+                continue
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+                continue
+            stack.extend(node.children)
+
+    # -- one reference ------------------------------------------------------------------------
+
+    def reference(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The TF2 spelling of a TensorFlow reference in this module, or None to keep it as it is."""
+        if node in self._spelled:
+            return self._spelled[node]
+        spelled = self._reference(node)
+        self._spelled[node] = spelled
+        return spelled
+
+    def _reference(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        api = self.view.api(node)
+        if api is None:
+            return None
+        if api in MODE_KEYS:
+            return cst.SimpleString(f'"{MODE_KEYS[api]}"')
+        if not self._through_tf(node) or self.rebinding.kind in ("tf2", "none"):
+            return None
+        if self.rebinding.kind == "tf1-era" and not (tf_api.is_v1_only(api) or not tf_api.same_in_tf2(api)):
+            return None
+        spelled = tf_api.tf2_spelling(api, datasets_v2=self._datasets_v2)
+        new = cst.parse_expression(f"{TF}.{spelled}")
+        return None if source(new) == source(node) else new
+
+    def spelled(self, node: cst.CSTNode) -> cst.CSTNode:
+        """A copy of ``node`` with every TensorFlow reference in it respelled."""
+        replacements = {ref: new for ref in self._references(node) if (new := self.reference(ref)) is not None}
+        if not replacements:
+            return node
+        return node.visit(_Replace(replacements))
+
+    def code(self, node: cst.CSTNode) -> str:
+        return source(self.spelled(node))
+
+    # -- the module ------------------------------------------------------------------------------
+
+    def graph_mode_switches(self) -> list[cst.BaseStatement]:
+        """`tf.disable_v2_behavior()` statements anywhere in the module."""
+        return [statement for statement in subtree(self.view.module)
+                if isinstance(statement, cst.SimpleStatementLine)
+                and isinstance(value := statement_value(statement), cst.Call)
+                and (self.view.api(value.func) or "").rpartition(".")[2] in
+                {name.rpartition(".")[2] for name in GRAPH_MODE_SWITCHES}
+                and self.view.api(value.func) in GRAPH_MODE_SWITCHES]
+
+    def graph_only_use(self, skip: set[cst.CSTNode] = frozenset()) -> cst.CSTNode | None:
+        """A use of what needs TF1's graph mode, outside ``skip`` (code the migration removes)."""
+        inside = {id(node) for statement in skip for node in subtree(statement)}
+        for node in self._references(self.view.module):
+            if id(node) not in inside and self.view.api(node) in GRAPH_ONLY:
+                return node
+        return None
+
+    def all_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
+        """Every respelled reference of the module: node -> its TF2 spelling."""
+        return {node: new for node in self._references(self.view.module) if (new := self.reference(node)) is not None}
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(original_node, updated_node)
+
+
+def _binds(assign: cst.Assign, name: str) -> bool:
+    return len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+        and assign.targets[0].target.value == name
+
+
+def _names_tf_module(view: ModuleView, value: cst.BaseExpression | None) -> bool:
+    return value is not None and source(value).replace(" ", "") in ("tf.compat.v1", "tensorflow.compat.v1")
+
+
+def _imports_v1_as_tf(statement: cst.Import | cst.ImportFrom) -> bool:
+    """`import tensorflow.compat.v1 as tf` / `from tensorflow.compat import v1 as tf`."""
+    if isinstance(statement.names, cst.ImportStar):
+        return False
+    for alias in statement.names:
+        if (alias.evaluated_alias or "") != TF:
+            continue
+        if isinstance(statement, cst.Import) and alias.evaluated_name == "tensorflow.compat.v1":
+            return True
+        if isinstance(statement, cst.ImportFrom) and statement.module is not None and not statement.relative \
+                and source(statement.module) == "tensorflow.compat" and alias.evaluated_name == "v1":
+            return True
+    return False

@@ -1,0 +1,174 @@
+"""Small syntax helpers every rewrite family may import: reading calls, statements and literals.
+
+No family imports another family's internals; what two families share lives here (or in
+rewrites/base.py for TensorFlow names, rewrites/keras_equivalents.py for the Keras tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+
+class Unsupported(Exception):
+    """What a reader cannot migrate safely: the program is left as it is; ``node`` is where a person should look.
+
+    ``path``: the file holding ``node`` when it is not the file being read (a program across modules).
+    """
+
+    def __init__(self, node: cst.CSTNode, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.node = node
+        self.path = path
+
+
+def source(node: cst.CSTNode) -> str:
+    """The code of one node, as it is written."""
+    return cst.Module([]).code_for_node(node)
+
+
+def subtree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node below it."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+def bind_arguments(call: cst.Call, params: Sequence[str]) -> dict[str, tuple[int | None, cst.Arg]] | None:
+    """Map each argument of ``call`` to its parameter: name -> (position or None, Arg).
+
+    None when the call cannot be mapped statically: *args, **kwargs, an unknown
+    keyword, too many positional arguments, or a parameter given twice.
+    """
+    bound: dict[str, tuple[int | None, cst.Arg]] = {}
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if index >= len(params):
+                return None
+            name, position = params[index], index
+        else:
+            name, position = arg.keyword.value, None
+            if name not in params:
+                return None
+        if name in bound:
+            return None
+        bound[name] = (position, arg)
+    return bound
+
+
+def bound_values(call: cst.Call, params: Sequence[str]) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> argument value, or Unsupported when the call cannot be read statically."""
+    bound = bind_arguments(call, params)
+    if bound is None:
+        raise Unsupported(call, "arguments that cannot be read statically (*args, **kwargs or unknown keywords)")
+    return {name: arg.value for name, (_, arg) in bound.items()}
+
+
+def keyword_arg(name: str, value: cst.BaseExpression, like: cst.Arg) -> cst.Arg:
+    """A `name=value` argument keeping the comma (and so the layout) of ``like``."""
+    return cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        comma=like.comma,
+    )
+
+
+def without_trailing_comma(args: list[cst.Arg], original: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """Give the new last argument the original last argument's comma (none, usually)."""
+    if args and original:
+        args[-1] = args[-1].with_changes(comma=original[-1].comma)
+    return args
+
+
+def statement_value(statement: cst.CSTNode) -> cst.BaseExpression | None:
+    """The value of a simple statement `value`, `x = value` or `a, b = value`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    return small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+
+
+def single_assign(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """(name, value) of `name = value`."""
+    value = statement_value(statement)
+    small = statement.body[0] if value is not None else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value, value
+    return None
+
+
+def list_elements(node: cst.BaseExpression | None, what: str = "hooks") -> list[cst.BaseExpression]:
+    """The items of a list or tuple literal (none for None); Unsupported for anything else."""
+    if node is None or is_name(node, "None"):
+        return []
+    if not isinstance(node, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        raise Unsupported(node, f"{what} given as anything but a list written out")
+    return [element.value for element in node.elements]
+
+
+def is_name(node: cst.CSTNode | None, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def is_literal_int(node: cst.BaseExpression, value: int) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == value
+
+
+def is_none(node: cst.CSTNode | None) -> bool:
+    return is_name(node, "None")
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def first_line(statement: cst.CSTNode) -> str:
+    """The first line of a statement's code, shortened to 60 characters: for messages."""
+    line = source(statement).strip().splitlines()[0]
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+def string_value(node: cst.CSTNode | None) -> str | None:
+    """The value of a plain string literal, else None."""
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
+
+
+def with_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatement:
+    """At least ``count`` empty lines before the statement (and before its comments)."""
+    lines = list(statement.leading_lines)
+    blank = 0
+    while blank < len(lines) and not lines[blank].comment and not lines[blank].whitespace.value:
+        blank += 1
+    return statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * max(count - blank, 0) + lines)
+
+
+class Rename(cst.CSTTransformer):
+    """Every use of a name in ``renames`` becomes its new name (attributes and keywords are not uses)."""
+
+    def __init__(self, renames: dict[str, str]) -> None:
+        super().__init__()
+        self.renames = renames
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self.renames.get(updated_node.value)
+        return updated_node.with_changes(value=new) if new else updated_node
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)  # `x.self` is no use of the name
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)  # nor is `f(self=...)`
+
+
+def renamed(code: str, renames: dict[str, str]) -> str:
+    """``code`` with the names in ``renames`` renamed (see Rename)."""
+    if not code or not renames:
+        return code
+    return cst.parse_module(code).visit(Rename(renames)).code
