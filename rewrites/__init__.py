@@ -99,7 +99,8 @@ FAMILIES: tuple[Family, ...] = (
     # partitioners TFM201-203 wrote and the input functions TFM306-307 wrote, so it runs after them.
     Family(
         "estimator",
-        triggers=("Estimator(", "Classifier(", "Regressor(", "train_and_evaluate(", "Experiment(", "learn_runner"),
+        triggers=("Estimator(", "Classifier(", "Regressor(", "estimator.", "Experiment(", "learn_runner",
+                  "model_to_estimator(", "train_in_memory("),
         kind="program",
         rules=(
             Rule("TFM301", "estimator-program", N,

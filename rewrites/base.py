@@ -76,13 +76,20 @@ def parse_tf_name(qualified: str) -> TFName | None:
         if qualified.startswith(module + "."):
             rest = qualified[len(module) + 1 :]
             return TFName(_synonym(f"{public}.{rest}" if public else rest), "internal")
-    for root, via in (("tensorflow.compat.v1.", "v1"), ("tensorflow_estimator.", "v1"), ("tensorflow.", "tf")):
+    for root, via, prefix in _ROOTS:
         if qualified.startswith(root):
-            api = qualified[len(root) :]
-            if via == "tf" and api.startswith(("compat.", "python.")):
+            api = prefix + qualified[len(root) :]
+            if via == "v1" and api.startswith("compat.v1."):  # tf.compat.v1 reached through a compat.v1 `tf`
+                api = api[len("compat.v1."):]
+            if api.startswith(("compat.", "python.")):
                 return None
             return TFName(_synonym(api), via)
     return None
+
+
+# Packages TF1 code reaches TensorFlow through: (root, via, the API prefix their names stand for).
+_ROOTS = (("tensorflow.compat.v1.", "v1", ""), ("tensorflow_estimator.", "v1", ""), ("tensorflow_gan.", "v1", "contrib.gan."),
+          ("tensorflow.", "tf", ""))
 
 
 def _synonym(api: str) -> str:

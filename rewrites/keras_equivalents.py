@@ -328,11 +328,15 @@ def learning_rate_schedule(api: str, call: cst.Call) -> KerasCode:
     return KerasCode(_keras_call(translation, bound), Safety.EXACT)
 
 
-def loss(api: str, call: cst.Call) -> tuple[KerasCode, cst.BaseExpression, cst.BaseExpression]:
-    """A ``tf.compat.v1.losses.*(labels, predictions|logits, ...)`` call -> (Keras loss object, labels, predictions)."""
+def loss(api: str, call: cst.Call, scalar_weight: bool = False) -> tuple[KerasCode, cst.BaseExpression,
+                                                                         cst.BaseExpression]:
+    """A ``tf.compat.v1.losses.*(labels, predictions|logits, ...)`` call -> (Keras loss object, labels, predictions).
+
+    ``scalar_weight``: the caller knows ``weights`` is one number w: TF1's loss is then w times the mean, which the
+    caller gives Keras as compile's ``loss_weights``."""
     translation = _lookup(LOSSES, api, "loss")
     bound = _bind(api, call, translation)
-    if "weights" in bound and not _is_number(bound["weights"], 1):
+    if "weights" in bound and not _is_number(bound["weights"], 1) and not scalar_weight:
         raise NoKerasEquivalent(f"{api} with weights: TF1 divides the weighted sum by the number of non-zero weights, "
                                 "Keras by the batch size; pass them as sample weights with reduction='sum' divided by "
                                 "the non-zero weight count, by hand")

@@ -131,6 +131,8 @@ def is_docstring(statement: cst.CSTNode) -> bool:
 
 def first_line(statement: cst.CSTNode) -> str:
     """The first line of a statement's code, shortened to 60 characters: for messages."""
+    if hasattr(statement, "leading_lines"):
+        statement = statement.with_changes(leading_lines=[])
     line = source(statement).strip().splitlines()[0]
     return line if len(line) <= 60 else line[:57] + "..."
 

@@ -44,7 +44,11 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 IN_PROCESS_CLUSTER = Path(__file__).resolve().parent / "in_process_cluster.py"  # an absolute program path
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
 TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
-               "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20}
+               "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20, "flags_app": 20}
+# TPUEstimator logs no loss per step: its example is checked by its eval loss.
+KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
+SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)
+PACKAGE = EXAMPLES / "trainer_package"  # trainer/ in tf1/ and, migrated, in tf2/: run as `python -m trainer.task`
 
 CHECKPOINT_EPOCHS = {"classifier": 3}  # RunConfig(save_checkpoints_steps=10): one Keras epoch per checkpoint
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
@@ -73,17 +77,19 @@ class Run:
 
 def run_example(name: str, *args: str, root: Path = EXAMPLES, program: str = "train.py") -> Run:
     """Run <root>/<name>/<program> with ``args``; raises TimeoutExpired (after killing it) on a hang."""
+    return run_command([str(root / name / program), *args])
+
+
+def run_command(arguments: list[str], folder: Path | None = None) -> Run:
+    """`python ARGUMENTS` in an empty scratch folder that is also its TMPDIR (or, for `-m`, in ``folder``, the
+    package's root, with PYTHONPATH naming it), TF_CONFIG removed."""
     with tempfile.TemporaryDirectory() as scratch:
         env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
         env["TMPDIR"] = scratch
-        proc = subprocess.run(
-            [sys.executable, str(root / name / program), *args],
-            cwd=scratch,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
+        if folder is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")]))
+        proc = subprocess.run([sys.executable, *arguments], cwd=scratch, env=env, capture_output=True, text=True,
+                              timeout=TIMEOUT)
         return Run(proc.returncode, proc.stdout, proc.stderr, sorted(os.listdir(scratch)))
 
 
@@ -171,7 +177,8 @@ def migrated(tmp_path_factory) -> Path:
 
 
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
-    changed = {name for name in TRAIN_STEPS if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
+    changed = {name for name in SINGLE_FILE_EXAMPLES
+               if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
     assert changed == {*GENERATED_EXAMPLES, "ps_cluster"}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "ClusterCoordinator(strategy)" in (migrated / "ps_cluster" / "train.py").read_text()
@@ -198,7 +205,7 @@ def assert_keras_trained(run: Run, name: str) -> None:
     """Keras' epoch lines say every step ran; the program evaluated and cleaned up."""
     assert run.returncode == 0, run.stderr[-3000:]
     epochs = CHECKPOINT_EPOCHS.get(name, 1)
-    steps = TRAIN_STEPS[name] // epochs
+    steps = KERAS_STEPS[name] // epochs
     output = run.stdout + run.stderr
     assert output.count(f"{steps}/{steps} - ") >= epochs and (epochs == 1 or f"Epoch {epochs}/{epochs}" in output), output[-3000:]
     assert "eval" in run.stdout and run.leftovers == []
@@ -214,6 +221,51 @@ def test_generated_tf2_example_trains_on_an_in_process_cluster(name):
     """As the chief of 1 worker and 2 ps, its own ParameterServerStrategy and callbacks, nothing patched."""
     run = run_example(name, str(EXAMPLES / name / "train_tf2.py"), program=str(IN_PROCESS_CLUSTER))
     assert_keras_trained(run, name)
+
+
+def eval_line(run: Run) -> str:
+    assert run.returncode == 0, run.stderr[-3000:]
+    return re.search(r"^eval loss: \S+$", run.stdout, re.MULTILINE).group(0)
+
+
+def test_tpu_estimator_example_trains_without_a_tpu_the_same_every_time():
+    first, again = run_example("tpu_estimator"), run_example("tpu_estimator")
+    assert eval_line(first) == eval_line(again) and first.leftovers == []
+    assert "Saving dict for global step 20:" in first.stderr
+
+
+# -- the trainer package: trainer/task.py and trainer/model.py, run as `python -m trainer.task` --------------
+
+
+def run_package(version: str, *args: str, chief: bool = False) -> Run:
+    """examples/trainer_package/VERSION as `python -m trainer.task ARGS` (as the chief of an in-process cluster)."""
+    arguments = ["-m", "trainer.task", *args]
+    return run_command([str(IN_PROCESS_CLUSTER), *arguments] if chief else arguments, folder=PACKAGE / version)
+
+
+def test_trainer_package_trains_from_its_command_line():
+    run = run_package("tf1", "--train-steps", "15")
+    assert_trained(run, 15)
+    assert run.losses == run_package("tf1", "--train-steps", "15").losses and run.leftovers == []
+    assert re.search(r"^eval rmse: \S+$", run.stdout, re.MULTILINE)
+
+
+def test_migrated_trainer_package_is_what_the_tool_produces(migrated):
+    """Both modules of the program migrated together: task.py drives, model.py holds build_model."""
+    for name in ("__init__.py", "task.py", "model.py"):
+        assert (migrated / "trainer_package" / "tf1" / "trainer" / name).read_text() == \
+            (PACKAGE / "tf2" / "trainer" / name).read_text()
+    # and the migrated package is TF2 already: nothing left to change
+    assert (migrated / "trainer_package" / "tf2").exists()
+
+
+@pytest.mark.parametrize("chief", [False, True], ids=["locally", "as chief of an in-process cluster"])
+def test_migrated_trainer_package_trains_from_the_same_command_line(chief):
+    run = run_package("tf2", "--train-steps", "15", "--batch-size", "4", chief=chief)
+    assert run.returncode == 0, run.stderr[-3000:]
+    output = run.stdout + run.stderr
+    assert "15/15 - " in output and re.search(r"^eval rmse: \S+$", run.stdout, re.MULTILINE), output[-3000:]
+    assert run.leftovers == []
 
 
 def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):

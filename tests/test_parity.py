@@ -32,10 +32,10 @@ REGRESSION_TF1 = EXAMPLES / "regression" / "train.py"
 REGRESSION_TF2 = EXAMPLES / "regression" / "train_tf2.py"
 CLASSIFIER_TF1 = EXAMPLES / "classifier" / "train.py"
 # A trainer package (trainer/task.py: argparse and main(); trainer/model.py: the model and a CSV input) and its migration.
-PACKAGE_TF1 = PROGRAMS / "csv_package_tf1" / "trainer" / "task.py"
-PACKAGE_TF2 = PROGRAMS / "csv_package_tf2" / "trainer" / "task.py"
-PACKAGE_ARGS = ("--", "--train_steps", "5", "--learning_rate", "0.1", "--hidden_units", "8,4")
-PACKAGE_TF2_WRONG_LR = ("learning_rate=learning_rate,", "learning_rate=2 * learning_rate,")  # in trainer/model.py
+PACKAGE_TF1 = EXAMPLES / "trainer_package" / "tf1" / "trainer" / "task.py"
+PACKAGE_TF2 = EXAMPLES / "trainer_package" / "tf2" / "trainer" / "task.py"
+PACKAGE_ARGS = ("--", "--train-steps", "5", "--learning-rate", "0.1", "--hidden-units", "8,4")
+PACKAGE_TF2_WRONG_LR = ('learning_rate=params["learning_rate"],', 'learning_rate=2 * params["learning_rate"],')
 
 
 @dataclass(frozen=True)
@@ -267,14 +267,14 @@ def test_local_mode_and_synthetic_data():
 
 
 def test_package_program_with_arguments_passes_each_side_importing_its_own_modules(tmp_path):
-    """trainer/task.py runs as `python -m trainer.task -- ARG...` would: `from . import model` finds each side's own
-    model.py (the old side's an Estimator subclass made by build_estimator, the new side's a Keras model), even from a
-    folder holding the old package; --train_steps is required, so both got the arguments."""
+    """trainer/task.py runs as `python -m trainer.task -- ARG...` would: `from trainer import model` finds each side's
+    own model.py (the old side's build_estimator, the new side's build_model), even from the folder holding the old
+    package; both got the arguments."""
     report = tmp_path / "report.json"
     result = parity(PACKAGE_TF1, PACKAGE_TF2, "--steps", "5", "--json", str(report), *PACKAGE_ARGS,
                     cwd=PACKAGE_TF1.parents[1])
     assert_parity(result)
-    assert "arguments of both programs: --train_steps 5 --learning_rate 0.1 --hidden_units 8,4" in result.stdout
+    assert "arguments of both programs: --train-steps 5 --learning-rate 0.1 --hidden-units 8,4" in result.stdout
     data = json.loads(report.read_text())
     assert data["program_args"] == list(PACKAGE_ARGS[1:])
     assert len(data["old"]["losses"]) == 5 and data["eval"]["ok"]
@@ -284,14 +284,15 @@ def test_package_program_with_arguments_passes_each_side_importing_its_own_modul
 
 def test_flags_program_run_by_tf_app_run_passes():
     """`import tensorflow.compat.v1 as tf`, tf.disable_v2_behavior(), tf.flags and tf.app.run(main) against absl's."""
-    assert_parity(parity(PROGRAMS / "flags_tf1.py", PROGRAMS / "flags_tf2.py", "--steps", "5",
+    assert_parity(parity(EXAMPLES / "flags_app" / "train.py", EXAMPLES / "flags_app" / "train_tf2.py", "--steps", "5",
                          "--", "--train_steps", "5", "--learning_rate", "0.2", "--batch_size", "4"))
 
 
 def test_tpu_estimator_without_a_tpu_passes(tmp_path):
     """TPUEstimator(use_tpu=False): input_fns reading params["batch_size"], a TPUEstimatorSpec, tpu.RunConfig."""
     report = tmp_path / "report.json"
-    assert_parity(parity(PROGRAMS / "tpu_estimator_tf1.py", PROGRAMS / "tpu_estimator_tf2.py", "--steps", "5",
+    assert_parity(parity(EXAMPLES / "tpu_estimator" / "train.py", EXAMPLES / "tpu_estimator" / "train_tf2.py",
+                         "--steps", "5",
                          "--json", str(report), "--", "--train_steps", "40", "--iterations_per_loop", "3"))
     data = json.loads(report.read_text())
     assert len(data["old"]["losses"]) == 5, "the harness's max_steps, not the program's"

@@ -170,16 +170,16 @@ def test_html_report_links_each_verified_program_to_its_parity_report(program, t
 
 # -- a program of several files -------------------------------------------------------------------------------------
 
-PARITY_PROGRAMS = Path(__file__).resolve().parent / "parity_programs"
+PACKAGE = Path(__file__).resolve().parents[1] / "examples" / "trainer_package"
 PACKAGE_FILES = ("__init__.py", "task.py", "model.py")
 
 
 def package_tree(folder: Path) -> Path:
-    """A copy of the TF1 trainer package (tests/parity_programs/csv_package_tf1) in FOLDER/project: its trainer/."""
+    """A copy of the TF1 trainer package (examples/trainer_package/tf1) in FOLDER/project: its trainer/."""
     trainer = folder / "project" / "trainer"
     trainer.mkdir(parents=True)
     for name in PACKAGE_FILES:
-        (trainer / name).write_bytes((PARITY_PROGRAMS / "csv_package_tf1" / "trainer" / name).read_bytes())
+        (trainer / name).write_bytes((PACKAGE / "tf1" / "trainer" / name).read_bytes())
     return trainer
 
 
@@ -219,7 +219,7 @@ def test_verify_hands_each_side_its_version_of_every_changed_file(tmp_path, monk
 
 @pytest.mark.parametrize("model_edit, verdict", [
     (None, "parity"),
-    (("learning_rate=learning_rate,", "learning_rate=2 * learning_rate,"), "mismatch"),
+    (('learning_rate=params["learning_rate"],', 'learning_rate=2 * params["learning_rate"],'), "mismatch"),
 ], ids=["right migration", "learning rate doubled in model.py"])
 def test_program_of_several_files_each_side_importing_its_own_version(model_edit, verdict, tmp_path, tmp_path_factory,
                                                                       monkeypatch):
@@ -231,13 +231,13 @@ def test_program_of_several_files_each_side_importing_its_own_version(model_edit
     scratch = tmp_path_factory.mktemp("scratch")
     trainer = package_tree(tmp_path)
     before = snapshot(tmp_path)
-    migrated = {name: (PARITY_PROGRAMS / "csv_package_tf2" / "trainer" / name).read_text() for name in ("task.py", "model.py")}
+    migrated = {name: (PACKAGE / "tf2" / "trainer" / name).read_text() for name in ("task.py", "model.py")}
     if model_edit:
         migrated["model.py"] = edit(migrated["model.py"], *model_edit)
     files = {trainer / name: ((trainer / name).read_bytes(), text.encode()) for name, text in migrated.items()}
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # the sides import trainer/__init__.py from the tree
-    report = Verifier(5, None, None).verify(trainer / "task.py", files, args=["--train_steps", "5"])
+    report = Verifier(5, None, None).verify(trainer / "task.py", files, args=["--train-steps", "5"])
     assert report.verdict == verdict, (report.message, report.old.error, report.new.error)
     if verdict == "mismatch":
         assert report.first_diverging_step == 2

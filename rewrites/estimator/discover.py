@@ -38,7 +38,7 @@ OTHER_METHODS = {
     "get_variable_names": "lists the checkpoint's variables: use the Keras model's weights",
     "latest_checkpoint": "names the latest checkpoint: use tf.train.latest_checkpoint(model_dir)",
 }
-CONTRIB_LEARN = ("contrib.learn.", "contrib.learn_runner")
+RUNNERS = {"contrib.learn.Experiment", "contrib.learn.learn_runner.run", "contrib.learn.python.learn.learn_runner.run"}
 CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
                   "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with "
                   "tf-migrate parity")
@@ -49,6 +49,30 @@ def is_canned(api: str) -> bool:
     name = api.rpartition(".")[2]
     return (api.startswith("estimator.") and name.endswith(("Classifier", "Regressor", "Estimator"))
             and api not in CUSTOM)
+
+
+# Estimators made otherwise than by the Estimator classes: what to do instead.
+MADE_OTHERWISE = {
+    "keras.estimator.model_to_estimator": "tf.keras.estimator.model_to_estimator: the model is already a Keras "
+                                          "model: compile it and train it with fit under ParameterServerStrategy (the "
+                                          "input functions' datasets, the same steps), without the Estimator, by hand",
+    "contrib.estimator.boosted_trees_classifier_train_in_memory": "in-memory boosted trees of tf.contrib: no Keras "
+                                                                  "counterpart; TensorFlow Decision Forests trains them",
+    "contrib.estimator.boosted_trees_regressor_train_in_memory": "in-memory boosted trees of tf.contrib: no Keras "
+                                                                 "counterpart; TensorFlow Decision Forests trains them",
+}
+
+
+def made_otherwise(api: str) -> str | None:
+    """Why an Estimator made by ``api`` (other than Estimator, TPUEstimator and the canned ones) stays as it is."""
+    if api in MADE_OTHERWISE:
+        return MADE_OTHERWISE[api]
+    name = api.rpartition(".")[2]
+    if api.startswith("contrib.") and name.endswith(("Estimator", "Classifier", "Regressor")):
+        family = ".".join(api.split(".")[:2])
+        return (f"tf.{api}, an Estimator of tf.{family}: its model and training loop are that library's own; write "
+                "the Keras model and its training by hand")
+    return None
 
 
 @dataclass
@@ -81,9 +105,11 @@ class Discovery:
                 api = view.api(node.func) or ""
                 if api in CUSTOM or is_canned(api):
                     self.constructions[id(node)] = Value(node, self.values.place_of(view, node))
-                if api.startswith(CONTRIB_LEARN):
+                elif api in RUNNERS:
                     self.other.append((view, node, f"tf.{api} drives an Estimator through tf.contrib.learn, which "
                                                    "TF 1.15 already dropped: move it to train_and_evaluate first"))
+                elif made_otherwise(api):
+                    self.other.append((view, node, f"Estimator left as it is: {made_otherwise(api)}"))
                 driver = self._driver(view, node, api)
                 if driver is not None:
                     driver_value, estimator, trail = driver
@@ -120,6 +146,11 @@ class Discovery:
             return None
         estimator_api = estimator.api() if isinstance(estimator.node, cst.Call) else None
         if not (estimator_api in CUSTOM or is_canned(estimator_api or "")):
+            outside = self.values.outside(trail)
+            if outside and (kind == "train_and_evaluate" or "estimator" in view.tree.sources.get(view.path, "")):
+                self.other.append((view, call, f"Estimator program left as it is: its Estimator comes from {outside}, "
+                                               "which is not among the paths given: include it in the run, so the "
+                                               "files of the program are migrated together"))
             return None
         return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
 

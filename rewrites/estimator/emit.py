@@ -21,12 +21,12 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from rewrites.base import KERAS_IMPORTS
+from rewrites.base import KERAS_IMPORTS, module_level_statements
 from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView
-from rewrites.program.values import Value, Values
+from rewrites.program.values import Value, Values, module_alias
 from rewrites.syntax import Unsupported, source, subtree, with_blank_lines
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -139,6 +139,8 @@ class Emitter:
         setup_statements[0] = with_blank_lines(setup_statements[0].with_changes(leading_lines=[]),
                                                2 if top_level else 0 if first_in_block else 1)
         edits.insert_before(program.anchor, setup_statements)
+        if all(plan.driver.statement is not program.anchor for plan in plans):  # a loop of drivers, say
+            edits.blank_lines[program.anchor] = 1
         for plan in plans:
             self._driver(plan, context, first_train.input.code, edits, program.anchor)
         for removed_view, statement in program.removed:
@@ -188,7 +190,8 @@ class Emitter:
         found = Names()
         wanted = [("bootstrap", "strategy_bootstrap.py.j2", dict(partitioner=program.setup.model.partitioner or "None"))]
         if predict:
-            wanted.append(("predict_examples", "predict_examples.py.j2", {}))
+            single = program.setup.model.predictions[0][0] is None
+            wanted.append(("predict_examples", "predict_examples.py.j2", dict(single=single)))
         for name, template, extra in wanted:
             key = (id(view), template)
             if key not in self._module_defs:
@@ -237,27 +240,41 @@ class Emitter:
         return f"{reference}({', '.join(arguments)})"
 
     def _function_reference(self, model_fn: ModelFn, program: Program) -> str:
-        """How the driver names the build function: the model_fn's reference with the new name."""
-        node = model_fn.reference
-        code = self.values.relocate(node, program.place)
-        if model_fn.function.name.value == "__call__":  # the object itself: its new method
-            return f"{source(code)}.{model_fn.new_name}"
-        if isinstance(code, cst.Attribute):
-            return source(code.with_changes(attr=cst.Name(model_fn.new_name)))
-        if isinstance(code, cst.Name):
-            self._import_build_function(code, model_fn, program)
+        """How the driver names the build function: as it named the model_fn, or through an import of its module
+        (which the driver gets when it has none)."""
+        view, function, driver = model_fn.view, model_fn.function, program.place
+        if view.parent(function) is not view.module:  # a method: on the object the model_fn was taken from
+            code = self.values.relocate(model_fn.reference, driver)
+            if function.name.value == "__call__":  # the object itself: its new method
+                return f"{source(code)}.{model_fn.new_name}"
+            if isinstance(code, cst.Attribute):
+                return source(code.with_changes(attr=cst.Name(model_fn.new_name)))
+            raise model_fn.reference.fail("the model_fn must be named as `object.method`")
+        if view is driver.view:
             return model_fn.new_name
-        raise node.fail("the model_fn must be named by a name or an attribute (module.model_fn, obj.method)")
+        alias = module_alias(driver, view)
+        if alias is not None:
+            return f"{alias}.{model_fn.new_name}"
+        self._import_build_function(model_fn, program)
+        return model_fn.new_name
 
-    def _import_build_function(self, name: cst.Name, model_fn: ModelFn, program: Program) -> None:
-        """`from trainer.model import model_fn` at the driver: import the build function instead."""
-        view = program.place.view
-        if model_fn.view is view:
-            return
-        module = model_fn.view.module_name
-        if module is None:
-            raise Value(name, program.place).fail("the model_fn's module has no importable name")
-        self.module_edits(view).add_import(module, model_fn.new_name)
+    def _import_build_function(self, model_fn: ModelFn, program: Program) -> None:
+        """`from trainer.model import build_model` at the driver, spelled as its other imports of that module."""
+        view, home = program.place.view, model_fn.view
+        if model_fn.new_name in taken(view, view.module):
+            raise Value(model_fn.function, model_fn.place).fail(
+                f"the driver's module already has a `{model_fn.new_name}`, the name of the model_fn's Keras function")
+        for statement in module_level_statements(view.module):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                    found, obj = view.tree.import_target(view, small, small.names[0])
+                    if found.view is home and obj is not None:
+                        module = source(small.module) if small.module is not None else ""
+                        self.module_edits(view).add_import(module, model_fn.new_name, relative=len(small.relative))
+                        return
+        if home.module_name is None:
+            raise Value(model_fn.function, model_fn.place).fail("the model_fn's module has no importable name")
+        self.module_edits(view).add_import(home.module_name, model_fn.new_name)
 
     def _code(self, value: Value, program: Program) -> str:
         return source(self.values.relocate(value, program.place, spell=lambda v, n: self.spelling(v).reference(n)))

@@ -44,7 +44,7 @@ import libcst as cst
 
 from rewrites.estimator.program import Input
 from rewrites.program.spelling import MODE_KEYS
-from rewrites.program.values import UNKNOWN, Place, Value, Values
+from rewrites.program.values import UNKNOWN, CallSite, Place, Value, Values
 from rewrites.syntax import source, subtree
 
 # Datasets whose length is unknown before they are read: one pass over them cannot be counted ahead.
@@ -100,7 +100,8 @@ class InputReader:
 
     def _lambda(self, node: Value, resolved: Value, mode: str) -> Input:
         lam = resolved.node
-        if lam.params.params or lam.params.star_arg or lam.params.kwonly_params or lam.params.star_kwarg:
+        params = lam.params
+        if params.params or isinstance(params.star_arg, cst.Param) or params.kwonly_params or params.star_kwarg:
             raise resolved.fail("an input_fn lambda that takes arguments is not migrated yet: give them by hand")
         body = Value(lam.body, Place(resolved.view, lam, outer=resolved.place))
         dataset = self._expression(body, mode, {})
@@ -125,14 +126,14 @@ class InputReader:
 
     # -- the function's body -----------------------------------------------------------------
 
-    def _function(self, function: Value, mode: str) -> tuple[Dataset, list]:
-        """What the input_fn returns, reading its statements in order; the edits that make it return its dataset."""
-        place = Place(function.view, function.node, function.place.call, outer=function.place)
-        if function.place.function is not None and function.place.call is None:
-            place = Place(function.view, function.node, outer=function.place)
+    def _function(self, function: Value, mode: str, call: CallSite | None = None,
+                  edits: list | None = None) -> tuple[Dataset, list]:
+        """What a function returns (the input_fn, or a function it calls: ``call``), reading its statements in
+        order; the edits that make it return its dataset."""
+        place = Place(function.view, function.node, call, outer=function.place)
         state: dict[str, Dataset] = {}
         returns: list[Dataset] = []
-        edits: list = []
+        edits = [] if edits is None else edits
         self._block(function.node.body.body, place, mode, state, returns, edits)
         if not returns:
             raise Value(function.node, place).fail(
@@ -207,25 +208,25 @@ class InputReader:
 
     # -- datasets ------------------------------------------------------------------------------
 
-    def _expression(self, value: Value, mode: str, state: dict) -> Dataset | None:
+    def _expression(self, value: Value, mode: str, state: dict, edits: list | None = None) -> Dataset | None:
         """What a dataset expression does, or None when it is not visibly a dataset."""
         node = value.node
         chain = []
-        while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        while isinstance(node, cst.Call):
             api = value.view.api(node.func)
             if api is not None:
                 return self._dataset_api(api, node, value.place, chain, mode)
+            function = self.values.resolve(Value(node.func, value.place))
+            if isinstance(function.node, cst.FunctionDef):  # a function of the program returning a dataset
+                try:
+                    inner, _ = self._function(function, mode, CallSite(node, value.place), edits)
+                except Unsupported:
+                    return None
+                return self._chain(inner, chain, value.place)
+            if not isinstance(node.func, cst.Attribute):
+                return None
             chain.append(node)
             node = node.func.value
-        if isinstance(node, cst.Call):
-            api = value.view.api(node.func)
-            if api is not None and api.startswith("data."):
-                return self._dataset_api(api, node, value.place, chain, mode)
-            called = self.values.returned(Value(node, value.place))
-            if called is not None:
-                inner = self._expression(called, mode, {})
-                return self._chain(inner, chain, value.place) if inner is not None else None
-            return None
         if isinstance(node, cst.Name) and node.value in state:
             return self._chain(state[node.value], chain, value.place)
         if isinstance(node, cst.Name):

@@ -72,7 +72,8 @@ class MetricReading:
     def _mean(self, key: str, call: cst.Call) -> str:
         """`tf.metrics.mean(loss)` of the model's loss: the mean of the per-batch losses, as TF1 averaged them."""
         args = bound_values(call, ("values", "weights", "metrics_collections", "updates_collections", "name"))
-        if set(args) - {"values", "name"} or not self._names(args.get("values"), self.loss_name or ""):
+        if set(args) - {"values", "name"} or not self._names(args.get("values"), self.loss_name or "") or \
+                self.model.loss_weight is not None:
             raise Unsupported(call, f"metrics.mean: {METRICS_BY_HAND['metrics.mean']}")
         return f'keras.metrics.MeanMetricWrapper({self.model.loss}, name="{key}")'
 

@@ -32,7 +32,7 @@ from rewrites.estimator.metrics import MetricReading
 from rewrites.estimator.program import Model
 from rewrites.estimator.tf1_names import TF1VariableNames
 from rewrites.estimator.specs import SpecReading
-from rewrites.estimator.training import TrainingReading
+from rewrites.estimator.training import GLOBAL_STEP, TrainingReading
 from rewrites.program.spelling import Spelling
 from rewrites.program.spelling import MODE_KEYS
 from rewrites.program.values import UNKNOWN, Place, Value, Values
@@ -157,23 +157,28 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.dicts[target] = value
             elif self._mode_of(value) == "TRAIN":
                 self.training_flags.add(target)
+            elif isinstance(value, cst.Call) and self.api(value.func) in GLOBAL_STEP:
+                self.pure[target] = value  # the global step, for minimize
             elif isinstance(value, cst.Call):
                 self._call(target, value, statement)
-            elif self.constant(value) is not UNKNOWN or _is_read_only(value):
-                self._emit(target, self.code(value))  # a Python value the model's code may read
+            elif self.constant(value) is not UNKNOWN or _is_read_only(value) or self._pure_expression(value):
+                self._emit(target, self.code(value))  # a Python value, or tensor arithmetic the model's code reads
                 self.model.chain = False
             else:
                 raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
-        elif self._logging(statement):
+        elif self._logging(statement) or self._asserts_training(statement):
             return
         else:
             raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn: only assignments, "
                                          "mode branches and variable scopes are migrated yet")
 
     def _if(self, statement: cst.If) -> None:
-        """An if decided before the program runs (use_tpu=False, a hyperparameter's literal): its branch; else
-        a mode branch."""
+        """An if decided before the program runs (use_tpu=False, a hyperparameter's literal): its branch; `if mode
+        == TRAIN:` without an else: the training path; else a PREDICT or EVAL branch."""
         known = self.constant(statement.test)
+        if self._mode_of(statement.test) == "TRAIN" and statement.orelse is None:
+            self._statements(statement.body.body)
+            return
         if known is UNKNOWN or self._mode_of(statement.test) is not None:
             self._mode_branch(statement)
             return
@@ -181,6 +186,30 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         branch = statement.body.body if known else [] if orelse is None else \
             orelse.body.body if isinstance(orelse, cst.Else) else [orelse]
         self._statements(branch)
+
+    def _pure_expression(self, node: cst.BaseExpression) -> bool:
+        """Arithmetic, subscripts and pure functions of the model's tensors and Python values."""
+        if isinstance(node, cst.Call):
+            return self.api(node.func) in PURE_FUNCTIONS and all(self._pure_expression(arg.value) for arg in node.args)
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+            parts = [node.left, node.right] if isinstance(node, cst.BinaryOperation) else \
+                [node.left, *(part.comparator for part in node.comparisons)]
+            return all(self._pure_expression(part) for part in parts)
+        if isinstance(node, cst.UnaryOperation):
+            return self._pure_expression(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self._pure_expression(node.value) and all(
+                isinstance(element.slice, cst.Index) and self._pure_expression(element.slice.value)
+                for element in node.slice)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return all(self._pure_expression(element.value) for element in node.elements)
+        return _is_read_only(node) or self.constant(node) is not UNKNOWN
+
+    def _asserts_training(self, statement) -> bool:
+        """`assert mode == ModeKeys.TRAIN` holds where the Keras model trains: it goes."""
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+            else None
+        return isinstance(small, cst.Assert) and self._mode_of(small.test) == "TRAIN"
 
     def _logging(self, statement) -> bool:
         """`print(...)` and `tf.logging.X(...)` stay; `tf.summary.X(...)` and `tf.identity(t, name=...)` go."""
@@ -238,20 +267,28 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         self.model.bound.append(target)
 
     def _for_loop(self, statement: cst.For) -> None:
-        """`for units in [...]:` around layers stays a loop around the Keras layers."""
-        if statement.orelse is not None or statement.asynchronous or not isinstance(statement.target, cst.Name):
+        """`for units in [...]:` (or `for i, units in enumerate(...)`) around layers stays a loop around the Keras
+        layers."""
+        target = statement.target
+        names = [target] if isinstance(target, cst.Name) else [element.value for element in target.elements] \
+            if isinstance(target, cst.Tuple) else []
+        if statement.orelse is not None or statement.asynchronous or not names or \
+                not all(isinstance(name, cst.Name) for name in names):
             raise Unsupported(statement, "a for loop other than `for name in values:` in the model_fn")
         outer, self.model.lines = self.model.lines, []
         named = len(self.tf1_names.log)
         for inner in statement.body.body:
             self._statement(inner)
         body, self.model.lines = self.model.lines, outer
-        header = f"for {statement.target.value} in {self.code(statement.iter)}:"
+        header = f"for {self.code(target)} in {self.code(statement.iter)}:"
         self.model.lines.append("\n".join([header, *(textwrap.indent(line, "    ") for line in body)]))
-        self.model.bound.append(statement.target.value)
+        self.model.bound += [name.value for name in names]
         self.model.chain = False
-        values = self.resolve(statement.iter)
-        self.tf1_names.repeat(named, len(values.elements) if isinstance(values, (cst.List, cst.Tuple)) else None)
+        iterated = statement.iter
+        if isinstance(iterated, cst.Call) and is_name(iterated.func, "enumerate") and len(iterated.args) == 1:
+            iterated = iterated.args[0].value
+        values = self.constant(iterated)
+        self.tf1_names.repeat(named, len(values) if isinstance(values, (list, tuple)) else None)
 
     def _with(self, statement: cst.With) -> None:
         """`with variable_scope(...)` or `with control_dependencies(update_ops)`, then the statements inside."""

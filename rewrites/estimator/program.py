@@ -41,7 +41,8 @@ class Model:
     optimizer: str = ""
     after_compile: tuple[str, ...] = ()
     metrics: list[str] = field(default_factory=list)
-    predictions: list[tuple[str, str]] | None = None  # the PREDICT branch's dict: (key, value) code over model tensors
+    predictions: list[tuple[str | None, str]] | None = None  # the PREDICT spec's dict: (key, value) code; key None:
+    # one tensor, not a dict
     partitioner: str | None = None  # the strategy's variable_partitioner
     uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class

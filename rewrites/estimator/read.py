@@ -126,7 +126,8 @@ class ProgramReader:
 
     def _model_fn(self, node: Value, params: Value | None, tpu) -> ModelFn:
         """The model_fn: a function (maybe of another module), a functools.partial of one, or a method."""
-        resolved = self.values.resolve(node)
+        trail: list = []
+        resolved = self.values.resolve(node, trail=trail)
         keywords: dict[str, Value] = {}
         reference = node
         if isinstance(resolved.node, cst.Call) and _is_partial(resolved):
@@ -141,6 +142,9 @@ class ProgramReader:
             resolved = self.values.method(resolved, "__call__") or resolved
         method_self = self._bound_method(resolved, node)
         function = resolved.node
+        if not isinstance(function, cst.FunctionDef) and self.values.outside(trail):
+            raise node.fail(f"the model_fn is in {self.values.outside(trail)}, which is not among the paths given: "
+                            "include it in the run, so the files of the program are migrated together")
         if not isinstance(function, cst.FunctionDef):
             raise node.fail("the model_fn must be a function defined in the files given, a functools.partial of "
                             "one, or a method of an object made there")

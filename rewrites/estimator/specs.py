@@ -137,8 +137,11 @@ class SpecReading:
             raise Unsupported(last, "metric_fn must end with `return {name: metric, ...}`")
         return returned
 
-    def _predictions(self, node: cst.BaseExpression) -> list[tuple[str, str]]:
-        predictions = self.dicts.get(node.value) if isinstance(node, cst.Name) else node
-        if not isinstance(predictions, cst.Dict) or not all(isinstance(e, cst.DictElement) for e in predictions.elements):
-            raise Unsupported(node, "predictions other than a dict written in the model_fn are not migrated yet")
+    def _predictions(self, node: cst.BaseExpression) -> list[tuple[str | None, str]]:
+        """The PREDICT spec's predictions: (key, code) per entry of its dict, or [(None, code)] for one tensor."""
+        predictions = self.dicts.get(node.value, node) if isinstance(node, cst.Name) else node
+        if not isinstance(predictions, cst.Dict):
+            return [(None, self.code(predictions))]
+        if not all(isinstance(e, cst.DictElement) for e in predictions.elements):
+            raise Unsupported(node, "predictions with `**` entries are not migrated yet: write the dict out")
         return [(self.code(element.key), self.code(element.value)) for element in predictions.elements]

@@ -30,7 +30,13 @@ class TrainingReading:
 
     def _loss(self, api: str, call: cst.Call, target: str) -> None:
         self.losses_made += 1
-        code, labels, predictions = keras_code.loss(api, self.spelled(call))
+        weight = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "weights"),
+                      call.args[2].value if len(call.args) > 2 and call.args[2].keyword is None else None)
+        known = self.constant(weight) if weight is not None else 1
+        scalar = isinstance(known, (int, float)) and not isinstance(known, bool)
+        code, labels, predictions = keras_code.loss(api, self.spelled(call), scalar_weight=scalar)
+        if scalar and known != 1:
+            self.model.loss_weight = self.code(weight)  # TF1's loss is weight times the mean: compile's loss_weights
         if not (is_name(labels, "labels") and isinstance(predictions, cst.Name)):
             raise Unsupported(call, "the loss must compare `labels` with a tensor the model computes")
         self.model.loss = self._piece(code, call)
@@ -76,6 +82,8 @@ class TrainingReading:
         if "var_list" in args or not is_name(args.get("loss"), self.loss_name or ""):
             raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
         step = args.get("global_step")
+        if isinstance(step, cst.Name):  # `global_step = tf.train.get_global_step()` above
+            step = self.pure.get(step.value, step)
         if not (isinstance(step, cst.Call) and self.api(step.func) in GLOBAL_STEP):
             raise Unsupported(call, "minimize() must advance the global step (global_step=tf1.train.get_global_step())")
         return True

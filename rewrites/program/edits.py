@@ -16,7 +16,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ImportAssignment
 
 from rewrites.program.modules import ModuleView
-from rewrites.syntax import Unsupported, subtree
+from rewrites.syntax import Unsupported, subtree, with_blank_lines
 
 
 @dataclass
@@ -25,7 +25,8 @@ class ModuleEdits:
     statements: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)  # [] removes it
     before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
     expressions: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
-    imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # (module, obj, asname)
+    blank_lines: dict[cst.CSTNode, int] = field(default_factory=dict)  # statements kept with blank lines before
+    imports: list[tuple[str, str | None, str | None, int]] = field(default_factory=list)  # (module, obj, asname, dots)
 
     def replace(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
         if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1:
@@ -42,9 +43,9 @@ class ModuleEdits:
     def insert_before(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
         self.before.setdefault(statement, []).extend(new)
 
-    def add_import(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
-        if (module, obj, asname) not in self.imports:
-            self.imports.append((module, obj, asname))
+    def add_import(self, module: str, obj: str | None = None, asname: str | None = None, relative: int = 0) -> None:
+        if (module, obj, asname, relative) not in self.imports:
+            self.imports.append((module, obj, asname, relative))
 
     def merge(self, other: ModuleEdits) -> None:
         """Add another program's edits of the same module."""
@@ -53,11 +54,12 @@ class ModuleEdits:
         for statement, new in other.before.items():
             self.insert_before(statement, new)
         self.expressions.update(other.expressions)
+        self.blank_lines.update(other.blank_lines)
         for imported in other.imports:
             self.add_import(*imported)
 
     def __bool__(self) -> bool:
-        return bool(self.statements or self.before or self.expressions or self.imports)
+        return bool(self.statements or self.before or self.expressions or self.imports or self.blank_lines)
 
     def apply(self) -> str:
         """The module's new code."""
@@ -67,9 +69,9 @@ class ModuleEdits:
         for imported in self._imports_of_removed_code():
             RemoveImportsVisitor.remove_unused_import(context, *imported)
         used = {node.value for node in subtree(module) if isinstance(node, cst.Name)}
-        for module_name, obj, asname in self.imports:
+        for module_name, obj, asname, relative in self.imports:
             if (asname or obj or module_name.split(".")[0]) in used:
-                AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname)
+                AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
         module = AddImportsVisitor(context).transform_module(module)
         module = RemoveImportsVisitor(context).transform_module(module)
         return module.code
@@ -121,6 +123,8 @@ class _Apply(cst.CSTTransformer):
         edits = self.edits
         if original_node in edits.expressions:
             return edits.expressions[original_node]
+        if original_node in edits.blank_lines:
+            updated_node = with_blank_lines(updated_node, edits.blank_lines[original_node])
         new = edits.statements.get(original_node)
         before = edits.before.get(original_node, [])
         if new is None and not before:

@@ -15,7 +15,7 @@ import builtins
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment, QualifiedNameProvider
+from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment, QualifiedNameProvider, ScopeProvider
 
 from rewrites.program.modules import ModuleView
 from rewrites.syntax import Unsupported, bind_arguments, source, subtree
@@ -37,6 +37,10 @@ class Place:
     call: CallSite | None = None
     outer: Place | None = None    # a nested function's enclosing place
 
+    def __repr__(self) -> str:
+        name = getattr(getattr(self.function, "name", None), "value", "lambda" if self.function else "module")
+        return f"Place({self.view.path}: {name}{', called' if self.call else ''})"
+
     def same_scope(self, other: Place) -> bool:
         return self.view is other.view and self.function is other.function
 
@@ -54,6 +58,9 @@ class Value:
     node: cst.CSTNode
     place: Place
     module: ModuleView | None = None
+
+    def __repr__(self) -> str:
+        return f"Value({' '.join(source(self.node).split())[:60]!r} at {self.place!r})"
 
     @property
     def view(self) -> ModuleView:
@@ -76,6 +83,7 @@ class Binding:
     value: Value | None = None     # value / definition / module / the parameter's default
     assignment: object = None      # libcst's Assignment, when there is one
     detail: str = ""
+    outside: str | None = None     # an import of a module on disk that is not among the files of the run: its path
 
 
 class Values:
@@ -166,7 +174,7 @@ class Values:
             return Binding("import", detail=name.value)
         found, obj = view.tree.import_target(view, statement, alias)
         if found.view is None:
-            return Binding("import", assignment=assignment, detail=found.path or found.name)
+            return Binding("import", assignment=assignment, detail=found.path or found.name, outside=found.path)
         if obj is None:
             if isinstance(statement, cst.Import) and alias.asname is None and "." in alias.evaluated_name:
                 return Binding("import", assignment=assignment, detail=found.name)  # `import a.b` binds `a`
@@ -199,6 +207,8 @@ class Values:
             binding = self.binding(node, value.place)
             target = binding.value if binding.kind in ("value", "definition", "module") else None
             if target is None:
+                if binding.outside and trail is not None:
+                    trail.append(binding)
                 return value
             if trail is not None:
                 trail.append(binding)
@@ -207,7 +217,7 @@ class Values:
                 return self._element(target, int(binding.detail), value, depth, trail)
             return target
         if isinstance(node, cst.Attribute):
-            base = self.resolve(Value(node.value, value.place), depth + 1)
+            base = self.resolve(Value(node.value, value.place), depth + 1, trail)
             if base.module is not None:
                 binding = self._definition_in(base.module, node.attr.value)
                 if binding.value is not None:
@@ -220,6 +230,11 @@ class Values:
         if isinstance(node, cst.Subscript):
             return self._subscript(value, depth, trail)
         return value
+
+    @staticmethod
+    def outside(trail: list) -> str | None:
+        """The path of a module outside the run that a resolution ran into (see ``resolve``'s trail), if any."""
+        return next((step.outside for step in trail if isinstance(step, Binding) and step.outside), None)
 
     def method(self, instance: Value, name: str) -> Value | None:
         """The method ``name`` of an object the program makes from one of its classes (`Model().model_fn`)."""
@@ -236,7 +251,7 @@ class Values:
     def returned(self, call: Value, depth: int = 0, trail: list | None = None) -> Value | None:
         """What a call of one of the program's functions returns: its one `return` expression, read with the
         call's arguments (None for other calls)."""
-        function = self.resolve(Value(call.node.func, call.place), depth + 1)
+        function = self.resolve(Value(call.node.func, call.place), depth + 1, trail)
         if not isinstance(function.node, cst.FunctionDef):
             return None
         returns = [node for node in _own_nodes(function.node) if isinstance(node, cst.Return)]
@@ -439,6 +454,8 @@ class _Relocation:
             return None
         if place.same_scope(target) and binding.kind != "unknown":
             return None
+        if _bound_in(binding, target):
+            return None  # bound where the code goes (read from a lambda or a nested function there)
         owner = _scope_owner(binding)
         if binding.kind == "value" and binding.assignment is not None and owner is not None \
                 and owner.view is target.view and owner.function is None and not _shadowed(target, name.value):
@@ -461,7 +478,7 @@ class _Relocation:
         home = binding.value.view
         if home is self.target.view and not _shadowed(self.target, name.value):
             return None
-        alias = _module_alias(self.values, self.target, home)
+        alias = module_alias(self.target, home)
         if alias is not None:
             return cst.Attribute(cst.parse_expression(alias), cst.Name(name.value))
         raise value.fail(f"`{name.value}` of {home.path} is not imported where the migrated code runs "
@@ -513,6 +530,16 @@ def _is_module_level(binding: Binding) -> bool:
     return binding.value is not None and binding.value.place.function is None
 
 
+def _bound_in(binding: Binding, target: Place) -> bool:
+    """Is the name bound in the target's own scope (its function, or the module at module level)?"""
+    scope = getattr(binding.assignment, "scope", None)
+    if scope is None:
+        return False
+    wanted = function_scope(target.view, target.function) if target.function is not None else \
+        target.view.get_metadata(ScopeProvider, target.view.module, None)
+    return scope is wanted
+
+
 def _shadowed(place: Place, name: str) -> bool:
     """Is ``name`` bound in the place's function (or an enclosing one), hiding a module-level name?"""
     while place is not None and place.function is not None:
@@ -528,7 +555,7 @@ def function_scope(view: ModuleView, function: cst.FunctionDef | cst.Lambda):
     return view.scope(function.body)
 
 
-def _module_alias(values: Values, target: Place, home: ModuleView) -> str | None:
+def module_alias(target: Place, home: ModuleView) -> str | None:
     """A name the target's module binds to the module ``home`` (by import), not shadowed at the target."""
     view = target.view
     for statement in view.module.body:

@@ -1,0 +1,321 @@
+"""Estimator programs as people write them: in functions, across modules, configured from the command line.
+
+The fixtures have the shapes real TF1 programs have (the Cloud ML trainer package, the TF
+tutorials' main(argv), tf.app.run with tf.flags, argparse, a train/evaluate loop): what the
+migration must find wherever it stands, and what it must say when it cannot.
+"""
+
+from __future__ import annotations
+
+import re
+from textwrap import dedent
+
+import pytest
+
+from helpers import ALL_RULES
+from migrator.engine import migrate_group
+from migrator.findings import FileError
+
+
+def run_tree(files: dict[str, str], enabled=ALL_RULES, on_disk: tuple[str, ...] = ()):
+    """Migrate the files of one program together; ``on_disk``: files that exist but are not among the paths given."""
+    files = {path: dedent(text) for path, text in files.items()}
+    results = migrate_group(files, enabled, exists=lambda path: path in on_disk)
+    for path, result in results.items():
+        assert not isinstance(result, FileError), result.format()
+    again = migrate_group({path: result.source for path, result in results.items()}, enabled,
+                          exists=lambda path: path in on_disk)
+    assert {path: result.source for path, result in again.items()} == \
+        {path: result.source for path, result in results.items()}, "a second run changes nothing"
+    return results
+
+
+def run_one(text: str, **kwargs):
+    return run_tree({"train.py": text}, **kwargs)["train.py"]
+
+
+def rules(result) -> list[str]:
+    return sorted(finding.rule for finding in result.findings)
+
+
+MODEL_FN = '''\
+def model_fn(features, labels, mode, params):
+  net = tf.layers.dense(features["x"], params["units"], activation=tf.nn.relu)
+  logits = tf.layers.dense(net, 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  optimizer = tf.train.AdagradOptimizer(params["learning_rate"])
+  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+'''
+
+INPUT_FN = '''\
+def make_input_fn(rows, labels, mode, batch_size):
+  def _input_fn():
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": rows}, labels))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+      dataset = dataset.shuffle(100).repeat()
+    return dataset.batch(batch_size)
+  return _input_fn
+'''
+
+IN_MAIN = f'''\
+import argparse
+
+import tensorflow.compat.v1 as tf
+
+ROWS, LABELS = [[1.0], [2.0]], [[0.5], [1.0]]
+
+
+{MODEL_FN}
+
+{INPUT_FN}
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument("--train-steps", type=int, default=20)
+  parser.add_argument("--job-dir")
+  args = parser.parse_args()
+  config = tf.estimator.RunConfig(model_dir=args.job_dir, tf_random_seed=7)
+  estimator = tf.estimator.Estimator(model_fn, config=config, params={{"units": 4, "learning_rate": 0.1}})
+  train_spec = tf.estimator.TrainSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2),
+                                      max_steps=args.train_steps)
+  eval_spec = tf.estimator.EvalSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.EVAL, 2), steps=1)
+  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+
+
+if __name__ == "__main__":
+  main()
+'''
+
+
+def test_estimator_built_and_driven_in_main_is_migrated_where_it_stands():
+    result = run_one(IN_MAIN)
+    code = result.source
+    assert "TFM301" in rules(result)
+    # TF2 as `tf`, the model_fn replaced in place by its Keras function, the bootstrap before main.
+    assert code.startswith("import argparse\n\nimport tensorflow as tf\nimport tf_keras as keras\n")
+    assert code.index("def build_model(input_spec, params):") < code.index("def make_input_fn") < \
+        code.index("def strategy_for_this_task():") < code.index("def main():")
+    main = code[code.index("def main():"):]
+    assert "  keras.utils.set_random_seed(7)\n  task_type, strategy = strategy_for_this_task()\n" in main
+    assert '  dataset = make_input_fn(ROWS, LABELS, "train", 2)()\n' in main
+    assert '    model = build_model(dataset.element_spec[0], params={"units": 4, "learning_rate": 0.1})\n' in main
+    # The program's own expressions stay its own: the command line keeps working.
+    assert "steps_per_epoch=args.train_steps - steps_done" in main and "args.job_dir, max_to_keep=5" in main
+    assert 'eval_dataset = make_input_fn(ROWS, LABELS, "eval", 2)().repeat()' in main
+    assert 'if mode == "train":' in code  # ModeKeys are the strings they are: tf.estimator is gone from TF 2.16
+    for gone in ("Estimator(", "RunConfig(", "TrainSpec", "EvalSpec", "train_and_evaluate", "compat.v1 as tf"):
+        assert gone not in code
+    assert 'if __name__ == "__main__":\n  main()\n' in code
+    compile(code, "train.py", "exec")
+
+
+FLAGS_PROGRAM = """\
+import absl.app
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+
+flags = tf.app.flags
+flags.DEFINE_integer("train_steps", 20, "steps")
+flags.DEFINE_integer("batch_size", 2, "batch size")
+FLAGS = flags.FLAGS
+ROWS, LABELS = [[1.0], [2.0]], [[0.5], [1.0]]
+
+
+""" + MODEL_FN + """
+
+def train_input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": ROWS}, LABELS)).repeat().batch(FLAGS.batch_size)
+
+
+MAIN
+  estimator = tf.estimator.Estimator(model_fn=model_fn, params={"units": 3, "learning_rate": 0.05})
+  estimator.train(input_fn=train_input_fn, max_steps=FLAGS.train_steps)
+
+
+if __name__ == "__main__":
+  RUN(main)
+"""
+
+
+@pytest.mark.parametrize("main, run", [
+    ("def main(argv):\n  del argv", "tf.app.run"),
+    ("def main(_):", "tf.compat.v1.app.run"),
+    ("def main(unused_argv):", "absl.app.run"),
+], ids=["tf.app.run(main)", "tf.compat.v1.app.run", "absl.app.run"])
+def test_main_run_by_app_run_with_tf_flags(main, run):
+    code = run_one(FLAGS_PROGRAM.replace("MAIN", main).replace("RUN", run)).source
+    assert "disable_v2_behavior" not in code and "import tensorflow as tf\n" in code
+    assert "flags = tf.compat.v1.app.flags\n" in code
+    assert "model.fit(dataset, epochs=1, steps_per_epoch=FLAGS.train_steps, verbose=2)" in code
+    assert f"  {run.replace('tf.app', 'tf.compat.v1.app')}(main)\n" in code
+    compile(code, "train.py", "exec")
+
+
+def test_train_and_evaluate_loop_keeps_its_loop_with_the_model_built_before_it():
+    program = IN_MAIN.replace('''  train_spec = tf.estimator.TrainSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2),
+                                      max_steps=args.train_steps)
+  eval_spec = tf.estimator.EvalSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.EVAL, 2), steps=1)
+  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)''', '''  for epoch in range(3):
+    estimator.train(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2), steps=5)
+    results = estimator.evaluate(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.EVAL, 2), steps=1)
+    print(epoch, results["loss"])''')
+    code = run_one(program).source
+    main = code[code.index("def main():"):]
+    assert main.index("task_type, strategy = strategy_for_this_task()") < main.index("  for epoch in range(3):\n") < \
+        main.index("    model.fit(dataset, epochs=1, steps_per_epoch=5,")
+    assert ('results = model.evaluate(make_input_fn(ROWS, LABELS, "eval", 2)().repeat(), steps=1, return_dict=True, '
+            'verbose=2)') in " ".join(re.sub(r"\(\s+", "(", main).split())
+    assert "checkpoints.restore_or_initialize()\n\n  for epoch" in main
+
+
+def test_drivers_in_the_main_guard_at_module_level():
+    program = f'''\
+    import tensorflow.compat.v1 as tf
+    ROWS, LABELS = [[1.0], [2.0]], [[0.5], [1.0]]
+
+    {MODEL_FN.replace(chr(10), chr(10) + "    ")}
+    {INPUT_FN.replace(chr(10), chr(10) + "    ")}
+    if __name__ == "__main__":
+      estimator = tf.estimator.Estimator(model_fn, params={{"units": 3, "learning_rate": 0.05}})
+      estimator.train(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2), max_steps=10)
+    '''
+    code = run_one(program).source
+    guard = code[code.index('if __name__ == "__main__":'):]
+    assert "  task_type, strategy = strategy_for_this_task()" in guard and "  model.fit(" in guard
+    assert code.index("def strategy_for_this_task") < code.index('if __name__ == "__main__":')
+
+
+# -- across modules -------------------------------------------------------------------------------------------
+
+MODEL_MODULE = f'''\
+import tensorflow.compat.v1 as tf
+
+
+{MODEL_FN}
+
+{INPUT_FN}
+
+def build_estimator(config, units, learning_rate):
+  return tf.estimator.Estimator(
+      model_fn=model_fn, config=config, params={{"units": units, "learning_rate": learning_rate}})
+'''
+
+TASK_MODULE = '''\
+import argparse
+
+import tensorflow.compat.v1 as tf
+
+{import_model}
+
+ROWS, LABELS = [[1.0], [2.0]], [[0.5], [1.0]]
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument("--train-steps", type=int, default=20)
+  parser.add_argument("--units", type=int, default=4)
+  args = parser.parse_args()
+  config = tf.estimator.RunConfig(tf_random_seed=3)
+  estimator = {model}build_estimator(config, args.units, 0.1)
+  estimator.train({model}make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2), max_steps=args.train_steps)
+
+
+if __name__ == "__main__":
+  main()
+'''
+
+
+@pytest.mark.parametrize("import_model, model, files", [
+    ("from trainer import model", "model.", ("trainer/__init__.py",)),
+    ("from . import model", "model.", ("trainer/__init__.py",)),
+    ("import model", "model.", ()),
+    ("import trainer.model as model", "model.", ("trainer/__init__.py",)),
+    ("from trainer.model import build_estimator, make_input_fn", "", ("trainer/__init__.py",)),
+    ("from .model import build_estimator, make_input_fn", "", ("trainer/__init__.py",)),
+], ids=["from trainer import model", "from . import model", "import model (a script)", "import trainer.model as",
+        "from trainer.model import", "from .model import"])
+def test_estimator_from_a_factory_of_another_module(import_model, model, files):
+    tree = {"trainer/task.py": TASK_MODULE.format(import_model=import_model, model=model),
+            "trainer/model.py": MODEL_MODULE, **{path: "" for path in files}}
+    results = run_tree(tree)
+    task, model_module = results["trainer/task.py"], results["trainer/model.py"]
+    assert rules(task) == ["TFM301"] and rules(model_module) == ["TFM301"]
+    assert "trainer/model.py" in task.findings[0].message and "trainer/task.py" in model_module.findings[0].message
+    assert task.program == model_module.program == ("trainer/task.py", "trainer/model.py")
+    # build_estimator made only the Estimator: it goes; the model_fn is, in place, build_model.
+    assert "def build_estimator" not in model_module.source and "def build_model(input_spec, params):" in \
+        model_module.source and "def make_input_fn" in model_module.source
+    main = task.source[task.source.index("def main():"):]
+    assert f'dataset = {model}make_input_fn(ROWS, LABELS, "train", 2)()' in main
+    assert f'keras_model = {model}build_model(' if model else "model = build_model(" in main
+    assert 'params={"units": args.units, "learning_rate": 0.1}' in main
+    assert "steps_per_epoch=args.train_steps" in main
+    if not model:  # the driver imports what it calls now
+        assert re.search(r"^from \.?(trainer\.)?model import .*build_model", task.source, re.MULTILINE)
+        assert "build_estimator" not in task.source
+    for result in results.values():
+        compile(result.source, "module.py", "exec")
+
+
+def test_specs_made_in_a_helper_read_with_the_callers_arguments():
+    program = IN_MAIN.replace('''  train_spec = tf.estimator.TrainSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2),
+                                      max_steps=args.train_steps)
+  eval_spec = tf.estimator.EvalSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.EVAL, 2), steps=1)
+''', '''  train_spec, eval_spec = make_specs(args.train_steps, batch_size=2)
+''').replace("def main():", '''def make_specs(steps, batch_size):
+  train = tf.estimator.TrainSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, batch_size), max_steps=steps)
+  evaluation = tf.estimator.EvalSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.EVAL, batch_size), steps=1)
+  return train, evaluation
+
+
+def main():''')
+    code = run_one(program).source
+    assert "def make_specs" not in code  # it only made the specs
+    assert 'dataset = make_input_fn(ROWS, LABELS, "train", 2)()' in code
+    assert "steps_per_epoch=args.train_steps - steps_done" in code
+
+
+def test_a_model_fn_in_a_module_outside_the_paths_given_is_named():
+    result = run_tree({"trainer/task.py": TASK_MODULE.format(import_model="from trainer import model", model="model.")},
+                      on_disk=("trainer/__init__.py", "trainer/model.py"))["trainer/task.py"]
+    (finding,) = result.findings
+    assert finding.rule == "TFM302" and "trainer/model.py" in finding.message and "include" in finding.message
+
+
+def test_a_program_left_manual_says_so_in_every_file():
+    model_module = MODEL_MODULE.replace("  loss = tf.losses", "  noise = tf.random.normal([1])\n  loss = tf.losses")
+    results = run_tree({"trainer/task.py": TASK_MODULE.format(import_model="from trainer import model", model="model."),
+                        "trainer/model.py": model_module, "trainer/__init__.py": ""})
+    task, model = results["trainer/task.py"], results["trainer/model.py"]
+    assert "tf.random.normal" in model.source.splitlines()[model.findings[0].line - 1]
+    assert rules(task) == ["TFM302"] and "trainer/model.py:" in task.findings[0].message
+    assert task.source == dedent(TASK_MODULE.format(import_model="from trainer import model", model="model."))
+
+
+def test_a_factory_that_others_call_too_keeps_the_program_manual():
+    tree = {"trainer/task.py": TASK_MODULE.format(import_model="from trainer import model", model="model."),
+            "trainer/model.py": MODEL_MODULE, "trainer/__init__.py": "",
+            "trainer/export.py": "from trainer import model\n\nestimator = model.build_estimator(None, 4, 0.1)\n"}
+    results = run_tree(tree)
+    assert all(result.source == dedent(tree[path]) for path, result in results.items())
+    messages = [f.message for result in results.values() for f in result.findings]
+    assert any("build_estimator" in message and "also used" in message for message in messages), messages
+
+
+# -- what stays Estimator code gets a word ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, why", [
+    ("class MyEstimator(tf.estimator.Estimator):\n  pass\n", "an Estimator subclass"),
+    ("estimator = tf.estimator.Estimator(model_fn)\nrun_experiment(estimator)\n", "passed to `run_experiment`"),
+    ("estimator = tf.estimator.Estimator(model_fn)\nestimator.export_saved_model('/m', serving)\n",
+     "export_saved_model"),
+    ("experiment = tf.contrib.learn.Experiment(estimator, train_fn, eval_fn)\n", "tf.contrib.learn"),
+    ("estimator = tf.keras.estimator.model_to_estimator(keras_model=model)\n", "already a Keras model"),
+    ("def build():\n  return tf.estimator.Estimator(model_fn)\n", "returned by `build()`"),
+], ids=["subclass", "passed to unknown code", "export", "contrib.learn", "model_to_estimator", "factory nobody calls"])
+def test_estimator_code_left_as_it_is_always_gets_a_finding(code, why):
+    source = "import tensorflow as tf\n\n" + code
+    result = run_one(source)
+    assert result.source == source
+    assert any(f.rule == "TFM302" and why in f.message for f in result.findings), result.findings
