@@ -270,6 +270,20 @@ def test_momentum_on_a_constant_rate_is_plain_keras_sgd():
     assert "TF1Momentum" not in code and "keras.optimizers.legacy.SGD(learning_rate=0.05, momentum=0.9)" in code
 
 
+def test_minimize_chained_on_the_optimizer_call():
+    source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n  train_op = optimizer.minimize(",
+                          "  train_op = tf1.train.AdagradOptimizer(0.05).minimize(")
+    assert source != SEED
+    assert migrated(source).source == migrated(SEED).source
+
+
+def test_minimize_chained_without_the_global_step_stays_manual():
+    chained = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n  train_op = optimizer.minimize(",
+                           "  train_op = tf1.train.AdagradOptimizer(0.05).minimize(")
+    assert_left_whole_pointing_at(chained, "minimize(loss, global_step=tf1.train.get_global_step())",
+                                  "minimize(loss)", "minimize(loss)")
+
+
 CLASSIFIER = '''\
 import tensorflow.compat.v1 as tf1
 

@@ -546,7 +546,8 @@ def test_app_run_parses_the_arguments_and_its_exit_status_decides(returns, argv,
 
 def test_stand_ins_run_their_code_as_the_modules_at_their_real_paths(tmp_path):
     """tf-migrate --verify: the entry and model.py run from copies, as the files of the user's package (__file__, the
-    package, the source inspect reads), never from the user's model.py, even with its bytecode in __pycache__."""
+    package, the source inspect reads, even after linecache.updatecache), never from the user's model.py, even with
+    its bytecode in __pycache__."""
     import compileall
 
     real_task = write_package(tmp_path / "project", "trainer", "the user's file")
@@ -556,7 +557,9 @@ def test_stand_ins_run_their_code_as_the_modules_at_their_real_paths(tmp_path):
     copies.mkdir()
     (copies / "0-model.py").write_text("WHO = 'migrated'\n\n\ndef where():\n  return 'stand-in'\n")
     (copies / "1-task.py").write_text(REPORT_HOW_IT_RUNS.format(package="trainer")
-                                      + "import inspect\nprint(inspect.getsource(model.where).strip())\n")
+                                      + "import inspect, linecache\n"
+                                      + "linecache.updatecache(model.__file__, vars(model))  # as autograph does\n"
+                                      + "print(inspect.getsource(model.where).strip())\n")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     before = sorted(path.name for path in (real_task.parent / "__pycache__").iterdir())
     result = run_program_in_child(copies / "1-task.py", cwd=tmp_path, as_path=real_task, env=env,

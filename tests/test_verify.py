@@ -244,3 +244,16 @@ def test_program_of_several_files_each_side_importing_its_own_version(model_edit
     assert len(report.old.losses) == len(report.new.losses) == 5
     assert snapshot(tmp_path) == before
     assert list(scratch.iterdir()) == [], "the temporary copies and the work folder are removed"
+
+
+def test_verify_of_a_package_writes_every_module_of_a_program_at_parity(cli, tmp_path):
+    """`tf-migrate --verify project/`: task.py and model.py migrated together, trained as `python -m trainer.task`
+    from above the package, verdict at the entry, both written."""
+    trainer = package_tree(tmp_path)
+    code, out, err = cli("--verify", "--verify-steps", "5", "project")
+    assert code == 0, out + err
+    verdict = out.splitlines()[-1]
+    assert verdict.startswith(f"{Path('project/trainer/task.py')}: parity: 5 steps match"), out
+    for name in ("task.py", "model.py"):
+        assert (trainer / name).read_text() == (PACKAGE / "tf2" / "trainer" / name).read_text()
+    assert "verified: 1 parity, 0 mismatch, 0 failed" in err

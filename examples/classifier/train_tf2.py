@@ -44,7 +44,7 @@ def predict_input_fn():
 
 
 def build_model(input_spec):
-  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled; and the model of its PREDICT outputs."""
+  """The TF1 model_fn `model_fn` as a compiled Keras model, and a model of its predictions."""
   features = {
       name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
       for name, spec in input_spec.items()}
@@ -118,7 +118,8 @@ with strategy.scope():
 checkpoints = tf.train.CheckpointManager(
     tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=2)
 save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
+    on_epoch_end=lambda epoch, logs: checkpoints.save(
+        checkpoint_number=model.optimizer.iterations))
 # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
 checkpoints.restore_or_initialize()
 

@@ -38,7 +38,7 @@ def _eval_input_fn():
 
 
 def _build_model(input_spec):
-  """The TF1 model_fn `_model_fn` as a Keras model: its layers, loss and optimizer, compiled."""
+  """The TF1 model_fn `_model_fn` as a Keras model, compiled with its loss and optimizer."""
   model = keras.Sequential([
       keras.layers.Dense(units=32, activation="relu"),
       keras.layers.BatchNormalization(),
@@ -95,7 +95,8 @@ with strategy.scope():
 checkpoints = tf.train.CheckpointManager(
     tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
 save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
+    on_epoch_end=lambda epoch, logs: checkpoints.save(
+        checkpoint_number=model.optimizer.iterations))
 # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
 checkpoints.restore_or_initialize()
 

@@ -1,4 +1,4 @@
-"""An Estimator program as TF1 code usually is: in `main`, run by `tf.app.run`, configured by `tf.flags`.
+"""An Estimator program as TF1 code usually is: in `main`, run by `tf.app.run`, set by `tf.flags`.
 
 `import tensorflow.compat.v1 as tf` with `tf.disable_v2_behavior()`, the usual spelling of
 TF1 code kept running on TensorFlow 2. A classifier of three classes on a small synthetic
@@ -18,7 +18,7 @@ flags = tf.compat.v1.flags
 flags.DEFINE_integer("train_steps", 20, "Training steps, counted over every run in --model_dir.")
 flags.DEFINE_integer("batch_size", 8, "Examples per batch.")
 flags.DEFINE_float("learning_rate", 0.05, "Adagrad's learning rate.")
-flags.DEFINE_string("model_dir", None, "Checkpoints go here (a temporary folder, removed at the end, if not given).")
+flags.DEFINE_string("model_dir", None, "Checkpoints (if not given: a temporary folder, removed).")
 FLAGS = flags.FLAGS
 
 rows = np.random.RandomState(0).uniform(-1.0, 1.0, size=(64, 4)).astype(np.float32)
@@ -31,11 +31,12 @@ def train_input_fn():
 
 
 def eval_input_fn():
-  return tf.data.Dataset.from_tensor_slices(({"x": rows[:16]}, classes[:16])).batch(FLAGS.batch_size)
+  dataset = tf.data.Dataset.from_tensor_slices(({"x": rows[:16]}, classes[:16]))
+  return dataset.batch(FLAGS.batch_size)
 
 
 def build_model(input_spec):
-  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled."""
+  """The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer."""
   features = {
       name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
       for name, spec in input_spec.items()}
@@ -91,7 +92,8 @@ def main(_):
   checkpoints = tf.train.CheckpointManager(
       tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
   save_checkpoint = keras.callbacks.LambdaCallback(
-      on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=model.optimizer.iterations))
   # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
   checkpoints.restore_or_initialize()
 

@@ -1,4 +1,4 @@
-"""A TPUEstimator program trained without a TPU (`--use_tpu=false`, the default): an Estimator after all.
+"""A TPUEstimator program trained without a TPU (`--use_tpu=false`, the default): an Estimator.
 
 TPU programs are written for `tf.estimator.tpu.TPUEstimator`, `tpu.RunConfig` with a
 `TPUConfig`, and a model_fn returning a `TPUEstimatorSpec` whose eval metrics are a
@@ -21,7 +21,7 @@ flags.DEFINE_integer("train_steps", 20, "Training steps, counted over every run 
 flags.DEFINE_integer("train_batch_size", 8, "Examples per training batch.")
 flags.DEFINE_integer("eval_batch_size", 8, "Examples per evaluation batch.")
 flags.DEFINE_integer("iterations_per_loop", 10, "Steps a TPU runs per call of the host.")
-flags.DEFINE_string("model_dir", None, "Checkpoints go here (a temporary folder, removed at the end, if not given).")
+flags.DEFINE_string("model_dir", None, "Checkpoints (if not given: a temporary folder, removed).")
 FLAGS = flags.FLAGS
 
 images = np.random.RandomState(1).uniform(0.0, 1.0, size=(64, 6, 6, 1)).astype(np.float32)
@@ -49,7 +49,8 @@ def model_fn(features, labels, mode, params):
   logits = tf.layers.dense(tf.layers.flatten(pooled), 4)
   loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
   if mode == tf.estimator.ModeKeys.EVAL:
-    return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [labels, logits]))
+    return tf.estimator.tpu.TPUEstimatorSpec(
+        mode, loss=loss, eval_metrics=(metric_fn, [labels, logits]))
   optimizer = tf.train.AdamOptimizer(learning_rate=0.01)
   if params["use_tpu"]:
     optimizer = tf.tpu.CrossShardOptimizer(optimizer)

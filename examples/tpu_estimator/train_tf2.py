@@ -1,4 +1,4 @@
-"""A TPUEstimator program trained without a TPU (`--use_tpu=false`, the default): an Estimator after all.
+"""A TPUEstimator program trained without a TPU (`--use_tpu=false`, the default): an Estimator.
 
 TPU programs are written for `tf.estimator.tpu.TPUEstimator`, `tpu.RunConfig` with a
 `TPUConfig`, and a model_fn returning a `TPUEstimatorSpec` whose eval metrics are a
@@ -22,7 +22,7 @@ flags.DEFINE_integer("train_steps", 20, "Training steps, counted over every run 
 flags.DEFINE_integer("train_batch_size", 8, "Examples per training batch.")
 flags.DEFINE_integer("eval_batch_size", 8, "Examples per evaluation batch.")
 flags.DEFINE_integer("iterations_per_loop", 10, "Steps a TPU runs per call of the host.")
-flags.DEFINE_string("model_dir", None, "Checkpoints go here (a temporary folder, removed at the end, if not given).")
+flags.DEFINE_string("model_dir", None, "Checkpoints (if not given: a temporary folder, removed).")
 FLAGS = flags.FLAGS
 
 images = np.random.RandomState(1).uniform(0.0, 1.0, size=(64, 6, 6, 1)).astype(np.float32)
@@ -40,7 +40,7 @@ def eval_input_fn(params):
 
 
 def build_model(input_spec, params):
-  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled."""
+  """The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer."""
   model = keras.Sequential([
       keras.layers.Conv2D(
           filters=4, kernel_size=3, data_format="channels_last", activation="relu"),
@@ -98,7 +98,8 @@ def main(argv):
   checkpoints = tf.train.CheckpointManager(
       tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
   save_checkpoint = keras.callbacks.LambdaCallback(
-      on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=model.optimizer.iterations))
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=model.optimizer.iterations))
   # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
   checkpoints.restore_or_initialize()
 

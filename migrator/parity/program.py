@@ -84,14 +84,29 @@ def import_root(filename: str) -> tuple[str, str | None]:
     return folder, ".".join(parts) or None
 
 
+_REMEMBERED: dict[str, tuple] = {}
+_UPDATECACHE = linecache.updatecache
+
+
 def remember_source(filename: str, source: bytes) -> None:
-    """Make FILENAME's lines those of SOURCE for linecache.
+    """Make FILENAME's lines those of SOURCE for linecache, for good.
 
     inspect.getsource (autograph converts functions from their source) and tracebacks then read the
-    code that runs, not the file on disk: an entry with mtime None is never re-read from disk. The
-    default excepthook reads the file on disk, the traceback module reads linecache.
+    code that runs, not the file on disk: an entry with mtime None is never re-read from disk by
+    checkcache, and updatecache, which autograph calls for every function it converts and which
+    would read the disk, gives this entry back. The default excepthook reads the file on disk, the
+    traceback module reads linecache.
     """
-    linecache.cache[filename] = (len(source), None, importlib.util.decode_source(source).splitlines(True), filename)
+    entry = (len(source), None, importlib.util.decode_source(source).splitlines(True), filename)
+    _REMEMBERED[filename] = linecache.cache[filename] = entry
+    linecache.updatecache = _updatecache
+
+
+def _updatecache(filename: str, module_globals=None) -> list[str]:
+    if filename in _REMEMBERED:
+        linecache.cache[filename] = _REMEMBERED[filename]
+        return _REMEMBERED[filename][2]
+    return _UPDATECACHE(filename, module_globals)
 
 
 class StandInFinder(importlib.abc.MetaPathFinder):

@@ -17,6 +17,7 @@ program has a ``model`` (a module, often: ``from trainer import model``).
 
 from __future__ import annotations
 
+import textwrap
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -135,7 +136,7 @@ class Emitter:
         edits = self.module_edits(view)
         setup_statements = _statements(render("estimator_setup.py.j2", **context), program.anchor)
         top_level = view.parent(program.anchor) is view.module
-        first_in_block = _first_in_block(view, program.anchor)
+        first_in_block = _first_in_block(view, program.anchor, {id(statement) for _, statement in program.removed})
         setup_statements[0] = with_blank_lines(setup_statements[0].with_changes(leading_lines=[]),
                                                2 if top_level else 0 if first_in_block else 1)
         edits.insert_before(program.anchor, setup_statements)
@@ -307,9 +308,11 @@ def _import_of(view: ModuleView, name: str) -> cst.CSTNode | None:
 
 
 def _docstring(name: str, model, predict: bool) -> str:
-    parts = "its layers, loss, optimizer and metrics" if model.metrics else "its layers, loss and optimizer"
-    extra = "; and the model of its PREDICT outputs" if predict else ""
-    return f"The TF1 model_fn `{name}` as a Keras model: {parts}, compiled{extra}."
+    if predict:
+        text = f"The TF1 model_fn `{name}` as a compiled Keras model, and a model of its predictions."
+    else:
+        text = f"The TF1 model_fn `{name}` as a Keras model, compiled with its loss and optimizer."
+    return "\n".join(textwrap.wrap(text, 90))
 
 
 def _codes(program: Program, plans: list[DriverPlan]) -> list[str]:
@@ -331,10 +334,10 @@ def _names_in(*codes: str) -> set[str]:
     return {node.value for code in codes for node in subtree(cst.parse_expression(code)) if isinstance(node, cst.Name)}
 
 
-def _first_in_block(view: ModuleView, statement: cst.CSTNode) -> bool:
-    block = view.parent(statement)
-    body = getattr(block, "body", ())
-    return bool(body) and body[0] is statement
+def _first_in_block(view: ModuleView, statement: cst.CSTNode, removed: set[int]) -> bool:
+    """Is ``statement`` first in its block once the ``removed`` statements are gone?"""
+    body = list(getattr(view.parent(statement), "body", ()))
+    return statement in body and all(id(before) in removed for before in body[:body.index(statement)])
 
 
 def _top_level(view: ModuleView, node: cst.CSTNode) -> cst.CSTNode:

@@ -53,6 +53,13 @@ UNKNOWN_LENGTH = {"filter", "flat_map", "interleave", "from_generator", "list_fi
                   "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset", "sample_from_datasets",
                   "choose_from_datasets", "load", "snapshot", "make_csv_dataset", "CsvDataset", "parallel_interleave",
                   "make_batched_features_dataset"}
+# The methods of a dataset that return a dataset.
+DATASET_METHODS = {"apply", "batch", "bucket_by_sequence_length", "cache", "concatenate", "enumerate", "filter",
+                   "filter_with_legacy_function", "flat_map", "group_by_window", "ignore_errors", "interleave", "map",
+                   "map_with_legacy_function", "padded_batch", "prefetch", "ragged_batch", "rebatch",
+                   "rejection_resample", "repeat", "scan", "shard", "shuffle", "skip", "snapshot", "sparse_batch",
+                   "take", "take_while", "unbatch", "unique", "window", "with_options"}
+ITERATOR_METHODS = {"make_one_shot_iterator", "make_initializable_iterator"}
 ITERATORS = {"data.make_one_shot_iterator", "data.make_initializable_iterator"}
 REPEATING_BY_DEFAULT = {"data.experimental.make_csv_dataset": "num_epochs",
                         "data.experimental.make_batched_features_dataset": "num_epochs"}
@@ -93,7 +100,7 @@ class InputReader:
             raise node.fail("the input_fn must be a function, a lambda, a factory's function or a functools.partial "
                             "of one, defined in the files given")
         arguments = self._arguments(target.node, mode, params, node)
-        dataset, edits = self._function(target, mode)
+        dataset, edits = self._function(target, mode, self._called_by_estimator(target.node, mode))
         call = self.relocate(node)
         return Input(f"{call}({arguments})", target.view, target.node, bool(dataset.repeats), dataset.length_known,
                      edits, dataset.unknown)
@@ -123,6 +130,11 @@ class InputReader:
                 raise node.fail(f"an input_fn that reads Estimator's {name} is not migrated: give it what it needs "
                                 "by hand")
         return ", ".join(passed)
+
+    def _called_by_estimator(self, function: cst.FunctionDef, mode: str) -> CallSite:
+        """The call Estimator made of the input_fn, as far as it decides branches: with its mode."""
+        passed = [cst.Arg(cst.SimpleString(f'"{MODES[mode]}"'), keyword=cst.Name("mode"))]
+        return CallSite(cst.Call(function.name, args=passed), self.driver)
 
     # -- the function's body -----------------------------------------------------------------
 
@@ -247,11 +259,13 @@ class InputReader:
         base = Dataset(repeats, name not in UNKNOWN_LENGTH, call if name in UNKNOWN_LENGTH else None)
         return self._chain(base, chain, place)
 
-    def _chain(self, base: Dataset, chain: list[cst.Call], place: Place) -> Dataset:
-        """``base`` with the methods of ``chain`` (innermost first) applied."""
+    def _chain(self, base: Dataset, chain: list[cst.Call], place: Place) -> Dataset | None:
+        """``base`` with the methods of ``chain`` (innermost first) applied; None if one is not a dataset's."""
         repeats, length_known, unknown = base.repeats, base.length_known, base.unknown
         for call in reversed(chain):
             method = call.func.attr.value
+            if method not in DATASET_METHODS:
+                return None
             if method == "repeat":
                 count = call.args[0].value if call.args else None
                 now = True if count is None else self._is_none(Value(count, place))
@@ -291,7 +305,7 @@ class InputReader:
     def _iterator_source(self, iterator: cst.BaseExpression, place: Place) -> cst.BaseExpression | None:
         if not isinstance(iterator, cst.Call):
             return None
-        if isinstance(iterator.func, cst.Attribute) and iterator.func.attr.value == "make_one_shot_iterator" \
+        if isinstance(iterator.func, cst.Attribute) and iterator.func.attr.value in ITERATOR_METHODS \
                 and not iterator.args and place.view.api(iterator.func) is None:
             return iterator.func.value
         if place.view.api(iterator.func) in ITERATORS and len(iterator.args) == 1:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
@@ -98,6 +100,8 @@ class LayerReading:
         self.model.lines.append("# input_layer: the numeric columns in name order, each flattened to float32.")
         if keys is None:
             columns = self.code(args["feature_columns"])
+            for name in [name for name in self.columns if re.search(rf"\b{name}\b", columns)]:
+                self._emit(name, self.columns.pop(name))
             self._emit(target, f"keras.layers.Concatenate()([\n    {flat.format('column.key')}\n    for column in "
                                f"sorted({columns}, key=lambda column: column.name)])")
         elif len(keys) == 1:

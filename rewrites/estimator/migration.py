@@ -21,8 +21,8 @@ from rewrites.program.spelling import Spelling
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported
 
-MAIN = ("Estimator program -> Keras fit under ParameterServerStrategy; Keras averages the eval loss per example (TF1 "
-        "per batch: differs with a short last batch); prove it with tf-migrate parity")
+MAIN = "Estimator program -> Keras fit under ParameterServerStrategy{}; prove it with tf-migrate parity"
+EVAL_LOSS = "; Keras averages the eval loss per example (TF1 per batch: differs with a short last batch)"
 
 
 @dataclass
@@ -71,11 +71,7 @@ class Migration:
         for view, node, why in discovery.leftovers(taken, reported):
             self._report("TFM302", view, node, why)
         for view in self._edited_views():
-            try:
-                self._make_tf2(view)
-            except Unsupported as problem:  # the module cannot become TF2 after all: nothing of it changes
-                self._manual(problem, None)
-                del self.edits[id(view)]
+            self._make_tf2(view)
         for edits in self.edits.values():
             self.outcome.texts[edits.view.path] = edits.apply()
         return self.outcome
@@ -84,7 +80,8 @@ class Migration:
 
     def _migrate(self, pipeline: Pipeline, discovery: Discovery) -> None:
         if "TFM301" not in self.enabled:
-            return
+            driver = pipeline.drivers[0].call
+            raise Unsupported(driver.node, "TFM301 (estimator-program) is switched off", driver.view.path)
         program, plans = ProgramReader(self.values, self.spelling, discovery).read(pipeline)
         emitter = Emitter(self.values, self.spelling, self.keras)
         emitter.emit(program, plans)
@@ -99,12 +96,17 @@ class Migration:
             raise Unsupported(disabled.node, f"it needs {disabled.rule} ({RULES[disabled.rule].name}), which is "
                                              f"switched off: {disabled.message}", disabled.view.path)
         for edits in emitter.edits.values():
+            done = self._edits(edits.view)
+            self._check_tf2(edits.view, {*done.statements, *done.expressions, *edits.statements, *edits.expressions})
+        for edits in emitter.edits.values():
             self._edits(edits.view).merge(edits)
         views = program.views
         others = [view.path for view in views if view is not program.place.view]
         self.outcome.programs.append([program.place.view.path, *others])
         with_others = f" (with {', '.join(others)})" if others else ""
-        self._report("TFM301", program.place.view, plans[0].driver.statement, MAIN + with_others)
+        evaluates = any(plan.evaluate is not None for plan in plans)
+        self._report("TFM301", program.place.view, plans[0].driver.statement,
+                     MAIN.format(EVAL_LOSS if evaluates else "") + with_others)
         model_fn = program.setup.model_fn
         if model_fn.view is not program.place.view:
             self._report("TFM301", model_fn.view, model_fn.function,
@@ -121,22 +123,29 @@ class Migration:
     def _edited_views(self) -> list[ModuleView]:
         return [edits.view for edits in self.edits.values() if edits]
 
+    def _check_tf2(self, view: ModuleView, removed: set[cst.CSTNode]) -> None:
+        """Can the module become TF2 once the ``removed`` code is gone (statements, replaced expressions)?
+        (Checked for each program, so that a program is migrated whole or not at all.)"""
+        blocker = self.spelling(view).graph_only_use(removed)
+        if blocker is not None:
+            raise Unsupported(blocker, f"`tf.{view.api(blocker)}` still needs TF1's graph mode, which Keras training "
+                                       "does not run in: migrate it by hand", view.path)
+
     def _make_tf2(self, view: ModuleView) -> None:
         """The module's `tf` becomes TF2, its TF1 references respelled, graph mode switched off."""
         spelling = self.spelling(view)
         edits = self._edits(view)
         for statement in spelling.graph_mode_switches():
             edits.remove(statement)
-        blocker = spelling.graph_only_use(set(edits.statements))
-        if blocker is not None:
-            raise Unsupported(blocker, f"`{view.api(blocker)}` still needs TF1's graph mode, which Keras training "
-                                       "does not run in: migrate it by hand", view.path)
         rebinding = spelling.rebinding
         for statement in rebinding.reassignments:
             edits.remove(statement)
+        tf2_import = cst.Import(names=[cst.ImportAlias(name=cst.Name("tensorflow"), asname=cst.AsName(cst.Name("tf")))])
         for statement in rebinding.imports:
-            edits.expressions[statement] = cst.Import(names=[cst.ImportAlias(
-                name=cst.Name("tensorflow"), asname=cst.AsName(name=cst.Name("tf")))])
+            edits.expressions[statement] = tf2_import
+        for block in rebinding.blocks:
+            edits.replace(block, [] if rebinding.plain_import else [
+                cst.SimpleStatementLine([tf2_import], leading_lines=block.leading_lines)])
         for node, new in spelling.all_references().items():
             edits.expressions.setdefault(node, new)
 

@@ -78,6 +78,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         self.resolve = lambda node: self.resolved(node).node  # what a name, params["key"] stands for
         self.constant = lambda node: values.constant(Value(node, place), MODE_KEYS, flags)
         self.aliases: dict[str, str] = {}     # a metric_fn's parameter -> the model_fn tensor it is given
+        self.columns: dict[str, str] = {}     # feature columns the model_fn names: name -> code
         self.code = spelling.code          # a node's code, its TF1 references respelled for TF2
         self.spelled = spelling.spelled
         self.model = Model()
@@ -85,6 +86,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         self.loss_name: str | None = None
         self.losses_made = 0            # tf.losses calls, each added to TF1's LOSSES collection
         self.optimizer_name: str | None = None
+        self.optimizer_call: cst.Call | None = None  # `tf.train.XOptimizer(...)` where minimize() is chained on it
         self.train_op: str | None = None
         self.schedules: dict[str, str] = {}      # name -> Keras schedule code
         self.metric_calls: dict[str, tuple[str, cst.Call]] = {}
@@ -159,6 +161,8 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.training_flags.add(target)
             elif isinstance(value, cst.Call) and self.api(value.func) in GLOBAL_STEP:
                 self.pure[target] = value  # the global step, for minimize
+            elif self._column_definitions(value):
+                self.columns[target] = self.code(value)  # inputs described for input_layer, written if it needs them
             elif isinstance(value, cst.Call):
                 self._call(target, value, statement)
             elif self.constant(value) is not UNKNOWN or _is_read_only(value) or self._pure_expression(value):
@@ -186,6 +190,15 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         branch = statement.body.body if known else [] if orelse is None else \
             orelse.body.body if isinstance(orelse, cst.Else) else [orelse]
         self._statements(branch)
+
+    def _column_definitions(self, node: cst.BaseExpression) -> bool:
+        """A feature column, or a list (or comprehension) of them: a description of inputs, not an op."""
+        if isinstance(node, cst.ListComp):
+            return self._column_definitions(node.elt)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return bool(node.elements) and all(self._column_definitions(e.value) for e in node.elements)
+        api = self.api(node.func) if isinstance(node, cst.Call) else None
+        return (api or "").startswith("feature_column.") and api != "feature_column.input_layer"
 
     def _pure_expression(self, node: cst.BaseExpression) -> bool:
         """Arithmetic, subscripts and pure functions of the model's tensors and Python values."""
@@ -229,6 +242,9 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         return False
 
     def _call(self, target: str, call: cst.Call, statement) -> None:
+        if _chained_minimize(call):
+            self._call(target, call.func.value, statement)  # the optimizer, made where it minimizes
+            self.optimizer_call = call.func.value
         callee = call.func.func if isinstance(call.func, cst.Call) else call.func
         api = self.api(callee) or ""
         reader = CALLS.get(api) or next((CALLS[prefix] for prefix in CALLS if prefix.endswith(".")
@@ -310,6 +326,12 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         if code.safety is Safety.NUMERIC:
             self.model.notes.append(("TFM401", node, code.why))
         return code.code
+
+
+def _chained_minimize(call: cst.Call) -> bool:
+    """`tf.train.AdamOptimizer(rate).minimize(loss, ...)`."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "minimize" \
+        and isinstance(call.func.value, cst.Call)
 
 
 def _is_read_only(node: cst.BaseExpression) -> bool:

@@ -76,7 +76,7 @@ class TrainingReading:
     def _is_minimize(self, call: cst.Call) -> bool:
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "minimize"
-                and is_name(func.value, self.optimizer_name or "")):
+                and (is_name(func.value, self.optimizer_name or "") or func.value is self.optimizer_call)):
             return False
         args = bound_values(call, ("loss", "global_step", "var_list"))
         if "var_list" in args or not is_name(args.get("loss"), self.loss_name or ""):

@@ -44,7 +44,7 @@ import libcst as cst
 from rewrites import tf_api
 from rewrites.base import module_level_statements
 from rewrites.program.modules import ModuleView
-from rewrites.syntax import Unsupported, source, statement_value, subtree
+from rewrites.syntax import Unsupported, first_line, source, statement_value, subtree
 
 TF = "tf"
 MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "eval",
@@ -64,7 +64,10 @@ class Rebinding:
 
     kind: str                         # "v1": tf was compat.v1; "tf1-era": TF 1.x plain tf; "tf2"; "none"
     imports: list[cst.CSTNode] = field(default_factory=list)    # import statements binding tf to compat.v1
-    reassignments: list[cst.BaseStatement] = field(default_factory=list)  # `tf = tf.compat.v1` (or their `if`)
+    reassignments: list[cst.BaseStatement] = field(default_factory=list)  # `tf = tf.compat.v1`
+    # `if tf.__version__ >= "2": tf = tf.compat.v1`, `try: import tensorflow.compat.v1 as tf / except: ...`
+    blocks: list[cst.If | cst.Try] = field(default_factory=list)
+    plain_import: bool = False        # the module also has a top-level `import tensorflow as tf`
 
 
 class Spelling:
@@ -83,23 +86,57 @@ class Spelling:
         reassigned = view._module_aliases.get(TF)
         imported = view.imported(TF)
         rebinding = Rebinding("none")
-        for statement in module_level_statements(view.module):
-            value = statement_value(statement)
-            if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
-                    statement.body[0], cst.Assign) and _binds(statement.body[0], TF) and view.api(value) is None \
-                    and _names_tf_module(view, value):
-                rebinding.reassignments.append(statement)
-            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_v1_as_tf(small):
-                    rebinding.imports.append(small)
-        if reassigned == "tensorflow.compat.v1" or rebinding.imports:
+        self._find_rebindings(view.module.body, rebinding)
+        rebinding.plain_import = any(isinstance(small, cst.Import) and _imports_tf(small) and not _imports_v1_as_tf(small)
+                                     for line in view.module.body if isinstance(line, cst.SimpleStatementLine)
+                                     for small in line.body)
+        if reassigned == "tensorflow.compat.v1" or rebinding.imports or rebinding.blocks:
             rebinding.kind = "v1"
         elif imported == "tensorflow":
             rebinding.kind = "tf1-era" if self._reaches_tf1_only_apis() else "tf2"
         elif imported is not None or TF in view.top_level:
-            raise Unsupported(view.module, f"the migrated program needs `tf` for TensorFlow 2, which this module "
-                                           f"binds to {imported or 'something else'}", view.path)
+            binding = self._binding_of_tf()
+            raise Unsupported(binding, f"the migrated program needs `tf` for TensorFlow 2, which this module binds "
+                                       f"in `{first_line(binding)}`", view.path)
         return rebinding
+
+    def _binding_of_tf(self) -> cst.CSTNode:
+        """The module-level statement that binds `tf` to something other than TensorFlow."""
+        for statement in module_level_statements(self.view.module):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar) \
+                        and any((alias.evaluated_alias or alias.evaluated_name) == TF for alias in small.names):
+                    return statement
+        return self.view.top_level[TF][0]
+
+    def _find_rebindings(self, statements, rebinding: Rebinding) -> None:
+        """Module-level statements binding `tf` to TF1, and if / try blocks that do nothing else."""
+        for statement in statements:
+            if isinstance(statement, (cst.If, cst.Try)) and self._binds_v1(statement) and all(
+                    self._binding_tf(line) for line in _block_lines(statement)):
+                rebinding.blocks.append(statement)
+                continue
+            if isinstance(statement, cst.SimpleStatementLine):
+                if len(statement.body) == 1 and self._reassigns_tf(statement.body[0]):
+                    rebinding.reassignments.append(statement)
+                rebinding.imports.extend(small for small in statement.body
+                                         if isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_v1_as_tf(small))
+            for block in _blocks(statement):
+                self._find_rebindings(block.body, rebinding)
+
+    def _reassigns_tf(self, small: cst.BaseSmallStatement) -> bool:
+        """`tf = tf.compat.v1`."""
+        return isinstance(small, cst.Assign) and _binds(small, TF) and self.view.api(small.value) is None \
+            and _names_tf_module(small.value)
+
+    def _binding_tf(self, line: cst.SimpleStatementLine | cst.SimpleStatementSuite | None) -> bool:
+        return line is not None and all(isinstance(small, cst.Pass) or self._reassigns_tf(small) or (
+            isinstance(small, (cst.Import, cst.ImportFrom)) and _imports_tf(small)) for small in line.body)
+
+    def _binds_v1(self, block: cst.If | cst.Try) -> bool:
+        return any(self._reassigns_tf(small) or (isinstance(small, (cst.Import, cst.ImportFrom))
+                                                 and _imports_v1_as_tf(small))
+                   for line in _block_lines(block) if line is not None for small in line.body)
 
     def _reaches_tf1_only_apis(self) -> bool:
         return any(self._through_tf(node) and tf_api.is_v1_only(self.view.api(node))
@@ -172,8 +209,8 @@ class Spelling:
                 and self.view.api(value.func) in GRAPH_MODE_SWITCHES]
 
     def graph_only_use(self, skip: set[cst.CSTNode] = frozenset()) -> cst.CSTNode | None:
-        """A use of what needs TF1's graph mode, outside ``skip`` (code the migration removes)."""
-        inside = {id(node) for statement in skip for node in subtree(statement)}
+        """A use of what needs TF1's graph mode, outside ``skip`` (code the migration removes or replaces)."""
+        inside = {id(node) for removed in skip for node in subtree(removed)}
         for node in self._references(self.view.module):
             if id(node) not in inside and self.view.api(node) in GRAPH_ONLY:
                 return node
@@ -198,8 +235,37 @@ def _binds(assign: cst.Assign, name: str) -> bool:
         and assign.targets[0].target.value == name
 
 
-def _names_tf_module(view: ModuleView, value: cst.BaseExpression | None) -> bool:
-    return value is not None and source(value).replace(" ", "") in ("tf.compat.v1", "tensorflow.compat.v1")
+def _names_tf_module(value: cst.BaseExpression) -> bool:
+    return source(value).replace(" ", "") in ("tf.compat.v1", "tensorflow.compat.v1")
+
+
+def _blocks(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    if isinstance(statement, cst.If):
+        orelse = statement.orelse
+        return [statement.body, *(_blocks(orelse) if isinstance(orelse, cst.If) else [orelse.body] if orelse else [])]
+    if isinstance(statement, cst.Try):
+        return [statement.body, *(handler.body for handler in statement.handlers),
+                *(part.body for part in (statement.orelse, statement.finalbody) if part is not None)]
+    return []
+
+
+def _block_lines(statement: cst.If | cst.Try):
+    """The simple statement lines of an if / try, however nested; any other compound statement is None."""
+    for block in _blocks(statement):
+        if isinstance(block, cst.SimpleStatementSuite):
+            yield block
+            continue
+        for line in block.body:
+            if isinstance(line, (cst.If, cst.Try)):
+                yield from _block_lines(line)
+            else:
+                yield line if isinstance(line, cst.SimpleStatementLine) else None
+
+
+def _imports_tf(statement: cst.Import | cst.ImportFrom) -> bool:
+    """An import binding `tf` to TensorFlow or its compat.v1."""
+    return _imports_v1_as_tf(statement) or (isinstance(statement, cst.Import) and all(
+        alias.evaluated_alias == TF and alias.evaluated_name == "tensorflow" for alias in statement.names))
 
 
 def _imports_v1_as_tf(statement: cst.Import | cst.ImportFrom) -> bool:

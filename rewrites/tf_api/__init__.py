@@ -142,6 +142,8 @@ def tf2_spelling(v1_path: str, *, datasets_v2: bool = False) -> str:
     With ``datasets_v2``, the EQUIVALENT_DATASETS classes and their members take their
     TF2 spelling, except V1_ONLY_DATASET_MEMBERS.
     """
+    if v1_path.startswith("__"):  # __version__ and the like: the same module attributes
+        return v1_path
     if datasets_v2:
         for v1_class, tf2_class in EQUIVALENT_DATASETS.items():
             if v1_path == v1_class or v1_path.startswith(v1_class + "."):

@@ -25,7 +25,8 @@ def make_input_fn(path, mode, batch_size):
 
 
 def model_fn(features, labels, mode, params):
-  net = tf.feature_column.input_layer(features, [tf.feature_column.numeric_column(key) for key in FEATURES])
+  columns = [tf.feature_column.numeric_column(key) for key in FEATURES]
+  net = tf.feature_column.input_layer(features, columns)
   for units in params["hidden_units"]:
     net = tf.layers.dense(net, units, activation=tf.nn.relu)
   predictions = tf.layers.dense(net, 1)
@@ -39,5 +40,5 @@ def model_fn(features, labels, mode, params):
 
 
 def build_estimator(config, hidden_units, learning_rate):
-  return tf.estimator.Estimator(
-      model_fn=model_fn, config=config, params={"hidden_units": hidden_units, "learning_rate": learning_rate})
+  params = {"hidden_units": hidden_units, "learning_rate": learning_rate}
+  return tf.estimator.Estimator(model_fn=model_fn, config=config, params=params)

@@ -26,13 +26,17 @@ def write_csv(path, rows, seed):
       file.write(",".join("%.4f" % value for value in (*row, price)) + "\n")
 
 
+def units_list(text):
+  return [int(units) for units in text.split(",")]
+
+
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument("--train-steps", type=int, default=20)
   parser.add_argument("--batch-size", type=int, default=8)
   parser.add_argument("--learning-rate", type=float, default=0.1)
-  parser.add_argument("--hidden-units", type=lambda text: [int(units) for units in text.split(",")], default=[8, 4])
-  parser.add_argument("--job-dir", help="checkpoints (a temporary folder, removed at the end, if not given)")
+  parser.add_argument("--hidden-units", type=units_list, default=[8, 4])
+  parser.add_argument("--job-dir", help="checkpoints (if not given: a temporary folder, removed)")
   args = parser.parse_args()
 
   # Under TF 2.x, tf.layers draw their initializer seeds from Python's random
@@ -46,8 +50,8 @@ def main():
 
   config = tf.estimator.RunConfig(model_dir=job_dir, tf_random_seed=42, log_step_count_steps=1)
   estimator = model.build_estimator(config, args.hidden_units, args.learning_rate)
-  train_spec = tf.estimator.TrainSpec(
-      model.make_input_fn(train_file, tf.estimator.ModeKeys.TRAIN, args.batch_size), max_steps=args.train_steps)
+  train_input_fn = model.make_input_fn(train_file, tf.estimator.ModeKeys.TRAIN, args.batch_size)
+  train_spec = tf.estimator.TrainSpec(train_input_fn, max_steps=args.train_steps)
   eval_spec = tf.estimator.EvalSpec(
       model.make_input_fn(eval_file, tf.estimator.ModeKeys.EVAL, args.batch_size), steps=2)
   eval_result, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)

@@ -26,7 +26,7 @@ def make_input_fn(path, mode, batch_size):
 
 
 def build_model(input_spec, params):
-  """The TF1 model_fn `model_fn` as a Keras model: its layers, loss, optimizer and metrics, compiled."""
+  """The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer."""
   features = {
       name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
       for name, spec in input_spec.items()}

@@ -27,6 +27,10 @@ def write_csv(path, rows, seed):
       file.write(",".join("%.4f" % value for value in (*row, price)) + "\n")
 
 
+def units_list(text):
+  return [int(units) for units in text.split(",")]
+
+
 def strategy_for_this_task():
   """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
   # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
@@ -54,8 +58,8 @@ def main():
   parser.add_argument("--train-steps", type=int, default=20)
   parser.add_argument("--batch-size", type=int, default=8)
   parser.add_argument("--learning-rate", type=float, default=0.1)
-  parser.add_argument("--hidden-units", type=lambda text: [int(units) for units in text.split(",")], default=[8, 4])
-  parser.add_argument("--job-dir", help="checkpoints (a temporary folder, removed at the end, if not given)")
+  parser.add_argument("--hidden-units", type=units_list, default=[8, 4])
+  parser.add_argument("--job-dir", help="checkpoints (if not given: a temporary folder, removed)")
   args = parser.parse_args()
 
   # Under TF 2.x, tf.layers draw their initializer seeds from Python's random
@@ -66,11 +70,12 @@ def main():
   write_csv(train_file, 64, seed=0)
   write_csv(eval_file, 16, seed=1)
   job_dir = args.job_dir or tempfile.mkdtemp()
+  train_input_fn = model.make_input_fn(train_file, "train", args.batch_size)
 
   keras.utils.set_random_seed(42)
   task_type, strategy = strategy_for_this_task()
 
-  dataset = model.make_input_fn(train_file, "train", args.batch_size)()
+  dataset = train_input_fn()
 
   with strategy.scope():
     keras_model = model.build_model(
@@ -81,7 +86,8 @@ def main():
   checkpoints = tf.train.CheckpointManager(
       tf.train.Checkpoint(model=keras_model, optimizer=keras_model.optimizer), job_dir, max_to_keep=5)
   save_checkpoint = keras.callbacks.LambdaCallback(
-      on_epoch_end=lambda epoch, logs: checkpoints.save(checkpoint_number=keras_model.optimizer.iterations))
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=keras_model.optimizer.iterations))
   # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
   checkpoints.restore_or_initialize()
 

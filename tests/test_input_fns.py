@@ -1,0 +1,154 @@
+"""Input functions as people write them (rewrites/estimator/inputs.py): each gives the migrated program its dataset.
+
+One Estimator program whose training input varies: a function, a lambda, a factory's
+closure, a functools.partial, functions taking Estimator's ``params`` or ``mode``, CSV and
+TFRecord readers, ``make_csv_dataset``, and the iterator forms TF1 input functions returned.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_estimator_programs import rules, run_one
+
+PROGRAM = '''\
+import functools
+
+import tensorflow.compat.v1 as tf
+
+DEFAULTS = [[0.0], [0.0]]
+
+
+def parse_csv(line):
+  x, y = tf.decode_csv(line, record_defaults=DEFAULTS)
+  return {"x": tf.reshape(x, [1])}, tf.reshape(y, [1])
+
+
+INPUT_FUNCTIONS
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features["x"], 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def main():
+  estimator = tf.estimator.Estimator(model_fn, params={"batch_size": 4})
+  estimator.train(input_fn=INPUT, max_steps=10)
+
+
+main()
+'''
+
+READ = '''\
+def read(path, batch_size):
+  return tf.data.TextLineDataset(path).map(parse_csv).repeat().batch(batch_size)
+'''
+
+LINES = 'tf.data.TextLineDataset("train.csv").map(parse_csv)'
+
+
+def program(functions: str, train_input: str) -> str:
+    return PROGRAM.replace("INPUT_FUNCTIONS\n", functions).replace("INPUT", train_input)
+
+
+# (input functions, the training input_fn, the migrated program's dataset, the input function migrated)
+MIGRATED = {
+    "function": (f"def input_fn():\n  return {LINES}.repeat().batch(4)\n", "input_fn", "input_fn()",
+                 f"def input_fn():\n  return {LINES}.repeat().batch(4)\n"),
+    "lambda": (READ, 'lambda: read("train.csv", 32)', 'read("train.csv", 32)', READ),
+    "factory": ('''\
+def make_input_fn(path, batch_size):
+  def _input_fn():
+    return tf.data.TextLineDataset(path).map(parse_csv).repeat().batch(batch_size)
+  return _input_fn
+''', 'make_input_fn("train.csv", 32)', 'make_input_fn("train.csv", 32)()', "  return _input_fn\n"),
+    "partial": (READ, 'functools.partial(read, "train.csv", batch_size=32)',
+                'functools.partial(read, "train.csv", batch_size=32)()', READ),
+    "params": (f'def input_fn(params):\n  return {LINES}.repeat().batch(params["batch_size"])\n', "input_fn",
+               'input_fn(params={"batch_size": 4})', "def input_fn(params):\n"),
+    "mode": (f'''\
+def input_fn(mode):
+  dataset = {LINES}
+  if mode == tf.estimator.ModeKeys.TRAIN:
+    dataset = dataset.shuffle(100).repeat()
+  return dataset.batch(4)
+''', "input_fn", 'input_fn(mode="train")', '  if mode == "train":\n    dataset = dataset.shuffle(100).repeat()\n'),
+    "TFRecords": ('''\
+def input_fn():
+  spec = {"x": tf.FixedLenFeature([1], tf.float32), "y": tf.FixedLenFeature([1], tf.float32)}
+  dataset = tf.data.TFRecordDataset(["a.tfrecord"]).repeat().batch(4)
+  dataset = dataset.map(lambda records: tf.parse_example(records, spec))
+  return dataset.map(lambda parsed: ({"x": parsed["x"]}, parsed["y"]))
+''', "input_fn", "input_fn()", '''\
+  spec = {"x": tf.io.FixedLenFeature([1], tf.float32), "y": tf.io.FixedLenFeature([1], tf.float32)}
+  dataset = tf.data.TFRecordDataset(["a.tfrecord"]).repeat().batch(4)
+  dataset = dataset.map(lambda records: tf.compat.v1.parse_example(records, spec))
+'''),
+    "make_csv_dataset repeats": (
+        'def input_fn():\n  return tf.data.experimental.make_csv_dataset("train.csv", batch_size=4, label_name="y")\n',
+        "input_fn", "input_fn()", "  return tf.compat.v1.data.experimental.make_csv_dataset("),
+    "one-shot iterator": (
+        f"def input_fn():\n  dataset = {LINES}.repeat().batch(4)\n  return dataset.make_one_shot_iterator().get_next()\n",
+        "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
+    "make_one_shot_iterator()": (
+        f"def input_fn():\n  dataset = {LINES}.repeat()\n  return tf.data.make_one_shot_iterator(dataset).get_next()\n",
+        "input_fn", "input_fn()", ".repeat()\n  return dataset\n"),
+    "initializable iterator": (
+        f"def input_fn():\n  return {LINES}.repeat().batch(4).make_initializable_iterator().get_next()\n",
+        "input_fn", "input_fn()", ".repeat().batch(4)\n"),
+    "tensors of the iterator": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  iterator = dataset.make_one_shot_iterator()
+  features, labels = iterator.get_next()
+  return features, labels
+''', "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
+}
+
+
+@pytest.mark.parametrize("functions, train_input, dataset, migrated", MIGRATED.values(), ids=MIGRATED.keys())
+def test_input_function_gives_the_migrated_program_its_dataset(functions, train_input, dataset, migrated):
+    result = run_one(program(functions, train_input))
+    code = result.source
+    assert rules(result) == ["TFM301"]
+    assert f"\n  dataset = {dataset}\n" in code
+    assert migrated in code
+    # What the input functions read keeps its TF1 meaning under TF2.
+    assert "x, y = tf.compat.v1.decode_csv(line, record_defaults=DEFAULTS)" in code
+    assert "get_next" not in code and "iterator" not in code
+    compile(code, "train.py", "exec")
+
+
+LEFT = {
+    "ends before the steps": (f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn",
+                              "def input_fn():", "does not visibly repeat()"),
+    "tensors": ('def input_fn():\n  return {"x": tf.constant([[1.0]])}, tf.constant([[1.0]])\n', "input_fn",
+                "return {", "not a tf.data dataset"),
+    "iterator method of something else": (
+        f"def input_fn():\n  return {LINES}.repeat().batch(4).as_numpy_iterator().next()\n", "input_fn",
+        "return tf.data.TextLineDataset", "not a tf.data dataset"),
+    "iterator used elsewhere": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  iterator = dataset.make_initializable_iterator()
+  tf.add_to_collection(tf.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+  features, labels = iterator.get_next()
+  return features, labels
+''', "input_fn", "return features, labels", "not a tf.data dataset"),
+    "lambda taking arguments": (READ, 'lambda params: read("train.csv", params["batch_size"])',
+                                "estimator.train(input_fn=lambda params", "lambda that takes arguments"),
+    "config": (f"def input_fn(config):\n  return {LINES}.repeat().batch(config.num_worker_replicas)\n", "input_fn",
+               "estimator.train(input_fn=input_fn", "reads Estimator's config"),
+}
+
+
+@pytest.mark.parametrize("functions, train_input, where, why", LEFT.values(), ids=LEFT.keys())
+def test_input_function_that_gives_no_dataset_leaves_the_program_and_says_why(functions, train_input, where, why):
+    source = program(functions, train_input)
+    result = run_one(source)
+    assert result.source == source
+    [finding] = result.findings
+    assert finding.rule == "TFM302" and why in finding.message
+    assert where in source.splitlines()[finding.line - 1]
