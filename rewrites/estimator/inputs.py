@@ -45,7 +45,7 @@ import libcst as cst
 from rewrites.estimator.program import Input
 from rewrites.program.spelling import MODE_KEYS
 from rewrites.program.values import UNKNOWN, CallSite, Place, Value, Values
-from rewrites.syntax import source, subtree
+from rewrites.syntax import Unsupported, source, subtree
 
 # Datasets whose length is unknown before they are read: one pass over them cannot be counted ahead.
 UNKNOWN_LENGTH = {"filter", "flat_map", "interleave", "from_generator", "list_files", "unbatch", "rejection_resample",
