@@ -126,6 +126,9 @@ LEFT = {
                               "def input_fn():", "does not visibly repeat()"),
     "tensors": ('def input_fn():\n  return {"x": tf.constant([[1.0]])}, tf.constant([[1.0]])\n', "input_fn",
                 "return {", "not a tf.data dataset"),
+    "tensors from a helper": ('def tensors(rows):\n  return {"x": tf.constant(rows)}, tf.constant(rows)\n\n\n'
+                              'def input_fn():\n  return tensors([[1.0]])\n', "input_fn", "return tensors(",
+                              "not a tf.data dataset"),
     "iterator method of something else": (
         f"def input_fn():\n  return {LINES}.repeat().batch(4).as_numpy_iterator().next()\n", "input_fn",
         "return tf.data.TextLineDataset", "not a tf.data dataset"),
