@@ -174,3 +174,14 @@ def renamed(code: str, renames: dict[str, str]) -> str:
     if not code or not renames:
         return code
     return cst.parse_module(code).visit(Rename(renames)).code
+
+
+class Replace(cst.CSTTransformer):
+    """Each node of ``replacements`` (by identity, in the tree visited) becomes its replacement."""
+
+    def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(original_node, updated_node)

@@ -19,7 +19,9 @@ import libcst as cst
 from rewrites import hooks as hooks_code
 from rewrites.estimator.program import Checkpoints, FitPlan, Model, WarmStart
 from rewrites.keras_equivalents import NoKerasEquivalent
-from rewrites.program.values import UNKNOWN, Value, Values
+from rewrites.program.constants import UNKNOWN
+from rewrites.program.places import Value
+from rewrites.program.values import Values
 from rewrites.syntax import bound_values, is_none, list_elements, string_value
 
 RUN_CONFIG = ("model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps", "save_checkpoints_secs",

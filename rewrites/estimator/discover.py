@@ -20,7 +20,8 @@ from libcst.metadata import Assignment
 
 from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
-from rewrites.program.values import Binding, Place, Value, Values
+from rewrites.program.places import Binding, Place, Value
+from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bind_arguments, subtree
 
 CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator"}

@@ -27,7 +27,9 @@ from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView
-from rewrites.program.values import Value, Values, module_alias
+from rewrites.program.relocation import module_alias, relocate
+from rewrites.program.places import Value
+from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, source, subtree, with_blank_lines
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -245,7 +247,7 @@ class Emitter:
         (which the driver gets when it has none)."""
         view, function, driver = model_fn.view, model_fn.function, program.place
         if view.parent(function) is not view.module:  # a method: on the object the model_fn was taken from
-            code = self.values.relocate(model_fn.reference, driver)
+            code = relocate(self.values, model_fn.reference, driver)
             if function.name.value == "__call__":  # the object itself: its new method
                 return f"{source(code)}.{model_fn.new_name}"
             if isinstance(code, cst.Attribute):
@@ -278,7 +280,7 @@ class Emitter:
         self.module_edits(view).add_import(home.module_name, model_fn.new_name)
 
     def _code(self, value: Value, program: Program) -> str:
-        return source(self.values.relocate(value, program.place, spell=lambda v, n: self.spelling(v).reference(n)))
+        return source(relocate(self.values, value, program.place, spell=lambda v, n: self.spelling(v).reference(n)))
 
     def _imports(self, view: ModuleView) -> None:
         """`import tf_keras as keras` (or `from tensorflow import keras`) and TF2's `import tensorflow as tf`."""

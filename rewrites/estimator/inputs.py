@@ -44,7 +44,9 @@ import libcst as cst
 
 from rewrites.estimator.program import Input
 from rewrites.program.spelling import MODE_KEYS
-from rewrites.program.values import UNKNOWN, CallSite, Place, Value, Values
+from rewrites.program.constants import UNKNOWN
+from rewrites.program.places import CallSite, Place, Value
+from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, source, subtree
 
 # Datasets whose length is unknown before they are read: one pass over them cannot be counted ahead.

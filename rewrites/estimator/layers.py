@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.program.values import Value
+from rewrites.program.places import Value
 from rewrites.syntax import Unsupported, bound_values, is_name, subtree
 
 TRAINING_DEPENDENT_LAYERS = {"layers.Dropout", "layers.BatchNormalization"}

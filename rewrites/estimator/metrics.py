@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.program.values import UNKNOWN
+from rewrites.program.constants import UNKNOWN
 from rewrites.syntax import Unsupported, bound_values, source
 
 METRICS_ON_OUTPUT = {"metrics.accuracy": "Accuracy", "metrics.mean_squared_error": "MeanSquaredError",

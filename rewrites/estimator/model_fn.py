@@ -35,7 +35,9 @@ from rewrites.estimator.specs import SpecReading
 from rewrites.estimator.training import GLOBAL_STEP, TrainingReading
 from rewrites.program.spelling import Spelling
 from rewrites.program.spelling import MODE_KEYS
-from rewrites.program.values import UNKNOWN, Place, Value, Values
+from rewrites.program.constants import UNKNOWN
+from rewrites.program.places import Place, Value
+from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, first_line, is_docstring, is_name, single_assign, subtree
 
 # Estimator passes these by name: a model_fn takes `features` and any of the others, in any order.

@@ -13,7 +13,7 @@ import libcst as cst
 
 from rewrites import hooks as hooks_code
 from rewrites.program.modules import ModuleView
-from rewrites.program.values import Place, Value
+from rewrites.program.places import Place, Value
 
 
 @dataclass

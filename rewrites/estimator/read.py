@@ -20,7 +20,9 @@ from rewrites.estimator.inputs import InputReader
 from rewrites.estimator.model_fn import ModelFnReader
 from rewrites.estimator.program import Driver, FitPlan, Input, ModelFn, Note, Program, Setup
 from rewrites.estimator.tpu import TPU_ESTIMATOR, tpu_settings
-from rewrites.program.values import CallSite, Place, Value, Values
+from rewrites.program.relocation import relocate
+from rewrites.program.places import CallSite, Place, Value
+from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bound_values, is_none, source
 
 ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
@@ -84,7 +86,7 @@ class ProgramReader:
 
     def code(self, value: Value) -> str:
         """``value`` as code at the driver, its TF1 references respelled."""
-        return source(self.values.relocate(value, self.place, spell=self._spell))
+        return source(relocate(self.values, value, self.place, spell=self._spell))
 
     def _spell(self, view, node):
         return self.spelling(view).reference(node)

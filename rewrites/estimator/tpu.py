@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites.estimator.program import Note
-from rewrites.program.values import UNKNOWN, Value, Values
+from rewrites.program.constants import UNKNOWN
+from rewrites.program.places import Value
+from rewrites.program.values import Values
 from rewrites.syntax import bound_values
 
 TPU_ESTIMATOR = "estimator.tpu.TPUEstimator"

@@ -44,7 +44,7 @@ import libcst as cst
 from rewrites import tf_api
 from rewrites.base import module_level_statements
 from rewrites.program.modules import ModuleView
-from rewrites.syntax import Unsupported, first_line, source, statement_value, subtree
+from rewrites.syntax import Replace, Unsupported, first_line, source, statement_value, subtree
 
 TF = "tf"
 MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "eval",
@@ -192,7 +192,7 @@ class Spelling:
         replacements = {ref: new for ref in self._references(node) if (new := self.reference(ref)) is not None}
         if not replacements:
             return node
-        return node.visit(_Replace(replacements))
+        return node.visit(Replace(replacements))
 
     def code(self, node: cst.CSTNode) -> str:
         return source(self.spelled(node))
@@ -219,15 +219,6 @@ class Spelling:
     def all_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
         """Every respelled reference of the module: node -> its TF2 spelling."""
         return {node: new for node in self._references(self.view.module) if (new := self.reference(node)) is not None}
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, replacements: dict) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def on_leave(self, original_node, updated_node):
-        return self.replacements.get(original_node, updated_node)
 
 
 def _binds(assign: cst.Assign, name: str) -> bool:

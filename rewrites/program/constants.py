@@ -1,0 +1,102 @@
+"""Which values of a program are known before it runs: literals, names bound to them, flags' defaults, and
+comparisons, boolean logic and subscripts of them."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider
+
+from rewrites.program.places import Value
+from rewrites.syntax import bind_arguments, subtree
+
+UNKNOWN = object()
+"""What ``Values.constant`` gives for a value it cannot know before the program runs."""
+_COMPARISONS = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.Is: lambda a, b: a is b,
+                cst.IsNot: lambda a, b: a is not b}
+
+
+class ConstantReading:
+    """Mixed into Values (whose resolve and place_of it uses)."""
+
+    def constant(self, value: Value, constants: dict[str, object] | None = None, flags: bool = False) -> object:
+        """The Python value of ``value`` when it is known before the program runs (literals, names bound to them,
+        comparisons and boolean logic of them), else UNKNOWN. ``constants``: TensorFlow APIs with a known value
+        (e.g. "estimator.ModeKeys.TRAIN": "train"); ``flags``: a command-line flag counts as its default."""
+        constants = constants or {}
+        resolved = self.resolve(value)
+        node = resolved.node
+        if flags and (default := self.flag_default(resolved)) is not UNKNOWN:
+            return default
+        api = resolved.view.api(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        if api is not None:
+            return constants.get(api, UNKNOWN)
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return node.evaluated_value
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self.constant(Value(node.expression, resolved.place), constants, flags)
+            return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else UNKNOWN
+        if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.value]
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = self.constant(Value(node.expression, resolved.place), constants, flags)
+            return UNKNOWN if inner is UNKNOWN else not inner
+        if isinstance(node, cst.BooleanOperation):
+            left = self.constant(Value(node.left, resolved.place), constants, flags)
+            right = self.constant(Value(node.right, resolved.place), constants, flags)
+            if isinstance(node.operator, cst.And):
+                return False if left is False or right is False else UNKNOWN if UNKNOWN in (left, right) else \
+                    bool(left and right)
+            return True if left is True or right is True else UNKNOWN if UNKNOWN in (left, right) else \
+                bool(left or right)
+        if isinstance(node, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            items = [self.constant(Value(element.value, resolved.place), constants, flags) for element in node.elements]
+            return UNKNOWN if UNKNOWN in items else items
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+            return self._constant_subscript(resolved, constants, flags)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            left = self.constant(Value(node.left, resolved.place), constants, flags)
+            right = self.constant(Value(node.comparisons[0].comparator, resolved.place), constants, flags)
+            operator = type(node.comparisons[0].operator)
+            if UNKNOWN in (left, right) or operator not in _COMPARISONS:
+                return UNKNOWN
+            return _COMPARISONS[operator](left, right)
+        return UNKNOWN
+
+    def _constant_subscript(self, value: Value, constants, flags: bool) -> object:
+        """`LIST[1:]`, `LIST[0]` of a constant list."""
+        node, place = value.node, value.place
+        container = self.constant(Value(node.value, place), constants, flags)
+        part = node.slice[0].slice
+        if not isinstance(container, list):
+            return UNKNOWN
+        if isinstance(part, cst.Index):
+            index = self.constant(Value(part.value, place), constants, flags)
+            return container[index] if isinstance(index, int) and -len(container) <= index < len(container) else UNKNOWN
+        bounds = [None if bound is None else self.constant(Value(bound, place), constants, flags)
+                  for bound in (part.lower, part.upper, part.step)]
+        if any(bound is UNKNOWN or not (bound is None or isinstance(bound, int)) for bound in bounds):
+            return UNKNOWN
+        return container[slice(*bounds)]
+
+    def flag_default(self, value: Value) -> object:
+        """For `FLAGS.name` (tf.flags, tf.app.flags, absl.flags): the default its DEFINE_* call gives, else UNKNOWN."""
+        node = value.node
+        if not isinstance(node, cst.Attribute):
+            return UNKNOWN
+        holder = self.resolve(Value(node.value, value.place)).node
+        names = value.view.get_metadata(QualifiedNameProvider, node.value, set()) | (
+            value.view.get_metadata(QualifiedNameProvider, holder, set()) if holder is not node.value else set())
+        if not any(name.name.endswith("flags.FLAGS") for name in names):
+            return UNKNOWN
+        for view in value.view.tree.views:
+            for call in (n for n in subtree(view.module) if isinstance(n, cst.Call)):
+                func = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+                    call.func.value if isinstance(call.func, cst.Name) else ""
+                if not func.startswith("DEFINE_") or not call.args:
+                    continue
+                bound = bind_arguments(call, ("name", "default", "help"))
+                flag = bound and bound.get("name")
+                if flag and isinstance(flag[1].value, cst.SimpleString) and \
+                        flag[1].value.evaluated_value == node.attr.value and "default" in bound:
+                    return self.constant(Value(bound["default"][1].value, self.place_of(view, call)))
+        return UNKNOWN

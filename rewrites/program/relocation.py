@@ -1,0 +1,157 @@
+"""Writing a value as code that computes it at another place of the program.
+
+``hidden`` read in ``build_estimator(config, hidden)`` is ``args.hidden`` where ``main`` calls
+``build_estimator(config, args.hidden)``; a module-level name of another module is read through
+that module's import at the target (``model.FEATURES``); a name the target cannot see is an
+``Unsupported`` saying which.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from rewrites.program.modules import ModuleView
+from rewrites.program.places import Binding, Place, Value
+from rewrites.program.values import MAX_DEPTH, Values
+from rewrites.syntax import Replace, source
+
+
+def relocate(values: Values, value: Value, target: Place, spell=None) -> cst.BaseExpression:
+    """Code computing ``value`` at ``target``. ``spell(view, node)``: a TF2 spelling of a TensorFlow reference
+    (or None to keep it). Unsupported when a name it reads cannot be seen from there."""
+    return _Relocation(values, target, spell).expression(value)
+
+
+class _Relocation:
+    """One relocation: replaces each name a value reads by what it means at the target place."""
+
+    def __init__(self, values: Values, target: Place, spell) -> None:
+        self.values, self.target, self.spell = values, target, spell
+
+    def expression(self, value: Value, depth: int = 0) -> cst.BaseExpression:
+        if depth > MAX_DEPTH:
+            raise value.fail(f"`{source(value.node)}` is defined through too many steps to follow")
+        replacements: dict[cst.CSTNode, cst.BaseExpression] = {}
+        self._collect(value.node, value, replacements, depth)
+        if not replacements:
+            return value.node
+        return value.node.visit(Replace(replacements))
+
+    def _collect(self, node: cst.CSTNode, value: Value, replacements: dict, depth: int) -> None:
+        if self.spell is not None and isinstance(node, (cst.Attribute, cst.Name)):
+            spelled = self.spell(value.view, node)
+            if spelled is not None:
+                replacements[node] = spelled
+                return
+        if isinstance(node, cst.Name):
+            new = self._name(node, value, depth)
+            if new is not None:
+                replacements[node] = new
+            return
+        if isinstance(node, cst.Attribute):
+            self._collect(node.value, value, replacements, depth)
+            return
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            raise value.fail(f"`{source(node)}` is not migrated where it is used: bind it to a name first")
+        for child in node.children:
+            if isinstance(child, cst.Arg):
+                self._collect(child.value, value, replacements, depth)
+            elif not isinstance(child, (cst.AssignEqual,)):
+                self._collect(child, value, replacements, depth)
+
+    def _name(self, name: cst.Name, value: Value, depth: int) -> cst.BaseExpression | None:
+        place, target = value.place, self.target
+        binding = self.values.binding(name, place)
+        if binding.kind == "builtin":
+            return None
+        if place.same_scope(target) and binding.kind != "unknown":
+            return None
+        if _bound_in(binding, target):
+            return None  # bound where the code goes (read from a lambda or a nested function there)
+        owner = _scope_owner(binding)
+        if binding.kind == "value" and binding.assignment is not None and owner is not None \
+                and owner.view is target.view and owner.function is None and not _shadowed(target, name.value):
+            return None  # a module-level name of the target's module
+        if binding.kind in ("value", "parameter") and binding.value is not None and (
+                binding.kind == "parameter" or not _is_module_level(binding)):
+            if not self.values.is_pure(binding.value) and not binding.value.place.same_scope(target):
+                raise value.fail(f"`{name.value}` is computed where it is defined ({source(binding.value.node)}): "
+                                 "bind it where the migrated code runs")
+            return cst.ensure_type(self.expression(binding.value, depth + 1), cst.BaseExpression)
+        if binding.kind in ("value", "definition") and _is_module_level(binding):
+            return self._module_level(name, binding, value)
+        if binding.kind in ("module", "import"):
+            return self._import(name, value, binding)
+        raise value.fail(f"`{name.value}` ({binding.detail or binding.kind}) cannot be read where the migrated code "
+                         "runs")
+
+    def _module_level(self, name: cst.Name, binding: Binding, value: Value) -> cst.BaseExpression:
+        """A module-level name of another module: through an import of that module at the target."""
+        home = binding.value.view
+        if home is self.target.view and not _shadowed(self.target, name.value):
+            return None
+        alias = module_alias(self.target, home)
+        if alias is not None:
+            return cst.Attribute(cst.parse_expression(alias), cst.Name(name.value))
+        raise value.fail(f"`{name.value}` of {home.path} is not imported where the migrated code runs "
+                         f"({self.target.view.path})")
+
+    def _import(self, name: cst.Name, value: Value, binding: Binding) -> cst.BaseExpression | None:
+        """An imported name: the same import must bind the same name at the target."""
+        if not _shadowed(self.target, name.value) and (
+                value.view is self.target.view
+                or value.view.imported(name.value) == self.target.view.imported(name.value) is not None):
+            return None
+        raise value.fail(f"`{name.value}` is imported in {value.view.path} but not where the migrated code runs "
+                         f"({self.target.view.path})")
+
+
+def _scope_owner(binding: Binding) -> Place | None:
+    return binding.value.place if binding.value is not None else None
+
+
+def _is_module_level(binding: Binding) -> bool:
+    return binding.value is not None and binding.value.place.function is None
+
+
+def _bound_in(binding: Binding, target: Place) -> bool:
+    """Is the name bound in the target's own scope (its function, or the module at module level)?"""
+    scope = getattr(binding.assignment, "scope", None)
+    if scope is None:
+        return False
+    wanted = function_scope(target.view, target.function) if target.function is not None else \
+        target.view.get_metadata(ScopeProvider, target.view.module, None)
+    return scope is wanted
+
+
+def _shadowed(place: Place, name: str) -> bool:
+    """Is ``name`` bound in the place's function (or an enclosing one), hiding a module-level name?"""
+    while place is not None and place.function is not None:
+        scope = function_scope(place.view, place.function)
+        if scope is not None and name in scope.assignments:
+            return True
+        place = place.outer
+    return False
+
+
+def function_scope(view: ModuleView, function: cst.FunctionDef | cst.Lambda):
+    """The scope of a function's parameters and locals."""
+    return view.scope(function.body)
+
+
+def module_alias(target: Place, home: ModuleView) -> str | None:
+    """A name the target's module binds to the module ``home`` (by import), not shadowed at the target."""
+    view = target.view
+    for statement in view.module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    found, obj = view.tree.import_target(view, small, alias)
+                    if found.view is home and obj is None:
+                        bound = alias.evaluated_alias or alias.evaluated_name
+                        if "." not in bound and not _shadowed(target, bound):
+                            return bound
+                        if isinstance(small, cst.Import) and alias.asname is None:
+                            return bound  # `import a.b` reads as a.b
+    return None
