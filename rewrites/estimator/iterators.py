@@ -1,0 +1,94 @@
+"""Input functions that return an iterator's tensors instead of their dataset (part of the input reader).
+
+``return dataset.make_one_shot_iterator().get_next()``, ``tf.data.make_one_shot_iterator(dataset)
+.get_next()`` or ``features, labels = iterator.get_next(); return features, labels``: Estimator
+takes the dataset as well, and the migrated program needs it, so the function is changed to
+return it (the iterator's statements go when nothing else reads them).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from rewrites.program.places import Place, Value
+from rewrites.syntax import subtree
+
+if TYPE_CHECKING:
+    from rewrites.estimator.inputs import Dataset
+
+ITERATOR_METHODS = {"make_one_shot_iterator", "make_initializable_iterator"}
+ITERATORS = {"data.make_one_shot_iterator", "data.make_initializable_iterator"}
+
+
+class IteratorReading:
+    """Mixed into InputReader (whose _expression reads the dataset an iterator iterates)."""
+
+    def _iterated(self, value: cst.BaseExpression, place: Place, state: dict) -> tuple[cst.BaseExpression, Dataset] | None:
+        """For `<dataset>.make_one_shot_iterator().get_next()` (or `make_one_shot_iterator(<dataset>)...`):
+        (the dataset expression, what it does)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "get_next" and not value.args):
+            return None
+        iterator = value.func.value
+        dataset_node = self._iterator_source(iterator, place)
+        if dataset_node is None:
+            return None
+        dataset = self._expression(Value(dataset_node, place), "", state)
+        return (dataset_node, dataset) if dataset is not None else None
+
+    def _iterator_source(self, iterator: cst.BaseExpression, place: Place) -> cst.BaseExpression | None:
+        if not isinstance(iterator, cst.Call):
+            return None
+        if isinstance(iterator.func, cst.Attribute) and iterator.func.attr.value in ITERATOR_METHODS \
+                and not iterator.args and place.view.api(iterator.func) is None:
+            return iterator.func.value
+        if place.view.api(iterator.func) in ITERATORS and len(iterator.args) == 1:
+            return iterator.args[0].value
+        return None
+
+    def _tensors_of_an_iterator(self, value, place: Place, state: dict, mode: str, edits: list) -> Dataset | None:
+        """`features, labels = <iterator>.get_next()` ... `return features, labels` -> `return <dataset>`."""
+        names = [e.value.value for e in value.elements] if isinstance(value, cst.Tuple) and all(
+            isinstance(e.value, cst.Name) for e in value.elements) else [value.value] if isinstance(
+            value, cst.Name) else None
+        if not names:
+            return None
+        binding = self.values.binding(cst.ensure_type(value.elements[0].value if isinstance(value, cst.Tuple)
+                                                      else value, cst.Name), place)
+        if binding.kind != "value" or binding.value is None:
+            return None
+        next_call = binding.value.node
+        if not (isinstance(next_call, cst.Call) and isinstance(next_call.func, cst.Attribute)
+                and next_call.func.attr.value == "get_next"):
+            return None
+        statements = [place.view.statement_of(next_call)]
+        iterator = next_call.func.value
+        if isinstance(iterator, cst.Name):
+            iterator_binding = self.values.binding(iterator, place)
+            if iterator_binding.kind != "value" or iterator_binding.value is None:
+                return None
+            iterator = iterator_binding.value.node
+            statements.append(place.view.statement_of(iterator))
+        dataset_node = self._iterator_source(iterator, place)
+        dataset = self._expression(Value(dataset_node, place), mode, state) if dataset_node is not None else None
+        if dataset is None or not _only_used_by(place.view, statements, value):
+            return None
+        edits.append((place.view, value, dataset_node))
+        edits.extend((place.view, statement, None) for statement in statements)
+        return dataset
+
+
+def _only_used_by(view, statements: list, value: cst.CSTNode) -> bool:
+    """Are the names ``statements`` bind read only by them and by ``value``?"""
+    allowed = {id(node) for node in (*subtree(value), *(n for s in statements for n in subtree(s)))}
+    for statement in statements:
+        for target in (t.target for small in statement.body if isinstance(small, cst.Assign) for t in small.targets):
+            names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
+            for name in names:
+                scope = view.scope(name)
+                for assignment in scope[name.value] if scope is not None and name.value in scope else ():
+                    if any(id(reference.node) not in allowed for reference in assignment.references):
+                        return False
+    return True
