@@ -34,3 +34,34 @@ def test_ci_runs_the_readme_test_command():
     assert "pytest" in command and ".[test,parity]" in command
     printed = subprocess.run(["bash", ".ci/run", "--print-command"], cwd=ROOT, capture_output=True, text=True, check=True)
     assert printed.stdout == command + "\n"
+
+
+def test_estimator_family_example_is_what_the_rewrite_does():
+    """The Before of rewrites/estimator's documentation, completed where it elides (the imports of task.py, the
+    input function), migrates to its After: model.py whole, task.py's main() but for the lines it elides."""
+    from textwrap import dedent
+
+    from test_estimator_programs import run_tree
+
+    import rewrites.estimator
+
+    doc = rewrites.estimator.__doc__
+    before, after = (dedent(doc[doc.index(start) + len(start):doc.index(end)]).replace('\\"', '"')
+                     for start, end in (("Before::\n", "After::"), ("After::\n", "TFM302 ")))
+    modules = dict(zip(*(iter(re.split(r"^# (trainer/\w+\.py)\n", before, flags=re.MULTILINE)[1:]),) * 2))
+    migrated = dict(zip(*(iter(re.split(r"^# (trainer/\w+\.py)\n", after, flags=re.MULTILINE)[1:]),) * 2))
+    modules["trainer/model.py"] += (
+        "\ndef make_input_fn(path, mode):\n  def _input_fn():\n"
+        "    return tf.data.TextLineDataset(path).map(lambda line: ({'x': [1.0]}, [1.0])).repeat().batch(8)\n"
+        "  return _input_fn\n")
+    modules["trainer/task.py"] = ("import argparse\n\nimport tensorflow.compat.v1 as tf\n\nfrom trainer import model\n\n"
+                                  "parser = argparse.ArgumentParser()\n\n\n" + modules["trainer/task.py"])
+    results = run_tree({**modules, "trainer/__init__.py": ""})
+    assert results["trainer/model.py"].source.startswith(migrated["trainer/model.py"].strip() + "\n")
+    main = results["trainer/task.py"].source
+    main = main[main.index("def main():"):]
+    shown = migrated["trainer/task.py"]
+    shown = shown[shown.index("def main():"):]
+    for part in re.split(r"^ *\.\.\..*\n", shown, flags=re.MULTILINE):
+        assert part in main, part
+        main = main[main.index(part) + len(part):]

@@ -110,6 +110,13 @@ def test_estimator_built_and_driven_in_main_is_migrated_where_it_stands():
     compile(code, "train.py", "exec")
 
 
+def test_generated_functions_stand_two_blank_lines_from_the_code_after_them():
+    program = IN_MAIN.replace("  return _input_fn\n\n\ndef main():", "  return _input_fn\ndef main():")
+    assert program != IN_MAIN
+    code = run_one(program).source
+    assert "      variable_partitioner=None)\n\n\ndef main():" in code
+
+
 FLAGS_PROGRAM = """\
 import absl.app
 import tensorflow.compat.v1 as tf
@@ -248,7 +255,10 @@ def test_estimator_from_a_factory_of_another_module(import_model, model, files):
         model_module.source and "def make_input_fn" in model_module.source
     main = task.source[task.source.index("def main():"):]
     assert f'dataset = {model}make_input_fn(ROWS, LABELS, "train", 2)()' in main
-    assert f'keras_model = {model}build_model(' if model else "model = build_model(" in main
+    assert (f"keras_model = {model}build_model(" if model else "model = build_model(") in main
+    # Keras is imported beside TensorFlow, the program's own imports after them as they were.
+    assert task.source.startswith(f"import argparse\n\nimport tensorflow as tf\nimport tf_keras as keras\n\n"
+                                  f"{import_model.partition(' import ')[0]}")
     assert 'params={"units": args.units, "learning_rate": 0.1}' in main
     assert "steps_per_epoch=args.train_steps" in main
     if not model:  # the driver imports what it calls now

@@ -48,9 +48,10 @@ After::
     import tf_keras as keras
 
     def build_model(input_spec, params):
-      \"\"\"The TF1 model_fn `model_fn` as a Keras model: its layers, loss and optimizer, compiled.\"\"\"
-      features = {name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-                  for name, spec in input_spec.items()}
+      \"\"\"The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer.\"\"\"
+      features = {
+          name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+          for name, spec in input_spec.items()}
       logits = keras.layers.Dense(units=1)(features["x"])
       model = keras.Model(inputs=features, outputs=logits)
       optimizer = keras.optimizers.legacy.Adagrad(
@@ -64,13 +65,23 @@ After::
 
     def main():
       args = parser.parse_args()
+
       keras.utils.set_random_seed(42)
       task_type, strategy = strategy_for_this_task()
+
       dataset = model.make_input_fn(args.train_file, "train")()
+
       with strategy.scope():
-        keras_model = model.build_model(dataset.element_spec[0], params={"learning_rate": args.learning_rate})
+        keras_model = model.build_model(
+            dataset.element_spec[0], params={"learning_rate": args.learning_rate})
       ...  # RunConfig's checkpoints in args.job_dir, restored
-      keras_model.fit(dataset, epochs=1, steps_per_epoch=args.train_steps - steps_done, ...)
+      steps_done = int(keras_model.optimizer.iterations)
+      if steps_done < args.train_steps:
+        keras_model.fit(
+            dataset,
+            epochs=1,
+            steps_per_epoch=args.train_steps - steps_done,
+            ...
 
 TFM302 estimator-manual (manual). An Estimator program in a shape not migrated safely (another
 model_fn structure, custom hooks, exporters, a canned estimator, an Estimator passed to code the

@@ -202,6 +202,7 @@ class Emitter:
                 self._module_defs[key] = chosen
                 text = render(template, names=Names({name: chosen}), **extra)
                 self.module_edits(view).insert_before(top, _module_statements(text))
+                self.module_edits(view).blank_lines[top] = 2
             found[name] = self._module_defs[key]
         return found
 

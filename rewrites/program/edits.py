@@ -69,9 +69,11 @@ class ModuleEdits:
         for imported in self._imports_of_removed_code():
             RemoveImportsVisitor.remove_unused_import(context, *imported)
         used = {node.value for node in subtree(module) if isinstance(node, cst.Name)}
-        for module_name, obj, asname, relative in self.imports:
-            if (asname or obj or module_name.split(".")[0]) in used:
-                AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
+        needed = [imported for imported in self.imports if (imported[2] or imported[1] or imported[0].split(".")[0])
+                  in used]
+        module, needed = _beside_tensorflow(module, needed)
+        for module_name, obj, asname, relative in needed:
+            AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
         module = AddImportsVisitor(context).transform_module(module)
         module = RemoveImportsVisitor(context).transform_module(module)
         return module.code
@@ -89,6 +91,41 @@ class ModuleEdits:
                     if isinstance(assignment, ImportAssignment):
                         found |= _imported_names(assignment.node, node.value, self.view)
         return found
+
+
+def _beside_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, list]:
+    """TensorFlow's and Keras' imports go right after the module's last top-level import of TensorFlow, where a
+    person would put them (AddImportsVisitor would append them to the last import, of whatever package);
+    the other imports are left to AddImportsVisitor."""
+    body = list(module.body)
+    last = max((index for index, statement in enumerate(body) if _imports_from(statement, "tensorflow")), default=None)
+    ours = [i for i in imports if not i[3] and i[0].split(".")[0] in ("tensorflow", "tf_keras")]
+    if last is None or not ours:
+        return module, imports
+    bound = {name for statement in body for name in _bound_by_import(statement)}
+    lines = [cst.parse_statement(f"from {name} import {obj}" + (f" as {asname}" if asname else "") if obj else
+                                 f"import {name}" + (f" as {asname}" if asname else ""))
+             for name, obj, asname, _ in ours if (asname or obj or name) not in bound]
+    body[last + 1:last + 1] = lines
+    return module.with_changes(body=body), [i for i in imports if i not in ours]
+
+
+def _imports_from(statement: cst.CSTNode, package: str) -> bool:
+    for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+        if isinstance(small, cst.Import) and any(
+                alias.evaluated_name.split(".")[0] == package for alias in small.names):
+            return True
+        if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative and \
+                cst.Module([]).code_for_node(small.module).split(".")[0] == package:
+            return True
+    return False
+
+
+def _bound_by_import(statement: cst.CSTNode) -> list[str]:
+    return [alias.evaluated_alias or alias.evaluated_name
+            for small in (statement.body if isinstance(statement, cst.SimpleStatementLine) else ())
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)
+            for alias in small.names]
 
 
 def _imported_names(statement, name: str, view: ModuleView) -> set[tuple[str, str | None, str | None]]:

@@ -11,9 +11,9 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
+import tf_keras as keras
 
 from trainer import model
-import tf_keras as keras
 
 
 def write_csv(path, rows, seed):
