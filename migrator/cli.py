@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from migrator import __version__
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
 from migrator.engine import Result, families_for, migrate_group, program_groups
-from migrator.files import Candidate, Source, common_folder, discover, read_source, write_atomic
+from migrator.files import Candidate, Source, StagedWrites, common_folder, discover, read_source, write_atomic
 from migrator.notebooks import Notebook, changed_cells, with_sources
 from migrator.report import FileRecord, RunSummary, Terminal, write_report
 from migrator.findings import FileError, Finding, Safety
@@ -255,16 +255,23 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
     todo = [candidate for candidate, source in sources.items() if families_for(source.text, enabled)]
     results = migrate_all(todo, sources, enabled, args.keras or config.keras, args.jobs)
     verifications = Verifications(verifier, sources, results) if verifier is not None else None
-    for candidate, source in sources.items():
-        result = results.get(candidate, Result(source.text))
-        try:
-            if isinstance(result, FileError):
-                raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
-            apply(candidate, source, result, args, outcome, terminal, verifications)
-        except FileError as error:
-            outcome.errors.append(error)
-        except OSError as error:
-            outcome.errors.append(FileError(str(candidate.path), f"cannot write: {error.strerror or error}"))
+    programs: dict[tuple[str, ...], StagedWrites] = {}
+    try:
+        for candidate, source in sources.items():
+            result = results.get(candidate, Result(source.text))
+            try:
+                if isinstance(result, FileError):
+                    raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
+                apply(candidate, source, result, args, outcome, terminal, verifications, programs)
+            except FileError as error:
+                outcome.errors.append(error)
+            except OSError as error:
+                outcome.errors.append(FileError(str(candidate.path), f"cannot write: {error.strerror or error}"))
+        for program, staged in programs.items():
+            write_program(program, staged, outcome)
+    finally:
+        for staged in programs.values():
+            staged.discard()
     for error in outcome.errors:
         terminal.error(error, sys.stdout if terminal.json_lines else sys.stderr)
         outcome.records.append(FileRecord(error.path, "failed", error=error.format()))
@@ -275,10 +282,29 @@ def terminal_for(args: argparse.Namespace) -> Terminal:
     return Terminal(json_lines=args.output_format == "json", quiet=args.quiet, verbose=args.verbose)
 
 
+def write_program(program: tuple[str, ...], staged: StagedWrites, outcome: Outcome) -> None:
+    """The files of one program, staged as they were applied, replace theirs together, or none does."""
+    failed = [error.path for error in outcome.errors if error.path in program]
+    if not failed:
+        try:
+            staged.commit()
+            return
+        except OSError as error:
+            failed = [next((name for name in program if os.path.realpath(name) == error.filename), program[0])]
+            outcome.errors.append(FileError(failed[0], f"cannot write: {error.strerror or error}"))
+    staged.discard()
+    for name in program:
+        if name in outcome.changed and name not in failed:
+            outcome.changed.remove(name)
+            outcome.records = [record for record in outcome.records if record.path != name]
+            outcome.errors.append(FileError(name, f"not written: {failed[0]}, of the same program, could not be"))
+
+
 def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome,
-          terminal: Terminal, verifications: Verifications | None = None) -> None:
+          terminal: Terminal, verifications: Verifications | None = None,
+          programs: dict[tuple[str, ...], StagedWrites] | None = None) -> None:
     """Show or write one file's result; with --verify, the files of a migrated training program are written only
-    at parity."""
+    at parity. The files of a program of several files are staged in ``programs``, written by write_program."""
     name = str(candidate.path)
     dry_run = args.diff or args.check
     stream = sys.stderr if args.diff else sys.stdout
@@ -308,6 +334,8 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
         sys.stdout.write(record.diff)
     if args.out:
         write_atomic(args.out / candidate.relative, data, mode=candidate.path.stat().st_mode & 0o7777)
+    elif changed and not dry_run and len(result.program) > 1 and programs is not None:
+        programs.setdefault(result.program, StagedWrites()).stage(candidate.path, data)
     elif changed and not dry_run:
         write_atomic(candidate.path, data)
     if changed:

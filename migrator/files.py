@@ -158,22 +158,71 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
 
     A crash at any point leaves either the old file or the new one, never a mix.
     """
-    target = Path(os.path.realpath(path))
-    if mode is None:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    staged = StagedWrites()
+    staged.stage(path, data, mode)
+    staged.commit()
+
+
+class StagedWrites:
+    """Files that change together (the modules of one program): each is written in full to a temporary file
+    beside it first; once all are, they replace their files one rename each. If one cannot be written or
+    renamed, those already replaced get their old bytes back and nothing has changed."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, Path, bytes | None]] = []
+
+    def stage(self, path: Path, data: bytes, mode: int | None = None) -> None:
+        target = Path(os.path.realpath(path))
+        old = target.read_bytes() if target.exists() else None
+        if mode is None:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tf-migrate")
+        self._pending.append((temporary, target, old))
+        try:
+            _write_synced(fd, data)
+            os.chmod(temporary, mode)
+        except BaseException:
+            self.discard()
+            raise
+
+    def commit(self) -> None:
+        """Raises the OSError of the file that could not be replaced, its ``filename`` naming it."""
+        done: list[tuple[Path, bytes | None]] = []
+        try:
+            for temporary, target, old in self._pending:
+                try:
+                    os.replace(temporary, target)
+                except OSError as error:
+                    error.filename = str(target)
+                    raise
+                done.append((target, old))
+            done.clear()
+        finally:
+            for target, old in done:
+                if old is not None:
+                    _restore(target, old)
+            self.discard()
+
+    def discard(self) -> None:
+        for temporary, _, _ in self._pending:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+        self._pending.clear()
+
+
+def _write_synced(fd: int, data: bytes) -> None:
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _restore(target: Path, old: bytes) -> None:
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tf-migrate")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    _write_synced(fd, old)
+    os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+    os.replace(temporary, target)
 
 
 def write_report_file(path: Path, text: str) -> None:

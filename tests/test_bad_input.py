@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from conftest import TF1_SERVER, TF2_SERVER, snapshot
@@ -155,3 +156,27 @@ def test_symlinked_file_is_written_through(tmp_path, cli):
     cli("link.py")
     assert (tmp_path / "link.py").is_symlink()
     assert (tmp_path / "real" / "target.py").read_text() == TF2_SERVER
+
+
+def test_program_of_several_files_written_together_or_not_at_all(tmp_path, cli, monkeypatch):
+    """A migrated program spans modules: if one of them cannot be written, none is, so the folder never holds
+    a task.py calling a build_model its model.py does not have."""
+    package = tmp_path / "trainer"
+    package.mkdir()
+    trainer = Path(__file__).parents[1] / "examples" / "trainer_package" / "tf1" / "trainer"
+    for name in ("__init__.py", "model.py", "task.py"):
+        (package / name).write_bytes((trainer / name).read_bytes())
+    replace = files.os.replace
+
+    def fail_for_model(source, target, *args, **kwargs):
+        if str(target).endswith("model.py"):
+            raise OSError(28, "No space left on device")
+        return replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(files.os, "replace", fail_for_model)
+    before = snapshot(tmp_path)
+    code, _, err = cli(".")
+    assert code == 2
+    assert "model.py: error: cannot write: No space left on device" in err
+    assert "task.py: error: not written: " in err and "of the same program" in err
+    assert snapshot(tmp_path) == before
