@@ -69,7 +69,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "between_graph",
-        triggers=("MonitoredTrainingSession",),
+        triggers=("MonitoredTrainingSession", "Supervisor"),
         rules=(
             Rule("TFM103", "between-graph-program", N,
                  "between-graph training (Server, replica_device_setter, MonitoredTrainingSession) -> TF1's chief "
@@ -81,6 +81,11 @@ FAMILIES: tuple[Family, ...] = (
                  "(placement only)"),
             Rule("TFM106", "between-graph-numerics", N,
                  "a piece of the graph whose Keras counterpart differs from TF1 in a documented way (the message says how)"),
+            Rule("TFM108", "between-graph-checkpoints", E,
+                 "a session's checkpoints (Supervisor logdir, MonitoredTrainingSession checkpoint_dir) -> a "
+                 "tf.train.CheckpointManager the program resumes from, saving when training ends"),
+            Rule("TFM109", "between-graph-summaries", E,
+                 "tf.summary ops of the graph only fed TF1's summary writers: dropped (the step computes the same)"),
         ),
     ),
     Family(

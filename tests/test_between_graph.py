@@ -47,17 +47,17 @@ def test_the_chief_drives_the_cluster_with_a_coordinator():
         "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)",
         "coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)",
         "        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
-        "  while int(optimizer.iterations) < TRAIN_STEPS:\n",
-        "    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()\n"
-        "    step = int(optimizer.iterations)\n",
-        'print("step %d loss %s" % (step, loss_value))',
+        "  scheduled_steps = int(optimizer.iterations)\n  while scheduled_steps < TRAIN_STEPS:\n",
+        "    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))\n"
+        "    scheduled_steps += 1\n    step = scheduled_steps\n",
+        'print("step %d loss %s" % (step, loss_value.fetch()))', "    i += 1\n  coordinator.join()\n",
         "  tf.random.set_seed(42)\n",
     ):
         assert line in code, line
     for gone in ("disable_eager_execution()", "replica_device_setter(", "placeholder(", "MonitoredTrainingSession(",
                  "StopAtStepHook(", "ConfigProto(", "get_variable(", "sess."):
         assert gone not in code, gone
-    assert sorted(f.rule for f in result.findings) == ["TFM101", "TFM101", "TFM102", "TFM103"]
+    assert sorted(f.rule for f in result.findings) == ["TFM101", "TFM101", "TFM102", "TFM103", "TFM106"]
     compile(code, "migrated.py", "exec")
 
 
@@ -91,12 +91,31 @@ def test_rmsprop_slots_start_at_ones_on_the_graphs_variables():
     assert 'for variable in [weights, bias]:\n      optimizer.add_slot(variable, "rms", initializer="ones")' in code
 
 
-def test_a_run_without_the_loss_still_runs_each_step_to_its_end():
+def test_a_loop_reading_nothing_of_a_step_schedules_without_waiting_and_joins_at_its_end():
+    """TF1's workers trained concurrently: the migrated loop does not wait for a step it reads nothing of."""
     source = PS_CLUSTER.replace("_, step, loss_value = sess.run(\n          [train_op, global_step, loss],",
-                                "_, step = sess.run(\n          [train_op, global_step],").replace(
-        'print("step %d loss %s" % (step, loss_value))', 'print("step %d" % step)')
+                                "sess.run(\n          train_op,").replace(
+        '      print("step %d loss %s" % (step, loss_value))\n', "")
     code = migrated(source).source
-    assert "    coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()\n" in code
+    assert ("  while scheduled_steps < TRAIN_STEPS:\n    batch_x, batch_y = next_batch(i)\n"
+            "    coordinator.schedule(train_step, args=(batch_x, batch_y))\n    scheduled_steps += 1\n    i += 1\n"
+            "  coordinator.join()\n") in code
+
+
+def test_a_loss_logged_every_k_steps_is_fetched_only_then():
+    source = PS_CLUSTER.replace('      print("step %d loss %s" % (step, loss_value))\n',
+                                '      if step % 5 == 0:\n        print("step %d loss %s" % (step, loss_value))\n')
+    code = migrated(source).source
+    assert ("    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))\n"
+            "    scheduled_steps += 1\n    step = scheduled_steps\n    if step % 5 == 0:\n"
+            '      print("step %d loss %s" % (step, loss_value.fetch()))\n') in code
+
+
+def test_a_loss_read_after_the_loop_is_fetched_each_step():
+    source = PS_CLUSTER.replace("      i += 1\n", "      i += 1\n    print(\"last loss\", loss_value)\n")
+    code = migrated(source).source
+    assert "    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()\n" in code
+    assert 'print("last loss", loss_value)' in code
 
 
 @pytest.mark.parametrize("before, after, where", [
@@ -108,11 +127,9 @@ def test_a_run_without_the_loss_still_runs_each_step_to_its_end():
      "LoggingTensorHook"),
     ("hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]", "hooks = [tf1.train.StopAtStepHook(num_steps=5)]",
      "num_steps"),
-    ("      config=config, hooks=hooks) as sess:", "      config=config, hooks=hooks, checkpoint_dir='/tmp/c') as sess:",
-     "checkpoint_dir"),
     ("    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
-     "    hidden = tf1.layers.dense(x, 4)\n    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
-     "tf1.layers.dense"),
+     "    hidden = tf1.layers.dense(tf1.concat([x, x], 1), 4)\n"
+     "    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n", "tf1.layers.dense"),
     ("feed_dict={x: batch_x, y: batch_y})", "feed_dict={x: batch_x})", "feed_dict"),
     ("      i += 1\n", "      i += 1\n      print(sess.run(weights))\n", "while not sess.should_stop()"),
     ("    weights = tf1.get_variable(\"weights\", [NUM_FEATURES, 1])\n",
@@ -120,7 +137,7 @@ def test_a_run_without_the_loss_still_runs_each_step_to_its_end():
     ("  with tf1.device(tf1.train.replica_device_setter(", "  with tf1.name_scope(tf1.train.replica_device_setter(",
      "tf1.train.MonitoredTrainingSession"),
     ("      i += 1\n", "      i += 1\n      tf1.train.start_queue_runners()\n", "start_queue_runners"),
-], ids=["SyncReplicasOptimizer", "other hook", "StopAtStepHook num_steps", "checkpoint_dir", "tf.layers in the graph",
+], ids=["SyncReplicasOptimizer", "other hook", "StopAtStepHook num_steps", "a layer on a computed tensor",
         "placeholder not fed", "session used otherwise", "regularizer", "no device setter before", "queue runners"])
 def test_what_cannot_be_migrated_safely_stays_whole_with_a_manual_finding(before, after, where):
     assert_left_whole_pointing_at(before, after, where)
@@ -139,12 +156,42 @@ def test_keras_option_chooses_the_keras_import():
     assert "from tensorflow import keras\n" in code and "tf_keras" not in code
 
 
-def test_tf_bound_to_compat_v1_stays_manual():
-    """`tf = tf.compat.v1` leaves no name for TF2's tensorflow, which the migrated code needs as `tf`."""
-    source = PS_CLUSTER.replace("import tensorflow.compat.v1 as tf1\n", "import tensorflow as tf\ntf = tf.compat.v1\n")
-    source = source.replace("tf1.", "tf.")
-    findings = [f for f in run(source).findings if f.rule == "TFM104"]
-    assert len(findings) == 1 and "needs `tf`" in findings[0].message
+TF_AS_COMPAT_V1 = {
+    "import as tf": "import tensorflow.compat.v1 as tf\n",
+    "disable_v2_behavior": "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n",
+    "tf = tf.compat.v1": "import tensorflow as tf\ntf = tf.compat.v1\n",
+    "from compat import v1": "from tensorflow.compat import v1 as tf\n",
+}
+
+
+@pytest.mark.parametrize("imports", TF_AS_COMPAT_V1.values(), ids=TF_AS_COMPAT_V1)
+def test_tf_bound_to_compat_v1_becomes_tf2_and_what_stays_tf1_says_so(imports):
+    source = PS_CLUSTER.replace("import tensorflow.compat.v1 as tf1\n", imports).replace("tf1.", "tf.")
+    result = migrated(source)
+    code = result.source
+    assert "TFM103" in {f.rule for f in result.findings}
+    assert "import tensorflow as tf\n" in code and "compat.v1 as tf" not in code and "tf = tf.compat" not in code
+    for line in ("loss = tf.compat.v1.losses.mean_squared_error(y, tf.matmul(x, weights) + bias)",
+                 "bias = tf.Variable(tf.compat.v1.zeros_initializer()([1]), name=\"bias\")",
+                 "server = tf.distribute.Server(", "tf.random.set_seed(42)"):
+        assert line in code, line
+    for gone in ("tf2", "disable_", "tf.losses.", "tf.train.Server"):
+        assert gone not in code, gone
+    compile(code, "migrated.py", "exec")
+
+
+def test_checkpoint_dir_becomes_a_checkpoint_manager_the_program_resumes_from():
+    source = PS_CLUSTER.replace("      config=config, hooks=hooks) as sess:",
+                                "      config=config, hooks=hooks, checkpoint_dir='/tmp/c') as sess:")
+    result = migrated(source)
+    code = result.source
+    for line in ("  checkpoint = tf.train.Checkpoint(optimizer=optimizer, weights=weights, bias=bias)\n"
+                 "  manager = tf.train.CheckpointManager(checkpoint, os.path.join('/tmp/c', \"tf2\"), max_to_keep=5)\n"
+                 "  checkpoint.restore(manager.latest_checkpoint)\n",
+                 "    i += 1\n  coordinator.join()\n  manager.save()\n", "import os\n"):
+        assert line in code, line
+    (note,) = [f for f in result.findings if f.rule == "TFM108"]
+    assert "checkpoint_dir" in source.splitlines()[note.line - 1] and "saves when training ends" in note.message
 
 
 PARTITIONED_WEIGHTS = ('    weights = tf1.get_variable(\n'

@@ -8,7 +8,7 @@ its output, in one of two formats:
 * Estimator examples: ``RunConfig(log_step_count_steps=1)`` with INFO logging
   makes the Estimator log every step on stderr:
   ``INFO:tensorflow:loss = 0.8455549, step = 3 (0.001 sec)``
-* ps_cluster prints the loss it fetched on stdout: ``step 3 loss 2.1360164``
+* ps_cluster and supervisor_flags print the loss they fetched on stdout: ``step 3 loss 2.1360164``
 
 Both loss values are numpy float32 printed with ``str``: the shortest text that
 reads back as the same float32. The loss is the one computed before the step's
@@ -44,10 +44,12 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 IN_PROCESS_CLUSTER = Path(__file__).resolve().parent / "in_process_cluster.py"  # an absolute program path
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
 TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
-               "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20, "flags_app": 20}
+               "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20, "flags_app": 20,
+               "supervisor_flags": 20}
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)
+BETWEEN_GRAPH = ("ps_cluster", "supervisor_flags")  # print their losses; migrated by TFM103
 PACKAGE = EXAMPLES / "trainer_package"  # trainer/ in tf1/ and, migrated, in tf2/: run as `python -m trainer.task`
 
 CHECKPOINT_EPOCHS = {"classifier": 3}  # RunConfig(save_checkpoints_steps=10): one Keras epoch per checkpoint
@@ -126,8 +128,8 @@ def test_classifier_predicts():
     assert len(predictions) == 3
 
 
-def run_as_cluster(program: str, workers: int, tmp_path: Path) -> Run:
-    """examples/ps_cluster/PROGRAM as one process per task on localhost: ps 0 and workers 1.. in the background,
+def run_as_cluster(program: str, workers: int, tmp_path: Path, example: str = "ps_cluster") -> Run:
+    """examples/EXAMPLE/PROGRAM as one process per task on localhost: ps 0 and workers 1.. in the background,
     worker 0 (TF1's chief) in the foreground. The background tasks must serve until they are stopped."""
     import portpicker
 
@@ -138,9 +140,9 @@ def run_as_cluster(program: str, workers: int, tmp_path: Path) -> Run:
         for job, index in [("ps", 0), *(("worker", i) for i in range(1, workers))]:
             with open(tmp_path / f"{job}{index}.log", "w") as log:
                 serving.append(subprocess.Popen(
-                    [sys.executable, str(EXAMPLES / "ps_cluster" / program), f"--job_name={job}",
+                    [sys.executable, str(EXAMPLES / example / program), f"--job_name={job}",
                      f"--task_index={index}", *hosts], stdout=log, stderr=subprocess.STDOUT))
-        chief = run_example("ps_cluster", "--job_name=worker", "--task_index=0", *hosts, program=program)
+        chief = run_example(example, "--job_name=worker", "--task_index=0", *hosts, program=program)
         for task in serving:
             assert task.poll() is None, [log.read_text() for log in tmp_path.glob("*.log")]  # serving, not crashed
     finally:
@@ -156,11 +158,12 @@ def run_as_cluster(program: str, workers: int, tmp_path: Path) -> Run:
     return chief
 
 
-def test_ps_cluster_as_separate_processes(tmp_path):
-    worker = run_as_cluster("train.py", 1, tmp_path)
-    assert_trained(worker, TRAIN_STEPS["ps_cluster"])
+@pytest.mark.parametrize("example", ["ps_cluster", "supervisor_flags"])
+def test_between_graph_example_as_separate_processes(tmp_path, example):
+    worker = run_as_cluster("train.py", 1, tmp_path, example)
+    assert_trained(worker, TRAIN_STEPS[example])
     # Same graph, seed and data as the in-process cluster: the same losses.
-    assert worker.losses == first_run("ps_cluster").losses
+    assert worker.losses == first_run(example).losses
 
 
 # -- the examples after `tf-migrate` ----------------------------------------------
@@ -179,12 +182,12 @@ def migrated(tmp_path_factory) -> Path:
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
     changed = {name for name in SINGLE_FILE_EXAMPLES
                if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
-    assert changed == {*GENERATED_EXAMPLES, "ps_cluster"}  # not manual
+    assert changed == {*GENERATED_EXAMPLES, *BETWEEN_GRAPH}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "ClusterCoordinator(strategy)" in (migrated / "ps_cluster" / "train.py").read_text()
 
 
-@pytest.mark.parametrize("name", [*GENERATED_EXAMPLES, "ps_cluster"])
+@pytest.mark.parametrize("name", [*GENERATED_EXAMPLES, *BETWEEN_GRAPH])
 def test_generated_tf2_example_is_what_the_tool_produces(migrated, name):
     """examples/NAME/train_tf2.py is checked in as `tf-migrate` writes it; regenerate it with
     `tf-migrate --out OUT examples/` and copy OUT/NAME/train.py over it."""
@@ -279,17 +282,19 @@ def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):
     assert "hooks=[StepPrinter()]" in original.read_text().splitlines()[finding.line - 1]
 
 
-def test_migrated_ps_cluster_trains_in_one_process_on_its_own_cluster():
+@pytest.mark.parametrize("example", BETWEEN_GRAPH)
+def test_migrated_between_graph_example_trains_in_one_process_on_its_own_cluster(example):
     """No arguments: the program's own in-process cluster (1 ps, 1 worker), its worker 0 driving it."""
-    run = run_example("ps_cluster", program="train_tf2.py")
-    assert_trained(run, TRAIN_STEPS["ps_cluster"])
+    run = run_example(example, program="train_tf2.py")
+    assert_trained(run, TRAIN_STEPS[example])
     assert run.leftovers == []
 
 
-def test_migrated_ps_cluster_as_separate_ps_worker_and_chief_processes(tmp_path):
+@pytest.mark.parametrize("example", BETWEEN_GRAPH)
+def test_migrated_between_graph_example_as_separate_ps_worker_and_chief_processes(tmp_path, example):
     """The launch commands of the TF1 program: ps 0 and worker 1 serve, worker 0 (TF1's chief) drives them."""
-    chief = run_as_cluster("train_tf2.py", 2, tmp_path)
-    assert_trained(chief, TRAIN_STEPS["ps_cluster"])
+    chief = run_as_cluster("train_tf2.py", 2, tmp_path, example)
+    assert_trained(chief, TRAIN_STEPS[example])
 
 
 def test_generated_program_resumes_from_its_checkpoints_as_the_estimator_did(tmp_path):

@@ -105,12 +105,15 @@ def main():
     return strategy.run(step, args=(x, y))
 
   i = 0
-  while int(optimizer.iterations) < TRAIN_STEPS:
+  scheduled_steps = int(optimizer.iterations)
+  while scheduled_steps < TRAIN_STEPS:
     batch_x, batch_y = next_batch(i)
-    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()
-    step = int(optimizer.iterations)
-    print("step %d loss %s" % (step, loss_value))
+    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))
+    scheduled_steps += 1
+    step = scheduled_steps
+    print("step %d loss %s" % (step, loss_value.fetch()))
     i += 1
+  coordinator.join()
 
 
 if __name__ == "__main__":

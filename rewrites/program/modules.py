@@ -12,7 +12,7 @@ on disk but not among the files of the run is reported, not read.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -117,10 +117,12 @@ class ModuleView(TFNameReader, cst.MetadataDependent):
     def imported(self, name: str) -> str | None:
         return self.imports.get(name)
 
-    def uses_v1_dataset_methods(self) -> bool:
-        """Does the module call a method only TF1's datasets have (make_one_shot_iterator, ...)?"""
+    def uses_v1_dataset_methods(self, removed: Collection[cst.CSTNode] = ()) -> bool:
+        """Does the module call a method only TF1's datasets have (make_one_shot_iterator, ...), outside the
+        ``removed`` code?"""
+        skipped = {id(node) for code in removed for node in subtree(code)}
         return any(isinstance(node, cst.Attribute) and node.attr.value in V1_ONLY_DATASET_MEMBERS
-                   for node in subtree(self.module))
+                   and id(node) not in skipped for node in subtree(self.module))
 
 
 class Tree:

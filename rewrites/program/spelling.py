@@ -37,6 +37,7 @@ After::
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -73,10 +74,11 @@ class Rebinding:
 class Spelling:
     """How one module's TensorFlow references read once the module is migrated."""
 
-    def __init__(self, view: ModuleView) -> None:
+    def __init__(self, view: ModuleView, removed: Collection[cst.CSTNode] = ()) -> None:
+        """``removed``: code the migration takes out (TF1 dataset methods there do not keep datasets TF1's)."""
         self.view = view
         self.rebinding = self._rebinding()
-        self._datasets_v2 = not view.uses_v1_dataset_methods()
+        self._datasets_v2 = not view.uses_v1_dataset_methods(removed)
         self._spelled: dict[cst.CSTNode, cst.BaseExpression | None] = {}
 
     # -- how tf is bound --------------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""A TF1 parameter-server program in the shape of the distributed-TensorFlow tutorials.
+
+tf.app.flags give the cluster and the role, ``main(_)`` runs under ``tf.app.run()``;
+each worker builds the graph with ``replica_device_setter`` (its batches from a
+``tf.data`` iterator, its layers from ``tf.layers``) and trains under a
+``tf.train.Supervisor``, worker 0 as its chief, the checkpoints in --logdir.
+
+Run one task per process (the ps blocks in ``join()`` until it is killed):
+  python examples/supervisor_flags/train.py --job_name=ps --task_index=0 \
+      --ps_hosts=localhost:2222 --worker_hosts=localhost:2223
+  python examples/supervisor_flags/train.py --job_name=worker --task_index=0 \
+      --ps_hosts=localhost:2222 --worker_hosts=localhost:2223
+
+Run without --ps_hosts / --worker_hosts to start a local cluster of 1 ps + 1 worker
+on free ports, both in this process, and train as its worker.
+"""
+import shutil
+import socket
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+import os
+
+flags = tf.compat.v1.app.flags
+flags.DEFINE_string("ps_hosts", "", "comma-separated host:port of the ps tasks")
+flags.DEFINE_string("worker_hosts", "", "comma-separated host:port of the workers")
+flags.DEFINE_string("job_name", "worker", "ps or worker")
+flags.DEFINE_integer("task_index", 0, "index of the task in its job")
+flags.DEFINE_integer("train_steps", 20, "steps this worker trains for")
+flags.DEFINE_string("logdir", "", "checkpoints (a temporary folder when empty)")
+FLAGS = flags.FLAGS
+
+NUM_FEATURES = 4
+HIDDEN = 8
+BATCH_SIZE = 16
+
+# Two classes, 64 rows: the label says whether x . w > 0.
+rng = np.random.RandomState(1)
+train_x = rng.normal(size=(64, NUM_FEATURES)).astype(np.float32)
+train_y = (train_x.dot([1.0, -2.0, 0.5, 1.5]) > 0).astype(np.int64)
+
+
+def free_port():
+  with socket.socket() as s:
+    s.bind(("localhost", 0))
+    return s.getsockname()[1]
+
+
+def main(_):
+  local = not (FLAGS.ps_hosts or FLAGS.worker_hosts)
+  if local:
+    FLAGS.ps_hosts = "localhost:%d" % free_port()
+    FLAGS.worker_hosts = "localhost:%d" % free_port()
+  cluster = tf.train.ClusterSpec({"ps": FLAGS.ps_hosts.split(","),
+                                  "worker": FLAGS.worker_hosts.split(",")})
+  if local:
+    # This process serves the ps task too, in the background.
+    tf.distribute.Server(cluster, job_name="ps", task_index=0)
+  server = tf.distribute.Server(cluster, job_name=FLAGS.job_name,
+                           task_index=FLAGS.task_index)
+
+  if FLAGS.job_name == "ps":
+    server.join()
+  elif FLAGS.job_name == "worker":
+    is_chief = FLAGS.task_index == 0
+    logdir = FLAGS.logdir or tempfile.mkdtemp()
+    tf.random.set_seed(7)
+    if not is_chief:
+      # TF1's chief drives the cluster's training now; the other workers serve it.
+      server.join()
+    # The coordinator joins the cluster on a port of its own: a chief task keeps its server.
+    jobs = tf.train.ClusterSpec(cluster).as_dict()
+    jobs.pop("chief", None)
+    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(jobs), rpc_layer="grpc")
+    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+
+    def dataset_fn():
+      """TF1's input pipeline, on each worker."""
+      dataset = tf.data.Dataset.from_tensor_slices((train_x, train_y))
+      dataset = dataset.batch(BATCH_SIZE).repeat()
+      return dataset
+
+    x_spec, y_spec = dataset_fn().element_spec  # the shapes the layers are built for
+    with strategy.scope():
+      hidden_layer = keras.layers.Dense(units=HIDDEN, activation="relu")
+      hidden_layer.build(x_spec.shape)
+      logits_layer = keras.layers.Dense(units=2)
+      logits_layer.build(hidden_layer.compute_output_shape(x_spec.shape))
+      optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
+    checkpoint = tf.train.Checkpoint(
+        optimizer=optimizer, hidden_layer=hidden_layer, logits_layer=logits_layer)
+    manager = tf.train.CheckpointManager(checkpoint, os.path.join(logdir, "tf2"), max_to_keep=5)
+    checkpoint.restore(manager.latest_checkpoint)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+    per_worker_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
+
+    @tf.function
+    def train_step(iterator):
+      """One run of TF1's train_op, on a worker."""
+      def step(x, y):
+        with tf.GradientTape() as tape:
+          hidden = hidden_layer(x)
+          logits = logits_layer(hidden)
+          loss = tf.compat.v1.reduce_mean(
+              tf.compat.v1.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        variables = [*hidden_layer.trainable_variables, *logits_layer.trainable_variables]
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+      return strategy.run(step, args=next(iterator))
+
+    local_step = 0
+    scheduled_steps = int(optimizer.iterations)
+    while local_step < FLAGS.train_steps:
+      loss_value = coordinator.schedule(train_step, args=(per_worker_iterator,))
+      scheduled_steps += 1
+      step = scheduled_steps
+      print("step %d loss %s" % (step, loss_value.fetch()))
+      local_step += 1
+    coordinator.join()
+    manager.save()
+    if not FLAGS.logdir:
+      shutil.rmtree(logdir)
+
+
+if __name__ == "__main__":
+  tf.compat.v1.app.run()

@@ -1,0 +1,461 @@
+"""TFM103-104: a between-graph parameter-server program becomes a ClusterCoordinator program.
+
+TFM103 between-graph-program (numeric). The TF1 shape: each task starts a
+``Server`` for its ``job_name`` / ``task_index``, ps tasks ``join()``, every worker builds
+the graph under ``tf.device(replica_device_setter(...))`` (placeholders, variables, the
+loss, an optimizer and ``minimize``) and runs ``train_op`` in a loop of a
+``MonitoredTrainingSession`` until a ``StopAtStepHook``, or of a ``Supervisor``'s
+``managed_session`` / ``prepare_or_wait_for_session`` until the loop's own step limit
+(session.py). The program may stand at module level, in ``main(_)`` under ``tf.app.run``,
+in a function per role, nested in ``if job_name == ...`` branches; ``tf`` may be TF1's
+(``import tensorflow.compat.v1 as tf``, ``tf = tf.compat.v1``): the migrated module
+imports TF2 as ``tf`` and spells what stays TF1 ``tf.compat.v1.X`` (rewrites/program/spelling.py). In TF2 one client drives the
+cluster: TF1's chief (the ``is_chief`` worker) builds a ``ParameterServerStrategy`` over
+the same cluster (``SimpleClusterResolver``), creates the variables and the optimizer in
+its scope, and schedules each step, a ``tf.function`` running the TF1 ops under a
+``GradientTape``, on the workers with a ``ClusterCoordinator``; the other workers serve
+it. The loop stays the program's own loop, the placeholders' values become the step's
+arguments, and the loss is reported as the loop reported it. The command line stays as
+it was, so the launch scripts still start every task. Float results may differ in the
+last bits: prove it with ``tf-migrate parity``.
+
+Before::
+
+    server = tf1.train.Server(cluster, job_name=flags.job_name, task_index=flags.task_index)
+    if flags.job_name == "ps":
+      server.join()
+      return
+    with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+      x = tf1.placeholder(tf1.float32, [None, 3])
+      y = tf1.placeholder(tf1.float32, [None, 1])
+      weights = tf1.get_variable("weights", [3, 1])
+      global_step = tf1.train.get_or_create_global_step()
+      loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+      train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+    hooks = [tf1.train.StopAtStepHook(last_step=20)]
+    with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=flags.task_index == 0,
+                                            hooks=hooks) as sess:
+      while not sess.should_stop():
+        _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
+
+After::
+
+    server = tf.distribute.Server(cluster, job_name=flags.job_name, task_index=flags.task_index)
+    if flags.job_name == "ps":
+      server.join()
+      return
+    if not (flags.task_index == 0):
+      server.join()  # TF1's chief drives the cluster's training; the other workers serve it
+    strategy = tf.distribute.experimental.ParameterServerStrategy(
+        tf.distribute.cluster_resolver.SimpleClusterResolver(cluster, rpc_layer="grpc"))
+    with strategy.scope():
+      weights = tf.Variable(tf1.glorot_uniform_initializer()([3, 1]), name="weights")
+      optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
+    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+
+    @tf.function
+    def train_step(x, y):
+      ...  # the loss under a GradientTape, apply_gradients, on a worker: strategy.run
+    while int(optimizer.iterations) < 20:
+      loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()
+
+TFM105 between-graph-partitioner (exact). A ``get_variable``'s partitioner moves onto the
+strategy, which applies it to every variable the program creates: reported at the first
+variable made without one, now split too (placement only: the numbers are the same).
+
+TFM106 between-graph-numerics (numeric). A piece of the graph whose Keras counterpart differs
+from TF1 in a documented way (an optimizer, rewrites/keras_equivalents.py): the message says how.
+
+TFM108 between-graph-checkpoints (exact). A session that wrote checkpoints (a
+Supervisor's ``logdir``, a MonitoredTrainingSession's ``checkpoint_dir``) becomes a
+``tf.train.CheckpointManager`` in the ``tf2`` folder of that directory, which the program
+resumes from and saves to when training ends; TF1 also saved on a timer.
+
+TFM109 between-graph-summaries (exact). ``tf.summary.*`` ops in the graph only fed TF1's
+summary writers: they go (the step computes the same), the finding says where to log now.
+
+TFM104 between-graph-manual (manual). A program in a shape not migrated safely
+(``SyncReplicasOptimizer``, a plain ``Session``, queue runners, hooks
+other than ``StopAtStepHook``, ``tf.layers`` in the graph, partitioners other than one
+axis-0 partitioner of ``get_variable`` (which moves onto the strategy), graph
+collections, other uses of the session, ...): left untouched, the finding points at the
+construct and says what to do.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.base import TFCodemod
+from rewrites.between_graph.graph import Graph, Names, read_graph
+from rewrites.between_graph.session import Session, as_tuple, last_step, migrated_loop, opens_session, read_session
+from rewrites.program.edits import ModuleEdits
+from rewrites.program.modules import ModuleView, Tree
+from rewrites.program.spelling import Spelling
+from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree
+
+# Names the migrated program defines (and `optimizer`, for one made in its minimize call).
+GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", "checkpoint", "manager", "dataset_fn",
+                   "per_worker_iterator", "scheduled_steps")
+SERVERS = {"train.Server", "distribute.Server"}
+SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
+DEVICE_SETTER = "train.replica_device_setter"
+SEEDS = {"set_random_seed", "random.set_random_seed"}
+ADVICE = {
+    "train.SyncReplicasOptimizer": "ParameterServerStrategy trains asynchronously and has no synchronous-replicas "
+    "optimizer; keep asynchronous updates, or move to MultiWorkerMirroredStrategy, by hand",
+    "train.start_queue_runners": "queue runners feed a TF1 graph: feed the data as the step's arguments or a "
+    "per-worker tf.data dataset by hand",
+    "get_collection": "graph collections have no place in TF2 code: pass the values themselves",
+}
+CHECKPOINTS = ("checkpoints of TF1's session -> a tf.train.CheckpointManager in {folder}: the program resumes from "
+               "it and saves when training ends (TF1 also saved on a timer); TF1's own checkpoints there are not read")
+SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
+             "the loop with a tf.summary.create_file_writer if you need them")
+
+
+class Rewrite(TFCodemod):
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        updated_node = super().leave_Module(original_node, updated_node)
+        supervisors = self._supervisors(original_node)
+        openings = [(statement, block) for statement, block in _statements(original_node)
+                    if opens_session(statement, self._names, supervisors)]
+        if not openings:
+            return updated_node
+        view = Tree({self.path: original_node.code}, exists=lambda path: False,
+                    parsed={self.path: original_node}).view(self.path)
+        try:
+            # The graphs' one-shot iterators go: the datasets they read become TF2's.
+            devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
+            spelling = Spelling(view, devices)
+            names = Names(self._names.api, spelling.code, spelling.spelled)
+            program = _Program(self, view, spelling, names, supervisors)
+            for statement, block in openings:
+                program.migrate(statement, block)
+            program.make_tf2()
+            code = program.edits.apply()
+        except Unsupported as problem:
+            self.report("TFM104", problem.node, f"between-graph program left as it is: {problem}")
+            return updated_node
+        for rule, node, message in program.notes:
+            self.report(rule, node, message)
+        return cst.parse_module(code)
+
+    @property
+    def _names(self) -> Names:
+        return Names(lambda node: (name.api if (name := self.tf_name(node)) else None), source, lambda node: node)
+
+    def _supervisors(self, module: cst.Module) -> dict[str, cst.BaseStatement]:
+        """name -> `name = tf.train.Supervisor(...)`, anywhere in the module."""
+        found = {}
+        for statement, _ in _statements(module):
+            assign = single_assign(statement)
+            if assign and isinstance(assign[1], cst.Call) and self._names.api(assign[1].func) == "train.Supervisor":
+                found[assign[0]] = statement
+        return found
+
+
+class _Program:
+    """The between-graph programs of one module, migrated into one set of edits."""
+
+    def __init__(self, rewrite: Rewrite, view: ModuleView, spelling: Spelling, names: Names,
+                 supervisors: dict[str, cst.BaseStatement]) -> None:
+        self.rewrite, self.view, self.spelling, self.names = rewrite, view, spelling, names
+        self.supervisors = supervisors
+        self.edits = ModuleEdits(view)
+        self.notes: list[tuple[str, cst.CSTNode, str]] = []
+        self.replaced: set[cst.CSTNode] = set()
+
+    def migrate(self, opening: cst.BaseStatement, block: list) -> None:
+        session = read_session(opening, block, self.names, self.supervisors)
+        device = self._device(opening, block)
+        graph = read_graph(device, self.names)
+        visible = self._visible_before(device)
+        server, cluster, protocol = self._server(visible, session)
+        only = self._only_for_the_session(block, session, graph)
+        last_step(session, self.names, only)
+        around = session.opening.body.body if isinstance(session.opening, cst.With) else block
+        loop, run, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop])
+        self._check_names_are_free(block, graph)
+        self._check_graph_stays_in_the_step(block, graph, {device, *session.statements, *only.values()}, run)
+        for statement in block:
+            self._refuse_graph_mode_leftovers(statement)
+        removed = [device, *session.statements, *only.values(), *self._stops(block, session)]
+        for statement in removed:
+            self.edits.remove(statement)
+        dataset = self._dataset(graph, device, block)
+        self.edits.replace(device, [*self._serve_unless_chief(server, session.is_chief, device),
+                                    *self._strategy(graph, cluster, protocol, session, dataset)])
+        self._replace_loop(session, loop)
+        for statement in block:
+            self._seed(statement)
+        self.replaced |= set(removed)
+        self.notes.append(("TFM103", opening, "between-graph training -> TF1's chief drives the cluster with a "
+                                              "ClusterCoordinator of ParameterServerStrategy, the other workers "
+                                              "serve; prove it with tf-migrate parity"))
+        self.notes += graph.notes + notes
+        if graph.summaries:
+            self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
+        if session.checkpoints is not None:
+            self.notes.append(("TFM108", session.checkpoints, CHECKPOINTS.format(
+                folder=f"os.path.join({self.names.code(session.checkpoints)}, \"tf2\")")))
+
+    # -- where the pieces are ---------------------------------------------------------
+
+    def _device(self, opening, block: list) -> cst.With:
+        device = next((s for s in reversed(block[:block.index(opening)]) if _is_device_block(s, self.names)), None)
+        if device is None:
+            raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
+                                       "in the same block: migrate the graph by hand")
+        return device
+
+    def _visible_before(self, statement: cst.CSTNode) -> list[cst.BaseStatement]:
+        """The statements run before ``statement`` in its block and in the blocks around it, nearest first."""
+        found, node = [], statement
+        while (parent := self.view.parent(node)) is not None:
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and node in parent.body:
+                found += reversed(parent.body[:list(parent.body).index(node)])
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                break
+            node = parent
+        return found
+
+    def _server(self, before: list, session: Session) -> tuple[str, str, str]:
+        """(the server's name, its cluster as code, its protocol) from `server = Server(cluster, ...)`."""
+        target = session.master
+        name = target.value.value if (
+            isinstance(target, cst.Attribute) and target.attr.value == "target"
+            and isinstance(target.value, cst.Name)) else None
+        for statement in before:
+            assign = single_assign(statement)
+            if assign and assign[0] == name and isinstance(assign[1], cst.Call) \
+                    and self.names.api(assign[1].func) in SERVERS:
+                args = bind_arguments(assign[1], SERVER)
+                if args is None or "server_or_cluster_def" not in args:
+                    raise Unsupported(assign[1], "a Server whose cluster cannot be read statically")
+                cluster = args["server_or_cluster_def"][1].value
+                protocol = self.names.code(args["protocol"][1].value) if "protocol" in args else '"grpc"'
+                return name, self.names.code(cluster), protocol
+        if name is None:
+            raise Unsupported(session.opening, "a session of `server.target` for a `tf.train.Server` is migrated; "
+                                               "other masters are not")
+        # A server made elsewhere (a parameter of the training function): the cluster and protocol it serves.
+        return name, f"{name}.server_def.cluster", f"{name}.server_def.protocol"
+
+    def _only_for_the_session(self, block: list, session: Session, graph: Graph) -> dict[str, cst.CSTNode]:
+        """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
+        ConfigProto, an init_op, a Saver): they go with it."""
+        chief = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)}
+        arguments = {node.value for node in session.arguments if isinstance(node, cst.Name)} - chief
+        scope = self.view.parent(session.opening)
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            scope = self.view.parent(scope)
+        found = {}
+        for statement in [*block, *graph.session_only.values()]:
+            assign = single_assign(statement)
+            if assign and assign[0] in arguments and len(_uses(scope, assign[0])) == 2:  # bound, and read once
+                found[assign[0]] = statement
+        unused = next((name for name, statement in graph.session_only.items() if name not in found), None)
+        if unused is not None:
+            raise Unsupported(graph.session_only[unused], f"`{unused}` serves a TF1 session: the migrated program "
+                                                          "has none; migrate its other uses by hand")
+        return found
+
+    def _stops(self, block: list, session: Session) -> list[cst.BaseStatement]:
+        """`sv.stop()`, `sess.close()` after the loop: gone with the session."""
+        owners = {stop.func.value.value for stop in session.stops} | {session.name}
+        return [statement for statement in block if isinstance(value := statement_value(statement), cst.Call)
+                and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("stop", "close")
+                and isinstance(value.func.value, cst.Name) and value.func.value.value in owners and not value.args]
+
+    # -- checks --------------------------------------------------------------------------
+
+    def _check_names_are_free(self, block: list, graph: Graph) -> None:
+        names = GENERATED_NAMES + (() if graph.optimizer_name else ("optimizer",))
+        for statement in block:
+            taken = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in names),
+                         None)
+            if taken is not None:
+                raise Unsupported(taken, f"the migrated program defines `{taken.value}`, which this code already uses")
+
+    def _check_graph_stays_in_the_step(self, block: list, graph: Graph, gone: set, run) -> None:
+        """The graph's tensors live in the step function now: no code but the session's run may name them."""
+        tensors = graph.tensors
+        skipped = {id(node) for node in subtree(run)}
+        for statement in block:
+            if statement in gone and not isinstance(statement, cst.With) or _is_device_block(statement, self.names):
+                continue
+            skipped |= {id(node.keyword) for node in subtree(statement) if isinstance(node, cst.Arg) and node.keyword}
+            used = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in tensors
+                         and id(node) not in skipped), None)
+            if used is not None:
+                raise Unsupported(used, f"`{used.value}`, a tensor of the TF1 graph, is used outside the session's "
+                                        "run: it only exists in the step function now; migrate that use by hand")
+
+    def _refuse_graph_mode_leftovers(self, statement) -> None:
+        for node in subtree(statement):
+            if isinstance(node, cst.Call) and self.names.api(node.func) in ADVICE:
+                api = self.names.api(node.func)
+                raise Unsupported(node, f"{api.rpartition('.')[2]}: {ADVICE[api]}")
+
+    # -- the TF2 program ------------------------------------------------------------------
+
+    def _serve_unless_chief(self, server: str, is_chief: cst.BaseExpression, device: cst.With) -> list:
+        chief = self.names.code(is_chief)
+        simple = is_chief.lpar or isinstance(is_chief, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+        code = (f"if not {chief if simple else f'({chief})'}:\n"
+                f"    # TF1's chief drives the cluster's training now; the other workers serve it.\n"
+                f"    {server}.join()\n")
+        statement = cst.parse_statement(code)
+        return [statement.with_changes(leading_lines=device.leading_lines)]
+
+    def _strategy(self, graph: Graph, cluster: str, protocol: str, session: Session,
+                  dataset: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        from templates import render
+
+        after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
+                 for line in graph.after_optimizer]
+        checkpoints = self.names.code(session.checkpoints) if session.checkpoints is not None else None
+        specs = [f"{name}_spec" for name in graph.elements]
+        used = any(spec in line for spec in specs for line in graph.variables)
+        text = render("coordinator_step.py.j2", cluster=cluster, protocol=protocol, partitioner=graph.partitioner,
+                      variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
+                      after_optimizer=after, computation=graph.computation, loss=graph.loss,
+                      variable_names=graph.variable_names, checkpoints=checkpoints,
+                      checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
+                      dataset=[self.names.code(statement).strip() for statement in dataset],
+                      dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
+                      parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
+                      arguments=self._step_arguments(graph))
+        if checkpoints is not None:
+            self.edits.add_import("os")
+        module = cst.parse_module(text)
+        statements = list(module.body)
+        statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
+        # Blank lines without the block's indentation on them.
+        return [statement.with_changes(leading_lines=[line.with_changes(indent=False) if not line.comment else line
+                                                      for line in statement.leading_lines])
+                for statement in statements]
+
+    @staticmethod
+    def _step_arguments(graph: Graph) -> str:
+        """`strategy.run`'s args: the iterator's next batch (unpacked if TF1 unpacked it), the placeholders."""
+        if not graph.elements:
+            return as_tuple(graph.placeholders)
+        batch = "*next(iterator)" if graph.packed else "next(iterator)"
+        if not graph.placeholders and graph.packed:
+            return "next(iterator)"
+        return as_tuple([batch, *graph.placeholders])
+
+    def _dataset(self, graph: Graph, device: cst.With, block: list) -> list[cst.BaseStatement]:
+        """The statements building the dataset the graph's iterator reads: in the graph, or before it in the
+        block; those before it move into the per-worker dataset function."""
+        if graph.dataset is None:
+            return []
+        before = [s for s in block[:block.index(device)] if (single_assign(s) or ("",))[0] == graph.dataset]
+        for statement in before:
+            self.edits.remove(statement)
+        return [*before, *graph.dataset_statements]
+
+    def _replace_loop(self, session: Session, loop: list[cst.BaseStatement]) -> None:
+        """The session's loop, scheduling steps; a checkpoint saved when it ends. A `with` session gives way to its
+        body."""
+        save = [cst.parse_statement("manager.save()\n")] if session.checkpoints is not None else []
+        loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
+        if isinstance(session.opening, cst.With):
+            owners = {session.name, *(stop.func.value.value for stop in session.stops)}
+            use = next((node for s in session.opening.body.body if s is not session.loop for node in subtree(s)
+                        if isinstance(node, cst.Name) and node.value in owners), None)
+            if use is not None:
+                raise Unsupported(use, f"`{use.value}` is used besides the one run of each step: migrate that by hand")
+            body = []
+            for statement in session.opening.body.body:
+                body += loop if statement is session.loop else [self.spelling.spelled(statement)]
+            comments = [line for line in session.opening.leading_lines if line.comment]
+            body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *comments])
+            self.edits.replace(session.opening, body)
+        else:
+            self.edits.replace(session.loop, loop)
+
+    def _seed(self, statement) -> None:
+        """`tf1.set_random_seed(s)` -> `tf.random.set_seed(s)`, TF2's global seed."""
+        value = statement_value(statement)
+        if isinstance(value, cst.Call) and self.names.api(value.func) in SEEDS:
+            self.edits.expressions[value.func] = cst.parse_expression("tf.random.set_seed")
+
+    def make_tf2(self) -> None:
+        """The module imports TF2 as `tf`, its TF1 references respelled, graph mode switched off, other names
+        of TensorFlow folded into `tf`, and imports what the generated code needs."""
+        blocker = self.spelling.graph_only_use(self.replaced)
+        if blocker is not None:
+            raise Unsupported(blocker, f"`{self.view.api(blocker)}` still needs TF1's graph mode, which the migrated "
+                                       "program does not run in: migrate it by hand")
+        edits, spelling = self.edits, self.spelling
+        for statement in spelling.graph_mode_switches():
+            edits.remove(statement)
+        rebinding = spelling.rebinding
+        for statement in rebinding.reassignments:
+            edits.remove(statement)
+        tf2 = cst.Import(names=[cst.ImportAlias(name=cst.Name("tensorflow"), asname=cst.AsName(cst.Name("tf")))])
+        for statement in rebinding.imports:
+            edits.expressions[statement] = tf2
+        for block in rebinding.blocks:
+            edits.replace(block, [] if rebinding.plain_import else [
+                cst.SimpleStatementLine([tf2], leading_lines=block.leading_lines)])
+        for node, new in spelling.all_references().items():
+            edits.expressions.setdefault(node, new)
+        for node in self._other_names_of_tensorflow():
+            edits.expressions[node] = cst.Name("tf")
+        for name, (module, obj) in self.rewrite.generated_imports().items():
+            edits.add_import(module, obj, None if name in (module, obj) else name)
+
+    def _other_names_of_tensorflow(self) -> list[cst.Name]:
+        """The uses of `tensorflow` imported under another name than `tf` (`import tensorflow as tf2`, as TFM101
+        imports it where `tf` was TF1's); their import lines go."""
+        others = set()
+        for statement in self.view.module.body:
+            imports = [small for small in statement.body if isinstance(small, cst.Import)] \
+                if isinstance(statement, cst.SimpleStatementLine) else []
+            names = {alias.evaluated_alias or alias.evaluated_name for small in imports for alias in small.names
+                     if alias.evaluated_name == "tensorflow" and (alias.evaluated_alias or "tensorflow") != "tf"}
+            if names and len(statement.body) == 1 and len(imports[0].names) == 1:
+                self.edits.remove(statement)
+                others |= names
+        return [node for node in subtree(self.view.module) if isinstance(node, cst.Name) and node.value in others
+                and not isinstance(self.view.parent(node), (cst.ImportAlias, cst.AsName))]
+
+
+def _is_device_block(statement, names: Names) -> bool:
+    """`with tf.device(tf.train.replica_device_setter(...)):`"""
+    if not (isinstance(statement, cst.With) and len(statement.items) == 1):
+        return False
+    call = statement.items[0].item
+    return (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
+            and isinstance(call.args[0].value, cst.Call) and names.api(call.args[0].value.func) == DEVICE_SETTER)
+
+
+def _statements(module: cst.Module):
+    """Every statement of the module, however nested, with the statements of its block."""
+    stack: list[list] = [list(module.body)]
+    while stack:
+        block = stack.pop()
+        for statement in block:
+            yield statement, block
+            stack += [list(child.body) for child in _blocks(statement)]
+
+
+def _blocks(node: cst.CSTNode) -> list[cst.IndentedBlock]:
+    """The indented blocks right below ``node`` (not those inside them)."""
+    found = []
+    for child in node.children:
+        if isinstance(child, cst.IndentedBlock):
+            found.append(child)
+        elif not isinstance(child, cst.BaseStatement) or child is getattr(node, "orelse", None):  # `elif`
+            found += _blocks(child)
+    return found
+
+
+def _uses(code: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The Name nodes of ``name`` in the code, but not `f(name=...)` keywords."""
+    keywords = {id(node.keyword) for node in subtree(code) if isinstance(node, cst.Arg) and node.keyword}
+    return [node for node in subtree(code) if is_name(node, name) and id(node) not in keywords]

@@ -1,0 +1,319 @@
+"""The worker's graph, read from the `with tf.device(replica_device_setter(...)):` block.
+
+Each statement is an assignment: a placeholder (a step argument), a variable (created in the
+strategy's scope), a Dense layer (``tf.layers.dense``, ``tf.layers.Dense(...)(x)``,
+``tf.keras.layers.Dense(...)(x)``: a Keras layer created and built in the scope, called in the
+step), the batches of a ``tf.data`` iterator (``make_one_shot_iterator().get_next()``: a
+per-worker dataset whose iterator the step reads), the global step (the optimizer's
+``iterations``), an optimizer and its ``minimize`` (the Keras optimizer applying the tape's
+gradients), ops of tensors (run in the step, under the tape), or what only a TF1 session used
+(an initializer, a ``Saver``, merged summaries: dropped when nothing but the session reads them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrites import keras_equivalents as keras_code
+from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
+from rewrites.syntax import Unsupported, bind_arguments, first_line, is_name, single_assign, statement_value, subtree
+
+GLOBAL_STEP = {"train.get_or_create_global_step", "train.get_global_step", "train.create_global_step"}
+GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "collections", "caching_device",
+                "partitioner")
+MINIMIZE = ("loss", "global_step", "var_list")
+ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
+# Layers built in the strategy's scope for the shape of their input: Dense only, whose kernel needs its last axis.
+DENSE = {"layers.dense": True, "layers.Dense": False, "keras.layers.Dense": False}
+# What only a TF1 session reads: gone with the session.
+SESSION_ONLY = {"global_variables_initializer", "initialize_all_variables", "local_variables_initializer",
+                "train.Saver", "summary.merge_all", "summary.FileWriter"}
+SUMMARIES = {"summary.scalar", "summary.histogram", "summary.image", "summary.audio", "summary.text",
+             "summary.tensor_summary"}
+
+
+@dataclass
+class Names:
+    """How the rewrite reads the user's code: ``api(node)`` names a TensorFlow API, ``code(node)`` is a node's
+    code as the migrated module spells it."""
+
+    api: Callable[[cst.CSTNode], str | None]
+    code: Callable[[cst.CSTNode], str]
+    spelled: Callable[[cst.CSTNode], cst.CSTNode]  # a copy with its TensorFlow references respelled
+
+
+@dataclass
+class Graph:
+    """What the worker's graph holds, read from the device-setter block."""
+
+    placeholders: list[str] = field(default_factory=list)
+    variables: list[str] = field(default_factory=list)         # TF2 code creating them, in order
+    variable_names: list[str] = field(default_factory=list)
+    computation: list[str] = field(default_factory=list)  # code run in the step, under the tape
+    computed: list[str] = field(default_factory=list)     # the names it binds
+    global_step: str | None = None
+    optimizer: str = ""
+    optimizer_name: str | None = None
+    after_optimizer: tuple[str, ...] = ()
+    partitioner: str | None = None               # the TF2 partitioner one get_variable used: the strategy's
+    unpartitioned: list[cst.Call] = field(default_factory=list)  # get_variables without one
+    loss: str | None = None
+    train_op: str | None = None
+    tracked: list[str] = field(default_factory=list)  # what a checkpoint holds: variables and layers, by name
+    shapes: dict[str, str] = field(default_factory=dict)  # tensor name -> code of its static shape
+    dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
+    iterator: str | None = None
+    dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
+    elements: list[str] = field(default_factory=list)  # the names of get_next()'s tensors, in order
+    packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
+    session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
+    summaries: list[cst.BaseStatement] = field(default_factory=list)  # `tf.summary.scalar(...)`: dropped
+    notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
+
+    @property
+    def tensors(self) -> set[str]:
+        """The names bound to the graph's tensors, which only exist in the step function once migrated."""
+        return {*self.placeholders, *self.elements, self.loss, self.train_op, self.global_step, self.iterator,
+                *self.computed} - {None}
+
+    @property
+    def inputs(self) -> list[str]:
+        """What the step function takes: a batch of the iterator's, then the placeholders' values."""
+        return [*self.elements, *self.placeholders]
+
+
+def read_graph(device: cst.With, names: Names) -> Graph:
+    return _Reader(names).read(device)
+
+
+class _Reader:
+    def __init__(self, names: Names) -> None:
+        self.api, self.code, self.spelled = names.api, names.code, names.spelled
+
+    def read(self, device: cst.With) -> Graph:
+        graph = Graph()
+        for statement in device.body.body:
+            value = statement_value(statement)
+            if isinstance(value, cst.Call) and self.api(value.func) in SUMMARIES and single_assign(statement) is None:
+                graph.summaries.append(statement)
+                continue
+            if self._get_next(graph, statement, value):
+                continue
+            assign = single_assign(statement)
+            if assign is None:
+                raise Unsupported(statement, f"`{first_line(statement)}` in the graph: only assignments are migrated")
+            self._assignment(graph, statement, *assign)
+        if not (graph.loss and graph.train_op and graph.variables):
+            raise Unsupported(device, "the graph needs variables, a loss and `train_op = optimizer.minimize(loss)`")
+        if graph.dataset is not None and any(single_assign(s)[0] != graph.dataset for s in graph.dataset_statements):
+            raise Unsupported(graph.dataset_statements[0], "a tf.data pipeline other than the one the iterator reads")
+        if graph.partitioner is not None:
+            lookup = next((node for node in subtree(device) if isinstance(node, cst.Call)
+                           and self.api(node.func) == "nn.embedding_lookup"), None)
+            if lookup is not None:
+                raise Unsupported(lookup, "embedding_lookup on partitioned variables: TF1 looked ids up \"mod\", a "
+                                          "TF2 sharded variable \"div\"; use a Keras Embedding, by hand")
+            if graph.unpartitioned:
+                graph.notes.append(("TFM105", graph.unpartitioned[0], PARTITIONER_FOR_EVERY_VARIABLE))
+        return graph
+
+    def _assignment(self, graph: Graph, statement, target: str, value: cst.BaseExpression) -> None:
+        api = self.api(value.func) if isinstance(value, cst.Call) else None
+        if api == "placeholder":
+            graph.placeholders.append(target)
+            shape = bind_arguments(value, ("dtype", "shape", "name"))
+            if shape is not None and "shape" in shape:
+                graph.shapes[target] = self.code(shape["shape"][1].value)
+        elif self._dense(value) is not None:
+            self._layer(graph, statement, target, value)
+        elif self._iterator(value) is not None:
+            if graph.dataset is not None:
+                raise Unsupported(value, "two iterators in the graph: one input is migrated")
+            graph.dataset = self._iterator(value)
+            graph.iterator = target
+        elif self._is_dataset(value) and (target == graph.dataset or graph.dataset is None):
+            graph.dataset_statements.append(statement)
+        elif api == "get_variable":
+            self._variable(graph, target, value)
+        elif api == "Variable":
+            graph.variables.append(f"{target} = {self.code(value.with_changes(func=cst.parse_expression('tf.Variable')))}")
+            graph.variable_names.append(target)
+            graph.tracked.append(target)
+        elif api in GLOBAL_STEP:
+            graph.global_step = target
+        elif api in SESSION_ONLY:
+            graph.session_only[target] = statement
+        elif api is not None and api.startswith("train.") and api.endswith("Optimizer"):
+            self._optimizer(graph, target, value)
+        elif self._is_minimize(value, graph):
+            self._minimize(graph, target, value)
+        elif self._is_chained_minimize(value):  # `train_op = tf1.train.XOptimizer(...).minimize(loss, ...)`
+            self._optimizer(graph, "optimizer", value.func.value)
+            self._minimize(graph, target, value)
+        else:
+            self._computation(graph, statement, value)
+
+    def _variable(self, graph: Graph, target: str, call: cst.Call) -> None:
+        args = bind_arguments(call, GET_VARIABLE)
+        if args is None or not {"name", "shape"} <= set(args) or set(args) - {"name", "shape", "dtype", "initializer",
+                                                                               "partitioner"}:
+            raise Unsupported(call, "get_variable is migrated with a name, a shape, a dtype, an initializer and a "
+                                    "partitioner; regularizers and other arguments are not yet")
+        if "partitioner" in args:
+            self._partitioner(graph, args["partitioner"][1].value)
+        else:
+            graph.unpartitioned.append(call)
+        # get_variable's default initializer: TF1's glorot_uniform, which TF2 still has as compat.v1.
+        initializer = (self.code(args["initializer"][1].value) if "initializer" in args
+                       else "tf.compat.v1.glorot_uniform_initializer()")
+        dtype = f", dtype={self.code(args['dtype'][1].value)}" if "dtype" in args else ""
+        shape, name = self.code(args["shape"][1].value), self.code(args["name"][1].value)
+        graph.variables.append(f"{target} = tf.Variable({initializer}({shape}{dtype}), name={name})")
+        graph.variable_names.append(target)
+        graph.tracked.append(target)
+
+    def _partitioner(self, graph: Graph, node: cst.BaseExpression) -> None:
+        """A get_variable's partitioner (made TF2's by TFM201-203) becomes the strategy's, for every variable."""
+        api = self.api(node.func) if isinstance(node, cst.Call) else None
+        if not (api or "").startswith("distribute.experimental.partitioners."):
+            raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")
+        if graph.partitioner not in (None, self.code(node)):
+            raise Unsupported(node, "two different partitioners: ParameterServerStrategy takes one for every "
+                                    "variable; choose one, or write a Partitioner that decides by shape")
+        graph.partitioner = self.code(node)
+
+    def _optimizer(self, graph: Graph, target: str, call: cst.Call) -> None:
+        try:
+            code = keras_code.optimizer(self.api(call.func), self.spelled(call))
+        except keras_code.NoKerasEquivalent as problem:
+            raise Unsupported(call, str(problem)) from None
+        if code.safety.value == "numeric":
+            graph.notes.append(("TFM106", call, code.why))
+        graph.optimizer, graph.optimizer_name = f"{target} = {code.code}", target
+        graph.after_optimizer = code.after_compile
+
+    def _is_minimize(self, value, graph: Graph) -> bool:
+        return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "minimize" and is_name(value.func.value, graph.optimizer_name or ""))
+
+    def _is_chained_minimize(self, value) -> bool:
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "minimize" and isinstance(value.func.value, cst.Call)):
+            return False
+        api = self.api(value.func.value.func) or ""
+        return api.startswith("train.") and api.endswith("Optimizer")
+
+    def _minimize(self, graph: Graph, target: str, call: cst.Call) -> None:
+        args = bind_arguments(call, MINIMIZE)
+        if args is None or "var_list" in args or not isinstance(args.get("loss", (0, cst.Arg(cst.Name("_"))))[1].value,
+                                                                cst.Name):
+            raise Unsupported(call, "minimize(loss, global_step=...) of a named loss over every variable is migrated")
+        step = args.get("global_step")
+        if step is None or not is_name(step[1].value, graph.global_step or ""):
+            raise Unsupported(call, "minimize() must advance the global step (global_step=...)")
+        graph.loss, graph.train_op = args["loss"][1].value.value, target
+
+    def _computation(self, graph: Graph, statement, value) -> None:
+        """Ops of tensors: kept as they are, in the step. Anything making variables stays manual."""
+        for node in subtree(value):
+            api = self.api(node.func) if isinstance(node, cst.Call) else None
+            if api is not None and (api.startswith(("layers.", "keras.layers.", "contrib."))
+                                    or api in ("get_variable", "variable_scope")):
+                raise Unsupported(node, f"{api} creates variables inside the graph's computation: not migrated yet; "
+                                        "create them (or Keras layers) in the strategy's scope by hand")
+        graph.computation.append(self.code(statement).strip())
+        graph.computed.append(single_assign(statement)[0])
+
+    # -- input: a tf.data iterator ----------------------------------------------------------
+
+    def _iterator(self, value) -> str | None:
+        """The dataset name of `dataset.make_one_shot_iterator()` / `tf.data.make_one_shot_iterator(dataset)`."""
+        if not isinstance(value, cst.Call):
+            return None
+        if self.api(value.func) in ITERATOR_FUNCTIONS and len(value.args) == 1 and isinstance(value.args[0].value,
+                                                                                               cst.Name):
+            return value.args[0].value.value
+        if isinstance(value.func, cst.Attribute) and value.func.attr.value == "make_one_shot_iterator" \
+                and isinstance(value.func.value, cst.Name) and not value.args:
+            return value.func.value.value
+        return None
+
+    def _is_dataset(self, value) -> bool:
+        """A tf.data pipeline: `tf.data.X(...)...` or `dataset.map(...)` of the dataset being built."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if (self.api(value.func) or "").startswith("data."):
+                return True
+            value = value.func.value
+        return isinstance(value, cst.Name) and value.value == "dataset"
+
+    def _get_next(self, graph: Graph, statement, value) -> bool:
+        """`x, y = iterator.get_next()` (or of `dataset.make_one_shot_iterator()`): the step's batch."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "get_next" and not value.args):
+            return False
+        source_of = value.func.value
+        if self._iterator(source_of) is not None:
+            graph.dataset = self._iterator(source_of)
+        elif not (isinstance(source_of, cst.Name) and source_of.value == graph.iterator):
+            raise Unsupported(value, "get_next() of an iterator other than a one-shot iterator of the graph's dataset "
+                                     "(initializable iterators run an initializer in the session): migrate it by hand")
+        target = statement.body[0].targets[0].target if isinstance(statement.body[0], cst.Assign) \
+            and len(statement.body[0].targets) == 1 else None
+        names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+        if not all(isinstance(name, cst.Name) for name in names):
+            raise Unsupported(statement, "get_next()'s batch must be assigned to names")
+        graph.elements = [name.value for name in names]
+        graph.packed = isinstance(target, (cst.Tuple, cst.List))
+        for name in graph.elements:
+            graph.shapes[name] = f"{name}_spec.shape"
+        return True
+
+    # -- layers --------------------------------------------------------------------------------
+
+    def _dense(self, value) -> tuple[str, cst.Call, cst.BaseExpression] | None:
+        """(api, the layer's constructor call, its input) of `tf.layers.dense(x, ...)` / `Dense(...)(x)`."""
+        if not isinstance(value, cst.Call):
+            return None
+        if DENSE.get(self.api(value.func)):
+            return self.api(value.func), value, None
+        if isinstance(value.func, cst.Call) and DENSE.get(self.api(value.func.func)) is False and len(value.args) == 1:
+            return self.api(value.func.func), value.func, value.args[0].value
+        return None
+
+    def _layer(self, graph: Graph, statement, target: str, value: cst.Call) -> None:
+        api, constructor, inputs = self._dense(value)
+        if api == "keras.layers.Dense":
+            code = "keras." + self.code(constructor).split("keras.", 1)[1]
+        else:
+            try:
+                translated, inputs = keras_code.layer(api, self.spelled(constructor), functional=inputs is None)
+            except keras_code.NoKerasEquivalent as problem:
+                raise Unsupported(value, str(problem)) from None
+            code = translated.code
+        if not isinstance(inputs, cst.Name) or inputs.value not in graph.shapes:
+            raise Unsupported(value, "a layer whose input has no static shape in the graph (a placeholder's, another "
+                                     "layer's, the iterator's): build it in the strategy's scope by hand")
+        units = bind_arguments(constructor, ("units",) if api != "layers.dense" else ("inputs", "units"))
+        layer, shape = f"{target}_layer", graph.shapes[inputs.value]
+        graph.variables += [f"{layer} = {code}", f"{layer}.build({shape})"]
+        graph.variable_names.append(f"*{layer}.trainable_variables")
+        graph.tracked.append(layer)
+        graph.shapes[target] = _dense_output(shape, self.code(units["units"][1].value)) \
+            if units and "units" in units else f"{layer}.compute_output_shape({shape})"
+        graph.computation.append(f"{target} = {layer}({inputs.value})")
+        graph.computed.append(target)
+
+
+def _dense_output(shape: str, units: str) -> str:
+    """A Dense layer's output shape: its input's with the last axis `units`."""
+    try:
+        node = cst.parse_expression(shape)
+    except cst.ParserSyntaxError:
+        node = None
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        head = [cst.Module([]).code_for_node(e.value) for e in node.elements[:-1]]
+        return f"[{', '.join([*head, units])}]"
+    return f"[*{shape}[:-1], {units}]"

@@ -1,0 +1,351 @@
+"""The TF1 session that trains the graph, and its loop, as a ClusterCoordinator loop.
+
+Three openings of a session are read: ``with MonitoredTrainingSession(master=server.target,
+is_chief=..., hooks=[StopAtStepHook(last_step=N)]) as sess:`` (or ``sess = ...`` before the
+loop), ``with sv.managed_session(server.target) as sess:`` and ``sess =
+sv.prepare_or_wait_for_session(server.target)`` of a ``sv = Supervisor(is_chief=...,
+logdir=...)``. The loop ``while not sess.should_stop():`` / ``while not sv.should_stop() and
+step < N:`` keeps its body; its one ``sess.run([train_op, global_step, loss], feed_dict=...)``
+becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's global step is
+the optimizer's ``iterations``). A session writing checkpoints (a Supervisor's ``logdir``, a
+MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
+program resumes from, saving when training ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrites.between_graph.graph import Graph, Names
+from rewrites.syntax import Unsupported, bind_arguments, is_name, list_elements, single_assign, statement_value, subtree
+
+MONITORED_TRAINING_SESSION = ("master", "is_chief", "checkpoint_dir", "scaffold", "hooks", "chief_only_hooks",
+                              "save_checkpoint_secs", "save_summaries_steps", "save_summaries_secs", "config",
+                              "stop_grace_period_secs", "log_step_count_steps", "max_wait_secs",
+                              "save_checkpoint_steps", "summary_dir", "save_graph_def")
+SUPERVISOR = ("graph", "ready_op", "ready_for_local_init_op", "is_chief", "init_op", "init_feed_dict",
+              "local_init_op", "logdir", "summary_op", "saver", "global_step", "save_summaries_secs",
+              "save_model_secs", "recovery_wait_secs", "stop_grace_secs", "checkpoint_basename", "session_manager",
+              "summary_writer", "init_fn", "local_init_run_options")
+# Supervisor arguments the migrated program does without: its own initialisation, checkpoints and waits.
+SUPERVISOR_DROPPED = {"init_op", "summary_op", "saver", "global_step", "save_summaries_secs", "recovery_wait_secs",
+                      "stop_grace_secs", "save_model_secs", "checkpoint_basename", "logdir", "is_chief"}
+SESSION_ARGUMENTS = ("master", "config", "wait_for_checkpoint", "max_wait_secs", "start_standard_services")
+MTS_DROPPED = {"master", "is_chief", "hooks", "config", "checkpoint_dir", "save_checkpoint_secs",
+               "save_checkpoint_steps", "stop_grace_period_secs", "max_wait_secs", "log_step_count_steps",
+               "save_summaries_steps", "save_summaries_secs"}
+RUN = ("fetches", "feed_dict", "options", "run_metadata")
+GLOBAL_STEP_READ = ("TF1 read the global step in the run that incremented it, racing the increment (most often the "
+                    "value before it); the migrated loop reads it after the step")
+STEP_LIMIT = ": this loop, stopping at `{test}`, trains as many steps as it says, where TF1 usually trained one more"
+SCHEDULED = "scheduled_steps"  # the steps scheduled so far: TF1's global step once they are done
+SUPERVISOR_API = "train.Supervisor"
+MTS_API = "train.MonitoredTrainingSession"
+
+
+@dataclass
+class Session:
+    """A TF1 session over the graph: how it opened, who is chief, its loop, where it checkpoints."""
+
+    opening: cst.BaseStatement      # the `with ... as sess:` or `sess = ...` statement
+    name: str                       # `sess`
+    master: cst.BaseExpression | None
+    is_chief: cst.BaseExpression
+    loop: cst.While
+    stops: list[cst.BaseExpression]  # what says a session should stop: `sess.should_stop()`, `sv.should_stop()`
+    last_step: cst.BaseExpression | None = None  # a StopAtStepHook's
+    checkpoints: cst.BaseExpression | None = None  # the directory
+    supervisor: cst.BaseStatement | None = None    # `sv = Supervisor(...)`
+    hooks: cst.BaseExpression | None = None        # a MonitoredTrainingSession's
+    arguments: list[cst.BaseExpression] = field(default_factory=list)  # names the opening calls read
+
+    @property
+    def statements(self) -> list[cst.BaseStatement]:
+        """What opened the session, besides its loop: gone with it."""
+        return [self.opening, *([self.supervisor] if self.supervisor is not None else [])]
+
+
+def opens_session(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> bool:
+    call = _opening_call(statement)
+    return call is not None and (names.api(call.func) == MTS_API or _supervisor_method(call, supervisors) is not None)
+
+
+def read_session(statement, block: list, names: Names, supervisors: dict[str, cst.BaseStatement]) -> Session:
+    """The session ``statement`` opens (``block``: the statements of its block, for a loop after it)."""
+    call = _opening_call(statement)
+    name = _session_name(statement)
+    if name is None:
+        raise Unsupported(statement, "the session must be named (`with ... as sess:` or `sess = ...`)")
+    loop = _loop(statement, block, name)
+    if names.api(call.func) == MTS_API:
+        return _monitored(statement, call, name, loop, names)
+    return _supervised(statement, call, name, loop, names, supervisors)
+
+
+def _opening_call(statement) -> cst.Call | None:
+    if isinstance(statement, cst.With) and len(statement.items) == 1 and isinstance(statement.items[0].item, cst.Call):
+        return statement.items[0].item
+    value = statement_value(statement)
+    return value if isinstance(value, cst.Call) and single_assign(statement) is not None else None
+
+
+def _session_name(statement) -> str | None:
+    if isinstance(statement, cst.With):
+        asname = statement.items[0].asname
+        return asname.name.value if asname is not None and isinstance(asname.name, cst.Name) else None
+    return single_assign(statement)[0]
+
+
+def _supervisor_method(call: cst.Call, supervisors: dict[str, cst.BaseStatement]) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in supervisors \
+            and func.attr.value in ("managed_session", "prepare_or_wait_for_session"):
+        return func.value.value
+    return None
+
+
+def _loop(statement, block: list, name: str) -> cst.While:
+    body = statement.body.body if isinstance(statement, cst.With) else block[block.index(statement) + 1:]
+    loops = [s for s in body if isinstance(s, cst.While)]
+    if not loops:
+        raise Unsupported(statement, f"no `while` loop running `{name}` after the session opens")
+    return loops[0]
+
+
+def _monitored(statement, call: cst.Call, name: str, loop: cst.While, names: Names) -> Session:
+    args = bind_arguments(call, MONITORED_TRAINING_SESSION)
+    if args is None:
+        raise Unsupported(call, "MonitoredTrainingSession arguments that cannot be read statically")
+    unknown = next((key for key in args if key not in MTS_DROPPED), None)
+    if unknown is not None:
+        raise Unsupported(args[unknown][1], f"MonitoredTrainingSession({unknown}=...) is not migrated yet: do its "
+                                            "work around the migrated loop by hand")
+    if "is_chief" not in args:
+        raise Unsupported(call, "MonitoredTrainingSession without is_chief: say which worker is TF1's chief")
+    return Session(statement, name, _value(args, "master"), args["is_chief"][1].value, loop,
+                   stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
+                   hooks=_value(args, "hooks"), arguments=[a.value for a in call.args])
+
+
+def _supervised(statement, call: cst.Call, name: str, loop: cst.While, names: Names,
+                supervisors: dict[str, cst.BaseStatement]) -> Session:
+    sv = _supervisor_method(call, supervisors)
+    supervisor = supervisors[sv]
+    created = single_assign(supervisor)[1]
+    args = bind_arguments(created, SUPERVISOR)
+    if args is None:
+        raise Unsupported(created, "Supervisor arguments that cannot be read statically")
+    unknown = next((key for key in args if key not in SUPERVISOR_DROPPED), None)
+    if unknown is not None:
+        raise Unsupported(args[unknown][1], f"Supervisor({unknown}=...) is not migrated: do its work around the "
+                                            "migrated loop by hand")
+    if "is_chief" not in args:
+        raise Unsupported(created, "Supervisor without is_chief: say which worker is TF1's chief")
+    opened = bind_arguments(call, SESSION_ARGUMENTS)
+    if opened is None or set(opened) - {"master", "config", "start_standard_services"}:
+        raise Unsupported(call, f"{call.func.attr.value}(master, config=...) is migrated; other arguments are not")
+    save = _value(args, "save_model_secs")
+    logdir = _value(args, "logdir")
+    if logdir is not None and is_name(logdir, "None") or (save is not None and source_is_zero(save)):
+        logdir = None
+    return Session(statement, name, _value(opened, "master"), args["is_chief"][1].value, loop,
+                   stops=[cst.parse_expression(f"{sv}.should_stop()")], checkpoints=logdir, supervisor=supervisor,
+                   arguments=[a.value for a in (*call.args, *created.args)])
+
+
+def source_is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == 0
+
+
+def _value(args: dict, name: str) -> cst.BaseExpression | None:
+    return args[name][1].value if name in args else None
+
+
+def last_step(session: Session, names: Names, only_for_session: dict[str, cst.BaseStatement]) -> None:
+    """The StopAtStepHook's last step of a MonitoredTrainingSession (the only hook migrated)."""
+    hooks = session.hooks
+    if isinstance(hooks, cst.Name) and hooks.value in only_for_session:
+        hooks = single_assign(only_for_session[hooks.value])[1]
+    for hook in list_elements(hooks):
+        if not (isinstance(hook, cst.Call) and names.api(hook.func) == "train.StopAtStepHook"):
+            raise Unsupported(hook, "a hook other than StopAtStepHook(last_step=...): rewrite it as code around "
+                                    "the migrated loop by hand")
+        bound = bind_arguments(hook, ("num_steps", "last_step"))
+        if bound is None or set(bound) != {"last_step"}:
+            raise Unsupported(hook, "StopAtStepHook(num_steps=...) counts from wherever a run resumed: give "
+                                    "last_step")
+        session.last_step = bound["last_step"][1].value
+
+
+# -- the loop ---------------------------------------------------------------------------------
+
+
+def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cst.CSTNode]
+                  ) -> tuple[list[cst.BaseStatement], cst.BaseStatement, list]:
+    """The loop scheduling its steps on the workers (with what goes before and after it), the run statement it
+    replaced, notes on it. ``outside``: the code around the loop, which may read what the run fetched.
+
+    TF1's workers trained concurrently, and so do the migrated ones: a step is scheduled without waiting for
+    it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th under an
+    `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator."""
+    loop = session.loop
+    conditions = [c for c in _conjuncts(loop.test) if not any(_is_should_stop(c, stop) for stop in session.stops)]
+    if len(conditions) == len(_conjuncts(loop.test)):
+        raise Unsupported(loop, f"the loop must stop when the session says so: `while not "
+                                f"{cst.Module([]).code_for_node(session.stops[0])}`")
+    tests = [names.code(condition) for condition in conditions]
+    if session.last_step is not None:
+        tests.append(f"{SCHEDULED} < {names.code(session.last_step)}")
+    if not tests:
+        raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
+                                "training stops, e.g. `while not sv.should_stop() and step < N:`")
+    runs = [s for s in loop.body.body if any(_is_run(node, session.name) for node in subtree(s))]
+    if len(runs) != 1:
+        raise Unsupported(loop, "the loop must run the session exactly once per step")
+    run = runs[0]
+    kept = _kept(run, graph)
+    loss, step = kept.get(graph.loss), kept.get(graph.global_step)
+    counted = session.last_step is not None or step is not None
+    waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
+    body, after_run = [], False
+    for statement in loop.body.body:
+        if statement is run:
+            body += _scheduled(run, graph, names, kept, fetch=waits, counted=counted)
+            after_run = True
+        else:
+            statement = names.spelled(statement)
+            body.append(_fetched(statement, loss) if loss and after_run and not waits else statement)
+    owners = {session.name, *(stop.func.value.value for stop in session.stops)}
+    for node in (n for code in [*conditions, *(s for s in loop.body.body if s is not run)] for n in subtree(code)):
+        if isinstance(node, cst.Name) and node.value in owners:
+            raise Unsupported(node, f"`{node.value}` is used besides the one run of each step: migrate that by hand")
+    new = loop.with_changes(test=cst.parse_expression(" and ".join(tests)),
+                            body=loop.body.with_changes(body=body))
+    before = [cst.parse_statement(f"{SCHEDULED} = int({graph.optimizer_name}.iterations)\n")] if counted else []
+    return [*before, new, cst.parse_statement("coordinator.join()\n")], run, _step_notes(run, loop, graph)
+
+
+def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
+    """What the run fetched and the loop keeps: the fetched name -> the name it is assigned to."""
+    value = statement_value(run)
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "run"):
+        raise Unsupported(run, "the session's run must be a statement of its own")
+    args = bind_arguments(value, RUN)
+    if args is None or "fetches" not in args or set(args) - {"fetches", "feed_dict"}:
+        raise Unsupported(value, "run(fetches, feed_dict={...}) is migrated")
+    fetches, targets = _fetches(run, args["fetches"][1].value)
+    if graph.train_op not in fetches:
+        raise Unsupported(value, "a run without the train_op")
+    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step)), None)
+    if unknown is not None:
+        raise Unsupported(value, f"run() fetches `{unknown}`: the train_op, the loss and the global step are migrated")
+    return {fetch: target for fetch, target in zip(fetches, targets) if target}
+
+
+class _Fetch(cst.CSTTransformer):
+    """Each read of ``name`` (a step's RemoteValue) becomes ``name.fetch()``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name, self.targets = name, 0
+
+    def visit_AssignTarget(self, node) -> None:
+        self.targets += 1
+
+    def leave_AssignTarget(self, original_node, updated_node):
+        self.targets -= 1
+        return updated_node
+
+    def leave_Name(self, original_node, updated_node):
+        if updated_node.value == self.name and not self.targets:
+            return cst.parse_expression(f"{self.name}.fetch()")
+        return updated_node
+
+
+def _fetched(statement: cst.BaseStatement, loss: str) -> cst.BaseStatement:
+    return statement.visit(_Fetch(loss))
+
+
+def _step_notes(run: cst.BaseStatement, loop: cst.While, graph: Graph) -> list[tuple[str, cst.CSTNode, str]]:
+    step = _kept(run, graph).get(graph.global_step)
+    if step is None:
+        return []
+    limited = any(is_name(node, step) for node in subtree(loop.test))
+    test = cst.Module([]).code_for_node(loop.test)
+    return [("TFM106", run, GLOBAL_STEP_READ + (STEP_LIMIT.format(test=test) if limited else ""))]
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and not test.lpar:
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
+
+
+def _is_should_stop(test, stop: cst.Call) -> bool:
+    return (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+            and isinstance(test.expression, cst.Call) and not test.expression.args
+            and test.expression.func.deep_equals(stop.func))
+
+
+def _is_run(node, name: str) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run"
+            and is_name(node.func.value, name))
+
+
+def _scheduled(run: cst.BaseStatement, graph: Graph, names: Names, kept: dict[str, str], *, fetch: bool,
+               counted: bool) -> list[cst.BaseStatement]:
+    """`_, step, loss_value = sess.run([train_op, global_step, loss], feed_dict={x: ..., y: ...})`
+    -> `loss_value = coordinator.schedule(train_step, args=(...))`, the step counted."""
+    args = bind_arguments(statement_value(run), RUN)
+    feeds = _feeds(args["feed_dict"][1].value if "feed_dict" in args else cst.Dict([]), graph, names)
+    arguments = as_tuple(["per_worker_iterator"] * bool(graph.elements) + feeds)
+    schedule = f"coordinator.schedule(train_step, args={arguments})" + (".fetch()" if fetch else "")
+    lines = [f"{kept[graph.loss]} = {schedule}" if graph.loss in kept else schedule]
+    if counted:
+        lines.append(f"{SCHEDULED} += 1")
+    if graph.global_step in kept:
+        lines.append(f"{kept[graph.global_step]} = {SCHEDULED}")
+    statements = [cst.parse_statement(line) for line in lines]
+    statements[0] = statements[0].with_changes(leading_lines=run.leading_lines)
+    return statements
+
+
+def _feeds(feed_dict, graph: Graph, names: Names) -> list[str]:
+    if not isinstance(feed_dict, cst.Dict):
+        raise Unsupported(feed_dict, "feed_dict must be a dict written in the run")
+    fed = {}
+    for element in feed_dict.elements:
+        if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.Name)):
+            raise Unsupported(feed_dict, "feed_dict keys must be the graph's placeholders")
+        fed[element.key.value] = names.code(element.value)
+    if set(fed) != set(graph.placeholders):
+        raise Unsupported(feed_dict, "feed_dict must feed every placeholder, and only them")
+    return [fed[placeholder] for placeholder in graph.placeholders]
+
+
+def _fetches(statement, fetches) -> tuple[list[str], list[str | None]]:
+    """The fetched names and the names each is assigned to (None: not kept)."""
+    items = [e.value for e in fetches.elements] if isinstance(fetches, (cst.List, cst.Tuple)) else [fetches]
+    if not all(isinstance(item, cst.Name) for item in items):
+        raise Unsupported(fetches, "run() fetches must be names of the graph")
+    small = statement.body[0]
+    if isinstance(small, cst.Expr):
+        targets = [None] * len(items)
+    elif isinstance(fetches, (cst.List, cst.Tuple)):
+        target = small.targets[0].target if len(small.targets) == 1 else None
+        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(items)
+                and all(isinstance(e.value, cst.Name) for e in target.elements)):
+            raise Unsupported(statement, "run()'s results must be unpacked into names, one per fetch")
+        targets = [None if e.value.value == "_" else e.value.value for e in target.elements]
+    else:
+        target = small.targets[0].target if len(small.targets) == 1 else None
+        if not isinstance(target, cst.Name):
+            raise Unsupported(statement, "run()'s result must be assigned to a name")
+        targets = [target.value]
+    return [item.value for item in items], targets
+
+
+def as_tuple(items: list[str]) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
