@@ -29,6 +29,7 @@ flags.DEFINE_string("worker_hosts", "", "comma-separated host:port of the worker
 flags.DEFINE_string("job_name", "worker", "ps or worker")
 flags.DEFINE_integer("task_index", 0, "index of the task in its job")
 flags.DEFINE_integer("train_steps", 20, "steps this worker trains for")
+flags.DEFINE_integer("log_every", 1, "print the loss every this many steps")
 flags.DEFINE_string("logdir", "", "checkpoints (a temporary folder when empty)")
 FLAGS = flags.FLAGS
 
@@ -90,7 +91,8 @@ def main(_):
       local_step = 0
       while not sv.should_stop() and local_step < FLAGS.train_steps:
         _, step, loss_value = sess.run([train_op, global_step, loss])
-        print("step %d loss %s" % (step, loss_value))
+        if local_step % FLAGS.log_every == 0:
+          print("step %d loss %s" % (step, loss_value))
         local_step += 1
     sv.stop()
     if not FLAGS.logdir:
