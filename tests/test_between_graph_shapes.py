@@ -78,7 +78,8 @@ def test_prepare_or_wait_for_session_and_its_loop_after_it():
       local_step = 0
       while not sv.should_stop() and local_step < FLAGS.train_steps:
         _, step, loss_value = sess.run([train_op, global_step, loss])
-        print("step %d loss %s" % (step, loss_value))
+        if local_step % FLAGS.log_every == 0:
+          print("step %d loss %s" % (step, loss_value))
         local_step += 1
     sv.stop()
 """, """    sess = sv.prepare_or_wait_for_session(server.target)

@@ -87,8 +87,9 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
+from rewrites.between_graph import emit
 from rewrites.between_graph.graph import Graph, Names, read_graph
-from rewrites.between_graph.session import Session, as_tuple, last_step, migrated_loop, opens_session, read_session
+from rewrites.between_graph.session import Session, last_step, migrated_loop, opens_session, read_session
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -132,7 +133,7 @@ class Rewrite(TFCodemod):
             program = _Program(self, view, spelling, names, supervisors)
             for statement, block in openings:
                 program.migrate(statement, block)
-            program.make_tf2()
+            emit.make_tf2(program.edits, spelling, program.replaced, self.generated_imports())
             code = program.edits.apply()
         except Unsupported as problem:
             self.report("TFM104", problem.node, f"between-graph program left as it is: {problem}")
@@ -184,8 +185,10 @@ class _Program:
         for statement in removed:
             self.edits.remove(statement)
         dataset = self._dataset(graph, device, block)
-        self.edits.replace(device, [*self._serve_unless_chief(server, session.is_chief, device),
-                                    *self._strategy(graph, cluster, protocol, session, dataset)])
+        self.edits.replace(device, [*emit.serve_unless_chief(server, session.is_chief, device, self.names),
+                                    *emit.strategy(graph, cluster, protocol, session, dataset, self.names)])
+        if session.checkpoints is not None:
+            self.edits.add_import("os")
         self._replace_loop(session, loop)
         for statement in block:
             self._seed(statement)
@@ -300,53 +303,6 @@ class _Program:
 
     # -- the TF2 program ------------------------------------------------------------------
 
-    def _serve_unless_chief(self, server: str, is_chief: cst.BaseExpression, device: cst.With) -> list:
-        chief = self.names.code(is_chief)
-        simple = is_chief.lpar or isinstance(is_chief, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
-        code = (f"if not {chief if simple else f'({chief})'}:\n"
-                f"    # TF1's chief drives the cluster's training now; the other workers serve it.\n"
-                f"    {server}.join()\n")
-        statement = cst.parse_statement(code)
-        return [statement.with_changes(leading_lines=device.leading_lines)]
-
-    def _strategy(self, graph: Graph, cluster: str, protocol: str, session: Session,
-                  dataset: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        from templates import render
-
-        after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
-                 for line in graph.after_optimizer]
-        checkpoints = self.names.code(session.checkpoints) if session.checkpoints is not None else None
-        specs = [f"{name}_spec" for name in graph.elements]
-        used = any(spec in line for spec in specs for line in graph.variables)
-        text = render("coordinator_step.py.j2", cluster=cluster, protocol=protocol, partitioner=graph.partitioner,
-                      variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
-                      after_optimizer=after, computation=graph.computation, loss=graph.loss,
-                      variable_names=graph.variable_names, checkpoints=checkpoints,
-                      checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
-                      dataset=[self.names.code(statement).strip() for statement in dataset],
-                      dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
-                      parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
-                      arguments=self._step_arguments(graph))
-        if checkpoints is not None:
-            self.edits.add_import("os")
-        module = cst.parse_module(text)
-        statements = list(module.body)
-        statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
-        # Blank lines without the block's indentation on them.
-        return [statement.with_changes(leading_lines=[line.with_changes(indent=False) if not line.comment else line
-                                                      for line in statement.leading_lines])
-                for statement in statements]
-
-    @staticmethod
-    def _step_arguments(graph: Graph) -> str:
-        """`strategy.run`'s args: the iterator's next batch (unpacked if TF1 unpacked it), the placeholders."""
-        if not graph.elements:
-            return as_tuple(graph.placeholders)
-        batch = "*next(iterator)" if graph.packed else "next(iterator)"
-        if not graph.placeholders and graph.packed:
-            return "next(iterator)"
-        return as_tuple([batch, *graph.placeholders])
-
     def _dataset(self, graph: Graph, device: cst.With, block: list) -> list[cst.BaseStatement]:
         """The statements building the dataset the graph's iterator reads: in the graph, or before it in the
         block; those before it move into the per-worker dataset function."""
@@ -382,48 +338,6 @@ class _Program:
         value = statement_value(statement)
         if isinstance(value, cst.Call) and self.names.api(value.func) in SEEDS:
             self.edits.expressions[value.func] = cst.parse_expression("tf.random.set_seed")
-
-    def make_tf2(self) -> None:
-        """The module imports TF2 as `tf`, its TF1 references respelled, graph mode switched off, other names
-        of TensorFlow folded into `tf`, and imports what the generated code needs."""
-        blocker = self.spelling.graph_only_use(self.replaced)
-        if blocker is not None:
-            raise Unsupported(blocker, f"`{self.view.api(blocker)}` still needs TF1's graph mode, which the migrated "
-                                       "program does not run in: migrate it by hand")
-        edits, spelling = self.edits, self.spelling
-        for statement in spelling.graph_mode_switches():
-            edits.remove(statement)
-        rebinding = spelling.rebinding
-        for statement in rebinding.reassignments:
-            edits.remove(statement)
-        tf2 = cst.Import(names=[cst.ImportAlias(name=cst.Name("tensorflow"), asname=cst.AsName(cst.Name("tf")))])
-        for statement in rebinding.imports:
-            edits.expressions[statement] = tf2
-        for block in rebinding.blocks:
-            edits.replace(block, [] if rebinding.plain_import else [
-                cst.SimpleStatementLine([tf2], leading_lines=block.leading_lines)])
-        for node, new in spelling.all_references().items():
-            edits.expressions.setdefault(node, new)
-        for node in self._other_names_of_tensorflow():
-            edits.expressions[node] = cst.Name("tf")
-        for name, (module, obj) in self.rewrite.generated_imports().items():
-            edits.add_import(module, obj, None if name in (module, obj) else name)
-
-    def _other_names_of_tensorflow(self) -> list[cst.Name]:
-        """The uses of `tensorflow` imported under another name than `tf` (`import tensorflow as tf2`, as TFM101
-        imports it where `tf` was TF1's); their import lines go."""
-        others = set()
-        for statement in self.view.module.body:
-            imports = [small for small in statement.body if isinstance(small, cst.Import)] \
-                if isinstance(statement, cst.SimpleStatementLine) else []
-            names = {alias.evaluated_alias or alias.evaluated_name for small in imports for alias in small.names
-                     if alias.evaluated_name == "tensorflow" and (alias.evaluated_alias or "tensorflow") != "tf"}
-            if names and len(statement.body) == 1 and len(imports[0].names) == 1:
-                self.edits.remove(statement)
-                others |= names
-        return [node for node in subtree(self.view.module) if isinstance(node, cst.Name) and node.value in others
-                and not isinstance(self.view.parent(node), (cst.ImportAlias, cst.AsName))]
-
 
 def _is_device_block(statement, names: Names) -> bool:
     """`with tf.device(tf.train.replica_device_setter(...)):`"""

@@ -1,0 +1,104 @@
+"""The TF2 program of a between-graph graph: the chief's strategy and step, the module made TF2's."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.between_graph.graph import Graph, Names
+from rewrites.between_graph.session import Session, as_tuple
+from rewrites.program.edits import ModuleEdits
+from rewrites.program.modules import ModuleView
+from rewrites.program.spelling import Spelling
+from rewrites.syntax import Unsupported, subtree
+
+
+def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.With, names: Names) -> list:
+    chief = names.code(is_chief)
+    simple = is_chief.lpar or isinstance(is_chief, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+    code = (f"if not {chief if simple else f'({chief})'}:\n"
+            f"    # TF1's chief drives the cluster's training now; the other workers serve it.\n"
+            f"    {server}.join()\n")
+    statement = cst.parse_statement(code)
+    return [statement.with_changes(leading_lines=device.leading_lines)]
+
+
+def strategy(graph: Graph, cluster: str, protocol: str, session: Session, dataset: list[cst.BaseStatement],
+             names: Names) -> list[cst.BaseStatement]:
+    """The strategy over the cluster, the variables, layers and optimizer in its scope, the checkpoints, the
+    coordinator, the per-worker dataset and the step function."""
+    from templates import render
+
+    after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
+             for line in graph.after_optimizer]
+    checkpoints = names.code(session.checkpoints) if session.checkpoints is not None else None
+    specs = [f"{name}_spec" for name in graph.elements]
+    used = any(spec in line for spec in specs for line in graph.variables)
+    text = render("coordinator_step.py.j2", cluster=cluster, protocol=protocol, partitioner=graph.partitioner,
+                  variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
+                  after_optimizer=after, computation=graph.computation, loss=graph.loss,
+                  variable_names=graph.variable_names, checkpoints=checkpoints,
+                  checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
+                  dataset=[names.code(statement).strip() for statement in dataset],
+                  dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
+                  parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
+                  arguments=_step_arguments(graph))
+    module = cst.parse_module(text)
+    statements = list(module.body)
+    statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
+    # Blank lines without the block's indentation on them.
+    return [statement.with_changes(leading_lines=[line.with_changes(indent=False) if not line.comment else line
+                                                  for line in statement.leading_lines])
+            for statement in statements]
+
+
+def _step_arguments(graph: Graph) -> str:
+    """`strategy.run`'s args: the iterator's next batch (unpacked if TF1 unpacked it), the placeholders."""
+    if not graph.elements:
+        return as_tuple(graph.placeholders)
+    if not graph.placeholders and graph.packed:
+        return "next(iterator)"
+    return as_tuple(["*next(iterator)" if graph.packed else "next(iterator)", *graph.placeholders])
+
+
+def make_tf2(edits: ModuleEdits, spelling: Spelling, replaced: set[cst.CSTNode],
+             imports: dict[str, tuple[str, str | None]]) -> None:
+    """The module imports TF2 as `tf` (and ``imports``: name -> (module, object)), its TF1 references respelled,
+    graph mode switched off, other names of TensorFlow folded into `tf`."""
+    view = edits.view
+    blocker = spelling.graph_only_use(replaced)
+    if blocker is not None:
+        raise Unsupported(blocker, f"`{view.api(blocker)}` still needs TF1's graph mode, which the migrated "
+                                   "program does not run in: migrate it by hand")
+    for statement in spelling.graph_mode_switches():
+        edits.remove(statement)
+    rebinding = spelling.rebinding
+    for statement in rebinding.reassignments:
+        edits.remove(statement)
+    tf2 = cst.Import(names=[cst.ImportAlias(name=cst.Name("tensorflow"), asname=cst.AsName(cst.Name("tf")))])
+    for statement in rebinding.imports:
+        edits.expressions[statement] = tf2
+    for block in rebinding.blocks:
+        edits.replace(block, [] if rebinding.plain_import else [
+            cst.SimpleStatementLine([tf2], leading_lines=block.leading_lines)])
+    for node, new in spelling.all_references().items():
+        edits.expressions.setdefault(node, new)
+    for node in _other_names_of_tensorflow(view, edits):
+        edits.expressions[node] = cst.Name("tf")
+    for name, (module, obj) in imports.items():
+        edits.add_import(module, obj, None if name in (module, obj) else name)
+
+
+def _other_names_of_tensorflow(view: ModuleView, edits: ModuleEdits) -> list[cst.Name]:
+    """The uses of `tensorflow` imported under another name than `tf` (`import tensorflow as tf2`, as TFM101
+    imports it where `tf` was TF1's); their import lines go."""
+    others = set()
+    for statement in view.module.body:
+        imports = [small for small in statement.body if isinstance(small, cst.Import)] \
+            if isinstance(statement, cst.SimpleStatementLine) else []
+        names = {alias.evaluated_alias or alias.evaluated_name for small in imports for alias in small.names
+                 if alias.evaluated_name == "tensorflow" and (alias.evaluated_alias or "tensorflow") != "tf"}
+        if names and len(statement.body) == 1 and len(imports[0].names) == 1:
+            edits.remove(statement)
+            others |= names
+    return [node for node in subtree(view.module) if isinstance(node, cst.Name) and node.value in others
+            and not isinstance(view.parent(node), (cst.ImportAlias, cst.AsName))]
