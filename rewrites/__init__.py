@@ -88,6 +88,17 @@ FAMILIES: tuple[Family, ...] = (
                  "tf.summary ops of the graph only fed TF1's summary writers: dropped (the step computes the same)"),
         ),
     ),
+    # After between_graph: what it migrated is no longer TF1's; what it left is reported at each use.
+    Family(
+        "tf1_cluster",
+        triggers=("replica_device_setter", "MonitoredTrainingSession", "Supervisor", "SyncReplicasOptimizer", "/job:ps"),
+        rules=(
+            Rule("TFM107", "cluster-code-left", M,
+                 "TF1 cluster code left as it is (replica_device_setter, MonitoredTrainingSession, Supervisor, "
+                 "SyncReplicasOptimizer, /job:ps devices, and beside them ClusterSpec, Server, join): a finding at "
+                 "each use says what to do"),
+        ),
+    ),
     Family(
         "estimator_inputs",
         triggers=("numpy_input_fn", "pandas_input_fn"),

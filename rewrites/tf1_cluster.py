@@ -1,0 +1,104 @@
+"""TFM107: TF1 cluster code that stays TF1 is never left without a word.
+
+TFM107 cluster-code-left (manual). When a module still holds TF1's between-graph machinery
+after the rewrites (``replica_device_setter``, ``MonitoredTrainingSession``, a ``Supervisor``,
+``SyncReplicasOptimizer``, a device string naming ``/job:ps``), the program around it was not
+migrated: TFM103 migrates a ``Server`` per task, a ``replica_device_setter`` graph and a
+``MonitoredTrainingSession`` or ``Supervisor`` loop, and a TFM104 finding says why a program of
+that shape was left. Each such use gets a finding at its line and column saying what to do
+with it, and so do the module's ``ClusterSpec``, ``Server`` and ``server.join()`` (a rename by
+TFM101 is then not the only word on the file). A module whose cluster code was migrated, or
+that only starts a server and joins it (a ps launcher, TF2 as it stands), gets none. It
+changes no code.
+
+Before::
+
+    def device_fn(cluster):
+      return tf.train.replica_device_setter(cluster=cluster)
+
+After::
+
+    def device_fn(cluster):  # TFM107 at replica_device_setter: left as TF1, what to do
+      return tf.train.replica_device_setter(cluster=cluster)
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.base import TFCodemod
+
+WHY = ("the program around it is not migrated (TFM103's shape: a replica_device_setter graph trained in a "
+       "MonitoredTrainingSession or Supervisor loop; a TFM104 finding says why one was left)")
+# TF1-only: their presence means the module's cluster code stays TF1. API -> what to do with it.
+TF1_ONLY = {
+    "train.replica_device_setter": "ParameterServerStrategy places variables on the ps tasks itself: create them in "
+    "strategy.scope()",
+    "train.MonitoredTrainingSession": "drive the steps with a ClusterCoordinator of ParameterServerStrategy; hooks "
+    "become code around the loop, checkpoints a tf.train.CheckpointManager",
+    "train.Supervisor": "drive the steps with a ClusterCoordinator of ParameterServerStrategy; its checkpoints become "
+    "a tf.train.CheckpointManager",
+    "train.SyncReplicasOptimizer": "ParameterServerStrategy trains asynchronously: synchronous updates across workers "
+    "are MultiWorkerMirroredStrategy's (all-reduce, no ps tasks)",
+}
+PS_DEVICE = ("under a TF2 strategy, variables created in strategy.scope() are placed on the ps tasks by the strategy, "
+             "not by device strings")
+# TF2 has them too: worth a word only beside TF1-only cluster code.
+ALONGSIDE = {
+    "train.ClusterSpec": "keep it as tf.train.ClusterSpec for the strategy's cluster resolver once the training is "
+    "migrated",
+    "train.Server": "a ps or worker task serves a ParameterServerStrategy cluster with tf.distribute.Server once the "
+    "training is migrated",
+    "distribute.Server": "a ps or worker task serves a ParameterServerStrategy cluster once the training is migrated",
+}
+JOIN = "ps tasks keep serving with server.join() once the training is migrated"
+
+
+class Rewrite(TFCodemod):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._uses: list[tuple[cst.CSTNode, str, str]] = []   # (node, what, what to do)
+        self._tf1_only = False
+        self._servers: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._reference(node)
+
+    def _reference(self, node: cst.CSTNode) -> bool:
+        api = self.api(node)
+        if api in TF1_ONLY:
+            self._tf1_only = True
+            self._uses.append((node, f"{api.rpartition('.')[2]} left as TF1", TF1_ONLY[api]))
+        elif api in ALONGSIDE:
+            self._uses.append((node, f"{api.rpartition('.')[2]} of TF1 cluster code", ALONGSIDE[api]))
+        return api is None  # the parts of a named API are not APIs of their own
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if "/job:ps" in node.value:
+            self._tf1_only = True
+            self._uses.append((node, f"device {node.value} left as TF1", PS_DEVICE))
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        if "/job:ps" in node.value:
+            self._tf1_only = True
+            self._uses.append((node, "a /job:ps device left as TF1", PS_DEVICE))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and self.api(node.value.func) in ("train.Server", "distribute.Server"):
+            self._servers |= {target.target.value for target in node.targets if isinstance(target.target, cst.Name)}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "join" and not node.args and (
+                isinstance(func.value, cst.Name) and func.value.value in self._servers
+                or isinstance(func.value, cst.Call) and self.api(func.value.func) in ("train.Server", "distribute.Server")):
+            self._uses.append((func.attr, "server.join() of TF1 cluster code", JOIN))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._tf1_only:
+            for node, what, todo in self._uses:
+                self.report("TFM107", node, f"{what}: {WHY}; {todo}")
+        return super().leave_Module(original_node, updated_node)
