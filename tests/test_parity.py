@@ -226,6 +226,22 @@ def test_between_graph_program_and_its_coordinator_migration_match_step_by_step(
     assert [v["name"] for v in data["variables"]] == ["weights", "bias"] and all(v["ok"] for v in data["variables"])
 
 
+def test_supervisor_program_and_its_coordinator_migration_match_step_by_step(tmp_path):
+    """Old side: a Supervisor's managed_session loop on a dataset iterator, tf.layers and a hand-written loss
+    (what the optimizer minimized); new side: a per-worker dataset and Keras layers. The Supervisor writes its
+    checkpoints in the work folder, never in the program's --logdir (where only the migrated program's tf2/ is)."""
+    report, logdir = tmp_path / "report.json", tmp_path / "logdir"
+    logdir.mkdir()
+    result = parity(EXAMPLES / "supervisor_flags" / "train.py", EXAMPLES / "supervisor_flags" / "train_tf2.py",
+                    "--json", str(report), "--", f"--logdir={logdir}")
+    assert_parity(result)
+    data = json.loads(report.read_text())
+    assert len(data["old"]["losses"]) == len(data["new"]["losses"]) == 20
+    assert [v["name"] for v in data["variables"]] == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"]
+    assert all(v["ok"] for v in data["variables"])
+    assert sorted(path.name for path in logdir.iterdir()) == ["tf2"]
+
+
 def test_partitioned_between_graph_program_shards_on_both_sides(tmp_path):
     report = tmp_path / "report.json"
     assert_parity(parity(program("ps_cluster_partitioned_tf1", tmp_path), program("ps_cluster_partitioned_tf2", tmp_path),

@@ -180,17 +180,21 @@ def model_variables(model) -> list[dict]:
 def group_variables(kinds: list[tuple[bool, list]]) -> list[dict]:
     """(trainable, variables) lists -> one entry per variable, shards (`.../part_N`) grouped."""
     groups: list[dict] = []
+    seen: dict[str, int] = {}
     for trainable, weights in kinds:
         for weight in weights:
             name = weight.name.split(":")[0]
             shard = re.fullmatch(r"(.*)/part_\d+", name)
             base = shard.group(1) if shard else name
-            if shard and groups and groups[-1]["name"] == base and groups[-1]["shards"]:
+            if shard and groups and groups[-1]["name"].startswith(base) and groups[-1]["shards"]:
                 group = groups[-1]
                 group["shards"].append(weight.shape.as_list())
                 group["parts"].append(weight)
                 group["shape"][0] += weight.shape[0]
                 continue
+            # Keras layers built outside a call name their weights "kernel", "bias": told apart by a count.
+            seen[base] = seen.get(base, 0) + 1
+            base = base if seen[base] == 1 else f"{base}_{seen[base] - 1}"
             groups.append({"name": base, "shape": weight.shape.as_list(), "trainable": trainable, "parts": [weight],
                            "shards": [weight.shape.as_list()] if shard else []})
     return groups

@@ -22,11 +22,14 @@ Subclasses go through the same patches, wherever the program builds its Estimato
 becomes an ``EstimatorSpec`` with the same loss; it refuses an input_fn without a
 ``params`` argument (where it puts ``batch_size``), so the replaying input_fn takes one.
 
-A between-graph program (``MonitoredTrainingSession`` and a loop of ``run`` calls) runs
-on its own data and cluster; patched:
-- ``StopAtStepHook``: its last step is the harness's.
-- ``MonitoredSession.run``: the first call records the initial weights; every call that
-  runs a graph with a ``tf.losses`` loss also fetches that loss, and then the weights.
+A between-graph program (a ``MonitoredTrainingSession`` or a ``Supervisor``'s session, and a
+loop of ``run`` calls) runs on its own data and cluster; patched:
+- ``StopAtStepHook``: its last step is the harness's; ``Supervisor.should_stop``: true once
+  the harness's steps are done; ``Supervisor.__init__``: its ``logdir`` is in the work folder.
+- ``Optimizer.minimize`` / ``apply_gradients``: note the loss minimized and the train op.
+- ``MonitoredSession.run`` and the runs of a Supervisor's session: the first training run
+  (one fetching a train op) records the initial weights; every training run also fetches
+  the loss (the ``tf.losses`` one, else what the optimizer minimized), and then the weights.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from migrator.parity.exchange import Exchange, versions
 from migrator.parity.program import run_program
 
 LOSS_COLLECTION = "tf_migrate_parity_loss"
+MINIMIZED = "tf_migrate_parity_minimized"  # what optimizers minimize: the loss when tf.losses made none
+TRAIN_OPS = "tf_migrate_parity_train_ops"
 MAX_EVAL_BATCHES = 1000
 
 
@@ -100,31 +105,72 @@ class OldSide:
         estimator_class.evaluate, estimator_class._call_model_fn = evaluate, _call_model_fn
 
     def install_session(self) -> None:
-        """Patch MonitoredSession.run and StopAtStepHook for between-graph programs."""
+        """Patch MonitoredSession.run, StopAtStepHook and Supervisor for between-graph programs; note what each
+        optimizer minimizes."""
         from tensorflow.python.training import monitored_session
 
         tf, side = self.tf, self
         original_run, original_stop = monitored_session._MonitoredSession.run, tf.compat.v1.train.StopAtStepHook.__init__
+        supervisor = tf.compat.v1.train.Supervisor
+        original_supervisor, original_prepare = supervisor.__init__, supervisor.prepare_or_wait_for_session
+        original_should_stop = supervisor.should_stop
+        optimizer = tf.compat.v1.train.Optimizer
+        original_minimize, original_apply = optimizer.minimize, optimizer.apply_gradients
 
         def stop_at_step(hook, num_steps=None, last_step=None):
             original_stop(hook, last_step=side.job["steps"])
 
         def run(session, fetches, feed_dict=None, options=None, run_metadata=None):
-            with session.graph.as_default():
-                losses = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.LOSSES)
-                variables = model_variables(tf)
-            if side.estimator or not losses or not variables:  # Estimator.train runs sessions of its own
-                return original_run(session, fetches, feed_dict, options, run_metadata)
-            if not side.trained:  # the raw session reads values without running the hooks
-                side.start_session_training(variables, session._tf_sess().run(variables))
-            results, loss = original_run(session, (fetches, losses[-1]), feed_dict, options, run_metadata)
-            side.losses.append(float(loss))
-            side.final_weights = full_values(variables, session._tf_sess().run(variables))
-            side.train_seconds = time.perf_counter() - side.started
-            return results
+            return side.session_run(session, lambda *args: original_run(session, *args), session._tf_sess().run,
+                                    fetches, feed_dict, options, run_metadata)
+
+        def supervisor_init(sv, *args, **kwargs):
+            kwargs["logdir"] = str(side.exchange.folder / "old_logdir")  # never the program's own
+            original_supervisor(sv, *args, **kwargs)
+
+        def prepare(sv, *args, **kwargs):  # managed_session's session too
+            return _Recorded(original_prepare(sv, *args, **kwargs), side)
+
+        def should_stop(sv):
+            return original_should_stop(sv) or len(side.losses) >= side.job["steps"]
+
+        def minimize(opt, loss, *args, **kwargs):
+            tf.compat.v1.add_to_collection(MINIMIZED, loss)
+            train_op = original_minimize(opt, loss, *args, **kwargs)
+            tf.compat.v1.add_to_collection(TRAIN_OPS, train_op)
+            return train_op
+
+        def apply_gradients(opt, *args, **kwargs):
+            train_op = original_apply(opt, *args, **kwargs)
+            tf.compat.v1.add_to_collection(TRAIN_OPS, train_op)
+            return train_op
 
         monitored_session._MonitoredSession.run = run
         tf.compat.v1.train.StopAtStepHook.__init__ = stop_at_step
+        supervisor.__init__, supervisor.prepare_or_wait_for_session = supervisor_init, prepare
+        supervisor.should_stop = should_stop
+        optimizer.minimize, optimizer.apply_gradients = minimize, apply_gradients
+
+    def session_run(self, session, run, raw_run, fetches, feed_dict, options, run_metadata):
+        """A between-graph program's run: a training step (it fetches an optimizer's train op) also fetches the
+        loss, and then the weights; the first one records the initial weights."""
+        tf = self.tf
+        with session.graph.as_default():
+            losses = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.LOSSES) or \
+                tf.compat.v1.get_collection(MINIMIZED)
+            train_ops = tf.compat.v1.get_collection(TRAIN_OPS)
+            variables = model_variables(tf)
+        fetched = tf.nest.flatten(fetches, expand_composites=False)
+        training = any(any(fetch is op for op in train_ops) for fetch in fetched) or not train_ops
+        if self.estimator or not losses or not variables or not training:
+            return run(fetches, feed_dict, options, run_metadata)
+        if not self.trained:  # the raw session reads values without running the hooks
+            self.start_session_training(variables, raw_run(variables))
+        results, loss = run((fetches, losses[-1]), feed_dict, options, run_metadata)
+        self.losses.append(float(loss))
+        self.final_weights = full_values(variables, raw_run(variables))
+        self.train_seconds = time.perf_counter() - self.started
+        return results
 
     def start_session_training(self, variables: list, values: list) -> None:
         self.trained = True
@@ -227,6 +273,26 @@ class OldSide:
             "wall_seconds": time.perf_counter() - wall_started, "train_seconds": self.train_seconds,
             "adjustments": dropout_note(self.dropout) + mod_lookup_notes(self.mod_tables),
         })
+
+
+class _Recorded:
+    """A Supervisor's session whose runs the old side records (see OldSide.session_run)."""
+
+    def __init__(self, session, side: OldSide) -> None:
+        self._session, self._side = session, side
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        session = self._session
+        return self._side.session_run(session, session.run, session.run, fetches, feed_dict, options, run_metadata)
+
+    def __getattr__(self, name: str):
+        return getattr(self._session, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return self._session.__exit__(*exc_info)
 
 
 def model_variables(tf) -> list:
