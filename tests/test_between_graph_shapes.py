@@ -194,3 +194,10 @@ def test_the_other_name_of_tensorflow_a_rename_imported_is_folded_into_tf():
     """TFM101 renames Servers first, under `tf2` where `tf` was TF1's; once the module is TF2 there is one `tf`."""
     code = migrated(PS_CLUSTER.replace("tf1", "tf").replace("tf.disable_eager_execution()\n", "")).source
     assert "tf2" not in code and "server = tf.distribute.Server(" in code
+
+
+def test_a_dataset_used_besides_the_graphs_iterator_is_left_with_the_reason():
+    source = SUPERVISOR.replace("    sv.stop()\n", "    sv.stop()\n    print(dataset)\n")
+    assert source != SUPERVISOR
+    line, message = manual(source)
+    assert "print(dataset)" in line and "used elsewhere" in message

@@ -309,6 +309,14 @@ class _Program:
         if graph.dataset is None:
             return []
         before = [s for s in block[:block.index(device)] if (single_assign(s) or ("",))[0] == graph.dataset]
+        moved = {id(node) for statement in [*before, device] for node in subtree(statement)}
+        scope = self.view.parent(device)
+        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+            scope = self.view.parent(scope)
+        other = next((node for node in _uses(scope, graph.dataset) if id(node) not in moved), None)
+        if other is not None:
+            raise Unsupported(other, f"`{graph.dataset}`, the dataset the graph's iterator reads, is used elsewhere: "
+                                     "it moves into the per-worker dataset function; migrate that use by hand")
         for statement in before:
             self.edits.remove(statement)
         return [*before, *graph.dataset_statements]
