@@ -201,3 +201,32 @@ def test_a_dataset_used_besides_the_graphs_iterator_is_left_with_the_reason():
     assert source != SUPERVISOR
     line, message = manual(source)
     assert "print(dataset)" in line and "used elsewhere" in message
+
+
+FOR_LOOP = MODULE_LEVEL.replace("""    hooks = [tf.train.StopAtStepHook(last_step=100)]
+    with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(FLAGS.task_index == 0),
+                                           hooks=hooks) as mon_sess:
+        while not mon_sess.should_stop():
+            mon_sess.run(train_op, feed_dict={x: np.ones([4, 2])})
+""", """    sv = tf.train.Supervisor(is_chief=(FLAGS.task_index == 0))
+    with sv.managed_session(server.target) as sess:
+        for epoch in range(tf.app.flags.FLAGS.epochs):
+            _, step = sess.run([train_op, global_step], feed_dict={x: np.ones([4, 2])})
+            print(epoch, step)
+""")
+
+
+def test_a_for_loop_under_a_supervisor_runs_its_course():
+    assert FOR_LOOP != MODULE_LEVEL
+    code = migrated(FOR_LOOP).source
+    assert ("    scheduled_steps = int(optimizer.iterations)\n"
+            "    for epoch in range(tf.compat.v1.app.flags.FLAGS.epochs):\n"
+            "        coordinator.schedule(train_step, args=(np.ones([4, 2]),))\n        scheduled_steps += 1\n"
+            "        step = scheduled_steps\n        print(epoch, step)\n    coordinator.join()\n") in code
+
+
+def test_a_for_loop_under_a_stop_at_step_hook_is_left_with_the_reason():
+    source = MODULE_LEVEL.replace("        while not mon_sess.should_stop():\n", "        for _ in range(200):\n")
+    assert source != MODULE_LEVEL
+    line, message = manual(source)
+    assert "for _ in range(200):" in line and "StopAtStepHook" in message

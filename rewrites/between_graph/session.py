@@ -5,7 +5,7 @@ is_chief=..., hooks=[StopAtStepHook(last_step=N)]) as sess:`` (or ``sess = ...``
 loop), ``with sv.managed_session(server.target) as sess:`` and ``sess =
 sv.prepare_or_wait_for_session(server.target)`` of a ``sv = Supervisor(is_chief=...,
 logdir=...)``. The loop ``while not sess.should_stop():`` / ``while not sv.should_stop() and
-step < N:`` keeps its body; its one ``sess.run([train_op, global_step, loss], feed_dict=...)``
+step < N:`` (or a ``for`` loop, without a StopAtStepHook) keeps its body; its one ``sess.run([train_op, global_step, loss], feed_dict=...)``
 becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's global step is
 the optimizer's ``iterations``). A session writing checkpoints (a Supervisor's ``logdir``, a
 MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
@@ -53,7 +53,7 @@ class Session:
     name: str                       # `sess`
     master: cst.BaseExpression | None
     is_chief: cst.BaseExpression
-    loop: cst.While
+    loop: cst.While | cst.For
     stops: list[cst.BaseExpression]  # what says a session should stop: `sess.should_stop()`, `sv.should_stop()`
     last_step: cst.BaseExpression | None = None  # a StopAtStepHook's
     checkpoints: cst.BaseExpression | None = None  # the directory
@@ -106,15 +106,16 @@ def _supervisor_method(call: cst.Call, supervisors: dict[str, cst.BaseStatement]
     return None
 
 
-def _loop(statement, block: list, name: str) -> cst.While:
+def _loop(statement, block: list, name: str) -> cst.While | cst.For:
     body = statement.body.body if isinstance(statement, cst.With) else block[block.index(statement) + 1:]
-    loops = [s for s in body if isinstance(s, cst.While)]
+    loops = [s for s in body if isinstance(s, (cst.While, cst.For))
+             and any(_is_run(node, name) for node in subtree(s))]
     if not loops:
-        raise Unsupported(statement, f"no `while` loop running `{name}` after the session opens")
+        raise Unsupported(statement, f"no `while` or `for` loop running `{name}` after the session opens")
     return loops[0]
 
 
-def _monitored(statement, call: cst.Call, name: str, loop: cst.While, names: Names) -> Session:
+def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names) -> Session:
     args = bind_arguments(call, MONITORED_TRAINING_SESSION)
     if args is None:
         raise Unsupported(call, "MonitoredTrainingSession arguments that cannot be read statically")
@@ -129,7 +130,7 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While, names: Nam
                    hooks=_value(args, "hooks"), arguments=[a.value for a in call.args])
 
 
-def _supervised(statement, call: cst.Call, name: str, loop: cst.While, names: Names,
+def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
                 supervisors: dict[str, cst.BaseStatement]) -> Session:
     sv = _supervisor_method(call, supervisors)
     supervisor = supervisors[sv]
@@ -191,16 +192,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th under an
     `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator."""
     loop = session.loop
-    conditions = [c for c in _conjuncts(loop.test) if not any(_is_should_stop(c, stop) for stop in session.stops)]
-    if len(conditions) == len(_conjuncts(loop.test)):
-        raise Unsupported(loop, f"the loop must stop when the session says so: `while not "
-                                f"{cst.Module([]).code_for_node(session.stops[0])}`")
-    tests = [names.code(condition) for condition in conditions]
-    if session.last_step is not None:
-        tests.append(f"{SCHEDULED} < {names.code(session.last_step)}")
-    if not tests:
-        raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
-                                "training stops, e.g. `while not sv.should_stop() and step < N:`")
+    conditions, tests = _limits(session, names)
     runs = [s for s in loop.body.body if any(_is_run(node, session.name) for node in subtree(s))]
     if len(runs) != 1:
         raise Unsupported(loop, "the loop must run the session exactly once per step")
@@ -218,13 +210,40 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
             statement = names.spelled(statement)
             body.append(_fetched(statement, loss) if loss and after_run and not waits else statement)
     owners = {session.name, *(stop.func.value.value for stop in session.stops)}
-    for node in (n for code in [*conditions, *(s for s in loop.body.body if s is not run)] for n in subtree(code)):
+    header = [loop.iter] if isinstance(loop, cst.For) else conditions
+    for node in (n for code in [*header, *(s for s in loop.body.body if s is not run)] for n in subtree(code)):
         if isinstance(node, cst.Name) and node.value in owners:
             raise Unsupported(node, f"`{node.value}` is used besides the one run of each step: migrate that by hand")
-    new = loop.with_changes(test=cst.parse_expression(" and ".join(tests)),
-                            body=loop.body.with_changes(body=body))
+    new = loop.with_changes(body=loop.body.with_changes(body=body))
+    if isinstance(loop, cst.While):
+        new = new.with_changes(test=cst.parse_expression(" and ".join(tests)))
+    else:
+        new = new.with_changes(iter=names.spelled(loop.iter))
     before = [cst.parse_statement(f"{SCHEDULED} = int({graph.optimizer_name}.iterations)\n")] if counted else []
     return [*before, new, cst.parse_statement("coordinator.join()\n")], run, _step_notes(run, loop, graph)
+
+
+def _limits(session: Session, names: Names) -> tuple[list[cst.BaseExpression], list[str]]:
+    """(the loop's own conditions, the migrated loop's tests): a `while` loop stops when the session says so,
+    and at its own limit or the StopAtStepHook's; a `for` loop runs its course (without a StopAtStepHook, which
+    would have stopped the session under it)."""
+    loop = session.loop
+    if isinstance(loop, cst.For):
+        if session.last_step is not None:
+            raise Unsupported(loop, "a `for` loop under a StopAtStepHook: TF1 raised once the hook stopped the "
+                                    "session; loop `while not sess.should_stop():`")
+        return [], []
+    conditions = [c for c in _conjuncts(loop.test) if not any(_is_should_stop(c, stop) for stop in session.stops)]
+    if len(conditions) == len(_conjuncts(loop.test)):
+        raise Unsupported(loop, f"the loop must stop when the session says so: `while not "
+                                f"{cst.Module([]).code_for_node(session.stops[0])}`")
+    tests = [names.code(condition) for condition in conditions]
+    if session.last_step is not None:
+        tests.append(f"{SCHEDULED} < {names.code(session.last_step)}")
+    if not tests:
+        raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
+                                "training stops, e.g. `while not sv.should_stop() and step < N:`")
+    return conditions, tests
 
 
 def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
@@ -268,10 +287,13 @@ def _fetched(statement: cst.BaseStatement, loss: str) -> cst.BaseStatement:
     return statement.visit(_Fetch(loss))
 
 
-def _step_notes(run: cst.BaseStatement, loop: cst.While, graph: Graph) -> list[tuple[str, cst.CSTNode, str]]:
+def _step_notes(run: cst.BaseStatement, loop: cst.While | cst.For, graph: Graph
+                ) -> list[tuple[str, cst.CSTNode, str]]:
     step = _kept(run, graph).get(graph.global_step)
     if step is None:
         return []
+    if isinstance(loop, cst.For):
+        return [("TFM106", run, GLOBAL_STEP_READ)]
     limited = any(is_name(node, step) for node in subtree(loop.test))
     test = cst.Module([]).code_for_node(loop.test)
     return [("TFM106", run, GLOBAL_STEP_READ + (STEP_LIMIT.format(test=test) if limited else ""))]
