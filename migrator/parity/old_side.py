@@ -1,4 +1,4 @@
-"""The old side: a TF1 Estimator program, run as it is on disk with its entry points patched.
+"""The old side: a TF1 program (an Estimator's, or a between-graph one), run as it is on disk, patched.
 
     python -m migrator.parity.old_side WORKDIR PROGRAM [AS_PATH]
 
@@ -6,8 +6,8 @@ AS_PATH: run PROGRAM's code as if it were that file (``tf-migrate --verify`` run
 The program's arguments (sys.argv[1:]) and the stand-ins of its other files are in WORKDIR/job.json;
 a module of a package runs as `python -m` would run it (migrator/parity/program.py).
 
-Patched before the program runs (the program itself is not edited):
-- TF_CONFIG is removed: local mode.
+TF_CONFIG is removed before the program runs. Patched for an Estimator program (the program
+itself is not edited):
 - ``Estimator.__init__``: a fresh model_dir in the work folder and a fixed ``tf_random_seed``.
 - ``Estimator.train`` (also what ``train_and_evaluate`` calls): the first batches of the
   program's own input (or synthetic ones from its element spec) are recorded once and
@@ -23,29 +23,24 @@ becomes an ``EstimatorSpec`` with the same loss; it refuses an input_fn without 
 ``params`` argument (where it puts ``batch_size``), so the replaying input_fn takes one.
 
 A between-graph program (a ``MonitoredTrainingSession`` or a ``Supervisor``'s session, and a
-loop of ``run`` calls) runs on its own data and cluster; patched:
-- ``StopAtStepHook``: its last step is the harness's; ``Supervisor.should_stop``: true once
-  the harness's steps are done; ``Supervisor.__init__``: its ``logdir`` is in the work folder.
-- ``Optimizer.minimize`` / ``apply_gradients``: note the loss minimized and the train op.
-- ``MonitoredSession.run`` and the runs of a Supervisor's session: the first training run
-  (one fetching a train op) records the initial weights; every training run also fetches
-  the loss (the ``tf.losses`` one, else what the optimizer minimized), and then the weights.
+loop of ``run`` calls) runs on its own data and cluster, its training runs recorded and
+stopped after the harness's steps: migrator/parity/old_session.py lists what it patches
+(``MonitoredSession``, ``StopAtStepHook``, ``Supervisor``, the optimizers' ``minimize``,
+``compute_gradients`` and ``apply_gradients``).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 
 from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout
 from migrator.parity.exchange import Exchange, versions
+from migrator.parity.old_session import SessionRecorder, describe, model_variables
 from migrator.parity.program import run_program
 
 LOSS_COLLECTION = "tf_migrate_parity_loss"
-MINIMIZED = "tf_migrate_parity_minimized"  # what optimizers minimize: the loss when tf.losses made none
-TRAIN_OPS = "tf_migrate_parity_train_ops"
 MAX_EVAL_BATCHES = 1000
 
 
@@ -103,82 +98,6 @@ class OldSide:
 
         estimator_class.__init__, estimator_class.train = __init__, train
         estimator_class.evaluate, estimator_class._call_model_fn = evaluate, _call_model_fn
-
-    def install_session(self) -> None:
-        """Patch MonitoredSession.run, StopAtStepHook and Supervisor for between-graph programs; note what each
-        optimizer minimizes."""
-        from tensorflow.python.training import monitored_session
-
-        tf, side = self.tf, self
-        original_run, original_stop = monitored_session._MonitoredSession.run, tf.compat.v1.train.StopAtStepHook.__init__
-        supervisor = tf.compat.v1.train.Supervisor
-        original_supervisor, original_prepare = supervisor.__init__, supervisor.prepare_or_wait_for_session
-        original_should_stop = supervisor.should_stop
-        optimizer = tf.compat.v1.train.Optimizer
-        original_minimize, original_apply = optimizer.minimize, optimizer.apply_gradients
-
-        def stop_at_step(hook, num_steps=None, last_step=None):
-            original_stop(hook, last_step=side.job["steps"])
-
-        def run(session, fetches, feed_dict=None, options=None, run_metadata=None):
-            return side.session_run(session, lambda *args: original_run(session, *args), session._tf_sess().run,
-                                    fetches, feed_dict, options, run_metadata)
-
-        def supervisor_init(sv, *args, **kwargs):
-            kwargs["logdir"] = str(side.exchange.folder / "old_logdir")  # never the program's own
-            original_supervisor(sv, *args, **kwargs)
-
-        def prepare(sv, *args, **kwargs):  # managed_session's session too
-            return _Recorded(original_prepare(sv, *args, **kwargs), side)
-
-        def should_stop(sv):
-            return original_should_stop(sv) or len(side.losses) >= side.job["steps"]
-
-        def minimize(opt, loss, *args, **kwargs):
-            tf.compat.v1.add_to_collection(MINIMIZED, loss)
-            train_op = original_minimize(opt, loss, *args, **kwargs)
-            tf.compat.v1.add_to_collection(TRAIN_OPS, train_op)
-            return train_op
-
-        def apply_gradients(opt, *args, **kwargs):
-            train_op = original_apply(opt, *args, **kwargs)
-            tf.compat.v1.add_to_collection(TRAIN_OPS, train_op)
-            return train_op
-
-        monitored_session._MonitoredSession.run = run
-        tf.compat.v1.train.StopAtStepHook.__init__ = stop_at_step
-        supervisor.__init__, supervisor.prepare_or_wait_for_session = supervisor_init, prepare
-        supervisor.should_stop = should_stop
-        optimizer.minimize, optimizer.apply_gradients = minimize, apply_gradients
-
-    def session_run(self, session, run, raw_run, fetches, feed_dict, options, run_metadata):
-        """A between-graph program's run: a training step (it fetches an optimizer's train op) also fetches the
-        loss, and then the weights; the first one records the initial weights."""
-        tf = self.tf
-        with session.graph.as_default():
-            losses = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.LOSSES) or \
-                tf.compat.v1.get_collection(MINIMIZED)
-            train_ops = tf.compat.v1.get_collection(TRAIN_OPS)
-            variables = model_variables(tf)
-        fetched = tf.nest.flatten(fetches, expand_composites=False)
-        training = any(any(fetch is op for op in train_ops) for fetch in fetched) or not train_ops
-        if self.estimator or not losses or not variables or not training:
-            return run(fetches, feed_dict, options, run_metadata)
-        if not self.trained:  # the raw session reads values without running the hooks
-            self.start_session_training(variables, raw_run(variables))
-        results, loss = run((fetches, losses[-1]), feed_dict, options, run_metadata)
-        self.losses.append(float(loss))
-        self.final_weights = full_values(variables, raw_run(variables))
-        self.train_seconds = time.perf_counter() - self.started
-        return results
-
-    def start_session_training(self, variables: list, values: list) -> None:
-        self.trained = True
-        self.variables = describe(variables)
-        self.exchange.write_arrays("initial.npz", full_values(variables, values))
-        self.exchange.write_json("initial.json", self.variables)
-        self.exchange.mark("train.ready")
-        self.started = time.perf_counter()
 
     def local_config(self, config):
         config = config or self.tf.estimator.RunConfig()
@@ -275,63 +194,6 @@ class OldSide:
         })
 
 
-class _Recorded:
-    """A Supervisor's session whose runs the old side records (see OldSide.session_run)."""
-
-    def __init__(self, session, side: OldSide) -> None:
-        self._session, self._side = session, side
-
-    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        session = self._session
-        return self._side.session_run(session, session.run, session.run, fetches, feed_dict, options, run_metadata)
-
-    def __getattr__(self, name: str):
-        return getattr(self._session, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        return self._session.__exit__(*exc_info)
-
-
-def model_variables(tf) -> list:
-    """The variables a Keras model would hold: trainable ones, then batch-norm moving statistics."""
-    trainable = tf.compat.v1.trainable_variables()
-    moving = [v for v in tf.compat.v1.global_variables()
-              if v not in trainable and re.search(r"moving_(mean|variance)$", v.op.name)]
-    return trainable + moving
-
-
-def full_values(variables: list, values: list) -> list[tuple[str, object]]:
-    """(name, full value) per model variable in creation order, a partitioned one's shards joined along axis 0."""
-    import numpy as np
-
-    shards: dict[str, list] = {}
-    for variable, value in zip(variables, values):
-        info = variable._save_slice_info
-        shards.setdefault(info.full_name if info else variable.op.name, []).append(
-            (info.var_offset[0] if info else 0, value))
-    return [(name, parts[0][1] if len(parts) == 1 else
-             np.concatenate([value for _, value in sorted(parts, key=lambda part: part[0])]))
-            for name, parts in shards.items()]
-
-
-def describe(variables: list) -> list[dict]:
-    """One entry per model variable in creation order, shards of a partitioned variable grouped."""
-    described: dict[str, dict] = {}
-    for variable in variables:
-        info = variable._save_slice_info
-        name = info.full_name if info else variable.op.name
-        entry = described.setdefault(name, {
-            "name": name, "shape": list(info.full_shape) if info else variable.shape.as_list(),
-            "shards": [], "trainable": variable.trainable,
-        })
-        if info:
-            entry["shards"].append(variable.shape.as_list())
-    return list(described.values())
-
-
 def main(argv: list[str]) -> int:
     workdir, program, *rest = argv
     as_path = rest[0] if rest else program  # run PROGRAM's code as if it were the file AS_PATH
@@ -343,8 +205,14 @@ def main(argv: list[str]) -> int:
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)
-    side.install_session()
-    run_program(program, as_path, job["argv"], job["stand_ins"]["old"])
+    recorder = SessionRecorder(side)
+    recorder.install()
+    try:
+        run_program(program, as_path, job["argv"], job["stand_ins"]["old"])
+    except side.tf.errors.OutOfRangeError:
+        if not recorder.stopped_program:  # the program's own, not the end of the harness's steps
+            raise
+    recorder.stop_supervisors()
     side.finish(started, as_path)
     return 0
 

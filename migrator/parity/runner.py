@@ -143,8 +143,8 @@ def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> t
     while True:
         codes = [side.poll() for side in sides]
         if codes[0] == 0 and not exchange.path("train.ready").exists():
-            return old, ("the old program finished without training (no Estimator.train, no MonitoredSession.run "
-                         "of a tf.losses loss)")
+            return old, ("the old program finished without training (no Estimator.train, no training run - a train op "
+                         "and its loss - in a MonitoredSession or a Supervisor's session)")
         if codes[0] is not None and not exchange.path("old.done").exists():
             exchange.mark("old.done")  # lets a waiting new side know no more data is coming
         for side, code in zip(sides, codes):
@@ -170,7 +170,8 @@ def build_report(exchange: Exchange, sides: list[SideProcess], failure, options:
     for run, side in ((report.old, sides[0]), (report.new, sides[1])):
         if not run.losses:
             run.error = side.error_tail()
-            calls = "Estimator.train or MonitoredSession.run" if run.side == "old" else "Model.fit or ClusterCoordinator.schedule"
+            calls = ("Estimator.train, or run a train op in a MonitoredSession or a Supervisor's session"
+                     if run.side == "old" else "Model.fit or ClusterCoordinator.schedule")
             report.message = f"the {run.side} program trained no steps (does it call {calls}?)"
             return report
     new_json = exchange.read_json("new.json")
