@@ -39,7 +39,8 @@ TF1_ONLY = {
     "train.Supervisor": "drive the steps with a ClusterCoordinator of ParameterServerStrategy; its checkpoints become "
     "a tf.train.CheckpointManager",
     "train.SyncReplicasOptimizer": "ParameterServerStrategy trains asynchronously: synchronous updates across workers "
-    "are MultiWorkerMirroredStrategy's (all-reduce, no ps tasks)",
+    "are MultiWorkerMirroredStrategy's (all-reduce, no ps tasks), which TFM103 moves a SyncReplicasOptimizer(opt, "
+    "R, R) program to in the shape it migrates",
 }
 PS_DEVICE = ("under a TF2 strategy, variables created in strategy.scope() are placed on the ps tasks by the strategy, "
              "not by device strings")

@@ -17,7 +17,9 @@ its scope, and schedules each step, a ``tf.function`` running the TF1 ops under 
 it. The loop stays the program's own loop, the placeholders' values become the step's
 arguments, and the loss is reported as the loop reported it. The command line stays as
 it was, so the launch scripts still start every task. Float results may differ in the
-last bits: prove it with ``tf-migrate parity``.
+last bits: prove it with ``tf-migrate parity``. A graph trained by a
+``SyncReplicasOptimizer`` (synchronous) becomes a ``MultiWorkerMirroredStrategy`` program
+every worker runs instead (synchronous.py).
 
 Before::
 
@@ -75,7 +77,7 @@ TFM109 between-graph-summaries (exact). ``tf.summary.*`` ops in the graph only f
 summary writers: they go (the step computes the same), the finding says where to log now.
 
 TFM104 between-graph-manual (manual). A program in a shape not migrated safely
-(``SyncReplicasOptimizer``, a plain ``Session``, queue runners, hooks
+(``SyncReplicasOptimizer`` with backup workers or moving averages, a plain ``Session``, queue runners, hooks
 other than ``StopAtStepHook``, ``tf.layers`` in the graph, partitioners other than one
 axis-0 partitioner of ``get_variable`` (which moves onto the strategy), graph
 collections, other uses of the session, ...): left untouched, the finding points at the
@@ -87,9 +89,10 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit
+from rewrites.between_graph import emit, synchronous
 from rewrites.between_graph.graph import Graph, Names, read_graph
-from rewrites.between_graph.session import Session, last_step, migrated_loop, opens_session, read_session
+from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, last_step, migrated_loop, opens_session,
+                                            read_session)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -97,20 +100,24 @@ from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign,
 
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
 GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", "checkpoint", "manager", "dataset_fn",
-                   "per_worker_iterator", "scheduled_steps")
+                   "per_worker_iterator", "scheduled_steps", "trained_steps",
+                   "scaled_loss")
 SERVERS = {"train.Server", "distribute.Server"}
 SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
 DEVICE_SETTER = "train.replica_device_setter"
 SEEDS = {"set_random_seed", "random.set_random_seed"}
 ADVICE = {
-    "train.SyncReplicasOptimizer": "ParameterServerStrategy trains asynchronously and has no synchronous-replicas "
-    "optimizer; keep asynchronous updates, or move to MultiWorkerMirroredStrategy, by hand",
     "train.start_queue_runners": "queue runners feed a TF1 graph: feed the data as the step's arguments or a "
     "per-worker tf.data dataset by hand",
     "get_collection": "graph collections have no place in TF2 code: pass the values themselves",
 }
 CHECKPOINTS = ("checkpoints of TF1's session -> a tf.train.CheckpointManager in {folder}: the program resumes from "
                "it and saves when training ends (TF1 also saved on a timer); TF1's own checkpoints there are not read")
+ASYNCHRONOUS_TRAINING = ("between-graph training -> TF1's chief drives the cluster with a ClusterCoordinator of "
+                         "ParameterServerStrategy, the other workers serve; prove it with tf-migrate parity")
+SYNCHRONOUS_TRAINING = ("synchronous between-graph training -> every worker runs its steps on "
+                        "MultiWorkerMirroredStrategy, the gradients averaged over the workers as "
+                        "SyncReplicasOptimizer did; ps tasks end; prove it with tf-migrate parity")
 SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
              "the loop with a tf.summary.create_file_writer if you need them")
 
@@ -171,31 +178,35 @@ class _Program:
         session = read_session(opening, block, self.names, self.supervisors)
         device = self._device(opening, block)
         graph = read_graph(device, self.names)
-        visible = self._visible_before(device)
-        server, cluster, protocol = self._server(visible, session)
-        only = self._only_for_the_session(block, session, graph)
-        last_step(session, self.names, only)
+        synchronized = graph.sync_replicas is not None
+        server = self._server(self._visible_before(device), session)
+        only = self._only_for_the_session(block, session, graph, keep_chief=not synchronized)
+        last_step(session, graph, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
-        loop, run, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop])
+        loop, run, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop],
+                                         SYNCHRONOUS if synchronized else SCHEDULED)
         self._check_names_are_free(block, graph)
         self._check_graph_stays_in_the_step(block, graph, {device, *session.statements, *only.values()}, run)
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         removed = [device, *session.statements, *only.values(), *self._stops(block, session)]
+        if synchronized:
+            notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code)
+            synchronous.without_servers(server, _scope(self.view, device), session.master, self.edits, self.names)
+            head = []
+        else:
+            head = emit.serve_unless_chief(server.name, session.is_chief, device, self.names)
         for statement in removed:
             self.edits.remove(statement)
         dataset = self._dataset(graph, device, block)
-        self.edits.replace(device, [*emit.serve_unless_chief(server, session.is_chief, device, self.names),
-                                    *emit.strategy(graph, cluster, protocol, session, dataset, self.names)])
+        self.edits.replace(device, [*head, *emit.strategy(graph, server, session, dataset, self.names)])
         if session.checkpoints is not None:
             self.edits.add_import("os")
         self._replace_loop(session, loop)
         for statement in block:
             self._seed(statement)
         self.replaced |= set(removed)
-        self.notes.append(("TFM103", opening, "between-graph training -> TF1's chief drives the cluster with a "
-                                              "ClusterCoordinator of ParameterServerStrategy, the other workers "
-                                              "serve; prove it with tf-migrate parity"))
+        self.notes.append(("TFM103", opening, SYNCHRONOUS_TRAINING if synchronized else ASYNCHRONOUS_TRAINING))
         self.notes += graph.notes + notes
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
@@ -223,8 +234,8 @@ class _Program:
             node = parent
         return found
 
-    def _server(self, before: list, session: Session) -> tuple[str, str, str]:
-        """(the server's name, its cluster as code, its protocol) from `server = Server(cluster, ...)`."""
+    def _server(self, before: list, session: Session) -> synchronous.Server:
+        """The server of `server = Server(cluster, ...)` whose target the session opened."""
         target = session.master
         name = target.value.value if (
             isinstance(target, cst.Attribute) and target.attr.value == "target"
@@ -238,26 +249,35 @@ class _Program:
                     raise Unsupported(assign[1], "a Server whose cluster cannot be read statically")
                 cluster = args["server_or_cluster_def"][1].value
                 protocol = self.names.code(args["protocol"][1].value) if "protocol" in args else '"grpc"'
-                return name, self.names.code(cluster), protocol
+                job, task = (args[key][1].value if key in args else None for key in ("job_name", "task_index"))
+                return synchronous.Server(name, self.names.code(cluster), protocol, statement, job, task)
         if name is None:
             raise Unsupported(session.opening, "a session of `server.target` for a `tf.train.Server` is migrated; "
                                                "other masters are not")
         # A server made elsewhere (a parameter of the training function): the cluster and protocol it serves.
-        return name, f"{name}.server_def.cluster", f"{name}.server_def.protocol"
+        return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
 
-    def _only_for_the_session(self, block: list, session: Session, graph: Graph) -> dict[str, cst.CSTNode]:
+    def _only_for_the_session(self, block: list, session: Session, graph: Graph, keep_chief: bool
+                              ) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
-        ConfigProto, an init_op, a Saver): they go with it."""
-        chief = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)}
-        arguments = {node.value for node in session.arguments if isinstance(node, cst.Name)} - chief
-        scope = self.view.parent(session.opening)
-        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
-            scope = self.view.parent(scope)
-        found = {}
+        ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked."""
+        chief = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
+            if keep_chief else set()
+        scope = _scope(self.view, session.opening)
+        candidates = {}
         for statement in [*block, *graph.session_only.values()]:
             assign = single_assign(statement)
-            if assign and assign[0] in arguments and len(_uses(scope, assign[0])) == 2:  # bound, and read once
-                found[assign[0]] = statement
+            if assign and assign[0] not in chief:
+                candidates[assign[0]] = statement
+        reads = {id(node) for argument in session.arguments for node in subtree(argument)}
+        found: dict[str, cst.CSTNode] = {}
+        while True:
+            more = {name: statement for name, statement in candidates.items() if name not in found
+                    and _only_read_in(scope, name, statement, reads)}
+            if not more:
+                break
+            found |= more
+            reads |= {id(node) for statement in more.values() for node in subtree(single_assign(statement)[1])}
         unused = next((name for name, statement in graph.session_only.items() if name not in found), None)
         if unused is not None:
             raise Unsupported(graph.session_only[unused], f"`{unused}` serves a TF1 session: the migrated program "
@@ -310,10 +330,7 @@ class _Program:
             return []
         before = [s for s in block[:block.index(device)] if (single_assign(s) or ("",))[0] == graph.dataset]
         moved = {id(node) for statement in [*before, device] for node in subtree(statement)}
-        scope = self.view.parent(device)
-        while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
-            scope = self.view.parent(scope)
-        other = next((node for node in _uses(scope, graph.dataset) if id(node) not in moved), None)
+        other = next((node for node in _uses(_scope(self.view, device), graph.dataset) if id(node) not in moved), None)
         if other is not None:
             raise Unsupported(other, f"`{graph.dataset}`, the dataset the graph's iterator reads, is used elsewhere: "
                                      "it moves into the per-worker dataset function; migrate that use by hand")
@@ -347,6 +364,7 @@ class _Program:
         if isinstance(value, cst.Call) and self.names.api(value.func) in SEEDS:
             self.edits.expressions[value.func] = cst.parse_expression("tf.random.set_seed")
 
+
 def _is_device_block(statement, names: Names) -> bool:
     """`with tf.device(tf.train.replica_device_setter(...)):`"""
     if not (isinstance(statement, cst.With) and len(statement.items) == 1):
@@ -375,6 +393,21 @@ def _blocks(node: cst.CSTNode) -> list[cst.IndentedBlock]:
         elif not isinstance(child, cst.BaseStatement) or child is getattr(node, "orelse", None):  # `elif`
             found += _blocks(child)
     return found
+
+
+def _scope(view: ModuleView, node: cst.CSTNode) -> cst.CSTNode:
+    """The function (or module) ``node`` is in."""
+    scope = view.parent(node)
+    while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+        scope = view.parent(scope)
+    return scope
+
+
+def _only_read_in(scope: cst.CSTNode, name: str, statement: cst.BaseStatement, reads: set[int]) -> bool:
+    """``statement`` binds ``name``, which is read, and only in the nodes of ``reads``."""
+    target = {id(node) for node in subtree(statement.body[0].targets[0])}
+    uses = [node for node in _uses(scope, name) if id(node) not in target]
+    return bool(uses) and all(id(node) in reads for node in uses)
 
 
 def _uses(code: cst.CSTNode, name: str) -> list[cst.Name]:

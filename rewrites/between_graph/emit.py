@@ -6,6 +6,7 @@ import libcst as cst
 
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.session import Session, as_tuple
+from rewrites.between_graph.synchronous import Server
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView
 from rewrites.program.spelling import Spelling
@@ -22,10 +23,11 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
     return [statement.with_changes(leading_lines=device.leading_lines)]
 
 
-def strategy(graph: Graph, cluster: str, protocol: str, session: Session, dataset: list[cst.BaseStatement],
+def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
              names: Names) -> list[cst.BaseStatement]:
-    """The strategy over the cluster, the variables, layers and optimizer in its scope, the checkpoints, the
-    coordinator, the per-worker dataset and the step function."""
+    """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for a
+    SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the checkpoints, the coordinator,
+    the per-worker dataset and the step function."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
@@ -33,7 +35,10 @@ def strategy(graph: Graph, cluster: str, protocol: str, session: Session, datase
     checkpoints = names.code(session.checkpoints) if session.checkpoints is not None else None
     specs = [f"{name}_spec" for name in graph.elements]
     used = any(spec in line for spec in specs for line in graph.variables)
-    text = render("coordinator_step.py.j2", cluster=cluster, protocol=protocol, partitioner=graph.partitioner,
+    synchronous = graph.sync_replicas is not None
+    text = render("between_graph_step.py.j2", cluster=server.cluster, protocol=server.protocol,
+                  synchronous=synchronous, job=synchronous and names.code(server.job),
+                  task=synchronous and names.code(server.task), partitioner=graph.partitioner,
                   variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
                   after_optimizer=after, computation=graph.computation, loss=graph.loss,
                   variable_names=graph.variable_names, checkpoints=checkpoints,

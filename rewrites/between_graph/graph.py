@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
+from rewrites.between_graph import synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import Unsupported, bind_arguments, first_line, is_name, single_assign, statement_value, subtree
 
@@ -62,6 +63,7 @@ class Graph:
     unpartitioned: list[cst.Call] = field(default_factory=list)  # get_variables without one
     loss: str | None = None
     train_op: str | None = None
+    sync_replicas: cst.Call | None = None        # `SyncReplicasOptimizer(...)`: synchronous steps
     tracked: list[str] = field(default_factory=list)  # what a checkpoint holds: variables and layers, by name
     shapes: dict[str, str] = field(default_factory=dict)  # tensor name -> code of its static shape
     dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
@@ -144,7 +146,7 @@ class _Reader:
             graph.tracked.append(target)
         elif api in GLOBAL_STEP:
             graph.global_step = target
-        elif api in SESSION_ONLY:
+        elif api in SESSION_ONLY or synchronous.is_hook(value, graph.optimizer_name):
             graph.session_only[target] = statement
         elif api is not None and api.startswith("train.") and api.endswith("Optimizer"):
             self._optimizer(graph, target, value)
@@ -186,6 +188,9 @@ class _Reader:
         graph.partitioner = self.code(node)
 
     def _optimizer(self, graph: Graph, target: str, call: cst.Call) -> None:
+        if self.api(call.func) == synchronous.API:
+            self._sync_replicas(graph, target, call)
+            return
         try:
             code = keras_code.optimizer(self.api(call.func), self.spelled(call))
         except keras_code.NoKerasEquivalent as problem:
@@ -194,6 +199,17 @@ class _Reader:
             graph.notes.append(("TFM106", call, code.why))
         graph.optimizer, graph.optimizer_name = f"{target} = {code.code}", target
         graph.after_optimizer = code.after_compile
+
+    def _sync_replicas(self, graph: Graph, target: str, call: cst.Call) -> None:
+        """`SyncReplicasOptimizer(opt, ...)`: the optimizer it wraps, named as the program names the wrapper."""
+        wrapped = synchronous.wrapped_optimizer(call, self.code)
+        if isinstance(wrapped, cst.Name) and wrapped.value == graph.optimizer_name:
+            graph.optimizer = f"{target} = {graph.optimizer.split(' = ', 1)[1]}"
+        elif isinstance(wrapped, cst.Call) and (self.api(wrapped.func) or "").startswith("train."):
+            self._optimizer(graph, target, wrapped)
+        else:
+            raise Unsupported(wrapped, "SyncReplicasOptimizer of an optimizer made in the graph is migrated")
+        graph.optimizer_name, graph.sync_replicas = target, call
 
     def _is_minimize(self, value, graph: Graph) -> bool:
         return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from rewrites.between_graph import synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.syntax import Unsupported, bind_arguments, is_name, list_elements, single_assign, statement_value, subtree
 
@@ -40,9 +41,26 @@ RUN = ("fetches", "feed_dict", "options", "run_metadata")
 GLOBAL_STEP_READ = ("TF1 read the global step in the run that incremented it, racing the increment (most often the "
                     "value before it); the migrated loop reads it after the step")
 STEP_LIMIT = ": this loop, stopping at `{test}`, trains as many steps as it says, where TF1 usually trained one more"
-SCHEDULED = "scheduled_steps"  # the steps scheduled so far: TF1's global step once they are done
 SUPERVISOR_API = "train.Supervisor"
 MTS_API = "train.MonitoredTrainingSession"
+
+
+@dataclass(frozen=True)
+class Stepping:
+    """How the migrated loop runs a step and reads what it returned."""
+
+    call: str                 # the step run with `{arguments}` (a tuple) / `{listed}` (comma-separated)
+    read: str                 # the method giving a step's loss as a number
+    counter: str              # the steps run so far: TF1's global step once they are done
+    start: str                # its value before the loop, from `{optimizer}`
+    end: tuple[str, ...]      # statements after the loop
+
+
+# Asynchronous (ParameterServerStrategy): scheduled on a worker without waiting, joined at the end.
+SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetch", "scheduled_steps",
+                     "int({optimizer}.iterations)", ("coordinator.join()",))
+# Synchronous (MultiWorkerMirroredStrategy): every worker runs each step together.
+SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", ())
 
 
 @dataclass
@@ -59,6 +77,7 @@ class Session:
     checkpoints: cst.BaseExpression | None = None  # the directory
     supervisor: cst.BaseStatement | None = None    # `sv = Supervisor(...)`
     hooks: cst.BaseExpression | None = None        # a MonitoredTrainingSession's
+    sync_hook: cst.Call | None = None              # SyncReplicasOptimizer's make_session_run_hook(...)
     arguments: list[cst.BaseExpression] = field(default_factory=list)  # names the opening calls read
 
     @property
@@ -164,12 +183,14 @@ def _value(args: dict, name: str) -> cst.BaseExpression | None:
     return args[name][1].value if name in args else None
 
 
-def last_step(session: Session, names: Names, only_for_session: dict[str, cst.BaseStatement]) -> None:
-    """The StopAtStepHook's last step of a MonitoredTrainingSession (the only hook migrated)."""
-    hooks = session.hooks
-    if isinstance(hooks, cst.Name) and hooks.value in only_for_session:
-        hooks = single_assign(only_for_session[hooks.value])[1]
-    for hook in list_elements(hooks):
+def last_step(session: Session, graph: Graph, names: Names, only_for_session: dict[str, cst.BaseStatement]) -> None:
+    """The StopAtStepHook's last step of a MonitoredTrainingSession (and the SyncReplicasOptimizer's hook, whose
+    work the migrated strategy does)."""
+    for hook in list_elements(_bound(session.hooks, only_for_session)):
+        hook = _bound(hook, only_for_session)
+        if synchronous.is_hook(hook, graph.optimizer_name if graph.sync_replicas else None):
+            session.sync_hook = hook
+            continue
         if not (isinstance(hook, cst.Call) and names.api(hook.func) == "train.StopAtStepHook"):
             raise Unsupported(hook, "a hook other than StopAtStepHook(last_step=...): rewrite it as code around "
                                     "the migrated loop by hand")
@@ -180,19 +201,27 @@ def last_step(session: Session, names: Names, only_for_session: dict[str, cst.Ba
         session.last_step = bound["last_step"][1].value
 
 
+def _bound(node, only_for_session: dict[str, cst.BaseStatement]):
+    """The value of a name bound only for the session, or the node."""
+    if isinstance(node, cst.Name) and node.value in only_for_session:
+        return single_assign(only_for_session[node.value])[1]
+    return node
+
+
 # -- the loop ---------------------------------------------------------------------------------
 
 
-def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cst.CSTNode]
+def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cst.CSTNode], stepping: Stepping
                   ) -> tuple[list[cst.BaseStatement], cst.BaseStatement, list]:
-    """The loop scheduling its steps on the workers (with what goes before and after it), the run statement it
-    replaced, notes on it. ``outside``: the code around the loop, which may read what the run fetched.
+    """The loop running its steps (with what goes before and after it), the run statement it replaced, notes on
+    it. ``outside``: the code around the loop, which may read what the run fetched.
 
-    TF1's workers trained concurrently, and so do the migrated ones: a step is scheduled without waiting for
-    it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th under an
-    `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator."""
+    TF1's asynchronous workers trained concurrently, and so do the migrated ones: a step is scheduled without
+    waiting for it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th
+    under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
+    Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    conditions, tests = _limits(session, names)
+    conditions, tests = _limits(session, names, stepping.counter)
     runs = [s for s in loop.body.body if any(_is_run(node, session.name) for node in subtree(s))]
     if len(runs) != 1:
         raise Unsupported(loop, "the loop must run the session exactly once per step")
@@ -204,11 +233,12 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     body, after_run = [], False
     for statement in loop.body.body:
         if statement is run:
-            body += _scheduled(run, graph, names, kept, fetch=waits, counted=counted)
+            body += _stepped(run, graph, names, kept, stepping, fetch=waits, counted=counted)
             after_run = True
         else:
             statement = names.spelled(statement)
-            body.append(_fetched(statement, loss) if loss and after_run and not waits else statement)
+            read = loss and after_run and not waits
+            body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
     owners = {session.name, *(stop.func.value.value for stop in session.stops)}
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
     for node in (n for code in [*header, *(s for s in loop.body.body if s is not run)] for n in subtree(code)):
@@ -219,11 +249,12 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         new = new.with_changes(test=cst.parse_expression(" and ".join(tests)))
     else:
         new = new.with_changes(iter=names.spelled(loop.iter))
-    before = [cst.parse_statement(f"{SCHEDULED} = int({graph.optimizer_name}.iterations)\n")] if counted else []
-    return [*before, new, cst.parse_statement("coordinator.join()\n")], run, _step_notes(run, loop, graph)
+    before = [f"{stepping.counter} = {stepping.start.format(optimizer=graph.optimizer_name)}"] if counted else []
+    after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
+    return [*map(cst.parse_statement, before), new, *after], run, _step_notes(run, loop, graph)
 
 
-def _limits(session: Session, names: Names) -> tuple[list[cst.BaseExpression], list[str]]:
+def _limits(session: Session, names: Names, counter: str) -> tuple[list[cst.BaseExpression], list[str]]:
     """(the loop's own conditions, the migrated loop's tests): a `while` loop stops when the session says so,
     and at its own limit or the StopAtStepHook's; a `for` loop runs its course (without a StopAtStepHook, which
     would have stopped the session under it)."""
@@ -239,7 +270,7 @@ def _limits(session: Session, names: Names) -> tuple[list[cst.BaseExpression], l
                                 f"{cst.Module([]).code_for_node(session.stops[0])}`")
     tests = [names.code(condition) for condition in conditions]
     if session.last_step is not None:
-        tests.append(f"{SCHEDULED} < {names.code(session.last_step)}")
+        tests.append(f"{counter} < {names.code(session.last_step)}")
     if not tests:
         raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
                                 "training stops, e.g. `while not sv.should_stop() and step < N:`")
@@ -264,11 +295,11 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
 
 
 class _Fetch(cst.CSTTransformer):
-    """Each read of ``name`` (a step's RemoteValue) becomes ``name.fetch()``."""
+    """Each read of ``name`` (what a step returned) becomes ``name.fetch()`` (or another ``read`` method)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, read: str) -> None:
         super().__init__()
-        self.name, self.targets = name, 0
+        self.name, self.read, self.targets = name, read, 0
 
     def visit_AssignTarget(self, node) -> None:
         self.targets += 1
@@ -279,12 +310,8 @@ class _Fetch(cst.CSTTransformer):
 
     def leave_Name(self, original_node, updated_node):
         if updated_node.value == self.name and not self.targets:
-            return cst.parse_expression(f"{self.name}.fetch()")
+            return cst.parse_expression(f"{self.name}.{self.read}()")
         return updated_node
-
-
-def _fetched(statement: cst.BaseStatement, loss: str) -> cst.BaseStatement:
-    return statement.visit(_Fetch(loss))
 
 
 def _step_notes(run: cst.BaseStatement, loop: cst.While | cst.For, graph: Graph
@@ -316,19 +343,20 @@ def _is_run(node, name: str) -> bool:
             and is_name(node.func.value, name))
 
 
-def _scheduled(run: cst.BaseStatement, graph: Graph, names: Names, kept: dict[str, str], *, fetch: bool,
-               counted: bool) -> list[cst.BaseStatement]:
+def _stepped(run: cst.BaseStatement, graph: Graph, names: Names, kept: dict[str, str], stepping: Stepping, *,
+             fetch: bool, counted: bool) -> list[cst.BaseStatement]:
     """`_, step, loss_value = sess.run([train_op, global_step, loss], feed_dict={x: ..., y: ...})`
-    -> `loss_value = coordinator.schedule(train_step, args=(...))`, the step counted."""
+    -> `loss_value = coordinator.schedule(train_step, args=(...))` (or `train_step(...)`), the step counted."""
     args = bind_arguments(statement_value(run), RUN)
     feeds = _feeds(args["feed_dict"][1].value if "feed_dict" in args else cst.Dict([]), graph, names)
-    arguments = as_tuple(["per_worker_iterator"] * bool(graph.elements) + feeds)
-    schedule = f"coordinator.schedule(train_step, args={arguments})" + (".fetch()" if fetch else "")
-    lines = [f"{kept[graph.loss]} = {schedule}" if graph.loss in kept else schedule]
+    arguments = ["per_worker_iterator"] * bool(graph.elements) + feeds
+    step = stepping.call.format(arguments=as_tuple(arguments), listed=", ".join(arguments))
+    step += f".{stepping.read}()" if fetch else ""
+    lines = [f"{kept[graph.loss]} = {step}" if graph.loss in kept else step]
     if counted:
-        lines.append(f"{SCHEDULED} += 1")
+        lines.append(f"{stepping.counter} += 1")
     if graph.global_step in kept:
-        lines.append(f"{kept[graph.global_step]} = {SCHEDULED}")
+        lines.append(f"{kept[graph.global_step]} = {stepping.counter}")
     statements = [cst.parse_statement(line) for line in lines]
     statements[0] = statements[0].with_changes(leading_lines=run.leading_lines)
     return statements
