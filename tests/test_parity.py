@@ -242,6 +242,17 @@ def test_supervisor_program_and_its_coordinator_migration_match_step_by_step(tmp
     assert sorted(path.name for path in logdir.iterdir()) == ["tf2"]
 
 
+def test_sync_replicas_program_and_its_multi_worker_mirrored_migration_match_step_by_step(tmp_path):
+    """Old side: SyncReplicasOptimizer's training runs (its train op is a tensor, the minimized loss hand-written);
+    new side: the calls of the tf.function running MultiWorkerMirroredStrategy.run, one worker in process."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "sync_replicas" / "train.py", EXAMPLES / "sync_replicas" / "train_tf2.py",
+                         "--json", str(report)))
+    data = json.loads(report.read_text())
+    assert len(data["old"]["losses"]) == len(data["new"]["losses"]) == 20
+    assert [v["name"] for v in data["variables"]] == ["weights", "bias"] and all(v["ok"] for v in data["variables"])
+
+
 def test_partitioned_between_graph_program_shards_on_both_sides(tmp_path):
     report = tmp_path / "report.json"
     assert_parity(parity(program("ps_cluster_partitioned_tf1", tmp_path), program("ps_cluster_partitioned_tf2", tmp_path),

@@ -28,10 +28,11 @@ batches: the first --steps batches of the old program's own input, or synthetic
 ones.
 
 A between-graph program (OLD: a loop of runs in a MonitoredTrainingSession or a
-Supervisor's session) and its ClusterCoordinator migration (NEW) each run on their
-own cluster and data; the old losses are those of its training runs (the loss its
-optimizer minimizes, fetched with each), the new ones those of its scheduled steps,
-and the old initial weights are loaded before the first step. The old loop stops
+Supervisor's session) and its ClusterCoordinator migration (NEW; or, for a
+SyncReplicasOptimizer, its MultiWorkerMirroredStrategy migration, one worker) each run
+on their own cluster and data; the old losses are those of its training runs (the loss
+its optimizer minimizes, fetched with each), the new ones those of its steps, and the
+old initial weights are loaded before the first step. The old loop stops
 after --steps training runs even when its own limit is higher; a Supervisor's
 logdir is a temporary folder.
 

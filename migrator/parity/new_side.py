@@ -17,10 +17,12 @@ ParameterServerStrategy trains on it; with ``--cluster none`` TF_CONFIG is remov
   and the epoch losses are the step losses. The program's callbacks are not run.
 - ``Model.evaluate``: on the old side's recorded eval batches.
 
-A program driving a ``ClusterCoordinator`` itself (what between-graph TF1 programs become)
-trains on its own data and cluster; patched:
+A program driving a ``ClusterCoordinator`` itself (what between-graph TF1 programs become),
+or running the steps of a ``MultiWorkerMirroredStrategy`` itself (what SyncReplicasOptimizer
+programs become), trains on its own data and cluster; patched:
 - variable creation: every variable is recorded, in creation order;
-- ``ClusterCoordinator.schedule``: before the first step the old initial weights are
+- ``ClusterCoordinator.schedule``, and calls of the program's ``tf.function`` that runs
+  ``MultiWorkerMirroredStrategy.run``: before the first step the old initial weights are
   loaded into the trainable variables; each step's result (the loss) is kept, and after
   the harness's number of steps the weights are read as the final ones.
 """
@@ -58,7 +60,9 @@ class NewSide:
         self.dropout: set[str] = set()
         self.created: list = []  # every variable the program made, in order
         self.keras = False  # a Keras fit or evaluate has run: the program trains through Keras
-        self.scheduled: list = []  # ClusterCoordinator.schedule's RemoteValues
+        self.scheduled: list = []  # what each step returned: ClusterCoordinator.schedule's RemoteValues, tensors
+        self.started: float | None = None  # when the first step started
+        self.replica_runs = 0  # strategy.run calls of MultiWorkerMirroredStrategy programs
         self.final: list[dict] | None = None
 
     def install(self, keras) -> None:
@@ -95,7 +99,8 @@ class NewSide:
         model_class.fit, model_class.evaluate = fit, evaluate
 
     def install_coordinator(self) -> None:
-        """Record the variables the program creates; patch ClusterCoordinator.schedule."""
+        """Record the variables the program creates; patch ClusterCoordinator.schedule, and the steps of
+        MultiWorkerMirroredStrategy programs."""
         tf, side = self.tf, self
         coordinator_class = tf.distribute.coordinator.ClusterCoordinator
         original_schedule = coordinator_class.schedule
@@ -109,20 +114,56 @@ class NewSide:
             if side.keras:  # Keras' fit and evaluate schedule their own steps
                 return original_schedule(coordinator, fn, args=args, kwargs=kwargs)
             if not side.scheduled:
-                side.load_initial_into(group_variables([(True, [v for v in side.created if v.trainable])]))
-                side.started = time.perf_counter()
+                side.start_steps()
             value = original_schedule(coordinator, fn, args=args, kwargs=kwargs)
-            side.scheduled.append(value)
-            if len(side.scheduled) == side.job["steps"]:
-                coordinator.join()
-                side.train_seconds = time.perf_counter() - side.started
-                side.final = group_variables([(True, [v for v in side.created if v.trainable])])
-                side.final_values = [(v["name"], full_value(v["parts"])) for v in side.final]
+            side.stepped(value, coordinator.join)
             return value
 
         self.creator_scope = tf.variable_creator_scope(record)
         self.creator_scope.__enter__()  # for the whole program: left when the process ends
         coordinator_class.schedule = schedule
+        self.install_mirrored()
+
+    def install_mirrored(self) -> None:
+        """A step of a MultiWorkerMirroredStrategy program is a call of a tf.function whose tracing ran
+        ``strategy.run``: the old initial weights are loaded as it is first traced (lifted out of the function)."""
+        from tensorflow.python.eager.polymorphic_function.polymorphic_function import Function
+
+        tf, side = self.tf, self
+        strategy_class = tf.distribute.MultiWorkerMirroredStrategy
+        original_run, original_call = strategy_class.run, Function.__call__
+
+        def run(strategy, fn, args=(), kwargs=None, options=None):
+            side.replica_runs += 1
+            if not side.keras and not side.started:
+                with tf.init_scope():
+                    side.start_steps()
+            return original_run(strategy, fn, args=args, kwargs=kwargs, options=options)
+
+        def call(function, *args, **kwargs):
+            runs = side.replica_runs
+            result = original_call(function, *args, **kwargs)
+            if side.replica_runs > runs:
+                function._tf_migrate_parity_step = True
+            if getattr(function, "_tf_migrate_parity_step", False) and not side.keras:
+                side.stepped(result, lambda: None)
+            return result
+
+        strategy_class.run, Function.__call__ = run, call
+
+    def start_steps(self) -> None:
+        """Before the program's first step: the old initial weights in its trainable variables."""
+        self.load_initial_into(group_variables([(True, [v for v in self.created if v.trainable])]))
+        self.started = time.perf_counter()
+
+    def stepped(self, value, join) -> None:
+        """A step ran (or was scheduled: ``join`` waits for it); after the harness's steps, the final weights."""
+        self.scheduled.append(value)
+        if len(self.scheduled) == self.job["steps"]:
+            join()
+            self.train_seconds = time.perf_counter() - self.started
+            self.final = group_variables([(True, [v for v in self.created if v.trainable])])
+            self.final_values = [(v["name"], full_value(v["parts"])) for v in self.final]
 
     def recorded(self, marker: str, name: str):
         if not self.exchange.wait_for(marker, unless="old.done"):
@@ -161,7 +202,8 @@ class NewSide:
             self.exchange.write_arrays("new_final.npz", [(v["name"], full_value(v["parts"])) for v in final])
         elif self.final is not None:
             self.exchange.write_arrays("new_final.npz", self.final_values)
-            self.losses = [float(value.fetch()) for value in self.scheduled[:self.job["steps"]]]
+            self.losses = [float(value.fetch() if hasattr(value, "fetch") else value)
+                           for value in self.scheduled[:self.job["steps"]]]
         variables = [{"name": v["name"], "shape": v["shape"], "shards": v["shards"]} for v in final]
         self.exchange.write_json("new.json", {
             "side": "new", "program": program, "python": sys.executable, "versions": versions(),

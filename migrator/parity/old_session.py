@@ -144,7 +144,7 @@ class SessionRecorder:
         """Does running ``fetches`` run a train op (one the optimizers made, or anything needing it)?"""
         if not train_ops:
             return True
-        names = {op.name for op in train_ops}
+        names = {getattr(op, "op", op).name for op in train_ops}  # SyncReplicasOptimizer's is a tensor
         for fetch in self.tf.nest.flatten(fetches):
             op = as_operation(self.tf, graph, fetch)
             if op is None:
