@@ -8,7 +8,8 @@ its output, in one of two formats:
 * Estimator examples: ``RunConfig(log_step_count_steps=1)`` with INFO logging
   makes the Estimator log every step on stderr:
   ``INFO:tensorflow:loss = 0.8455549, step = 3 (0.001 sec)``
-* ps_cluster and supervisor_flags print the loss they fetched on stdout: ``step 3 loss 2.1360164``
+* ps_cluster, supervisor_flags and sync_replicas print the loss they fetched on stdout:
+  ``step 3 loss 2.1360164``
 
 Both loss values are numpy float32 printed with ``str``: the shortest text that
 reads back as the same float32. The loss is the one computed before the step's
@@ -45,11 +46,12 @@ IN_PROCESS_CLUSTER = Path(__file__).resolve().parent / "in_process_cluster.py"  
 TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
 TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
                "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20, "flags_app": 20,
-               "supervisor_flags": 20}
+               "supervisor_flags": 20, "sync_replicas": 20}
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)
-BETWEEN_GRAPH = ("ps_cluster", "supervisor_flags")  # print their losses; migrated by TFM103
+ASYNCHRONOUS = ("ps_cluster", "supervisor_flags")  # print their losses; migrated by TFM103 to a coordinator
+BETWEEN_GRAPH = (*ASYNCHRONOUS, "sync_replicas")  # and SyncReplicasOptimizer's, to MultiWorkerMirroredStrategy
 PACKAGE = EXAMPLES / "trainer_package"  # trainer/ in tf1/ and, migrated, in tf2/: run as `python -m trainer.task`
 
 CHECKPOINT_EPOCHS = {"classifier": 3}  # RunConfig(save_checkpoints_steps=10): one Keras epoch per checkpoint
@@ -158,7 +160,7 @@ def run_as_cluster(program: str, workers: int, tmp_path: Path, example: str = "p
     return chief
 
 
-@pytest.mark.parametrize("example", ["ps_cluster", "supervisor_flags"])
+@pytest.mark.parametrize("example", BETWEEN_GRAPH)
 def test_between_graph_example_as_separate_processes(tmp_path, example):
     worker = run_as_cluster("train.py", 1, tmp_path, example)
     assert_trained(worker, TRAIN_STEPS[example])
@@ -290,11 +292,67 @@ def test_migrated_between_graph_example_trains_in_one_process_on_its_own_cluster
     assert run.leftovers == []
 
 
-@pytest.mark.parametrize("example", BETWEEN_GRAPH)
+@pytest.mark.parametrize("example", ASYNCHRONOUS)
 def test_migrated_between_graph_example_as_separate_ps_worker_and_chief_processes(tmp_path, example):
     """The launch commands of the TF1 program: ps 0 and worker 1 serve, worker 0 (TF1's chief) drives them."""
     chief = run_as_cluster("train_tf2.py", 2, tmp_path, example)
     assert_trained(chief, TRAIN_STEPS[example])
+
+
+def run_synchronous(program: Path, workers: int, tmp_path: Path) -> list[Run]:
+    """PROGRAM as ps 0 and workers 0..N-1 on localhost, all started together from the TF1 command line; each
+    worker must end by itself, and so must the ps task of a migrated program (TF1's serves until stopped). The
+    workers' runs, in task order."""
+    import portpicker
+
+    ports = [portpicker.pick_unused_port() for _ in range(1 + workers)]
+    hosts = [f"--ps_hosts=localhost:{ports[0]}", "--worker_hosts=" + ",".join(f"localhost:{p}" for p in ports[1:])]
+    tasks = [("ps", 0), *(("worker", i) for i in range(workers))]
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    logs = [open(tmp_path / f"{job}{index}.out", "w+") for job, index in tasks]
+    processes = [subprocess.Popen([sys.executable, str(program), f"--job_name={job}", f"--task_index={index}",
+                                   *hosts], stdout=log, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+                 for (job, index), log in zip(tasks, logs)]
+    try:
+        errors = [process.communicate(timeout=TIMEOUT)[1] for process in processes[1:]]
+        if program.name == "train.py":
+            assert processes[0].poll() is None, processes[0].communicate()[1][-3000:]  # serving, not crashed
+            processes[0].terminate()
+        assert processes[0].wait(timeout=TIMEOUT) == (-signal.SIGTERM if program.name == "train.py" else 0)
+    finally:
+        for process in processes:
+            process.kill()
+    runs = []
+    for process, log, error in zip(processes[1:], logs[1:], errors):
+        log.seek(0)
+        runs.append(Run(process.returncode, log.read(), error, []))
+    for log in logs:
+        log.close()
+    return runs
+
+
+def test_migrated_sync_replicas_example_as_separate_worker_processes_and_a_ps_that_ends(tmp_path):
+    """The TF1 launch commands, 2 workers: every worker trains the same steps, together; the ps task ends at
+    once, with nothing to serve."""
+    for worker in run_synchronous(EXAMPLES / "sync_replicas" / "train_tf2.py", 2, tmp_path):
+        assert_trained(worker, TRAIN_STEPS["sync_replicas"])
+        assert worker.steps == list(range(1, 21))
+
+
+@pytest.mark.parametrize("program", ["train.py", "train_tf2.py"])
+def test_two_synchronous_workers_train_as_one_worker_on_both_their_batches(program, tmp_path):
+    """SyncReplicasOptimizer, and the MultiWorkerMirroredStrategy migration, average the workers' gradients: the
+    mean of 2 workers' losses (8 rows each) is, step by step, the loss of 1 worker reading both (16 rows)."""
+    source = (EXAMPLES / "sync_replicas" / program).read_text()
+    one_worker = tmp_path / "one_worker.py"
+    one_worker.write_text(source.replace("\nBATCH_SIZE = 8\n", "\nBATCH_SIZE = 16\n"))
+    workers = run_synchronous(EXAMPLES / "sync_replicas" / program, 2, tmp_path)
+    alone = run_command([str(one_worker)])
+    assert_trained(alone, 20)
+    assert [len(worker.losses) for worker in workers] == [20, 20]
+    mean = [(a + b) / 2 for a, b in zip(workers[0].losses, workers[1].losses)]
+    assert mean == pytest.approx(alone.losses, rel=1e-5)
+    assert workers[0].losses != pytest.approx(alone.losses, rel=1e-3)  # each worker's own batch, not both
 
 
 def test_generated_program_resumes_from_its_checkpoints_as_the_estimator_did(tmp_path):
