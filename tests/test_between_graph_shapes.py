@@ -230,3 +230,46 @@ def test_a_for_loop_under_a_stop_at_step_hook_is_left_with_the_reason():
     assert source != MODULE_LEVEL
     line, message = manual(source)
     assert "for _ in range(200):" in line and "StopAtStepHook" in message
+
+
+@pytest.mark.parametrize("counter", [
+    "tf.Variable(0, name=\"global_step\", trainable=False)",
+    "tf.Variable(0)",
+    "tf.get_variable('global_step', [], initializer=tf.constant_initializer(0), trainable=False)",
+    "tf.get_variable(\"global_step\", (), dtype=tf.int64, initializer=tf.zeros_initializer(), trainable=False)",
+    "tf.contrib.framework.get_or_create_global_step()",
+])
+def test_a_step_counter_as_people_made_it_is_the_optimizers_iterations(counter):
+    source = MODULE_LEVEL.replace("tf.train.get_or_create_global_step()", counter)
+    assert source != MODULE_LEVEL
+    code = migrated(source).source
+    assert "global_step" not in code and "scheduled_steps = int(optimizer.iterations)\n" in code
+
+
+@pytest.mark.parametrize("counter, why", [
+    ("tf.Variable(0, trainable=True, dtype=tf.float32)", "minimize() must advance the global step"),
+    ("tf.Variable(1, trainable=False)", "minimize() must advance the global step"),
+    ("tf.get_variable('global_step', [], initializer=tf.constant_initializer(0))",  # float32, trainable
+     "minimize() must advance the global step"),
+    ("tf.get_variable('global_step', [1], initializer=tf.zeros_initializer(), trainable=False)",
+     "get_variable is migrated with a name"),
+])
+def test_a_variable_that_is_not_a_step_counter_is_not_taken_for_one(counter, why):
+    _, message = manual(MODULE_LEVEL.replace("tf.train.get_or_create_global_step()", counter))
+    assert why in message, message
+
+
+def test_name_scopes_seeds_prints_and_strings_in_the_graph():
+    source = MODULE_LEVEL.replace('''        w = tf.Variable(tf.zeros([2, 1]), name="w")
+''', '''        tf.set_random_seed(1)
+        with tf.name_scope("weights"):
+            w = tf.Variable(tf.zeros([2, 1]), name="w")
+        print("variables made")
+        """
+        v = tf.Variable(tf.zeros([2, 1]), name="v")
+        """
+''')
+    code = migrated(source).source
+    assert ('        tf.random.set_seed(1)\n        w = tf.Variable(tf.zeros([2, 1]), name="w")\n'
+            '        print("variables made")\n') in code, code
+    assert "name_scope" not in code and '"v"' not in code

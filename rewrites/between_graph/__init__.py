@@ -90,7 +90,7 @@ import libcst as cst
 
 from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, synchronous
-from rewrites.between_graph.graph import Graph, Names, read_graph
+from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, last_step, migrated_loop, opens_session,
                                             read_session)
 from rewrites.program.edits import ModuleEdits
@@ -105,7 +105,6 @@ GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", 
 SERVERS = {"train.Server", "distribute.Server"}
 SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
 DEVICE_SETTER = "train.replica_device_setter"
-SEEDS = {"set_random_seed", "random.set_random_seed"}
 ADVICE = {
     "train.start_queue_runners": "queue runners feed a TF1 graph: feed the data as the step's arguments or a "
     "per-worker tf.data dataset by hand",

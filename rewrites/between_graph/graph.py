@@ -4,10 +4,11 @@ Each statement is an assignment: a placeholder (a step argument), a variable (cr
 strategy's scope), a Dense layer (``tf.layers.dense``, ``tf.layers.Dense(...)(x)``,
 ``tf.keras.layers.Dense(...)(x)``: a Keras layer created and built in the scope, called in the
 step), the batches of a ``tf.data`` iterator (``make_one_shot_iterator().get_next()``: a
-per-worker dataset whose iterator the step reads), the global step (the optimizer's
-``iterations``), an optimizer and its ``minimize`` (the Keras optimizer applying the tape's
+per-worker dataset whose iterator the step reads), the global step (``get_or_create_global_step``,
+or a zero integer variable ``minimize`` advances: the optimizer's ``iterations``), an optimizer and its ``minimize`` (the Keras optimizer applying the tape's
 gradients), ops of tensors (run in the step, under the tape), or what only a TF1 session used
 (an initializer, a ``Saver``, merged summaries: dropped when nothing but the session reads them).
+A seed or a print stays in its place; ``with tf.name_scope(...)`` blocks are read as their statements.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ import libcst as cst
 from rewrites import keras_equivalents as keras_code
 from rewrites.between_graph import synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
-from rewrites.syntax import Unsupported, bind_arguments, first_line, is_name, single_assign, statement_value, subtree
+from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
+                             statement_value, subtree)
 
-GLOBAL_STEP = {"train.get_or_create_global_step", "train.get_global_step", "train.create_global_step"}
+GLOBAL_STEP = {"train.get_or_create_global_step", "train.get_global_step", "train.create_global_step",
+               "contrib.framework.get_or_create_global_step"}
 GET_VARIABLE = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "collections", "caching_device",
                 "partitioner")
 MINIMIZE = ("loss", "global_step", "var_list")
+SEEDS = {"set_random_seed", "random.set_random_seed", "random.set_seed"}
+ZERO_INITIALIZERS = {"constant_initializer", "zeros_initializer", "initializers.zeros", "initializers.constant"}
 ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
 # Layers built in the strategy's scope for the shape of their input: Dense only, whose kernel needs its last axis.
 DENSE = {"layers.dense": True, "layers.Dense": False, "keras.layers.Dense": False}
@@ -34,6 +39,13 @@ SESSION_ONLY = {"global_variables_initializer", "initialize_all_variables", "loc
                 "train.Saver", "summary.merge_all", "summary.FileWriter"}
 SUMMARIES = {"summary.scalar", "summary.histogram", "summary.image", "summary.audio", "summary.text",
              "summary.tensor_summary"}
+
+
+def _not_trained(args: dict) -> bool:
+    """`trainable=False`, or an integer variable (no dtype: its initial value's), which no optimizer trains."""
+    if "trainable" in args:
+        return is_name(args["trainable"][1].value, "False")
+    return "dtype" not in args
 
 
 @dataclass
@@ -97,12 +109,16 @@ class _Reader:
 
     def read(self, device: cst.With) -> Graph:
         graph = Graph()
-        for statement in device.body.body:
+        for statement in self._statements(device):
             value = statement_value(statement)
             if isinstance(value, cst.Call) and self.api(value.func) in SUMMARIES and single_assign(statement) is None:
                 graph.summaries.append(statement)
                 continue
             if self._get_next(graph, statement, value):
+                continue
+            if isinstance(value, cst.SimpleString | cst.ConcatenatedString):  # code commented out as a string
+                continue
+            if isinstance(value, cst.Call) and single_assign(statement) is None and self._run_once(graph, value):
                 continue
             assign = single_assign(statement)
             if assign is None:
@@ -122,6 +138,27 @@ class _Reader:
                 graph.notes.append(("TFM105", graph.unpartitioned[0], PARTITIONER_FOR_EVERY_VARIABLE))
         return graph
 
+    def _run_once(self, graph: Graph, call: cst.Call) -> bool:
+        """A seed, or a print, where the graph was built: kept in its place among the variables, run once."""
+        if self.api(call.func) in SEEDS:  # TF2's ops draw other numbers from the same seed
+            graph.variables.append(f"tf.random.set_seed({', '.join(self.code(arg) for arg in call.args)})")
+        elif is_name(call.func, "print"):
+            graph.variables.append(self.code(call))
+        else:
+            return False
+        return True
+
+    def _statements(self, block: cst.With):
+        """The block's statements, those of `with tf.name_scope(...)` blocks in it in their place: a name scope
+        names ops, which the migrated step does not keep."""
+        for statement in block.body.body:
+            items = statement.items if isinstance(statement, cst.With) else ()
+            if len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None \
+                    and self.api(items[0].item.func) == "name_scope":
+                yield from self._statements(statement)
+            else:
+                yield statement
+
     def _assignment(self, graph: Graph, statement, target: str, value: cst.BaseExpression) -> None:
         api = self.api(value.func) if isinstance(value, cst.Call) else None
         if api == "placeholder":
@@ -138,6 +175,8 @@ class _Reader:
             graph.iterator = target
         elif self._is_dataset(value) and (target == graph.dataset or graph.dataset is None):
             graph.dataset_statements.append(statement)
+        elif graph.global_step is None and self._is_step_counter(api, value):
+            graph.global_step = target
         elif api == "get_variable":
             self._variable(graph, target, value)
         elif api == "Variable":
@@ -157,6 +196,25 @@ class _Reader:
             self._minimize(graph, target, value)
         else:
             self._computation(graph, statement, value)
+
+    def _is_step_counter(self, api: str | None, call) -> bool:
+        """`tf.Variable(0, trainable=False)` or `get_variable("global_step", [], initializer=zeros, trainable=False)`:
+        the step counter when minimize() advances it, which _minimize checks (it refuses any other)."""
+        if api == "Variable":
+            args = bind_arguments(call, ("initial_value", "trainable", "name", "dtype"))
+            start = args and args.get("initial_value")
+            return bool(start) and is_literal_int(start[1].value, 0) and _not_trained(args)
+        if api != "get_variable":
+            return False
+        args = bind_arguments(call, GET_VARIABLE)
+        if (args is None or set(args) - {"name", "shape", "dtype", "initializer", "trainable"}
+                or not ("trainable" in args and _not_trained(args))):  # get_variable's dtype is float32 by default
+            return False
+        shape, start = args.get("shape"), args.get("initializer")
+        return (shape is not None and isinstance(shape[1].value, (cst.List, cst.Tuple)) and not shape[1].value.elements
+                and start is not None and isinstance(start[1].value, cst.Call)
+                and self.api(start[1].value.func) in ZERO_INITIALIZERS
+                and all(is_literal_int(arg.value, 0) for arg in start[1].value.args))
 
     def _variable(self, graph: Graph, target: str, call: cst.Call) -> None:
         args = bind_arguments(call, GET_VARIABLE)
