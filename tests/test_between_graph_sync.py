@@ -132,3 +132,13 @@ def test_a_server_given_to_the_training_function_is_left():
     source = source.replace("server.join()\n", "server.join()\nelse:\n    train(server)\n", 1)
     _, message = manual(source)
     assert "MultiWorkerMirroredStrategy starts its own" in message
+
+
+def test_only_the_first_worker_saves_into_the_programs_checkpoint_folder():
+    source = MODULE_LEVEL.replace("is_chief=is_chief, hooks=hooks)", 'is_chief=is_chief, hooks=hooks,\n'
+                                  '            checkpoint_dir="/tmp/train")')
+    assert source != MODULE_LEVEL
+    code = run(source).source
+    assert ('os.path.join("/tmp/train", "tf2") if resolver.task_id == 0 else tempfile.mkdtemp()' in code
+            and 'checkpoint.restore(tf.train.latest_checkpoint(os.path.join("/tmp/train", "tf2")))' in code), code
+    assert "import tempfile\n" in code and code.count("manager.save()") == 1

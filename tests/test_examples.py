@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import GENERATED_EXAMPLES
+from helpers import GENERATED_EXAMPLES, run
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, portpicker)", allow_module_level=True)
@@ -337,6 +337,23 @@ def test_migrated_sync_replicas_example_as_separate_worker_processes_and_a_ps_th
     for worker in run_synchronous(EXAMPLES / "sync_replicas" / "train_tf2.py", 2, tmp_path):
         assert_trained(worker, TRAIN_STEPS["sync_replicas"])
         assert worker.steps == list(range(1, 21))
+
+
+def test_synchronous_workers_keep_the_first_workers_checkpoints_and_resume_from_them(tmp_path):
+    """Every MultiWorkerMirroredStrategy worker saves (the save is collective): into one folder they would race.
+    The first worker's go to the program's folder, the others' to scratch; a second run resumes from them."""
+    source = (EXAMPLES / "sync_replicas" / "train.py").read_text()
+    with_checkpoints = source.replace("stop_grace_period_secs=1)", 'stop_grace_period_secs=1, checkpoint_dir="ckpts")')
+    assert with_checkpoints != source
+    program = tmp_path / "train_tf2.py"
+    program.write_text(run(with_checkpoints).source)
+    for worker in run_synchronous(program, 2, tmp_path):
+        assert_trained(worker, TRAIN_STEPS["sync_replicas"])
+    assert sorted(os.listdir(tmp_path / "ckpts")) == ["tf2"]
+    assert {"checkpoint", "ckpt-1.index"} <= set(os.listdir(tmp_path / "ckpts" / "tf2"))
+    again = run_synchronous(program, 2, tmp_path)
+    assert [(worker.returncode, worker.steps) for worker in again] == [(0, []), (0, [])]
+    assert "ckpt-2.index" in os.listdir(tmp_path / "ckpts" / "tf2")
 
 
 @pytest.mark.parametrize("program", ["train.py", "train_tf2.py"])

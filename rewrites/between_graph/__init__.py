@@ -201,6 +201,8 @@ class _Program:
         self.edits.replace(device, [*head, *emit.strategy(graph, server, session, dataset, self.names)])
         if session.checkpoints is not None:
             self.edits.add_import("os")
+            if synchronized:
+                self.edits.add_import("tempfile")
         self._replace_loop(session, loop)
         for statement in block:
             self._seed(statement)
