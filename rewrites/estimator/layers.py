@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
+from rewrites.estimator.columns import INPUT_LAYER_COMMENT, NumericColumns, input_layer_code
 from rewrites.program.places import Value
 from rewrites.syntax import Unsupported, bound_values, is_name, subtree
 
@@ -18,7 +19,6 @@ VARIABLE_SCOPE = ("name_or_scope", "default_name", "values", "initializer", "reg
                   "partitioner", "custom_getter", "reuse", "dtype", "use_resource", "constraint",
                   "auxiliary_name_scope")
 INPUT_LAYER = ("features", "feature_columns", "weight_collections", "trainable", "cols_to_vars", "cols_to_output_tensors")
-NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
 
 
 class LayerReading:
@@ -95,83 +95,16 @@ class LayerReading:
         args = bound_values(call, INPUT_LAYER)
         if set(args) != {"features", "feature_columns"} or not is_name(args["features"], "features"):
             raise Unsupported(call, "input_layer is migrated on the model_fn's features and numeric columns only")
-        keys = self._column_keys(args["feature_columns"])
-        flat = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
-        self.model.lines.append("# input_layer: the numeric columns in name order, each flattened to float32.")
+        keys = NumericColumns(self.values).keys(Value(args["feature_columns"], self.place))
+        self.model.lines.append(INPUT_LAYER_COMMENT)
+        columns = self.code(args["feature_columns"])
         if keys is None:
-            columns = self.code(args["feature_columns"])
             for name in [name for name in self.columns if re.search(rf"\b{name}\b", columns)]:
                 self._emit(name, self.columns.pop(name))
-            self._emit(target, f"keras.layers.Concatenate()([\n    {flat.format('column.key')}\n    for column in "
-                               f"sorted({columns}, key=lambda column: column.name)])")
-        elif len(keys) == 1:
-            self._emit(target, flat.format(f'"{keys[0]}"'))
-        else:
-            names = ", ".join(f'"{key}"' for key in keys)
-            self._emit(target, f"keras.layers.Concatenate()([\n    {flat.format('key')}\n    for key in ({names})])")
+        self._emit(target, input_layer_code(keys, columns))
         self.model.features_dict = True
         self.model.chain = False
         self.current = target
-
-    def _column_keys(self, node: cst.BaseExpression) -> list[str] | None:
-        """The sorted keys of the numeric columns ``node`` holds; None when known only at run time. Unsupported
-        for another kind of column, or a list the migration cannot follow."""
-        trail: list = []
-        columns = self.values.resolve(Value(node, self.place), trail=trail)
-        value = columns.node
-        if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
-            appended = self._appended(trail, columns)
-            keys = [self._numeric_column_key(item) for item in appended]
-        elif isinstance(value, (cst.List, cst.Tuple)):
-            if any(isinstance(element, cst.StarredElement) for element in value.elements):
-                raise columns.fail("feature columns with a `*` are not migrated: write the list out")
-            keys = [self._numeric_column_key(Value(element.value, columns.place)) for element in value.elements]
-        elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs \
-                and isinstance(value.for_in.target, cst.Name):
-            place = self.values.place_of(columns.view, value.elt)
-            self._numeric_column_key(Value(value.elt, place), loop=value.for_in.target.value)
-            iterated = self.values.constant(Value(value.for_in.iter, columns.place))
-            keys = list(iterated) if isinstance(iterated, (list, tuple)) and all(
-                isinstance(key, str) for key in iterated) else [None]
-        else:
-            raise Unsupported(node, "input_layer's feature columns must be a list the migration can follow (written "
-                                    "out, a comprehension, or appended to in a loop)")
-        if not keys:
-            raise Unsupported(node, "input_layer without feature columns")
-        return None if None in keys else sorted(keys)
-
-    def _appended(self, trail: list, columns: Value) -> list[Value]:
-        """The items `columns.append(item)` adds to an empty list (in a loop, typically)."""
-        binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
-                        and step.value.node is columns.node), None)
-        assignment = getattr(binding, "assignment", None)
-        items = []
-        for reference in getattr(assignment, "references", ()):
-            node = reference.node
-            view = columns.view
-            attribute, call = view.parent(node), view.parent(view.parent(node))
-            if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append" and \
-                    isinstance(call, cst.Call) and len(call.args) == 1:
-                items.append(Value(call.args[0].value, self.values.place_of(view, call)))
-            elif isinstance(attribute, (cst.Attribute, cst.AugAssign)) or isinstance(view.parent(node), cst.AugAssign):
-                raise Unsupported(node, "feature columns added to a list otherwise than by append", view.path)
-        return items
-
-    def _numeric_column_key(self, column: Value, loop: str | None = None) -> str | None:
-        """The key of a numeric_column (None: known at run time, e.g. the loop variable ``loop``)."""
-        column = self.values.resolve(column)
-        api = column.api() if isinstance(column.node, cst.Call) else None
-        if api != "feature_column.numeric_column":
-            raise column.fail(f"{api or 'a feature column'} read by input_layer: numeric_column is migrated; other "
-                              "feature columns need Keras preprocessing layers, written by hand")
-        # shape, default_value and dtype describe parsing; input_layer flattens and casts to float32 whatever comes.
-        args = bound_values(column.node, NUMERIC_COLUMN)
-        key, normalizer = args.get("key"), args.get("normalizer_fn")
-        if normalizer is not None and not is_name(normalizer, "None"):
-            raise column.fail("numeric_column with a normalizer_fn is not migrated: write the Keras input (and a "
-                              "Normalization or Lambda layer) by hand")
-        known = self.values.constant(Value(key, column.place)) if key is not None else None
-        return known if isinstance(known, str) else None
 
     def _check_tables_only_looked_up(self, function: cst.FunctionDef) -> None:
         """A table used otherwise than by one embedding_lookup (arithmetic, a second lookup) has no Keras layer."""
