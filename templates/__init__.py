@@ -37,13 +37,14 @@ def render(name: str, **context) -> str:
 
 
 def wrap(code: str, column: int = 0) -> str:
-    """One line of code starting at ``column``, its first call's arguments moved to lines of their own when it
-    is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
+    """One line of code starting at ``column``, its first call's arguments (or list's items) moved to lines of
+    their own when it is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
     if "\n" in code or column + len(code) <= WIDTH:
         return code
     tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    opening = next((t for t in tokens if t.string == "("), None)
-    if opening is None:
+    opening = next((t for before, t in zip([None, *tokens], tokens) if t.string == "(" or (
+        t.string == "[" and not (before and (before.type == tokenize.NAME or before.string in ")]")))), None)
+    if opening is None:  # no call, nor list display (a subscript's bracket is neither)
         return code
     depth, commas, closing = 0, [], None
     for token in tokens[tokens.index(opening):]:
