@@ -33,6 +33,7 @@ REGRESSION_TF2 = EXAMPLES / "regression" / "train_tf2.py"
 CLASSIFIER_TF1 = EXAMPLES / "classifier" / "train.py"
 # A trainer package (trainer/task.py: argparse and main(); trainer/model.py: the model and a CSV input) and its migration.
 PACKAGE_TF1 = EXAMPLES / "trainer_package" / "tf1" / "trainer" / "task.py"
+PREMADE_IRIS = EXAMPLES / "premade_iris" / "train.py"
 PACKAGE_TF2 = EXAMPLES / "trainer_package" / "tf2" / "trainer" / "task.py"
 PACKAGE_ARGS = ("--", "--train-steps", "5", "--learning-rate", "0.1", "--hidden-units", "8,4")
 PACKAGE_TF2_WRONG_LR = ('learning_rate=params["learning_rate"],', 'learning_rate=2 * params["learning_rate"],')
@@ -108,6 +109,18 @@ VARIANTS = {
                                                                      "Adam(learning_rate=0.01)"),)),
     "dropout_batchnorm_tf2_bn_momentum": Variant(EXAMPLES / "dropout_batchnorm" / "train_tf2.py", (
         ("keras.layers.BatchNormalization()", "keras.layers.BatchNormalization(momentum=0.9)"),)),
+    # examples/premade_iris's canned DNNClassifier spelled v1, binary, and as a v1 regressor; each migrated.
+    "premade_iris_v1": Variant(PREMADE_IRIS, ((".estimator.DNNClassifier(", ".compat.v1.estimator.DNNClassifier("),)),
+    "premade_iris_v1_tf2": Variant("premade_iris_v1", migrated=True),
+    "premade_iris_binary": Variant(PREMADE_IRIS, (("n_classes=3", "n_classes=2"),
+                                                  ("labels = np.repeat(np.arange(3), 50)",
+                                                   "labels = np.repeat(np.arange(3), 50) // 2"))),
+    "premade_iris_binary_tf2": Variant("premade_iris_binary", migrated=True),
+    "premade_iris_regressor_v1": Variant(PREMADE_IRIS, (
+        (".estimator.DNNClassifier(", ".compat.v1.estimator.DNNRegressor("), ("      n_classes=3,\n", ""),
+        ("rows, labels = rows[order], labels[order]", "rows, labels = rows[order], labels[order].astype(np.float32)"),
+        ('"eval accuracy: {accuracy:0.3f}, eval loss', '"eval loss'))),
+    "premade_iris_regressor_v1_tf2": Variant("premade_iris_regressor_v1", migrated=True),
     "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
         ('  net = keras.layers.Dense(units=16, activation="relu")(features["x"])\n'
          '  logits = keras.layers.Dense(units=NUM_CLASSES)(net)',
@@ -160,6 +173,16 @@ def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
     assert data["verdict"] == "parity" and len(data["old"]["losses"]) == data["steps"] == 20
     assert data["old"]["losses"] != data["old"]["losses"][:1] * 20, "the losses move: something was trained"
     assert data["eval"]["ok"] and data["variables"] and all(v["ok"] for v in data["variables"])
+
+
+@pytest.mark.parametrize("name", ["premade_iris_v1", "premade_iris_binary", "premade_iris_regressor_v1"])
+def test_canned_estimators_of_each_head_and_version_and_their_migrations_match(name, tmp_path):
+    """v1 sums the loss and trains with TF1's Adagrad at 0.05; v2 averages it (Keras' Adagrad at 0.001): the
+    migration must have read the version from the spelling for the steps to match."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(program(name, tmp_path), program(f"{name}_tf2", tmp_path), "--json", str(report)))
+    data = json.loads(report.read_text())
+    assert data["eval"]["ok"] and len(data["variables"]) == 6 and all(v["ok"] for v in data["variables"])
 
 
 def test_partitioned_variable_really_shards_on_the_new_side(tmp_path):

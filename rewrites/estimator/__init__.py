@@ -1,4 +1,4 @@
-"""TFM301-305, TFM206, TFM401-402: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
+"""TFM301-305, TFM309, TFM206, TFM401-402: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
 TFM301 estimator-program (numeric). An Estimator (or a TPUEstimator with ``use_tpu=False``)
 driven by ``train_and_evaluate`` or by ``train`` / ``evaluate`` / ``predict`` calls, wherever
@@ -103,6 +103,12 @@ the migrated program then saves at the end of training.
 TFM305 tpu-on-cpu (exact). A ``TPUEstimator`` whose ``use_tpu`` is a flag defaulting to False:
 migrated for ``use_tpu=False`` (its batch sizes reach the input functions as
 ``params["batch_size"]``); the migrated program trains on CPU/GPU workers whatever the flag says.
+
+TFM309 canned-estimator (numeric). A canned ``DNNClassifier`` / ``DNNRegressor`` stands where a
+model_fn would: rewrites/estimator/canned.py writes the function building the Keras model of the same
+layers, with its head's loss and metrics and the optimizer its version made (v1 and v2 differ in
+optimizer, rate and loss reduction; the finding says which version the spelling was taken as).
+Other canned estimators stay manual (TFM302).
 
 TFM206 partitioner-scope (exact). TF1 attached a partitioner to a ``variable_scope`` (or one
 ``get_variable``); ParameterServerStrategy takes one partitioner for every variable the model

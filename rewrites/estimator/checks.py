@@ -19,7 +19,7 @@ from rewrites.syntax import Unsupported, first_line, subtree
 def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None:
     model_fn = program.setup.model_fn
     going = _nodes([*(s for _, s in program.removed), *(p.driver.statement for p in plans if p.predict is None),
-                    *(f for _, f in program.factories), model_fn.function])
+                    *(f for _, f in program.factories), *filter(None, [model_fn.function])])
     going |= _nodes([p.driver.call.node for p in plans])
     for view, statement in program.removed:
         for name in _bound_names(statement):
@@ -36,7 +36,7 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
         if view.parent(function) is view.module and all(
                 id(node) in going for _, node in tree.references_to(view, function.name.value)):
             emitter.module_edits(view).remove(function)
-    if model_fn.view.parent(model_fn.function) is model_fn.view.module:
+    if model_fn.function is not None and model_fn.view.parent(model_fn.function) is model_fn.view.module:
         for where, node in tree.references_to(model_fn.view, model_fn.function.name.value):
             if id(node) not in going and not _is_import(where, node):
                 _used_elsewhere(model_fn.function.name.value, where, node)

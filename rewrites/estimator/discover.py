@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Assignment
 
+from rewrites.estimator import canned
 from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.places import Binding, Place, Value
@@ -119,6 +120,8 @@ class Discovery:
         result = []
         for key, drivers in found.items():
             estimator = estimators[key]
+            if is_canned(estimator.api()) and canned.parameters(estimator) is None:
+                continue  # left, with the reason, among the leftovers
             try:
                 result.append(self._pipeline(estimator, drivers))
             except Unsupported as problem:
@@ -156,9 +159,6 @@ class Discovery:
         return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
 
     def _pipeline(self, estimator: Value, drivers: list[tuple[Driver, list]]) -> Pipeline:
-        api = estimator.api()
-        if is_canned(api):
-            raise estimator.fail(CANNED_MESSAGE.format(api.rpartition(".")[2]))
         places = {id(driver.call.place.function) for driver, _ in drivers}
         first = drivers[0][0]
         if len(places) > 1 or any(d.call.view is not first.call.view for d, _ in drivers):

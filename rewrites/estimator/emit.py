@@ -17,6 +17,7 @@ program has a ``model`` (a module, often: ``from trainer import model``).
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import libcst as cst
@@ -211,6 +212,8 @@ class Emitter:
         from templates import render
 
         model_fn, model = program.setup.model_fn, program.setup.model
+        if model_fn.canned is not None:
+            return self._canned_build_function(model_fn, model)
         function, view = model_fn.function, model_fn.view
         owner = view.parent(view.parent(function))
         scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
@@ -234,6 +237,23 @@ class Emitter:
         self.module_edits(view).replace(function, statements)
         return new_name
 
+    def _canned_build_function(self, model_fn: ModelFn, model) -> str:
+        """A canned estimator's Keras model: a function before the top-level statement making the estimator."""
+        from templates import render
+
+        view = model_fn.view
+        new_name = f"build_{_snake(model_fn.canned)}_model"
+        if new_name in taken(view, view.module) | _builtins():
+            raise model_fn.reference.fail(f"the migrated program names the Keras model function `{new_name}`, which "
+                                          "this module already uses")
+        local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", *model_fn.keywords})
+        docstring = f"TF1's canned {model_fn.canned} as a compiled Keras model (its head, its optimizer)."
+        text = render("keras_model.py.j2", model=model, sequential=False, predict=False, local=local,
+                      function=dict(name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
+        self.module_edits(view).insert_before(model_fn.home, _module_statements(text))
+        self.module_edits(view).blank_lines[model_fn.home] = 2
+        return new_name
+
     def _build_call(self, program: Program, names: Names, reference: str) -> str:
         """`build_model(dataset.element_spec[0], params=...)` at the driver."""
         setup, model_fn = program.setup, program.setup.model_fn
@@ -247,7 +267,7 @@ class Emitter:
         """How the driver names the build function: as it named the model_fn, or through an import of its module
         (which the driver gets when it has none)."""
         view, function, driver = model_fn.view, model_fn.function, program.place
-        if view.parent(function) is not view.module:  # a method: on the object the model_fn was taken from
+        if function is not None and view.parent(function) is not view.module:  # a method: on the object the model_fn was taken from
             code = relocate(self.values, model_fn.reference, driver)
             if function.name.value == "__call__":  # the object itself: its new method
                 return f"{source(code)}.{model_fn.new_name}"
@@ -266,7 +286,7 @@ class Emitter:
         """`from trainer.model import build_model` at the driver, spelled as its other imports of that module."""
         view, home = program.place.view, model_fn.view
         if model_fn.new_name in taken(view, view.module):
-            raise Value(model_fn.function, model_fn.place).fail(
+            raise model_fn.where.fail(
                 f"the driver's module already has a `{model_fn.new_name}`, the name of the model_fn's Keras function")
         for statement in module_level_statements(view.module):
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
@@ -277,7 +297,7 @@ class Emitter:
                         self.module_edits(view).add_import(module, model_fn.new_name, relative=len(small.relative))
                         return
         if home.module_name is None:
-            raise Value(model_fn.function, model_fn.place).fail("the model_fn's module has no importable name")
+            raise model_fn.where.fail("the model_fn's module has no importable name")
         self.module_edits(view).add_import(home.module_name, model_fn.new_name)
 
     def _code(self, value: Value, program: Program) -> str:
@@ -308,6 +328,11 @@ def _import_of(view: ModuleView, name: str) -> cst.CSTNode | None:
                     (alias.evaluated_alias or alias.evaluated_name.split(".")[0]) == name for alias in small.names):
                 return statement
     return None
+
+
+def _snake(name: str) -> str:
+    """DNNClassifier -> dnn_classifier, LinearRegressor -> linear_regressor."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def _docstring(name: str, model, predict: bool) -> str:

@@ -108,7 +108,11 @@ class Migration:
         self._report("TFM301", program.place.view, plans[0].driver.statement,
                      MAIN.format(EVAL_LOSS if evaluates else "") + with_others)
         model_fn = program.setup.model_fn
-        if model_fn.view is not program.place.view:
+        if model_fn.canned is not None and model_fn.view is not program.place.view:
+            self._report("TFM301", model_fn.view, model_fn.reference.node,
+                         f"canned {model_fn.canned} -> `{model_fn.new_name}`, its Keras model, for the Estimator "
+                         f"program driven in {program.place.view.path}")
+        elif model_fn.view is not program.place.view:
             self._report("TFM301", model_fn.view, model_fn.function,
                          f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras model of the "
                          f"Estimator program driven in {program.place.view.path}")

@@ -59,16 +59,24 @@ class Model:
 
 @dataclass
 class ModelFn:
-    """The model_fn, and how the migrated program calls the Keras model function that replaces it."""
+    """The model_fn, and how the migrated program calls the Keras model function that replaces it. A canned
+    estimator has no model_fn: its build function goes before ``home``, the top-level statement making it."""
 
     view: ModuleView
-    function: cst.FunctionDef
+    function: cst.FunctionDef | None
     place: Place                          # where its body is read (params bound to Estimator's)
     reference: Value                      # how Estimator(model_fn=...) named it (in a functools.partial: its function)
     bound: tuple[str, ...] = ()           # parameters given otherwise: a method's self, functools.partial's keywords
     keywords: dict[str, Value] = field(default_factory=dict)  # functools.partial's keywords: passed at the call
     takes_params: bool = False
     new_name: str = ""                    # of the function that replaces it
+    canned: str | None = None             # the canned estimator's class name
+    home: cst.BaseStatement | None = None
+
+    @property
+    def where(self) -> Value:
+        """What a finding about the model points at."""
+        return Value(self.function, self.place) if self.function is not None else self.reference
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
+from rewrites.estimator import canned
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.inputs import InputReader
@@ -96,19 +97,22 @@ class ProgramReader:
     def _setup(self, estimator: Value) -> Setup:
         api = estimator.api()
         tpu = tpu_settings(self.values, estimator, self.code) if api == TPU_ESTIMATOR else None
-        args = bound_values(estimator.node, tpu.parameters if tpu else ESTIMATOR)
+        canned_parameters = canned.parameters(estimator)
+        args = bound_values(estimator.node, tpu.parameters if tpu else canned_parameters or ESTIMATOR)
         at = estimator.place
         arg = {name: Value(value, at) for name, value in args.items()}
         config = self.config.run_config(arg.get("config"))
         model_dir = arg.get("model_dir") or config.get("model_dir")
-        model_fn = self._model_fn(arg.get("model_fn") or estimator, arg.get("params"), tpu)
-        spelling = self.spelling(model_fn.view)
-        try:
-            model = ModelFnReader(model_fn.place, self.values, spelling, flags=tpu is not None).read(
-                model_fn.function, model_fn.bound)
-        except Unsupported as problem:  # raised about the model_fn's module
-            problem.path = problem.path or model_fn.view.path
-            raise
+        if canned_parameters:
+            model_fn, model = self._canned(estimator)
+        else:
+            model_fn = self._model_fn(arg.get("model_fn") or estimator, arg.get("params"), tpu)
+            try:
+                model = ModelFnReader(model_fn.place, self.values, self.spelling(model_fn.view),
+                                      flags=tpu is not None).read(model_fn.function, model_fn.bound)
+            except Unsupported as problem:  # raised about the model_fn's module
+                problem.path = problem.path or model_fn.view.path
+                raise
         params = arg.get("params")
         if params is not None and not model.uses_params and not model_fn.takes_params:
             raise params.fail("Estimator(params=...) for a model_fn that does not take params")
@@ -125,6 +129,17 @@ class ProgramReader:
             self.notes += tpu.notes
         self.model_dir = model_dir
         return setup
+
+    def _canned(self, estimator: Value):
+        """A canned estimator's Keras model, and the ModelFn standing for the function that will build it."""
+        read = canned.CannedReader(self.values).read(estimator)
+        view = estimator.view
+        home = estimator.node
+        while view.parent(home) is not view.module:
+            home = view.parent(home)
+        keywords = {"feature_columns": read.columns} if read.columns is not None else {}
+        model_fn = ModelFn(view, None, estimator.place, estimator, keywords=keywords, canned=read.name, home=home)
+        return model_fn, read.model
 
     def _model_fn(self, node: Value, params: Value | None, tpu) -> ModelFn:
         """The model_fn: a function (maybe of another module), a functools.partial of one, or a method."""
@@ -251,6 +266,9 @@ class ProgramReader:
         if set(args) - {"input_fn", "yield_single_examples"} or (
                 "yield_single_examples" in args and self.values.constant(args["yield_single_examples"]) is not True):
             raise driver.call.fail("predict() with more than an input_fn is not migrated yet")
+        if self.setup.model_fn.canned is not None:
+            raise driver.call.fail(f"predict() with a canned {self.setup.model_fn.canned} is not migrated yet: migrate "
+                                   "this program by hand")
         if self.setup.model.predictions is None:
             raise driver.call.fail("predict() of a model_fn without a PREDICT branch")
         return DriverPlan(driver, predict=self._inputs().read(args["input_fn"], "predict",

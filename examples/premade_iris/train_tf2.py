@@ -1,0 +1,134 @@
+"""The premade-estimator program of the TensorFlow 1 tutorials, on iris-like data.
+
+A canned ``tf.estimator.DNNClassifier`` (v2: this module's ``tf`` is TF 2's) on four
+numeric feature columns made in a loop over the data's keys, three classes, two hidden
+layers of 10 units, built and driven in ``main(argv)`` under ``tf.compat.v1.app.run``
+with its batch size and steps from argparse. The data are three Gaussian blobs drawn
+with a fixed seed, in the shape of the iris CSV files.
+
+Run: python examples/premade_iris/train.py [--batch_size 120] [--train_steps 20]
+"""
+import argparse
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch_size", default=120, type=int, help="batch size")
+parser.add_argument("--train_steps", default=20, type=int, help="number of training steps")
+
+CSV_COLUMN_NAMES = ["SepalLength", "SepalWidth", "PetalLength", "PetalWidth", "Species"]
+SPECIES = ["Setosa", "Versicolor", "Virginica"]
+
+
+def load_data(seed=0):
+  """(train_x, train_y), (test_x, test_y): dicts of feature columns and class ids."""
+  rng = np.random.RandomState(seed)
+  centres = np.array([[5.0, 3.4, 1.5, 0.2], [5.9, 2.8, 4.3, 1.3], [6.6, 3.0, 5.6, 2.0]])
+  labels = np.repeat(np.arange(3), 50)
+  rows = (centres[labels] + rng.normal(scale=0.3, size=(150, 4))).astype(np.float32)
+  order = rng.permutation(150)
+  rows, labels = rows[order], labels[order]
+  split = lambda part: ({name: part[0][:, i] for i, name in enumerate(CSV_COLUMN_NAMES[:4])}, part[1])
+  return split((rows[:120], labels[:120])), split((rows[120:], labels[120:]))
+
+
+def train_input_fn(features, labels, batch_size):
+  dataset = tf.data.Dataset.from_tensor_slices((dict(features), labels))
+  return dataset.shuffle(1000).repeat().batch(batch_size)
+
+
+def eval_input_fn(features, labels, batch_size):
+  dataset = tf.data.Dataset.from_tensor_slices((dict(features), labels))
+  return dataset.batch(batch_size)
+
+
+def build_dnn_classifier_model(input_spec, feature_columns):
+  """TF1's canned DNNClassifier as a compiled Keras model (its head, its optimizer)."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  # input_layer: the numeric columns in name order, each flattened to float32.
+  net = keras.layers.Concatenate()([
+      keras.layers.Flatten()(tf.cast(features[column.key], tf.float32))
+      for column in sorted(feature_columns, key=lambda column: column.name)])
+  net = keras.layers.Dense(units=10, activation="relu", name="hiddenlayer_0")(net)
+  net = keras.layers.Dense(units=10, activation="relu", name="hiddenlayer_1")(net)
+  logits = keras.layers.Dense(units=3, name="logits")(net)
+  model = keras.Model(inputs=features, outputs=logits)
+  optimizer = keras.optimizers.legacy.Adagrad()
+  model.compile(
+      optimizer,
+      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+      metrics=[
+          keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
+          keras.metrics.SparseCategoricalCrossentropy(from_logits=True, name="average_loss")])
+  return model
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver,
+      variable_partitioner=None)
+
+
+def main(argv):
+  args = parser.parse_args(argv[1:])
+  (train_x, train_y), (test_x, test_y) = load_data()
+
+  my_feature_columns = []
+  for key in train_x.keys():
+    my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+
+  model_dir = tempfile.mkdtemp()
+
+  keras.utils.set_random_seed(7)
+  task_type, strategy = strategy_for_this_task()
+
+  dataset = train_input_fn(train_x, train_y, args.batch_size)
+
+  with strategy.scope():
+    model = build_dnn_classifier_model(dataset.element_spec[0], feature_columns=my_feature_columns)
+
+  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  checkpoints = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
+  save_checkpoint = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=model.optimizer.iterations))
+  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+  checkpoints.restore_or_initialize()
+
+  model.fit(
+      dataset, epochs=1, steps_per_epoch=args.train_steps, callbacks=[save_checkpoint], verbose=2)
+
+  eval_dataset = eval_input_fn(test_x, test_y, args.batch_size)
+  # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
+  eval_result = model.evaluate(
+      eval_dataset.repeat(), steps=int(eval_dataset.cardinality()), return_dict=True, verbose=2)
+  print("eval accuracy: {accuracy:0.3f}, eval loss: {average_loss:0.4f}".format(**eval_result))
+  shutil.rmtree(model_dir)
+
+
+if __name__ == "__main__":
+  tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+  tf.compat.v1.app.run(main)

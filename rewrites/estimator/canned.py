@@ -1,0 +1,268 @@
+"""Canned estimators -> the Keras model of the same structure, with the numbers they had.
+
+A ``DNNClassifier`` / ``DNNRegressor`` is read from its arguments into the ``Model`` the
+model_fn reader would give (rewrites/estimator/program.py): the feature columns' inputs, the
+hidden layers, the logits, the head's loss and metrics, and the optimizer the estimator would
+have made, with the defaults that are invisible in the source (read from tensorflow_estimator
+2.15's ``canned/``):
+
+- v1 (``tf.compat.v1.estimator.X``, or ``tf.estimator.X`` in a module whose ``tf`` is
+  compat.v1): ``tf.compat.v1.train`` optimizers, Adagrad at 0.05 by default, the training loss
+  summed over the batch;
+- v2 (``tf.estimator.X`` of TF 2): legacy Keras optimizers at their own default rates (a DNN's
+  Adagrad trains at 0.001), the loss averaged over the batch.
+
+Used by read.py in the place of a model_fn; the rest of the migration is the custom Estimator's.
+TFM309 reports each one; switched off, the program is left manual (TFM302).
+
+Before::
+
+    import tensorflow.compat.v1 as tf
+
+    def main(_):
+      columns = [tf.feature_column.numeric_column("x"), tf.feature_column.numeric_column("y")]
+      classifier = tf.estimator.DNNClassifier(hidden_units=[16], feature_columns=columns, n_classes=3)
+      classifier.train(input_fn=train_input_fn, max_steps=FLAGS.train_steps)
+
+After::
+
+    import tensorflow as tf
+    import tf_keras as keras
+
+    def build_dnn_classifier_model(input_spec):
+      \"\"\"TF1's canned DNNClassifier as a compiled Keras model (its head, its optimizer).\"\"\"
+      features = {
+          name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+          for name, spec in input_spec.items()}
+      # input_layer: the numeric columns in name order, each flattened to float32.
+      net = keras.layers.Concatenate()([
+          keras.layers.Flatten()(tf.cast(features[key], tf.float32))
+          for key in ("x", "y")])
+      net = keras.layers.Dense(units=16, activation="relu", name="hiddenlayer_0")(net)
+      logits = keras.layers.Dense(units=3, name="logits")(net)
+      model = keras.Model(inputs=features, outputs=logits)
+      optimizer = keras.optimizers.legacy.Adagrad(
+          learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
+      model.compile(
+          optimizer,
+          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum"),
+          metrics=[
+              keras.metrics.SparseCategoricalAccuracy(name="accuracy"),
+              keras.metrics.SparseCategoricalCrossentropy(from_logits=True, name="average_loss")])
+      return model
+
+    def main(_):
+      columns = [tf.feature_column.numeric_column("x"), tf.feature_column.numeric_column("y")]
+      ...  # strategy_for_this_task(), the dataset
+      with strategy.scope():
+        model = build_dnn_classifier_model(dataset.element_spec[0])
+
+      model.fit(dataset, epochs=1, steps_per_epoch=FLAGS.train_steps, verbose=2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from rewrites import keras_equivalents as keras_code
+from rewrites.estimator.columns import INPUT_LAYER_COMMENT, NumericColumns, input_layer_code
+from rewrites.estimator.program import Model
+from rewrites.program.places import Value
+from rewrites.program.values import Values
+from rewrites.syntax import Unsupported, bound_values, is_none
+
+DNN_CLASSIFIER_V2 = ("hidden_units", "feature_columns", "model_dir", "n_classes", "weight_column", "label_vocabulary",
+                     "optimizer", "activation_fn", "dropout", "config", "warm_start_from", "loss_reduction",
+                     "batch_norm")
+DNN_CLASSIFIER_V1 = (*DNN_CLASSIFIER_V2[:9], "input_layer_partitioner", *DNN_CLASSIFIER_V2[9:])
+DNN_REGRESSOR_V2 = ("hidden_units", "feature_columns", "model_dir", "label_dimension", "weight_column", "optimizer",
+                    "activation_fn", "dropout", "config", "warm_start_from", "loss_reduction", "batch_norm")
+DNN_REGRESSOR_V1 = (*DNN_REGRESSOR_V2[:8], "input_layer_partitioner", *DNN_REGRESSOR_V2[8:])
+# (v1 parameters, v2 parameters) of the canned estimators migrated.
+PARAMETERS = {"estimator.DNNClassifier": (DNN_CLASSIFIER_V1, DNN_CLASSIFIER_V2),
+              "estimator.DNNRegressor": (DNN_REGRESSOR_V1, DNN_REGRESSOR_V2)}
+# Read by the program (config, model_dir) or here; any other argument is not migrated yet.
+READ = {"hidden_units", "feature_columns", "model_dir", "config", "n_classes", "label_dimension", "optimizer",
+        "activation_fn", "dropout", "loss_reduction"}
+NOT_YET = {"weight_column": "weight_column (sample weights)", "label_vocabulary": "label_vocabulary (a label lookup)",
+           "batch_norm": "batch_norm", "warm_start_from": "warm_start_from", "input_layer_partitioner":
+           "input_layer_partitioner"}
+DNN_V1_LEARNING_RATE = "0.05"   # dnn.py's _LEARNING_RATE, given to v1's optimizers named by a string
+# Optimizers named by a string: v1's tf.compat.v1.train class (optimizers.py), v2's legacy Keras class.
+OPTIMIZER_NAMES = {"Adagrad": ("train.AdagradOptimizer", "Adagrad"), "Adam": ("train.AdamOptimizer", "Adam"),
+                   "Ftrl": ("train.FtrlOptimizer", "Ftrl"), "RMSProp": ("train.RMSPropOptimizer", "RMSprop"),
+                   "SGD": ("train.GradientDescentOptimizer", "SGD")}
+ACTIVATIONS = {"nn.relu": '"relu"', "nn.tanh": '"tanh"', "nn.sigmoid": '"sigmoid"', "nn.elu": '"elu"',
+               "nn.selu": '"selu"', "nn.softplus": '"softplus"', "nn.relu6": "tf.nn.relu6", "sigmoid": '"sigmoid"',
+               "tanh": '"tanh"'}
+REDUCTIONS = {"SUM": '"sum"', "SUM_OVER_BATCH_SIZE": None}
+MIGRATED = "canned {name} -> a Keras model of the same layers, trained as {version}: {how}"
+V1 = "v1 (tf.compat.v1.estimator.{name})"
+V2 = ("v2 (tf.estimator.{name} of TF 2; a program that ran on TF 1.x had v1, which sums the loss: spell "
+      "it tf.compat.v1.estimator.{name} and run tf-migrate again)")
+NOT_REPORTED = ("the canned {name} also reported {metrics} in evaluate; Keras reports accuracy, average_loss "
+                "and loss: compute the others from predictions if the program needs them")
+
+
+@dataclass
+class Canned:
+    """A canned estimator read: its Keras model, and the columns its build function takes (None: none)."""
+
+    name: str
+    model: Model
+    columns: Value | None
+
+
+def parameters(estimator: Value) -> tuple[str, ...] | None:
+    """The parameters of a canned estimator migrated (of the version its spelling means); None for others."""
+    api = estimator.api()
+    if api not in PARAMETERS:
+        return None
+    return PARAMETERS[api][0 if _is_v1(estimator) else 1]
+
+
+def _is_v1(estimator: Value) -> bool:
+    return estimator.view.tf_name(estimator.node.func).via == "v1"
+
+
+class CannedReader:
+    def __init__(self, values: Values) -> None:
+        self.values = values
+
+    def read(self, estimator: Value) -> Canned:
+        name = estimator.api().rpartition(".")[2]
+        v1 = _is_v1(estimator)
+        args = {key: Value(node, estimator.place)
+                for key, node in bound_values(estimator.node, parameters(estimator)).items()}
+        for key, value in args.items():
+            if key in NOT_YET and not is_none(self.values.resolve(value).node):
+                raise value.fail(f"{name}({NOT_YET[key]}=...) is not migrated yet: migrate this estimator by hand "
+                                 "and prove it with tf-migrate parity")
+        if "hidden_units" not in args or "feature_columns" not in args:
+            raise estimator.fail(f"{name} without hidden_units and feature_columns")
+        model = Model(features_dict=True, chain=False)
+        columns = args["feature_columns"]
+        keys = NumericColumns(self.values).keys(columns)
+        model.lines += [INPUT_LAYER_COMMENT, f"net = {input_layer_code(keys, 'feature_columns')}"]
+        model.bound.append("net")
+        self._hidden_layers(model, args)
+        classifier = name.endswith("Classifier")
+        units = self._units(args, classifier)
+        if v1 and not classifier and units > 1:
+            raise args["label_dimension"].fail("a v1 DNNRegressor with label_dimension > 1 sums its loss over every "
+                                               "label, Keras' over examples: not migrated yet")
+        model.lines.append(f'logits = keras.layers.Dense(units={units}, name="logits")(net)')
+        model.bound.append("logits")
+        model.output = "logits"
+        model.tf1_trainable_names.extend(["dnn/logits/kernel", "dnn/logits/bias"])
+        reduction = self._reduction(args, v1)
+        model.loss, model.metrics, unreported = _head(classifier, units, reduction)
+        if unreported:
+            model.notes.append(("TFM309", estimator.node, NOT_REPORTED.format(name=name, metrics=unreported)))
+        model.optimizer = self._optimizer(model, args.get("optimizer"), v1)
+        how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
+        if "optimizer" not in args:
+            how.insert(0, "Adagrad at " + (DNN_V1_LEARNING_RATE if v1 else "0.001"))
+        version = (V1 if v1 else V2).format(name=name)
+        model.notes.insert(0, ("TFM309", estimator.node, MIGRATED.format(name=name, version=version, how=", ".join(how))))
+        return Canned(name, model, columns if keys is None else None)
+
+    def _hidden_layers(self, model: Model, args: dict[str, Value]) -> None:
+        hidden = self.values.constant(args["hidden_units"])
+        if not (isinstance(hidden, (list, tuple)) and hidden and all(isinstance(n, int) for n in hidden)):
+            raise args["hidden_units"].fail("hidden_units must be a list of numbers the migration can read")
+        activation = self._activation(args.get("activation_fn"))
+        dropout = args.get("dropout")
+        rate = None
+        if dropout is not None and not is_none(self.values.resolve(dropout).node):
+            rate = self.values.constant(dropout)
+            if not isinstance(rate, (int, float)):
+                raise dropout.fail("dropout must be a number the migration can read (the Keras model is built apart)")
+        model.tf1_trainable_names = []
+        for index, units in enumerate(hidden):
+            model.lines.append(f'net = keras.layers.Dense(units={units}, activation={activation}, '
+                               f'name="hiddenlayer_{index}")(net)')
+            if rate is not None:  # TF1 dropped out in training only, as Keras does
+                model.lines.append(f"net = keras.layers.Dropout(rate={rate})(net)")
+            model.tf1_trainable_names += [f"dnn/hiddenlayer_{index}/kernel", f"dnn/hiddenlayer_{index}/bias"]
+        if rate is not None:
+            model.notes.append(("TFM401", dropout.node, "dropout's random masks differ between TF1 and Keras: "
+                                                        "the losses agree only statistically"))
+
+    def _activation(self, given: Value | None) -> str:
+        if given is None:
+            return '"relu"'
+        api = given.view.api(given.node)
+        if api in ACTIVATIONS:
+            return ACTIVATIONS[api]
+        raise given.fail("activation_fn other than a tf.nn activation is not migrated yet: write the Keras model by "
+                         "hand")
+
+    def _units(self, args: dict[str, Value], classifier: bool) -> int:
+        key, default = ("n_classes", 2) if classifier else ("label_dimension", 1)
+        value = self.values.constant(args[key]) if key in args else default
+        if not isinstance(value, int) or value < 1 or (classifier and value < 2):
+            raise args[key].fail(f"{key} must be a number the migration can read")
+        return 1 if classifier and value == 2 else value
+
+    def _reduction(self, args: dict[str, Value], v1: bool) -> str | None:
+        """Keras' reduction= for the loss, None for its default (the mean over the batch)."""
+        if "loss_reduction" not in args:
+            return REDUCTIONS["SUM"] if v1 else None
+        given = args["loss_reduction"]
+        api = given.view.api(given.node) or ""
+        kind = api.rpartition(".")[2]
+        if not api.startswith(("losses.Reduction.", "keras.losses.Reduction.")) or kind not in REDUCTIONS:
+            raise given.fail("loss_reduction other than SUM or SUM_OVER_BATCH_SIZE is not migrated yet")
+        return REDUCTIONS[kind]
+
+    def _optimizer(self, model: Model, given: Value | None, v1: bool) -> str:
+        """The optimizer the estimator made: from a name (at the estimator's default rate), or the object given."""
+        name = "Adagrad" if given is None else self.values.constant(given)
+        if isinstance(name, str):
+            if name not in OPTIMIZER_NAMES:
+                raise given.fail(f"optimizer {name!r} is not one of the canned estimators' names")
+            tf1_class, keras_class = OPTIMIZER_NAMES[name]
+            if not v1:  # v2 made the legacy Keras class at its own default rate
+                return f"keras.optimizers.legacy.{keras_class}()"
+            call = cst.parse_expression(f"tf.compat.v1.{tf1_class}(learning_rate={DNN_V1_LEARNING_RATE})")
+            return self._tf1_optimizer(model, tf1_class, call, given)
+        node = self.values.resolve(given).node
+        api = given.view.api(node.func) if isinstance(node, cst.Call) else None
+        if v1 and api is not None and api.startswith("train.") and api.endswith("Optimizer"):
+            return self._tf1_optimizer(model, api, node, given)
+        raise given.fail("the optimizer must be a name, or a tf.compat.v1.train optimizer of a v1 estimator made "
+                         "where the estimator is; other optimizers are not migrated yet")
+
+    def _tf1_optimizer(self, model: Model, api: str, call: cst.Call, given: Value | None) -> str:
+        if given is not None and any(self.values.constant(Value(arg.value, given.place)) is None for arg in call.args):
+            raise given.fail("the optimizer's arguments must be numbers the migration can read (the Keras model is "
+                             "built apart)")
+        try:
+            code = keras_code.optimizer(api, call)
+        except keras_code.NoKerasEquivalent as problem:
+            raise Unsupported(given.node if given else call, str(problem)) from None
+        if code.safety.value == "numeric" and given is not None:
+            model.notes.append(("TFM401", given.node, code.why))
+        model.after_compile = code.after_compile
+        return code.code
+
+
+def _head(classifier: bool, units: int, reduction: str | None) -> tuple[str, list[str], str]:
+    """The head's loss and metrics as Keras code, and the metrics TF1 reported that Keras does not."""
+    arguments = "from_logits=True" + (f", reduction={reduction}" if reduction else "")
+    if classifier and units > 1:
+        return (f"keras.losses.SparseCategoricalCrossentropy({arguments})",
+                ['keras.metrics.SparseCategoricalAccuracy(name="accuracy")',
+                 'keras.metrics.SparseCategoricalCrossentropy(from_logits=True, name="average_loss")'], "")
+    if classifier:
+        return (f"keras.losses.BinaryCrossentropy({arguments})",
+                ['keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")',
+                 'keras.metrics.BinaryCrossentropy(from_logits=True, name="average_loss")',
+                 'keras.metrics.AUC(from_logits=True, name="auc")'],
+                "accuracy_baseline, auc_precision_recall, label/mean, precision, prediction/mean and recall")
+    regression = f"reduction={reduction}" if reduction else ""
+    return (f"keras.losses.MeanSquaredError({regression})",
+            ['keras.metrics.MeanSquaredError(name="average_loss")'], "label/mean and prediction/mean")

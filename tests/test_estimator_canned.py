@@ -1,0 +1,231 @@
+"""TFM309: canned DNN estimators -> the Keras model of the same layers, with the defaults of their version, in the
+program shapes of the Estimator work (main() under tf.app.run, build_estimator in another module, flags)."""
+
+from __future__ import annotations
+
+import re
+from textwrap import dedent
+
+import pytest
+from helpers import ALL_RULES
+from test_estimator_programs import run_one, run_tree
+
+import rewrites.estimator.canned
+
+INPUT_FN = '''
+def train_input_fn():
+  features = {"x": [[1.0], [2.0]], "y": [[0.5], [0.0]]}
+  return tf.data.Dataset.from_tensor_slices((features, [0, 2])).repeat().batch(2)
+'''
+FLAGS = '''
+tf.app.flags.DEFINE_integer("train_steps", 1000, "steps to train")
+FLAGS = tf.app.flags.FLAGS
+'''
+
+
+def test_docstring_example_is_what_the_rewrite_does():
+    """canned.py's Before, completed where it elides (flags, the input function), migrates to its After but for
+    the lines the After elides."""
+    doc = rewrites.estimator.canned.__doc__
+    before = dedent(doc[doc.index("Before::\n") + len("Before::\n"):doc.index("After::")])
+    after = dedent(doc[doc.index("After::\n") + len("After::\n"):])
+    imports, body = before.split("\n\n", 1)
+    code = run_one(f"{imports}\n{FLAGS}\n{INPUT_FN}\n\n{body}").source
+    for part in re.split(r"^ *\.\.\..*\n", after, flags=re.MULTILINE):
+        for piece in filter(None, (piece.strip("\n") for piece in part.split("\n\n"))):
+            assert piece in code, piece
+            code = code[code.index(piece) + len(piece):]
+
+
+# The premade-estimator shape: columns appended in a loop over the data's keys, at run time.
+PREMADE = """
+import argparse
+
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch_size", default=100, type=int)
+parser.add_argument("--train_steps", default=1000, type=int)
+
+
+def train_input_fn(features, labels, batch_size):
+    return tf.data.Dataset.from_tensor_slices((dict(features), labels)).shuffle(1000).repeat().batch(batch_size)
+
+
+def main(argv):
+    args = parser.parse_args(argv[1:])
+    train_x, train_y = {"a": [1.0, 2.0], "b": [0.0, 1.0]}, [0, 2]
+    my_feature_columns = []
+    for key in train_x.keys():
+        my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+    classifier = tf.estimator.DNNClassifier(
+        feature_columns=my_feature_columns,
+        hidden_units=[10, 10],
+        n_classes=3)
+    classifier.train(input_fn=lambda: train_input_fn(train_x, train_y, args.batch_size), steps=args.train_steps)
+
+
+if __name__ == "__main__":
+    tf.compat.v1.app.run(main)
+"""
+
+
+def findings(result, rule):
+    return [f.message for f in result.findings if f.rule == rule]
+
+
+def test_columns_made_at_run_time_are_given_to_the_build_function_and_v2_trains_as_v2():
+    result = run_one(PREMADE)
+    code = result.source
+    for line in (
+        "def build_dnn_classifier_model(input_spec, feature_columns):\n",
+        "        for column in sorted(feature_columns, key=lambda column: column.name)])\n",
+        '    net = keras.layers.Dense(units=10, activation="relu", name="hiddenlayer_1")(net)\n',
+        "    optimizer = keras.optimizers.legacy.Adagrad()\n",
+        "        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),\n",
+        "        model = build_dnn_classifier_model(dataset.element_spec[0], feature_columns=my_feature_columns)\n",
+        "    model.fit(dataset, epochs=1, steps_per_epoch=args.train_steps, verbose=2)\n",
+    ):
+        assert line in code, line
+    assert "DNNClassifier(" not in code
+    (note,) = findings(result, "TFM309")
+    assert "trained as v2" in note and "Adagrad at 0.001, the loss averaged over the batch" in note
+    assert "spell it tf.compat.v1.estimator.DNNClassifier" in note
+
+
+@pytest.mark.parametrize("spelling", [
+    "import tensorflow.compat.v1 as tf\n",
+    "import tensorflow as tf\ntf = tf.compat.v1\n",
+    "from tensorflow.compat import v1 as tf\n",
+])
+def test_a_module_whose_tf_is_compat_v1_means_v1(spelling):
+    result = run_one(PREMADE.replace("import tensorflow as tf\n", spelling).replace("tf.compat.v1.app.run", "tf.app.run"))
+    code = result.source
+    assert "import tensorflow as tf\n" in code and "compat.v1 as tf" not in code
+    assert ("    optimizer = keras.optimizers.legacy.Adagrad(\n"
+            "        learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)\n") in code
+    assert 'SparseCategoricalCrossentropy(from_logits=True, reduction="sum")' in code
+    (note,) = findings(result, "TFM309")
+    assert "trained as v1 (tf.compat.v1.estimator.DNNClassifier): Adagrad at 0.05, the loss summed" in note
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    ('optimizer="Adam"', ["optimizer = keras.optimizers.legacy.Adam()\n"]),
+    ("loss_reduction=tf.losses.Reduction.SUM", ['SparseCategoricalCrossentropy(from_logits=True, reduction="sum")']),
+    ("activation_fn=tf.nn.tanh, dropout=0.25", ['activation="tanh", name="hiddenlayer_0"',
+                                               "net = keras.layers.Dropout(rate=0.25)(net)\n"]),
+], ids=["optimizer name", "loss reduction", "activation and dropout"])
+def test_the_estimators_arguments(arguments, expected):
+    code = run_one(PREMADE.replace("n_classes=3)", f"n_classes=3, {arguments})")).source
+    for piece in expected:
+        assert piece in code, piece
+
+
+def test_a_v1_tf1_optimizer_object_of_numbers():
+    source = PREMADE.replace("import tensorflow as tf\n", "import tensorflow.compat.v1 as tf\n").replace(
+        "n_classes=3)", "n_classes=3, optimizer=tf.train.GradientDescentOptimizer(learning_rate=0.1))")
+    assert "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)" in run_one(source).source
+
+
+@pytest.mark.parametrize("n_classes, loss, metrics", [
+    ("2", "keras.losses.BinaryCrossentropy(from_logits=True)",
+     ['keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")', 'keras.metrics.AUC(from_logits=True, name="auc")']),
+    ("3", "keras.losses.SparseCategoricalCrossentropy(from_logits=True)",
+     ['keras.metrics.SparseCategoricalAccuracy(name="accuracy")']),
+])
+def test_classifier_heads(n_classes, loss, metrics):
+    result = run_one(PREMADE.replace("n_classes=3", f"n_classes={n_classes}"))
+    code = result.source
+    units = 1 if n_classes == "2" else 3
+    assert f'logits = keras.layers.Dense(units={units}, name="logits")(net)' in code
+    assert f"loss={loss}" in code and all(metric in code for metric in metrics)
+    unreported = [m for m in findings(result, "TFM309") if "also reported" in m]
+    assert bool(unreported) == (n_classes == "2"), unreported
+
+
+def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
+    results = run_tree({
+        "trainer/__init__.py": "",
+        "trainer/model.py": """
+            import tensorflow.compat.v1 as tf
+
+            def build_estimator(config, hidden_units):
+              columns = [tf.feature_column.numeric_column("x", shape=[2])]
+              return tf.estimator.DNNRegressor(hidden_units=hidden_units, feature_columns=columns, config=config,
+                                               label_dimension=1)
+            """,
+        "trainer/task.py": """
+            import tensorflow.compat.v1 as tf
+
+            from trainer import model
+
+            flags = tf.app.flags
+            flags.DEFINE_string("job_dir", "/tmp/job", "where checkpoints go")
+            flags.DEFINE_integer("train_steps", 100, "steps")
+            FLAGS = flags.FLAGS
+
+            def input_fn():
+              return tf.data.Dataset.from_tensor_slices(({"x": [[1.0, 2.0]]}, [[1.0]])).repeat().batch(1)
+
+            def main(_):
+              config = tf.estimator.RunConfig(model_dir=FLAGS.job_dir)
+              estimator = model.build_estimator(config, [8, 4])
+              estimator.train(input_fn, max_steps=FLAGS.train_steps)
+
+            if __name__ == "__main__":
+              tf.app.run()
+            """,
+    })
+    model, task = results["trainer/model.py"].source, results["trainer/task.py"].source
+    assert "def build_dnn_regressor_model(input_spec):" in model
+    assert 'keras.layers.Flatten()(tf.cast(features["x"], tf.float32))' in model
+    assert 'net = keras.layers.Dense(units=4, activation="relu", name="hiddenlayer_1")(net)' in model
+    assert 'loss=keras.losses.MeanSquaredError(reduction="sum")' in model
+    assert "from trainer.model import build_dnn_regressor_model" in task or "model.build_dnn_regressor_model" in task
+    assert "CheckpointManager" in task and "FLAGS.job_dir" in task
+    assert any("canned DNNRegressor ->" in f.message for f in results["trainer/model.py"].findings)
+
+
+@pytest.mark.parametrize("change, where, why", [
+    ("n_classes=3)", "weight_column", "weight_column (sample weights)=...) is not migrated yet"),
+    ("n_classes=3)", "label_vocabulary", "label_vocabulary (a label lookup)=...) is not migrated yet"),
+    ("n_classes=3)", "batch_norm", "batch_norm=...) is not migrated yet"),
+    ("n_classes=3)", "activation_fn", "activation_fn other than a tf.nn activation"),
+    ("n_classes=3)", "dropout", "dropout must be a number the migration can read"),
+    ("hidden_units=[10, 10]", "hidden_units", "hidden_units must be a list of numbers"),
+    ("n_classes=3)", "optimizer", "optimizer 'Momentum' is not one of the canned estimators' names"),
+], ids=["weight_column", "label_vocabulary", "batch_norm", "activation", "dropout", "hidden_units", "optimizer"])
+def test_what_is_not_migrated_yet_is_left_with_the_reason(change, where, why):
+    new = {"weight_column": 'n_classes=3, weight_column="w")', "label_vocabulary": 'n_classes=3, label_vocabulary=["a"])',
+           "batch_norm": "n_classes=3, batch_norm=True)", "activation_fn": "n_classes=3, activation_fn=lambda x: x)",
+           "dropout": "n_classes=3, dropout=args.batch_size)", "hidden_units": "hidden_units=args.units",
+           "optimizer": 'n_classes=3, optimizer="Momentum")'}[where]
+    source = PREMADE.replace(change, new)
+    assert source != PREMADE
+    result = run_one(source)
+    assert result.source == source
+    (finding,) = [f for f in result.findings if f.rule == "TFM302"]
+    assert why in finding.message and where in source.splitlines()[finding.line - 1], finding
+
+
+def test_predict_with_a_canned_estimator_is_left_with_the_reason():
+    source = PREMADE.replace("steps=args.train_steps)\n", "steps=args.train_steps)\n    print(list(classifier.predict("
+                             "input_fn=lambda: train_input_fn(train_x, train_y, 1))))\n")
+    result = run_one(source)
+    assert result.source == source
+    assert any("predict() with a canned DNNClassifier is not migrated yet" in f.message for f in result.findings)
+
+
+def test_switched_off_the_canned_estimator_is_left_as_it_is():
+    result = run_one(PREMADE, enabled=ALL_RULES - {"TFM309"})
+    assert result.source == dedent(PREMADE)
+    (finding,) = [f for f in result.findings if f.rule == "TFM302"]
+    assert "TFM309 (canned-estimator), which is switched off" in finding.message
+
+
+def test_other_canned_estimators_are_still_left_manual():
+    source = PREMADE.replace("DNNClassifier(", "LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+    result = run_one(source)
+    assert result.source == dedent(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM302"]
+    assert "canned estimator LinearClassifier left as it is: not migrated yet" in finding.message
