@@ -36,25 +36,39 @@ def render(name: str, **context) -> str:
     return _environment().get_template(name).render(**context)
 
 
-def wrap(code: str, column: int = 0) -> str:
-    """One line of code starting at ``column``, its first call's arguments (or list's items) moved to lines of
-    their own when it is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
-    if "\n" in code or column + len(code) <= WIDTH:
-        return code
-    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    opening = next((t for before, t in zip([None, *tokens], tokens) if t.string == "(" or (
-        t.string == "[" and not (before and (before.type == tokenize.NAME or before.string in ")]")))), None)
-    if opening is None:  # no call, nor list display (a subscript's bracket is neither)
-        return code
-    depth, commas, closing = 0, [], None
+def _items(tokens: list, opening) -> tuple[list[int], int]:
+    """The columns of the commas between ``opening`` and its closing bracket, and the closing bracket's."""
+    depth, commas = 0, []
     for token in tokens[tokens.index(opening):]:
         depth += token.string in "([{" and token.type == tokenize.OP
         depth -= token.string in ")]}" and token.type == tokenize.OP
         if depth == 1 and token.string == ",":
             commas.append(token.start[1])
         if depth == 0:
-            closing = token.start[1]
-            break
+            return commas, token.start[1]
+    raise ValueError(f"unbalanced brackets in {tokens[0].line!r}")
+
+
+def wrap(code: str, column: int = 0) -> str:
+    """One line of code starting at ``column``, its first call's arguments (or list's items) moved to lines of
+    their own when it is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
+    if "\n" in code or column + len(code) <= WIDTH:
+        return code
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    opening = next((t for before, t, after in zip([None, *tokens], tokens, [*tokens[1:], None])
+                    if after is not None and after.string not in ")]" and (t.string == "(" or (
+                        t.string == "[" and not (before and (before.type == tokenize.NAME or before.string in ")]"))))),
+                   None)
+    if opening is None:  # no call with arguments, nor list display (a subscript's bracket is neither)
+        return code
+    commas, closing = _items(tokens, opening)
+    inner = tokens[tokens.index(opening) + 1]
+    if opening.string == "(" and inner.string == "[" and not commas:  # `f([...])`: the list's items
+        commas, inner_closing = _items(tokens, inner)
+        if code[inner_closing + 1:closing].strip() == "":
+            opening, closing = inner, inner_closing
+        else:
+            commas = []
     start = opening.start[1] + 1
     arguments = [code[a:b].strip() for a, b in zip([start, *(c + 1 for c in commas)], [*commas, closing])]
     head, tail, indent = code[:start], code[closing:], " " * 4  # the caller indents it all by `column`

@@ -31,7 +31,8 @@ def load_data(seed=0):
   rows = (centres[labels] + rng.normal(scale=0.3, size=(150, 4))).astype(np.float32)
   order = rng.permutation(150)
   rows, labels = rows[order], labels[order]
-  split = lambda part: ({name: part[0][:, i] for i, name in enumerate(CSV_COLUMN_NAMES[:4])}, part[1])
+  names = CSV_COLUMN_NAMES[:4]
+  split = lambda part: ({name: part[0][:, i] for i, name in enumerate(names)}, part[1])
   return split((rows[:120], labels[:120])), split((rows[120:], labels[120:]))
 
 

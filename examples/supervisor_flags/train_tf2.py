@@ -17,11 +17,11 @@ on free ports, both in this process, and train as its worker.
 import shutil
 import socket
 import tempfile
+import os
 
 import numpy as np
 import tensorflow as tf
 import tf_keras as keras
-import os
 
 flags = tf.compat.v1.app.flags
 flags.DEFINE_string("ps_hosts", "", "comma-separated host:port of the ps tasks")

@@ -1,8 +1,8 @@
 """Canned estimators -> the Keras model of the same structure, with the numbers they had.
 
 A ``DNNClassifier`` / ``DNNRegressor`` is read from its arguments into the ``Model`` the
-model_fn reader would give (rewrites/estimator/program.py): the feature columns' inputs, the
-hidden layers, the logits, the head's loss and metrics, and the optimizer the estimator would
+model_fn reader would give (rewrites/estimator/program.py): the feature columns as Keras layers
+(rewrites/estimator/columns.py, shared with ``input_layer`` in a model_fn), the hidden layers, the logits, the head's loss and metrics, and the optimizer the estimator would
 have made, with the defaults that are invisible in the source (read from tensorflow_estimator
 2.15's ``canned/``):
 
@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.estimator.columns import INPUT_LAYER_COMMENT, NumericColumns, input_layer_code
+from rewrites.estimator.columns import ColumnReader, input_layer, uses_math
 from rewrites.estimator.program import Model
 from rewrites.program.places import Value
 from rewrites.program.values import Values
@@ -143,10 +143,12 @@ class CannedReader:
         if "hidden_units" not in args or "feature_columns" not in args:
             raise estimator.fail(f"{name} without hidden_units and feature_columns")
         model = Model(features_dict=True, chain=False)
-        columns = args["feature_columns"]
-        keys = NumericColumns(self.values).keys(columns)
-        model.lines += [INPUT_LAYER_COMMENT, f"net = {input_layer_code(keys, 'feature_columns')}"]
-        model.bound.append("net")
+        columns = ColumnReader(self.values).read(args["feature_columns"])
+        lines, bound = input_layer(columns, "feature_columns", "net")
+        model.lines += lines
+        model.bound += bound
+        if uses_math(columns):
+            model.imports.append("math")
         self._hidden_layers(model, args)
         classifier = name.endswith("Classifier")
         units = self._units(args, classifier)
@@ -167,7 +169,7 @@ class CannedReader:
             how.insert(0, "Adagrad at " + (DNN_V1_LEARNING_RATE if v1 else "0.001"))
         version = (V1 if v1 else V2).format(name=name)
         model.notes.insert(0, ("TFM309", estimator.node, MIGRATED.format(name=name, version=version, how=", ".join(how))))
-        return Canned(name, model, columns if keys is None else None)
+        return Canned(name, model, args["feature_columns"] if columns is None else None)
 
     def _hidden_layers(self, model: Model, args: dict[str, Value]) -> None:
         hidden = self.values.constant(args["hidden_units"])

@@ -157,6 +157,8 @@ class Emitter:
                 module.expressions[old] = new
         for module in (view, model_fn.view):
             self._imports(module)
+        for module in setup.model.imports:
+            self.module_edits(model_fn.view).add_import(module)
 
     # -- pieces --------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.estimator.columns import INPUT_LAYER_COMMENT, NumericColumns, input_layer_code
+from rewrites.estimator.columns import ColumnReader, input_layer, uses_math
 from rewrites.program.places import Value
 from rewrites.syntax import Unsupported, bound_values, is_name, subtree
 
@@ -95,13 +95,16 @@ class LayerReading:
         args = bound_values(call, INPUT_LAYER)
         if set(args) != {"features", "feature_columns"} or not is_name(args["features"], "features"):
             raise Unsupported(call, "input_layer is migrated on the model_fn's features and numeric columns only")
-        keys = NumericColumns(self.values).keys(Value(args["feature_columns"], self.place))
-        self.model.lines.append(INPUT_LAYER_COMMENT)
-        columns = self.code(args["feature_columns"])
-        if keys is None:
-            for name in [name for name in self.columns if re.search(rf"\b{name}\b", columns)]:
+        columns = ColumnReader(self.values).read(Value(args["feature_columns"], self.place))
+        code = self.code(args["feature_columns"])
+        if columns is None:
+            for name in [name for name in self.columns if re.search(rf"\b{name}\b", code)]:
                 self._emit(name, self.columns.pop(name))
-        self._emit(target, input_layer_code(keys, columns))
+        lines, bound = input_layer(columns, code, target)
+        self.model.lines += lines
+        self.model.bound += bound
+        if uses_math(columns):
+            self.model.imports.append("math")
         self.model.features_dict = True
         self.model.chain = False
         self.current = target

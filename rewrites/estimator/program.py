@@ -51,6 +51,7 @@ class Model:
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
     dropped: list[cst.CSTNode] = field(default_factory=list)  # statements of the model_fn the Keras model has no use for
     helpers: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # metric_fn: goes if unused
+    imports: list[str] = field(default_factory=list)  # modules the Keras code needs (math, for a column's stddev)
 
     def names(self) -> list[str]:
         """The names the functional model's code binds."""

@@ -8,6 +8,7 @@ them, and an import that only removed code used goes with it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -72,6 +73,7 @@ class ModuleEdits:
         needed = [imported for imported in self.imports if (imported[2] or imported[1] or imported[0].split(".")[0])
                   in used]
         module, needed = _beside_tensorflow(module, needed)
+        module, needed = _before_tensorflow(module, needed)
         for module_name, obj, asname, relative in needed:
             AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
         module = AddImportsVisitor(context).transform_module(module)
@@ -108,6 +110,40 @@ def _beside_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, l
              for name, obj, asname, _ in ours if (asname or obj or name) not in bound]
     body[last + 1:last + 1] = lines
     return module.with_changes(body=body), [i for i in imports if i not in ours]
+
+
+def _before_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, list]:
+    """Standard library imports go before the module's first top-level import of TensorFlow, with the others of
+    the standard library, as isort would group them."""
+    body = list(module.body)
+    first = next((index for index, statement in enumerate(body) if _imports_from(statement, "tensorflow")), None)
+    ours = [i for i in imports if not i[1] and not i[2] and not i[3] and i[0].split(".")[0] in sys.stdlib_module_names]
+    if first is None or not ours:
+        return module, imports
+    bound = {name for statement in body for name in _bound_by_import(statement)}
+    lines = [cst.parse_statement(f"import {name}") for name, _, _, _ in ours if name not in bound]
+    standard = [index for index, statement in enumerate(body[:first]) if _imports_standard_library(statement)]
+    at = standard[-1] + 1 if standard else first
+    if lines and at == first and not (first and _bound_by_import(body[first - 1])):  # the first import: the
+        lines[0] = lines[0].with_changes(leading_lines=body[first].leading_lines)    # blank lines are its
+        body[first] = body[first].with_changes(leading_lines=[])
+    body[at:at] = lines
+    return module.with_changes(body=body), [i for i in imports if i not in ours]
+
+
+def _imports_standard_library(statement: cst.CSTNode) -> bool:
+    names = [name.split(".")[0] for name in _imported_modules(statement)]
+    return bool(names) and all(name in sys.stdlib_module_names for name in names)
+
+
+def _imported_modules(statement: cst.CSTNode) -> list[str]:
+    found = []
+    for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+        if isinstance(small, cst.Import):
+            found += [alias.evaluated_name for alias in small.names]
+        elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+            found.append(cst.Module([]).code_for_node(small.module))
+    return found
 
 
 def _imports_from(statement: cst.CSTNode, package: str) -> bool:

@@ -1,0 +1,114 @@
+"""Proof per column type: TF1's input_layer and the Keras code tf-migrate writes for the same feature columns give,
+on the same batch of raw features, exactly the same numbers. The Keras side is the real thing: a canned
+DNNClassifier program on the columns is migrated, its build function run, and the model cut before its first
+hidden layer; embedding tables are copied from TF1's variables, as parity does."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from test_estimator_programs import run_one
+
+if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras")):
+    pytest.skip("needs the parity extra (tensorflow, tf_keras)", allow_module_level=True)
+
+pytestmark = pytest.mark.tensorflow
+
+WORDS = np.array([["a"], ["b"], ["zz"], [""], ["c"], ["a"]])             # out of vocabulary, empty
+PAIRS = np.array([["a", "b"], ["zz", ""], ["", ""], ["c", "c"], ["b", "a"], ["a", ""]])  # multi-valued, empty rows
+AGES = np.array([[17.0], [18.0], [24.9], [25.0], [65.0], [-3.0]], np.float32)  # on and between boundaries
+IDS = np.array([[0], [3], [1], [-1], [2], [3]], np.int64)                  # -1: missing
+
+CASES = {
+    "numeric": ("[fc.numeric_column('age')]", {"age": AGES}),
+    "bucketized": ("[fc.bucketized_column(fc.numeric_column('age'), [18.0, 25.0, 65.0])]", {"age": AGES}),
+    "vocabulary list": ("[fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']))]",
+                        {"w": WORDS}),
+    "vocabulary list, oov buckets": (
+        "[fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c'], num_oov_buckets=2))]",
+        {"w": WORDS}),
+    "vocabulary list, multi-valued": (
+        "[fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c'], num_oov_buckets=1))]",
+        {"w": PAIRS}),
+    "integer vocabulary list": (
+        "[fc.indicator_column(fc.categorical_column_with_vocabulary_list('i', [3, 1, 7], dtype=tf.int64))]",
+        {"i": IDS}),
+    "hash bucket": ("[fc.indicator_column(fc.categorical_column_with_hash_bucket('w', 5))]", {"w": WORDS}),
+    "hash bucket, multi-valued": ("[fc.indicator_column(fc.categorical_column_with_hash_bucket('w', 7))]",
+                                  {"w": PAIRS}),
+    "integer hash bucket": ("[fc.indicator_column(fc.categorical_column_with_hash_bucket('i', 5, dtype=tf.int64))]",
+                            {"i": IDS}),
+    "identity": ("[fc.indicator_column(fc.categorical_column_with_identity('i', 4))]", {"i": IDS}),
+    "crossed": ("[fc.indicator_column(fc.crossed_column([fc.bucketized_column(fc.numeric_column('age'), [18.0, 25.0]),"
+                " 'w'], 11))]", {"age": AGES, "w": WORDS}),
+    "embedding, mean": ("[fc.embedding_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']), 3)]",
+                        {"w": PAIRS}),
+    "embedding, sqrtn": ("[fc.embedding_column(fc.categorical_column_with_hash_bucket('w', 6), 2, combiner='sqrtn')]",
+                         {"w": PAIRS}),
+    "embedding, sum": ("[fc.embedding_column(fc.categorical_column_with_identity('i', 4), 2, combiner='sum')]",
+                       {"i": IDS}),
+    "several, sorted by name": (
+        "[fc.numeric_column('age'), fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['b', 'a'])),"
+        " fc.embedding_column(fc.categorical_column_with_identity('i', 4), 2),"
+        " fc.bucketized_column(fc.numeric_column('age'), [20.0])]", {"age": AGES, "w": WORDS, "i": IDS}),
+}
+
+PROGRAM = """
+import tensorflow.compat.v1 as tf
+from tensorflow.compat.v1 import feature_column as fc
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({features}, [0] * {rows})).repeat().batch({rows})
+
+
+def main(_):
+    columns = {columns}
+    classifier = tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=columns, n_classes=3)
+    classifier.train(input_fn=input_fn, max_steps=1)
+"""
+
+
+def tf1_input_layer(columns_code: str, features: dict) -> tuple[np.ndarray, dict]:
+    """TF1's input_layer on the batch, and the values of the embedding tables it made (by column name)."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        namespace = {"tf": tf.compat.v1, "fc": tf.compat.v1.feature_column}
+        columns = eval(columns_code, namespace)
+        output = tf.compat.v1.feature_column.input_layer({k: tf.constant(v) for k, v in features.items()}, columns)
+        tables = {v.name.split("/")[1]: v for v in tf.compat.v1.global_variables() if "embedding_weights" in v.name}
+        with tf.compat.v1.Session() as session:
+            session.run([tf.compat.v1.global_variables_initializer(), tf.compat.v1.tables_initializer()])
+            return session.run(output), session.run(tables)
+
+
+def keras_input_layer(columns_code: str, features: dict, tables: dict) -> tuple[np.ndarray, str]:
+    """The migrated program's model on the batch, up to its first hidden layer; and the build function."""
+    import tensorflow as tf
+
+    literal = "{" + ", ".join(f"{key!r}: {value.tolist()!r}" for key, value in features.items()) + "}"
+    result = run_one(PROGRAM.format(features=literal, rows=len(next(iter(features.values()))), columns=columns_code))
+    assert any(f.rule == "TFM309" for f in result.findings), result.findings
+    code = result.source
+    build = code[code.index("def build_dnn_classifier_model"):code.index("def strategy_for_this_task")]
+    namespace: dict = {}
+    exec("import math\nimport tensorflow as tf\nimport tf_keras as keras\n\n" + build, namespace)
+    spec = tf.data.Dataset.from_tensor_slices(features).batch(2).element_spec
+    model = namespace["build_dnn_classifier_model"](spec)
+    for name, table in tables.items():
+        model.get_layer(name).set_weights([table])
+    cut = namespace["keras"].Model(model.inputs, model.get_layer("hiddenlayer_0").input)
+    return cut({key: tf.constant(value) for key, value in features.items()}).numpy(), build
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_keras_code_gives_what_input_layer_gave(case):
+    columns, features = CASES[case]
+    expected, tables = tf1_input_layer(columns, features)
+    actual, build = keras_input_layer(columns, features, tables)
+    assert actual.shape == expected.shape, build
+    np.testing.assert_array_equal(actual, expected, err_msg=build)
