@@ -55,12 +55,17 @@ def wrap(code: str, column: int = 0) -> str:
     if "\n" in code or column + len(code) <= WIDTH:
         return code
     tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    opening = next((t for before, t, after in zip([None, *tokens], tokens, [*tokens[1:], None])
-                    if after is not None and after.string not in ")]" and (t.string == "(" or (
-                        t.string == "[" and not (before and (before.type == tokenize.NAME or before.string in ")]"))))),
-                   None)
-    if opening is None:  # no call with arguments, nor list display (a subscript's bracket is neither)
+    # The outermost call with arguments (or list display: a subscript's bracket is neither) holding the most.
+    openings, depth = [], 0
+    for before, token, after in zip([None, *tokens], tokens, [*tokens[1:], None]):
+        if depth == 0 and after is not None and after.string not in ")]" and (token.string == "(" or (
+                token.string == "[" and not (before and (before.type == tokenize.NAME or before.string in ")]")))):
+            openings.append((_items(tokens, token)[1] - token.start[1], -len(openings), token))
+        depth += token.string in "([{" and token.type == tokenize.OP
+        depth -= token.string in ")]}" and token.type == tokenize.OP
+    if not openings:
         return code
+    opening = max(openings)[2]
     commas, closing = _items(tokens, opening)
     inner = tokens[tokens.index(opening) + 1]
     if opening.string == "(" and inner.string == "[" and not commas:  # `f([...])`: the list's items

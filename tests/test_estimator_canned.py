@@ -187,16 +187,15 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
 
 
 @pytest.mark.parametrize("change, where, why", [
-    ("n_classes=3)", "weight_column", "weight_column (sample weights)=...) is not migrated yet"),
     ("n_classes=3)", "label_vocabulary", "label_vocabulary (a label lookup)=...) is not migrated yet"),
     ("n_classes=3)", "batch_norm", "batch_norm=...) is not migrated yet"),
     ("n_classes=3)", "activation_fn", "activation_fn other than a tf.nn activation"),
     ("n_classes=3)", "dropout", "dropout must be a number the migration can read"),
     ("hidden_units=[10, 10]", "hidden_units", "hidden_units must be a list of numbers"),
     ("n_classes=3)", "optimizer", "optimizer 'Momentum' is not one of the canned estimators' names"),
-], ids=["weight_column", "label_vocabulary", "batch_norm", "activation", "dropout", "hidden_units", "optimizer"])
+], ids=["label_vocabulary", "batch_norm", "activation", "dropout", "hidden_units", "optimizer"])
 def test_what_is_not_migrated_yet_is_left_with_the_reason(change, where, why):
-    new = {"weight_column": 'n_classes=3, weight_column="w")', "label_vocabulary": 'n_classes=3, label_vocabulary=["a"])',
+    new = {"label_vocabulary": 'n_classes=3, label_vocabulary=["a"])',
            "batch_norm": "n_classes=3, batch_norm=True)", "activation_fn": "n_classes=3, activation_fn=lambda x: x)",
            "dropout": "n_classes=3, dropout=args.batch_size)", "hidden_units": "hidden_units=args.units",
            "optimizer": 'n_classes=3, optimizer="Momentum")'}[where]
@@ -224,11 +223,17 @@ def test_switched_off_the_canned_estimator_is_left_as_it_is():
 
 
 def test_other_canned_estimators_are_still_left_manual():
-    source = PREMADE.replace("DNNClassifier(", "LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+    source = PREMADE.replace("DNNClassifier(", "BaselineClassifier(").replace("        hidden_units=[10, 10],\n", "")
     result = run_one(source)
     assert result.source == dedent(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM302"]
-    assert "canned estimator LinearClassifier left as it is: not migrated yet" in finding.message
+    assert "canned estimator BaselineClassifier left as it is: not migrated yet" in finding.message
+
+
+def test_a_linear_model_of_columns_made_at_run_time_is_left_with_the_reason():
+    source = PREMADE.replace("DNNClassifier(", "LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+    (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
+    assert "a linear model of feature columns made at run time is not migrated yet" in finding.message
 
 
 CENSUS_COLUMNS = """
@@ -304,3 +309,53 @@ def test_columns_not_migrated_yet_are_left_with_the_reason(column, why):
     assert result.source == dedent(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM302"]
     assert why in finding.message, finding.message
+
+
+LINEAR = PREMADE.replace("""    my_feature_columns = []
+    for key in train_x.keys():
+        my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+""", CENSUS_COLUMNS.replace("tf.feature_column.indicator_column(education)", "education").replace(
+    "        tf.feature_column.embedding_column(occupation, dimension=4),\n", "        occupation,\n")).replace(
+    "feature_columns=my_feature_columns", "feature_columns=deep_columns").replace(
+    "tf.estimator.DNNClassifier(", "tf.estimator.LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+
+
+def test_a_linear_classifier_weighs_each_column_and_adds_one_bias():
+    result = run_one(LINEAR)
+    code = result.source
+    assert "def build_linear_classifier_model(input_spec):\n" in code
+    assert ('    education_counts = keras.layers.StringLookup(' in code
+            and 'name="occupation_weights")(occupation_counts)' in code)
+    layers = re.findall(r'keras\.layers\.Dense\(\s*units=3,\s*use_bias=(\w+),\s*kernel_initializer="zeros",\s*'
+                        r'name="(\w+)"\)', code)
+    assert layers == [("False", "age_weights"), ("False", "age_bucketized_X_education_indicator_weights"),
+                      ("False", "education_weights"), ("True", "occupation_weights")], layers
+    assert "logits = keras.layers.Add()([" in code and "keras.optimizers.legacy.Ftrl(learning_rate=0.2)" in code
+    (note, *_) = findings(result, "TFM309")
+    assert "Ftrl at 0.2, the loss averaged over the batch" in note
+
+
+def test_sparse_combiner_divides_the_sums_of_weights():
+    code = run_one(LINEAR.replace("n_classes=3)", 'n_classes=3, sparse_combiner="sqrtn")')).source
+    assert "occupation_combined = occupation_weighted * tf.math.rsqrt(" in code
+    assert "age_weighted = " in code and "age_combined" not in code  # a numeric column has no ids to combine
+
+
+@pytest.mark.parametrize("change, why", [
+    (("        occupation,\n", "        tf.feature_column.embedding_column(occupation, dimension=4),\n"),
+     "an embedding_column in a linear model is not migrated yet"),
+    (('n_classes=3)', 'n_classes=3, sparse_combiner="max")'), 'sparse_combiner must be "sum", "mean" or "sqrtn"'),
+])
+def test_linear_models_not_migrated_yet(change, why):
+    source = LINEAR.replace(*change)
+    assert source != LINEAR
+    (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
+    assert why in finding.message, finding.message
+
+
+def test_a_weight_column_weighs_the_loss_and_the_metrics():
+    source = PREMADE.replace("n_classes=3)", 'n_classes=3, weight_column=tf.feature_column.numeric_column("w"))')
+    code = run_one(source).source
+    assert ('    dataset = train_input_fn(train_x, train_y, args.batch_size).map(\n'
+            '        lambda features, labels: (features, labels, features["w"]))\n') in code, code
+    assert "weighted_metrics=[" in code and "    metrics=[" not in code

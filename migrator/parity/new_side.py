@@ -16,6 +16,9 @@ ParameterServerStrategy trains on it; with ``--cluster none`` TF_CONFIG is remov
   recorded batches: batch-level callbacks are refused under ParameterServerStrategy,
   and the epoch losses are the step losses. The program's callbacks are not run.
 - ``Model.evaluate``: on the old side's recorded eval batches.
+- Both pass the recorded batches through the maps the program's own dataset applies after
+  its batches have their shape (features, labels): example weights mapped out of the
+  features reach Keras as they do in the program.
 
 A program driving a ``ClusterCoordinator`` itself (what between-graph TF1 programs become),
 or running the steps of a ``MultiWorkerMirroredStrategy`` itself (what SyncReplicasOptimizer
@@ -77,6 +80,7 @@ class NewSide:
                 return side.history
             side.model = self
             dataset, count = side.recorded("train.ready", "data/train.npz")
+            dataset = replay_program_maps(side.tf, dataset, args[0] if args else kwargs.get("x"))
             steps = min(count, side.job["steps"])
             side.load_initial_weights(self, dataset)
             started = time.perf_counter()
@@ -90,6 +94,7 @@ class NewSide:
             if not side.exchange.wait_for("eval.ready", unless="old.done"):
                 return original_evaluate(self, *args, **kwargs)  # the old program never evaluated: nothing to compare
             dataset, count = side.recorded("eval.ready", "data/eval.npz")
+            dataset = replay_program_maps(side.tf, dataset, args[0] if args else kwargs.get("x"))
             result = original_evaluate(self, dataset.repeat(), steps=count, verbose=0,
                                        return_dict=kwargs.get("return_dict", False))
             side.eval_loss = float(result["loss"] if isinstance(result, dict) else
@@ -212,6 +217,29 @@ class NewSide:
             "mapping": self.mapping, "mapping_error": self.mapping_error,
             "adjustments": dropout_note(self.dropout),
         })
+
+
+def replay_program_maps(tf, recorded, program):
+    """The recorded batches as the program's dataset gives them to Keras: the maps it applies after its batches
+    have the recorded structure (features, labels), e.g. example weights taken out of the features, applied to the
+    recorded batches too."""
+    maps, current = [], program
+    while isinstance(current, tf.data.Dataset):
+        try:
+            tf.nest.assert_same_structure(current.element_spec, recorded.element_spec)
+            break
+        except (ValueError, TypeError):
+            pass
+        if hasattr(current, "_map_func"):
+            maps.append((current._map_func.function, current.element_spec))
+        current = getattr(current, "_input_dataset", None)
+    if not isinstance(current, tf.data.Dataset):
+        return recorded
+    for function, structure in reversed(maps):
+        def apply(*batch, function=function, structure=structure):
+            return tf.nest.pack_sequence_as(structure, tf.nest.flatten(function(*tf.nest.flatten(batch))))
+        recorded = recorded.map(tf.autograph.experimental.do_not_convert(apply))
+    return recorded
 
 
 def model_variables(model) -> list[dict]:

@@ -104,7 +104,7 @@ TFM305 tpu-on-cpu (exact). A ``TPUEstimator`` whose ``use_tpu`` is a flag defaul
 migrated for ``use_tpu=False`` (its batch sizes reach the input functions as
 ``params["batch_size"]``); the migrated program trains on CPU/GPU workers whatever the flag says.
 
-TFM309 canned-estimator (numeric). A canned ``DNNClassifier`` / ``DNNRegressor`` stands where a
+TFM309 canned-estimator (numeric). A canned ``DNN`` or ``Linear`` ``Classifier`` / ``Regressor`` stands where a
 model_fn would: rewrites/estimator/canned.py writes the function building the Keras model of the same
 layers, with its head's loss and metrics and the optimizer its version made (v1 and v2 differ in
 optimizer, rate and loss reduction; the finding says which version the spelling was taken as).

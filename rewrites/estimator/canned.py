@@ -1,16 +1,19 @@
 """Canned estimators -> the Keras model of the same structure, with the numbers they had.
 
-A ``DNNClassifier`` / ``DNNRegressor`` is read from its arguments into the ``Model`` the
+A ``DNNClassifier`` / ``DNNRegressor`` / ``LinearClassifier`` / ``LinearRegressor`` is read from its
+arguments into the ``Model`` the
 model_fn reader would give (rewrites/estimator/program.py): the feature columns as Keras layers
 (rewrites/estimator/columns.py, shared with ``input_layer`` in a model_fn), the hidden layers, the logits, the head's loss and metrics, and the optimizer the estimator would
 have made, with the defaults that are invisible in the source (read from tensorflow_estimator
 2.15's ``canned/``):
 
 - v1 (``tf.compat.v1.estimator.X``, or ``tf.estimator.X`` in a module whose ``tf`` is
-  compat.v1): ``tf.compat.v1.train`` optimizers, Adagrad at 0.05 by default, the training loss
-  summed over the batch;
-- v2 (``tf.estimator.X`` of TF 2): legacy Keras optimizers at their own default rates (a DNN's
-  Adagrad trains at 0.001), the loss averaged over the batch.
+  compat.v1): ``tf.compat.v1.train`` optimizers (a DNN's Adagrad at 0.05, a linear model's Ftrl at
+  0.2), the training loss summed over the batch;
+- v2 (``tf.estimator.X`` of TF 2): legacy Keras optimizers (a DNN's Adagrad at its own default,
+  0.001; a linear model's Ftrl at 0.2), the loss averaged over the batch.
+
+A ``weight_column`` becomes Keras' sample weights: the inputs map it out of the features.
 
 Used by read.py in the place of a model_fn; the rest of the migration is the custom Estimator's.
 TFM309 reports each one; switched off, the program is left manual (TFM302).
@@ -62,12 +65,14 @@ After::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.estimator.columns import ColumnReader, input_layer, uses_math
+from rewrites.estimator.column_reader import ColumnReader
+from rewrites.estimator.columns import Embedding, Numeric, input_layer, linear_model, uses_math
 from rewrites.estimator.program import Model
 from rewrites.program.places import Value
 from rewrites.program.values import Values
@@ -80,16 +85,38 @@ DNN_CLASSIFIER_V1 = (*DNN_CLASSIFIER_V2[:9], "input_layer_partitioner", *DNN_CLA
 DNN_REGRESSOR_V2 = ("hidden_units", "feature_columns", "model_dir", "label_dimension", "weight_column", "optimizer",
                     "activation_fn", "dropout", "config", "warm_start_from", "loss_reduction", "batch_norm")
 DNN_REGRESSOR_V1 = (*DNN_REGRESSOR_V2[:8], "input_layer_partitioner", *DNN_REGRESSOR_V2[8:])
-# (v1 parameters, v2 parameters) of the canned estimators migrated.
-PARAMETERS = {"estimator.DNNClassifier": (DNN_CLASSIFIER_V1, DNN_CLASSIFIER_V2),
-              "estimator.DNNRegressor": (DNN_REGRESSOR_V1, DNN_REGRESSOR_V2)}
-# Read by the program (config, model_dir) or here; any other argument is not migrated yet.
-READ = {"hidden_units", "feature_columns", "model_dir", "config", "n_classes", "label_dimension", "optimizer",
-        "activation_fn", "dropout", "loss_reduction"}
-NOT_YET = {"weight_column": "weight_column (sample weights)", "label_vocabulary": "label_vocabulary (a label lookup)",
+LINEAR_CLASSIFIER_V2 = ("feature_columns", "model_dir", "n_classes", "weight_column", "label_vocabulary", "optimizer",
+                        "config", "warm_start_from", "loss_reduction", "sparse_combiner")
+LINEAR_CLASSIFIER_V1 = (*LINEAR_CLASSIFIER_V2[:7], "partitioner", *LINEAR_CLASSIFIER_V2[7:])
+LINEAR_REGRESSOR_V2 = ("feature_columns", "model_dir", "label_dimension", "weight_column", "optimizer", "config",
+                       "warm_start_from", "loss_reduction", "sparse_combiner")
+LINEAR_REGRESSOR_V1 = (*LINEAR_REGRESSOR_V2[:6], "partitioner", *LINEAR_REGRESSOR_V2[6:])
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A canned estimator migrated: its model ("dnn" or "linear"), its parameters in v1 and v2, and the learning
+    rate each version gives an optimizer named by a string (None: the optimizer's own default)."""
+
+    model: str
+    v1: tuple[str, ...]
+    v2: tuple[str, ...]
+    rates: tuple[str | None, str | None]
+    default_optimizer: str
+
+
+# dnn.py: v1 get_optimizer_instance(opt, learning_rate=0.05); v2 get_optimizer_instance_v2(opt), no rate.
+# linear.py: both versions pass learning_rate=0.2 (_LEARNING_RATE) with the default "Ftrl"; its
+# min(0.2, 1/sqrt(columns)) applies only to optimizer=None.
+KINDS = {"estimator.DNNClassifier": Kind("dnn", DNN_CLASSIFIER_V1, DNN_CLASSIFIER_V2, ("0.05", None), "Adagrad"),
+         "estimator.DNNRegressor": Kind("dnn", DNN_REGRESSOR_V1, DNN_REGRESSOR_V2, ("0.05", None), "Adagrad"),
+         "estimator.LinearClassifier": Kind("linear", LINEAR_CLASSIFIER_V1, LINEAR_CLASSIFIER_V2, ("0.2", "0.2"),
+                                            "Ftrl"),
+         "estimator.LinearRegressor": Kind("linear", LINEAR_REGRESSOR_V1, LINEAR_REGRESSOR_V2, ("0.2", "0.2"), "Ftrl")}
+NOT_YET = {"label_vocabulary": "label_vocabulary (a label lookup)",
            "batch_norm": "batch_norm", "warm_start_from": "warm_start_from", "input_layer_partitioner":
-           "input_layer_partitioner"}
-DNN_V1_LEARNING_RATE = "0.05"   # dnn.py's _LEARNING_RATE, given to v1's optimizers named by a string
+           "input_layer_partitioner", "partitioner": "partitioner"}
+KERAS_DEFAULT_RATES = {"Adagrad": "0.001", "Adam": "0.001", "Ftrl": "0.001", "RMSprop": "0.001", "SGD": "0.01"}
 # Optimizers named by a string: v1's tf.compat.v1.train class (optimizers.py), v2's legacy Keras class.
 OPTIMIZER_NAMES = {"Adagrad": ("train.AdagradOptimizer", "Adagrad"), "Adam": ("train.AdamOptimizer", "Adam"),
                    "Ftrl": ("train.FtrlOptimizer", "Ftrl"), "RMSProp": ("train.RMSPropOptimizer", "RMSprop"),
@@ -102,8 +129,8 @@ MIGRATED = "canned {name} -> a Keras model of the same layers, trained as {versi
 V1 = "v1 (tf.compat.v1.estimator.{name})"
 V2 = ("v2 (tf.estimator.{name} of TF 2; a program that ran on TF 1.x had v1, which sums the loss: spell "
       "it tf.compat.v1.estimator.{name} and run tf-migrate again)")
-NOT_REPORTED = ("the canned {name} also reported {metrics} in evaluate; Keras reports accuracy, average_loss "
-                "and loss: compute the others from predictions if the program needs them")
+NOT_REPORTED = ("the canned {name} also reported {metrics} in evaluate; the Keras model reports {reported}: "
+                "compute the others from predictions if the program needs them")
 
 
 @dataclass
@@ -117,10 +144,10 @@ class Canned:
 
 def parameters(estimator: Value) -> tuple[str, ...] | None:
     """The parameters of a canned estimator migrated (of the version its spelling means); None for others."""
-    api = estimator.api()
-    if api not in PARAMETERS:
+    kind = KINDS.get(estimator.api())
+    if kind is None:
         return None
-    return PARAMETERS[api][0 if _is_v1(estimator) else 1]
+    return kind.v1 if _is_v1(estimator) else kind.v2
 
 
 def _is_v1(estimator: Value) -> bool:
@@ -133,43 +160,80 @@ class CannedReader:
 
     def read(self, estimator: Value) -> Canned:
         name = estimator.api().rpartition(".")[2]
-        v1 = _is_v1(estimator)
+        kind, v1 = KINDS[estimator.api()], _is_v1(estimator)
         args = {key: Value(node, estimator.place)
                 for key, node in bound_values(estimator.node, parameters(estimator)).items()}
         for key, value in args.items():
             if key in NOT_YET and not is_none(self.values.resolve(value).node):
                 raise value.fail(f"{name}({NOT_YET[key]}=...) is not migrated yet: migrate this estimator by hand "
                                  "and prove it with tf-migrate parity")
-        if "hidden_units" not in args or "feature_columns" not in args:
-            raise estimator.fail(f"{name} without hidden_units and feature_columns")
-        model = Model(features_dict=True, chain=False)
-        columns = ColumnReader(self.values).read(args["feature_columns"])
-        lines, bound = input_layer(columns, "feature_columns", "net")
-        model.lines += lines
-        model.bound += bound
-        if uses_math(columns):
-            model.imports.append("math")
-        self._hidden_layers(model, args)
+        if "feature_columns" not in args or (kind.model == "dnn" and "hidden_units" not in args):
+            raise estimator.fail(f"{name} without " + ("hidden_units and " if kind.model == "dnn" else "") +
+                                 "feature_columns")
         classifier = name.endswith("Classifier")
         units = self._units(args, classifier)
         if v1 and not classifier and units > 1:
-            raise args["label_dimension"].fail("a v1 DNNRegressor with label_dimension > 1 sums its loss over every "
+            raise args["label_dimension"].fail(f"a v1 {name} with label_dimension > 1 sums its loss over every "
                                                "label, Keras' over examples: not migrated yet")
-        model.lines.append(f'logits = keras.layers.Dense(units={units}, name="logits")(net)')
-        model.bound.append("logits")
-        model.output = "logits"
-        model.tf1_trainable_names.extend(["dnn/logits/kernel", "dnn/logits/bias"])
+        model = Model(features_dict=True, chain=False, output="logits")
+        columns = ColumnReader(self.values).read(args["feature_columns"], dense=kind.model == "dnn")
+        if kind.model == "dnn":
+            self._dnn(model, args, columns, units)
+        else:
+            self._linear(model, args, columns, units)
+        if uses_math(columns):
+            model.imports.append("math")
         reduction = self._reduction(args, v1)
         model.loss, model.metrics, unreported = _head(classifier, units, reduction)
         if unreported:
-            model.notes.append(("TFM309", estimator.node, NOT_REPORTED.format(name=name, metrics=unreported)))
-        model.optimizer = self._optimizer(model, args.get("optimizer"), v1)
+            reported = ", ".join(re.findall(r'name="(\w+)"', " ".join(model.metrics)) + ["loss"])
+            model.notes.append(("TFM309", estimator.node, NOT_REPORTED.format(name=name, metrics=unreported,
+                                                                              reported=reported)))
+        model.sample_weight = self._weight_column(args.get("weight_column"))
+        rate = kind.rates[0 if v1 else 1]
+        model.optimizer = self._optimizer(model, args.get("optimizer"), kind.default_optimizer, v1, rate)
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
         if "optimizer" not in args:
-            how.insert(0, "Adagrad at " + (DNN_V1_LEARNING_RATE if v1 else "0.001"))
+            how.insert(0, f"{kind.default_optimizer} at {rate or KERAS_DEFAULT_RATES[kind.default_optimizer]}")
         version = (V1 if v1 else V2).format(name=name)
         model.notes.insert(0, ("TFM309", estimator.node, MIGRATED.format(name=name, version=version, how=", ".join(how))))
         return Canned(name, model, args["feature_columns"] if columns is None else None)
+
+    def _dnn(self, model: Model, args: dict[str, Value], columns: list | None, units: int) -> None:
+        lines, bound = input_layer(columns, "feature_columns", "net")
+        model.lines += lines
+        model.bound += bound
+        self._hidden_layers(model, args)
+        model.lines.append(f'logits = keras.layers.Dense(units={units}, name="logits")(net)')
+        model.bound.append("logits")
+        model.tf1_trainable_names += ["dnn/logits/kernel", "dnn/logits/bias"]
+
+    def _linear(self, model: Model, args: dict[str, Value], columns: list | None, units: int) -> None:
+        if columns is None:
+            raise args["feature_columns"].fail("a linear model of feature columns made at run time is not migrated "
+                                               "yet: write the list out")
+        if any(isinstance(column, Embedding) for column in columns):
+            raise args["feature_columns"].fail("an embedding_column in a linear model is not migrated yet")
+        combiner = self.values.constant(args["sparse_combiner"]) if "sparse_combiner" in args else "sum"
+        if combiner not in ("sum", "mean", "sqrtn"):
+            raise args["sparse_combiner"].fail("sparse_combiner must be \"sum\", \"mean\" or \"sqrtn\"")
+        lines, bound = linear_model(columns, units, combiner, "logits")
+        model.lines += lines
+        model.bound += bound
+        model.tf1_trainable_names = [*(f"linear/linear_model/{column.name}/weights" for column in columns),
+                                     "linear/linear_model/bias_weights"]
+
+    def _weight_column(self, given: Value | None) -> str | None:
+        """The key of the feature weighing each example: a string, or a numeric column's key."""
+        if given is None or is_none(self.values.resolve(given).node):
+            return None
+        key = self.values.constant(given)
+        if not isinstance(key, str):
+            column = ColumnReader(self.values).column(given)
+            key = column.key if isinstance(column, Numeric) else None
+        if key is None:
+            raise given.fail("weight_column must be a key or a numeric_column the migration can read")
+        return key
 
     def _hidden_layers(self, model: Model, args: dict[str, Value]) -> None:
         hidden = self.values.constant(args["hidden_units"])
@@ -220,16 +284,16 @@ class CannedReader:
             raise given.fail("loss_reduction other than SUM or SUM_OVER_BATCH_SIZE is not migrated yet")
         return REDUCTIONS[kind]
 
-    def _optimizer(self, model: Model, given: Value | None, v1: bool) -> str:
-        """The optimizer the estimator made: from a name (at the estimator's default rate), or the object given."""
-        name = "Adagrad" if given is None else self.values.constant(given)
+    def _optimizer(self, model: Model, given: Value | None, default: str, v1: bool, rate: str | None) -> str:
+        """The optimizer the estimator made: from a name (at the estimator's rate), or the object given."""
+        name = default if given is None else self.values.constant(given)
         if isinstance(name, str):
             if name not in OPTIMIZER_NAMES:
                 raise given.fail(f"optimizer {name!r} is not one of the canned estimators' names")
             tf1_class, keras_class = OPTIMIZER_NAMES[name]
-            if not v1:  # v2 made the legacy Keras class at its own default rate
-                return f"keras.optimizers.legacy.{keras_class}()"
-            call = cst.parse_expression(f"tf.compat.v1.{tf1_class}(learning_rate={DNN_V1_LEARNING_RATE})")
+            if not v1:  # v2 made the legacy Keras class
+                return f"keras.optimizers.legacy.{keras_class}({f'learning_rate={rate}' if rate else ''})"
+            call = cst.parse_expression(f"tf.compat.v1.{tf1_class}(learning_rate={rate})")
             return self._tf1_optimizer(model, tf1_class, call, given)
         node = self.values.resolve(given).node
         api = given.view.api(node.func) if isinstance(node, cst.Call) else None

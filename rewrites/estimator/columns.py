@@ -1,9 +1,8 @@
 """Feature columns -> Keras layers giving, per example, exactly what TF1's ``input_layer`` gave.
 
 Shared by the model_fn reader (``input_layer(features, columns)`` in a model_fn) and the canned
-estimators (their ``feature_columns``). Each column is read from the call that made it, wherever
-the program made it, its arguments numbers and strings the migration can read; its Keras code is
-written in the build function, on ``features`` (the dict of ``keras.Input``):
+estimators (their ``feature_columns``); column_reader.py reads the columns from the program. Each
+column's Keras code is written in the build function, on ``features`` (the dict of ``keras.Input``):
 
 - ``numeric_column``: the feature flattened, as float32;
 - ``bucketized_column``: ``Discretization`` with the same boundaries (a value on a boundary goes to
@@ -28,20 +27,6 @@ import json
 import re
 from dataclasses import dataclass
 
-import libcst as cst
-
-from rewrites.program.places import Value
-from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, bound_values, is_name
-
-NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
-BUCKETIZED_COLUMN = ("source_column", "boundaries")
-VOCABULARY_LIST = ("key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets")
-HASH_BUCKET = ("key", "hash_bucket_size", "dtype")
-IDENTITY = ("key", "num_buckets", "default_value")
-CROSSED = ("keys", "hash_bucket_size", "hash_key")
-EMBEDDING = ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
-             "max_norm", "trainable", "use_safe_embedding_lookup")
 INPUT_LAYER_COMMENT = "# input_layer: the feature columns in name order, each as TF1 made it."
 NUMERIC_ONLY_COMMENT = "# input_layer: the numeric columns in name order, each flattened to float32."
 FLAT = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
@@ -223,186 +208,6 @@ class _Writer:
             self.lines.append(f"# {text}")
 
 
-# -- reading them ------------------------------------------------------------------------------------------
-
-
-class ColumnReader:
-    """Reads a list of feature columns wherever the program built it."""
-
-    def __init__(self, values: Values) -> None:
-        self.values = values
-
-    def read(self, given: Value) -> list | None:
-        """The columns ``given`` holds, sorted by name; None when they are made at run time (numeric columns of
-        keys known only then). Unsupported for a column not migrated, or a list the migration cannot follow."""
-        items = self._items(given)
-        if items is None:
-            return None
-        columns = [item if isinstance(item, Numeric) else self.column(item) for item in items]
-        if any(column is None for column in columns):
-            return None
-        dense = [column for column in columns if hasattr(column, "dense") or isinstance(column, Embedding)]
-        if len(dense) != len(columns):
-            other = next(item for item, column in zip(items, columns) if column not in dense)
-            raise other.fail("a categorical column given to input_layer: wrap it in an indicator_column or an "
-                             "embedding_column, as TF1 required")
-        return sorted(columns, key=lambda column: column.name)
-
-    def column(self, given: Value):
-        """The column ``given`` makes; None for a numeric column whose key is known at run time only."""
-        column = self.values.resolve(given)
-        api = column.api() if isinstance(column.node, cst.Call) else None
-        reader = READERS.get(api or "")
-        if reader is None:
-            raise column.fail(f"{api or 'this feature column'} is not migrated yet: write its Keras preprocessing "
-                              "by hand")
-        return getattr(self, reader)(column)
-
-    def _items(self, given: Value) -> list | None:
-        """The Values of the columns (or, from a comprehension over keys, the columns), None for keys known at
-        run time only."""
-        trail: list = []
-        columns = self.values.resolve(given, trail=trail)
-        value = columns.node
-        if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
-            items = self._appended(trail, columns)
-        elif isinstance(value, (cst.List, cst.Tuple)):
-            if any(isinstance(element, cst.StarredElement) for element in value.elements):
-                raise columns.fail("feature columns with a `*` are not migrated: write the list out")
-            items = [Value(element.value, columns.place) for element in value.elements]
-        elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs \
-                and isinstance(value.for_in.target, cst.Name):
-            place = self.values.place_of(columns.view, value.elt)
-            element = self.values.resolve(Value(value.elt, place))
-            if (element.api() if isinstance(element.node, cst.Call) else None) != "feature_column.numeric_column":
-                raise element.fail("feature columns made in a comprehension: numeric columns are migrated")
-            self._numeric_key(element)
-            iterated = self.values.constant(Value(value.for_in.iter, columns.place))
-            if not (isinstance(iterated, (list, tuple)) and all(isinstance(key, str) for key in iterated)):
-                return None
-            return [Numeric(key) for key in iterated]
-        else:
-            raise given.fail("the feature columns must be a list the migration can follow (written out, a "
-                             "comprehension, or appended to in a loop)")
-        if not items:
-            raise given.fail("no feature columns")
-        return items
-
-    def _appended(self, trail: list, columns: Value) -> list[Value]:
-        """The items `columns.append(item)` adds to an empty list (in a loop, typically)."""
-        binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
-                        and step.value.node is columns.node), None)
-        assignment = getattr(binding, "assignment", None)
-        items = []
-        for reference in getattr(assignment, "references", ()):
-            node = reference.node
-            view = columns.view
-            attribute, call = view.parent(node), view.parent(view.parent(node))
-            if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append" and \
-                    isinstance(call, cst.Call) and len(call.args) == 1:
-                items.append(Value(call.args[0].value, self.values.place_of(view, call)))
-            elif isinstance(attribute, (cst.Attribute, cst.AugAssign)) or isinstance(view.parent(node), cst.AugAssign):
-                raise Unsupported(node, "feature columns added to a list otherwise than by append", view.path)
-        return items
-
-    def _args(self, column: Value, parameters: tuple[str, ...], read: tuple[str, ...], other=()) -> dict:
-        """The arguments named in ``read`` as constants (``other``: allowed, not read); any other argument given
-        is not migrated."""
-        bound = {name: node for name, node in bound_values(column.node, parameters).items() if name not in other}
-        extra = set(bound) - set(read)
-        if extra:
-            raise column.fail(f"{column.api().rpartition('.')[2]}({sorted(extra)[0]}=...) is not migrated yet: write "
-                              "its Keras preprocessing by hand")
-        values = {}
-        for name, node in bound.items():
-            constant = self.values.constant(Value(node, column.place))
-            if constant is None and not is_name(node, "None"):
-                raise column.fail(f"{name} must be a value the migration can read (the Keras model is built apart)")
-            values[name] = constant
-        return values
-
-    def _numeric_key(self, column: Value) -> str | None:
-        # shape, default_value and dtype describe parsing; input_layer flattens and casts to float32 whatever comes.
-        args = bound_values(column.node, NUMERIC_COLUMN)
-        key, normalizer = args.get("key"), args.get("normalizer_fn")
-        if normalizer is not None and not is_name(normalizer, "None"):
-            raise column.fail("numeric_column with a normalizer_fn is not migrated: write the Keras input (and a "
-                              "Normalization or Lambda layer) by hand")
-        known = self.values.constant(Value(key, column.place)) if key is not None else None
-        return known if isinstance(known, str) else None
-
-    def _numeric(self, column: Value) -> Numeric | None:
-        key = self._numeric_key(column)
-        return Numeric(key) if key is not None else None
-
-    def _bucketized(self, column: Value) -> Bucketized:
-        source = bound_values(column.node, BUCKETIZED_COLUMN).get("source_column")
-        numeric = self.column(Value(source, column.place)) if source is not None else None
-        if not isinstance(numeric, Numeric):
-            raise column.fail("bucketized_column of a numeric column with a key the migration can read is migrated")
-        shape = bound_values(self.values.resolve(Value(source, column.place)).node, NUMERIC_COLUMN).get("shape")
-        if shape is not None and self.values.constant(Value(shape, column.place)) not in (1, (1,), [1]):
-            raise column.fail("bucketized_column of a numeric column of more than one value is not migrated yet")
-        boundaries = self._args(column, BUCKETIZED_COLUMN, ("boundaries",), other=("source_column",))["boundaries"]
-        return Bucketized(numeric, [float(boundary) for boundary in boundaries])
-
-    def _vocabulary_list(self, column: Value) -> VocabularyList:
-        args = self._args(column, VOCABULARY_LIST, ("key", "vocabulary_list", "default_value", "num_oov_buckets"),
-                          other=("dtype",))
-        if args.get("default_value", -1) != -1:
-            raise column.fail("categorical_column_with_vocabulary_list(default_value=...) is not migrated yet")
-        return VocabularyList(args["key"], list(args["vocabulary_list"]), args.get("num_oov_buckets") or 0)
-
-    def _hash_bucket(self, column: Value) -> HashBucket:
-        args = self._args(column, HASH_BUCKET, ("key", "hash_bucket_size"), other=("dtype",))
-        dtype = bound_values(column.node, HASH_BUCKET).get("dtype")
-        strings = dtype is None or (column.view.api(dtype) or "").endswith("string")
-        return HashBucket(args["key"], args["hash_bucket_size"], strings)
-
-    def _identity(self, column: Value) -> Identity:
-        args = self._args(column, IDENTITY, ("key", "num_buckets"))
-        return Identity(args["key"], args["num_buckets"])
-
-    def _crossed(self, column: Value) -> Crossed:
-        args = bound_values(column.node, CROSSED)
-        keys = self.values.resolve(Value(args["keys"], column.place)) if "keys" in args else None
-        if keys is None or not isinstance(keys.node, (cst.List, cst.Tuple)):
-            raise column.fail("crossed_column's keys must be a list written out")
-        parts = []
-        for element in keys.node.elements:
-            constant = self.values.constant(Value(element.value, keys.place))
-            part = constant if isinstance(constant, str) else self.column(Value(element.value, keys.place))
-            if not isinstance(part, (str, Bucketized)):
-                raise column.fail("crossed_column of keys and bucketized columns is migrated; crossing other "
-                                  "columns is not yet")
-            parts.append(part)
-        size = self._args(column, CROSSED, ("hash_bucket_size",), other=("keys",))["hash_bucket_size"]
-        return Crossed(parts, size)
-
-    def _categorical(self, column: Value, name: str):
-        given = bound_values(column.node, EMBEDDING).get("categorical_column")
-        categorical = self.column(Value(given, column.place)) if given is not None else None
-        if not hasattr(categorical, "counts"):
-            raise column.fail(f"{name} of a categorical column the migration can read is migrated")
-        return categorical
-
-    def _indicator(self, column: Value) -> Indicator:
-        return Indicator(self._categorical(column, "indicator_column"))
-
-    def _embedding(self, column: Value) -> Embedding:
-        args = self._args(column, EMBEDDING, ("dimension", "combiner"), other=("categorical_column",))
-        return Embedding(self._categorical(column, "embedding_column"), args["dimension"],
-                         args.get("combiner") or "mean")
-
-
-READERS = {"feature_column.numeric_column": "_numeric", "feature_column.bucketized_column": "_bucketized",
-           "feature_column.categorical_column_with_vocabulary_list": "_vocabulary_list",
-           "feature_column.categorical_column_with_hash_bucket": "_hash_bucket",
-           "feature_column.categorical_column_with_identity": "_identity",
-           "feature_column.crossed_column": "_crossed", "feature_column.indicator_column": "_indicator",
-           "feature_column.embedding_column": "_embedding"}
-
-
 # -- writing them ------------------------------------------------------------------------------------------
 
 
@@ -424,6 +229,31 @@ def input_layer(columns: list | None, columns_code: str, target: str) -> tuple[l
     names = [column.dense(writer) for column in columns]
     concatenated = f"keras.layers.Concatenate()([{', '.join(names)}])" if len(names) > 1 else names[0]
     writer.lines.append(f"{target} = {concatenated}")
+    return writer.lines, [*writer.bound, target]
+
+
+def linear_model(columns: list, units: int, combiner: str, target: str) -> tuple[list[str], list[str]]:
+    """Statements binding ``target`` to TF1's ``linear_model(features, columns, units, sparse_combiner)``: per
+    column a weight for each value (numeric) or bucket (categorical, combined as ``combiner`` says), zeros at
+    first, summed, and one bias (on the last column's layer: TF1 made it after the columns' weights)."""
+    writer = _Writer()
+    writer.comment("linear_model: in name order, each column's weights, summed, and a bias.")
+    sums = []
+    for index, column in enumerate(columns):
+        bias = "True" if index == len(columns) - 1 else "False"
+        if isinstance(column, (Numeric, Indicator)):
+            values, counts = column.dense(writer), None
+        else:
+            values = counts = column.counts(writer, f"{column.name}_counts")
+        weighted = writer.bind(f"{column.name}_weighted", (
+            f'keras.layers.Dense(units={units}, use_bias={bias}, kernel_initializer="zeros", '
+            f'name="{column.name}_weights")({values})'))
+        if counts is not None and combiner != "sum":
+            writer.comment(COMBINER_COMMENTS[combiner])
+            weighted = writer.bind(f"{column.name}_combined", COMBINERS[combiner].format(rows=weighted, counts=counts))
+        sums.append(weighted)
+    writer.lines.append(f"{target} = keras.layers.Add()([{', '.join(sums)}])" if len(sums) > 1
+                        else f"{target} = {sums[0]}")
     return writer.lines, [*writer.bound, target]
 
 

@@ -7,7 +7,8 @@ import re
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
-from rewrites.estimator.columns import ColumnReader, input_layer, uses_math
+from rewrites.estimator.column_reader import ColumnReader
+from rewrites.estimator.columns import input_layer, uses_math
 from rewrites.program.places import Value
 from rewrites.syntax import Unsupported, bound_values, is_name, subtree
 

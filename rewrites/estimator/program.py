@@ -52,6 +52,7 @@ class Model:
     dropped: list[cst.CSTNode] = field(default_factory=list)  # statements of the model_fn the Keras model has no use for
     helpers: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # metric_fn: goes if unused
     imports: list[str] = field(default_factory=list)  # modules the Keras code needs (math, for a column's stddev)
+    sample_weight: str | None = None  # the feature whose values weigh the examples: the inputs map it out
 
     def names(self) -> list[str]:
         """The names the functional model's code binds."""

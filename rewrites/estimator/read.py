@@ -76,6 +76,8 @@ class ProgramReader:
         setup = self._setup(pipeline.estimator)
         self.setup = setup
         plans = [self._driver(driver) for driver in pipeline.drivers]
+        if setup.model.sample_weight is not None:
+            self._weigh(plans, setup.model.sample_weight)
         anchor = self.discovery.anchor(pipeline)
         program = Program(setup, pipeline.drivers, pipeline.place, anchor, notes=self.notes)
         for plan in plans:
@@ -84,6 +86,13 @@ class ProgramReader:
         program.removed = trail_statements(self.trail)
         program.factories = trail_functions(self.trail)
         return program, plans
+
+    def _weigh(self, plans: list[DriverPlan], key: str) -> None:
+        """Keras takes example weights as the dataset's third element (a canned estimator's weight_column)."""
+        for plan in plans:
+            for piece in (plan.train and plan.train.input, plan.evaluate and plan.evaluate.input):
+                if piece is not None:
+                    piece.code = f'{piece.code}.map(lambda features, labels: (features, labels, features["{key}"]))'
 
     def code(self, value: Value) -> str:
         """``value`` as code at the driver, its TF1 references respelled."""

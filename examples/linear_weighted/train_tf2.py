@@ -1,0 +1,169 @@
+"""A canned LinearRegressor with example weights, as TF1 programs under compat.v1 wrote it.
+
+``build_estimator()`` makes a ``tf.estimator.LinearRegressor`` (v1: this module's ``tf`` is
+``tensorflow.compat.v1``) on numeric, bucketized, vocabulary-list, hash-bucket and crossed
+columns, ``weight_column="weight"``; ``main`` trains it for ``--train_steps`` under
+``tf.app.run`` with ``tf.app.flags`` and evaluates it. The data are house prices drawn with a
+fixed seed, each example weighted by how many sales it stands for.
+
+Run: python examples/linear_weighted/train.py [--train_steps 20]
+"""
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+tf.compat.v1.app.flags.DEFINE_integer("train_steps", 20, "steps to train")
+tf.compat.v1.app.flags.DEFINE_integer("batch_size", 32, "examples per batch")
+FLAGS = tf.compat.v1.app.flags.FLAGS
+
+AREAS = ["inland", "near bay", "near ocean", "island"]
+
+
+def load_data(rows, seed):
+  rng = np.random.RandomState(seed)
+  rooms = rng.uniform(1.0, 8.0, size=(rows, 1)).astype(np.float32)
+  age = rng.uniform(1.0, 50.0, size=(rows, 1)).astype(np.float32)
+  area = rng.choice(AREAS + ["unknown"], size=(rows, 1))
+  zip_code = rng.choice(["9%04d" % i for i in range(40)], size=(rows, 1))
+  noise = rng.normal(scale=0.1, size=(rows, 1))
+  price = 0.3 * rooms + 0.01 * age + (area == "near ocean") + noise
+  weight = rng.randint(1, 4, size=(rows, 1)).astype(np.float32)
+  features = {"rooms": rooms, "age": age, "area": area, "zip": zip_code, "weight": weight}
+  return features, price.astype(np.float32)
+
+
+def train_input_fn():
+  features, price = load_data(256, seed=1)
+  dataset = tf.data.Dataset.from_tensor_slices((features, price))
+  return dataset.shuffle(256, seed=5).repeat().batch(FLAGS.batch_size)
+
+
+def eval_input_fn():
+  features, price = load_data(64, seed=2)
+  return tf.data.Dataset.from_tensor_slices((features, price)).batch(FLAGS.batch_size)
+
+
+def build_linear_regressor_model(input_spec):
+  """TF1's canned LinearRegressor as a compiled Keras model (its head, its optimizer)."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  # linear_model: in name order, each column's weights, summed, and a bias.
+  age_buckets = keras.layers.Discretization(
+      bin_boundaries=[10.0, 20.0, 30.0, 40.0])(tf.cast(features["age"], tf.float32))
+  age_bucketized_counts = keras.layers.CategoryEncoding(
+      num_tokens=5, output_mode="count")(age_buckets)
+  age_bucketized_weighted = keras.layers.Dense(
+      units=1,
+      use_bias=False,
+      kernel_initializer="zeros",
+      name="age_bucketized_weights")(age_bucketized_counts)
+  age_bucketized_X_area_crossed = keras.layers.HashedCrossing(num_bins=32)(
+      (age_buckets, features["area"]))
+  age_bucketized_X_area_counts = keras.layers.CategoryEncoding(
+      num_tokens=32, output_mode="count")(age_bucketized_X_area_crossed)
+  age_bucketized_X_area_weighted = keras.layers.Dense(
+      units=1,
+      use_bias=False,
+      kernel_initializer="zeros",
+      name="age_bucketized_X_area_weights")(age_bucketized_X_area_counts)
+  area_counts = keras.layers.StringLookup(
+      vocabulary=["inland", "near bay", "near ocean", "island"],
+      num_oov_indices=1,
+      mask_token="",
+      output_mode="count")(features["area"])[:, 1:]
+  area_weighted = keras.layers.Dense(
+      units=1, use_bias=False, kernel_initializer="zeros", name="area_weights")(area_counts)
+  rooms = keras.layers.Flatten()(tf.cast(features["rooms"], tf.float32))
+  rooms_weighted = keras.layers.Dense(
+      units=1, use_bias=False, kernel_initializer="zeros", name="rooms_weights")(rooms)
+  # TF1 drops "": hashed here into one bucket more, cut off.
+  zip_hashed = tf.where(
+      features["zip"] == "",
+      tf.constant(16, tf.int64),
+      keras.layers.Hashing(num_bins=16)(features["zip"]))
+  zip_counts = keras.layers.CategoryEncoding(
+      num_tokens=17, output_mode="count")(zip_hashed)[:, :-1]
+  zip_weighted = keras.layers.Dense(
+      units=1, use_bias=True, kernel_initializer="zeros", name="zip_weights")(zip_counts)
+  logits = keras.layers.Add()([
+      age_bucketized_weighted,
+      age_bucketized_X_area_weighted,
+      area_weighted,
+      rooms_weighted,
+      zip_weighted])
+  model = keras.Model(inputs=features, outputs=logits)
+  optimizer = keras.optimizers.legacy.Ftrl(learning_rate=0.2)
+  model.compile(
+      optimizer,
+      loss=keras.losses.MeanSquaredError(reduction="sum"),
+      weighted_metrics=[keras.metrics.MeanSquaredError(name="average_loss")])
+  return model
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver,
+      variable_partitioner=None)
+
+
+def main(_):
+  model_dir = tempfile.mkdtemp()
+
+  keras.utils.set_random_seed(11)
+  task_type, strategy = strategy_for_this_task()
+
+  dataset = train_input_fn().map(lambda features, labels: (features, labels, features["weight"]))
+
+  with strategy.scope():
+    model = build_linear_regressor_model(dataset.element_spec[0])
+
+  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  checkpoints = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
+  save_checkpoint = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=model.optimizer.iterations))
+  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+  checkpoints.restore_or_initialize()
+
+  # max_steps counts the steps of earlier runs too.
+  steps_done = int(model.optimizer.iterations)
+  if steps_done < FLAGS.train_steps:
+    model.fit(
+        dataset,
+        epochs=1,
+        steps_per_epoch=FLAGS.train_steps - steps_done,
+        callbacks=[save_checkpoint],
+        verbose=2)
+  eval_dataset = eval_input_fn().map(
+      lambda features, labels: (features, labels, features["weight"]))
+  # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
+  result = model.evaluate(
+      eval_dataset.repeat(), steps=int(eval_dataset.cardinality()), return_dict=True, verbose=2)
+  print("eval loss: %.4f, eval average_loss: %.4f" % (result["loss"], result["average_loss"]))
+  shutil.rmtree(model_dir)
+
+
+if __name__ == "__main__":
+  tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+  tf.compat.v1.app.run()
