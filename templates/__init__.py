@@ -55,7 +55,7 @@ def wrap(code: str, column: int = 0) -> str:
     if "\n" in code or column + len(code) <= WIDTH:
         return code
     tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    # The outermost call with arguments (or list display: a subscript's bracket is neither) holding the most.
+    # The outermost calls with arguments (or list displays: a subscript's bracket is neither).
     openings, depth = [], 0
     for before, token, after in zip([None, *tokens], tokens, [*tokens[1:], None]):
         if depth == 0 and after is not None and after.string not in ")]" and (token.string == "(" or (
@@ -63,9 +63,14 @@ def wrap(code: str, column: int = 0) -> str:
             openings.append((_items(tokens, token)[1] - token.start[1], -len(openings), token))
         depth += token.string in "([{" and token.type == tokenize.OP
         depth -= token.string in ")]}" and token.type == tokenize.OP
-    if not openings:
-        return code
-    opening = max(openings)[2]
+    # The one holding the most, unless what follows its closing still runs past WIDTH and another fits.
+    wrapped = [_wrap_at(code, tokens, opening, column) for *_, opening in sorted(openings, reverse=True)]
+    return next((text for text in wrapped if all(column + len(line) <= WIDTH for line in text.splitlines())),
+                wrapped[0]) if wrapped else code
+
+
+def _wrap_at(code: str, tokens: list, opening, column: int) -> str:
+    """``code`` with the items of the bracket ``opening`` on lines of their own."""
     commas, closing = _items(tokens, opening)
     inner = tokens[tokens.index(opening) + 1]
     if opening.string == "(" and inner.string == "[" and not commas:  # `f([...])`: the list's items

@@ -260,7 +260,7 @@ def test_feature_columns_of_every_kind_become_named_keras_steps_in_name_order():
     assert "def build_dnn_classifier_model(input_spec):\n" in code and "import math\n" in code
     steps = [line.split(" = ")[0].strip() for line in code[code.index("# input_layer"):code.index("    net = keras")]
              .splitlines() if " = " in line and line.startswith("    ") and not line.startswith("     ")]
-    assert steps == ["age", "age_buckets", "age_bucketized_X_education_crossed", "age_bucketized_X_education_indicator",
+    assert steps == ["age", "age_values", "age_buckets", "age_bucketized_X_education_crossed", "age_bucketized_X_education_indicator",
                      "education_indicator", "occupation_hashed", "occupation_counts", "occupation_rows",
                      "occupation_embedding"], steps
     concatenated = code[code.index("    net = keras.layers.Concatenate()(["):code.index("])\n    net = keras.layers.Dense")]

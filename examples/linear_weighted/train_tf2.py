@@ -47,13 +47,15 @@ def eval_input_fn():
 
 
 def build_linear_regressor_model(input_spec):
-  """TF1's canned LinearRegressor as a compiled Keras model (its head, its optimizer)."""
-  features = {
-      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-      for name, spec in input_spec.items()}
+  """TF1's canned LinearRegressor as a Keras model, compiled as it trained."""
+  features = {}
+  for name, spec in input_spec.items():
+    # Feature columns took a feature of one value per example as [batch, 1].
+    shape = spec.shape[1:] if spec.shape.rank > 1 else [1]
+    features[name] = keras.Input(shape=shape, dtype=spec.dtype, name=name)
   # linear_model: in name order, each column's weights, summed, and a bias.
-  age_buckets = keras.layers.Discretization(
-      bin_boundaries=[10.0, 20.0, 30.0, 40.0])(tf.cast(features["age"], tf.float32))
+  age_values = tf.cast(features["age"], tf.float32)
+  age_buckets = keras.layers.Discretization(bin_boundaries=[10.0, 20.0, 30.0, 40.0])(age_values)
   age_bucketized_counts = keras.layers.CategoryEncoding(
       num_tokens=5, output_mode="count")(age_buckets)
   age_bucketized_weighted = keras.layers.Dense(

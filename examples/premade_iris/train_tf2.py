@@ -48,10 +48,12 @@ def eval_input_fn(features, labels, batch_size):
 
 
 def build_dnn_classifier_model(input_spec, feature_columns):
-  """TF1's canned DNNClassifier as a compiled Keras model (its head, its optimizer)."""
-  features = {
-      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-      for name, spec in input_spec.items()}
+  """TF1's canned DNNClassifier as a Keras model, compiled as it trained."""
+  features = {}
+  for name, spec in input_spec.items():
+    # Feature columns took a feature of one value per example as [batch, 1].
+    shape = spec.shape[1:] if spec.shape.rank > 1 else [1]
+    features[name] = keras.Input(shape=shape, dtype=spec.dtype, name=name)
   # input_layer: the numeric columns in name order, each flattened to float32.
   net = keras.layers.Concatenate()([
       keras.layers.Flatten()(tf.cast(features[column.key], tf.float32))

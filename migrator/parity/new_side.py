@@ -284,8 +284,36 @@ def pair_variables(old: list[dict], new: list[dict]) -> tuple[list[tuple[dict, d
                 problems.append(f"{o['name']} {o['shape']} pairs with {n['name']} {n['shape']}")
             pairs.append((o, n))
     if problems:
+        by_name = pair_canned_variables(old, new)
+        if by_name is not None:
+            return by_name, None
         return pairs, "the variables do not line up: " + "; ".join(problems) + " (initial weights not copied)"
     return pairs, None
+
+
+# A canned estimator's migration names its Keras layers after TF1's variables (rewrites/estimator/canned.py).
+CANNED_NAMES = [(r"dnn/(hiddenlayer_\d+|logits)/(kernel|bias)", r"\1/\2"),
+                (r".*/(\w+_embedding)/embedding_weights", r"\1/kernel"),
+                (r"linear/linear_model/(\w+)/weights", r"\1_weights/kernel"),
+                (r"linear/linear_model/bias_weights", None)]  # the bias of the linear model's last layer
+
+
+def pair_canned_variables(old: list[dict], new: list[dict]) -> list[tuple[dict, dict]] | None:
+    """A canned estimator's variables paired by name, where creation orders differ (wide & deep: TF1 made the DNN
+    first, Keras' WideDeepModel holds the linear part first); None unless every one pairs, shapes equal."""
+    by_name = {variable["name"]: variable for variable in new}
+    biases = [variable for variable in new if re.fullmatch(r"\w+_weights/bias", variable["name"])]
+    pairs = []
+    for variable in old:
+        rule = next(((pattern, to) for pattern, to in CANNED_NAMES if re.fullmatch(pattern, variable["name"])), None)
+        if rule is None:
+            return None
+        pattern, to = rule
+        match = by_name.get(re.sub(pattern, to, variable["name"])) if to else (biases[0] if len(biases) == 1 else None)
+        if match is None or match["shape"] != variable["shape"]:
+            return None
+        pairs.append((variable, match))
+    return pairs if len(pairs) == len(new) and len({id(n) for _, n in pairs}) == len(new) else None
 
 
 def assign_full_value(parts: list, value) -> None:

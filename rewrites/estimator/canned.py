@@ -1,17 +1,23 @@
 """Canned estimators -> the Keras model of the same structure, with the numbers they had.
 
-A ``DNNClassifier`` / ``DNNRegressor`` / ``LinearClassifier`` / ``LinearRegressor`` is read from its
-arguments into the ``Model`` the
-model_fn reader would give (rewrites/estimator/program.py): the feature columns as Keras layers
-(rewrites/estimator/columns.py, shared with ``input_layer`` in a model_fn), the hidden layers, the logits, the head's loss and metrics, and the optimizer the estimator would
-have made, with the defaults that are invisible in the source (read from tensorflow_estimator
-2.15's ``canned/``):
+A ``DNNClassifier`` / ``DNNRegressor`` / ``LinearClassifier`` / ``LinearRegressor`` /
+``DNNLinearCombinedClassifier`` / ``DNNLinearCombinedRegressor`` is read from its arguments into the
+``Model`` the model_fn reader would give (rewrites/estimator/program.py): the feature columns as
+Keras layers (rewrites/estimator/columns.py, shared with ``input_layer`` in a model_fn), the hidden
+layers, the logits, the head's loss and metrics, and the optimizer the estimator would have made,
+with the defaults that are invisible in the source (read from tensorflow_estimator 2.15's
+``canned/``):
 
 - v1 (``tf.compat.v1.estimator.X``, or ``tf.estimator.X`` in a module whose ``tf`` is
   compat.v1): ``tf.compat.v1.train`` optimizers (a DNN's Adagrad at 0.05, a linear model's Ftrl at
   0.2), the training loss summed over the batch;
 - v2 (``tf.estimator.X`` of TF 2): legacy Keras optimizers (a DNN's Adagrad at its own default,
   0.001; a linear model's Ftrl at 0.2), the loss averaged over the batch.
+
+A combined (wide & deep) estimator becomes a ``keras.experimental.WideDeepModel`` of a linear and a
+DNN model on the same features: their logits summed, each part trained by its own optimizer (the
+DNN's Adagrad at 0.001, the linear part's Ftrl at min(0.005, 1/sqrt(linear columns)) in both
+versions), as ``dnn_linear_combined.py`` did.
 
 A ``weight_column`` becomes Keras' sample weights: the inputs map it out of the features.
 
@@ -33,10 +39,12 @@ After::
     import tf_keras as keras
 
     def build_dnn_classifier_model(input_spec):
-      \"\"\"TF1's canned DNNClassifier as a compiled Keras model (its head, its optimizer).\"\"\"
-      features = {
-          name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-          for name, spec in input_spec.items()}
+      \"\"\"TF1's canned DNNClassifier as a Keras model, compiled as it trained.\"\"\"
+      features = {}
+      for name, spec in input_spec.items():
+        # Feature columns took a feature of one value per example as [batch, 1].
+        shape = spec.shape[1:] if spec.shape.rank > 1 else [1]
+        features[name] = keras.Input(shape=shape, dtype=spec.dtype, name=name)
       # input_layer: the numeric columns in name order, each flattened to float32.
       net = keras.layers.Concatenate()([
           keras.layers.Flatten()(tf.cast(features[key], tf.float32))
@@ -65,6 +73,7 @@ After::
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -72,7 +81,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
-from rewrites.estimator.columns import Embedding, Numeric, input_layer, linear_model, uses_math
+from rewrites.estimator.columns import Embedding, Numeric, Writer, input_layer, linear_model, uses_math
 from rewrites.estimator.program import Model
 from rewrites.program.places import Value
 from rewrites.program.values import Values
@@ -91,6 +100,19 @@ LINEAR_CLASSIFIER_V1 = (*LINEAR_CLASSIFIER_V2[:7], "partitioner", *LINEAR_CLASSI
 LINEAR_REGRESSOR_V2 = ("feature_columns", "model_dir", "label_dimension", "weight_column", "optimizer", "config",
                        "warm_start_from", "loss_reduction", "sparse_combiner")
 LINEAR_REGRESSOR_V1 = (*LINEAR_REGRESSOR_V2[:6], "partitioner", *LINEAR_REGRESSOR_V2[6:])
+COMBINED_CLASSIFIER_V2 = ("model_dir", "linear_feature_columns", "linear_optimizer", "dnn_feature_columns",
+                          "dnn_optimizer", "dnn_hidden_units", "dnn_activation_fn", "dnn_dropout", "n_classes",
+                          "weight_column", "label_vocabulary", "config", "warm_start_from", "loss_reduction",
+                          "batch_norm", "linear_sparse_combiner")
+COMBINED_CLASSIFIER_V1 = (*COMBINED_CLASSIFIER_V2[:11], "input_layer_partitioner", *COMBINED_CLASSIFIER_V2[11:])
+COMBINED_REGRESSOR_V2 = tuple("label_dimension" if name == "n_classes" else name for name in COMBINED_CLASSIFIER_V2
+                              if name != "label_vocabulary")
+COMBINED_REGRESSOR_V1 = (*COMBINED_REGRESSOR_V2[:10], "input_layer_partitioner", *COMBINED_REGRESSOR_V2[10:])
+# A combined estimator's parts read as the DNN and linear estimators' arguments.
+DNN_PART = {"dnn_feature_columns": "feature_columns", "dnn_hidden_units": "hidden_units",
+            "dnn_activation_fn": "activation_fn", "dnn_dropout": "dropout", "dnn_optimizer": "optimizer"}
+LINEAR_PART = {"linear_feature_columns": "feature_columns", "linear_sparse_combiner": "sparse_combiner",
+               "linear_optimizer": "optimizer"}
 
 
 @dataclass(frozen=True)
@@ -112,7 +134,13 @@ KINDS = {"estimator.DNNClassifier": Kind("dnn", DNN_CLASSIFIER_V1, DNN_CLASSIFIE
          "estimator.DNNRegressor": Kind("dnn", DNN_REGRESSOR_V1, DNN_REGRESSOR_V2, ("0.05", None), "Adagrad"),
          "estimator.LinearClassifier": Kind("linear", LINEAR_CLASSIFIER_V1, LINEAR_CLASSIFIER_V2, ("0.2", "0.2"),
                                             "Ftrl"),
-         "estimator.LinearRegressor": Kind("linear", LINEAR_REGRESSOR_V1, LINEAR_REGRESSOR_V2, ("0.2", "0.2"), "Ftrl")}
+         "estimator.LinearRegressor": Kind("linear", LINEAR_REGRESSOR_V1, LINEAR_REGRESSOR_V2, ("0.2", "0.2"), "Ftrl"),
+         # dnn_linear_combined.py: the DNN part's optimizer at 0.001 (_DNN_LEARNING_RATE), in both versions.
+         "estimator.DNNLinearCombinedClassifier": Kind("combined", COMBINED_CLASSIFIER_V1, COMBINED_CLASSIFIER_V2,
+                                                       ("0.001", "0.001"), "Adagrad"),
+         "estimator.DNNLinearCombinedRegressor": Kind("combined", COMBINED_REGRESSOR_V1, COMBINED_REGRESSOR_V2,
+                                                      ("0.001", "0.001"), "Adagrad")}
+COMBINED_LINEAR_RATE = 0.005  # dnn_linear_combined.py: min(0.005, 1 / sqrt(linear columns)), both versions
 NOT_YET = {"label_vocabulary": "label_vocabulary (a label lookup)",
            "batch_norm": "batch_norm", "warm_start_from": "warm_start_from", "input_layer_partitioner":
            "input_layer_partitioner", "partitioner": "partitioner"}
@@ -167,7 +195,10 @@ class CannedReader:
             if key in NOT_YET and not is_none(self.values.resolve(value).node):
                 raise value.fail(f"{name}({NOT_YET[key]}=...) is not migrated yet: migrate this estimator by hand "
                                  "and prove it with tf-migrate parity")
-        if "feature_columns" not in args or (kind.model == "dnn" and "hidden_units" not in args):
+        if kind.model == "combined" and not {"linear_feature_columns", "dnn_feature_columns"} <= set(args):
+            raise estimator.fail(f"{name} without both linear and dnn feature columns is not migrated yet")
+        if kind.model != "combined" and ("feature_columns" not in args or (
+                kind.model == "dnn" and "hidden_units" not in args)):
             raise estimator.fail(f"{name} without " + ("hidden_units and " if kind.model == "dnn" else "") +
                                  "feature_columns")
         classifier = name.endswith("Classifier")
@@ -175,12 +206,20 @@ class CannedReader:
         if v1 and not classifier and units > 1:
             raise args["label_dimension"].fail(f"a v1 {name} with label_dimension > 1 sums its loss over every "
                                                "label, Keras' over examples: not migrated yet")
-        model = Model(features_dict=True, chain=False, output="logits")
-        columns = ColumnReader(self.values).read(args["feature_columns"], dense=kind.model == "dnn")
-        if kind.model == "dnn":
-            self._dnn(model, args, columns, units)
+        model = Model(features_dict=True, columns=True, chain=False, output="logits")
+        writer = Writer()
+        if kind.model == "combined":
+            dnn = {DNN_PART[key]: value for key, value in args.items() if key in DNN_PART}
+            linear = {LINEAR_PART[key]: value for key, value in args.items() if key in LINEAR_PART}
+            columns = self._dnn(model, dnn, units, writer, "dnn_logits")
+            linear_columns = self._linear(model, linear, units, writer, "linear_logits")
+            model.wide_deep = ("linear_logits", "dnn_logits")
+        elif kind.model == "dnn":
+            columns, linear_columns = self._dnn(model, args, units, writer, "logits"), []
         else:
-            self._linear(model, args, columns, units)
+            columns, linear_columns = [], self._linear(model, args, units, writer, "logits")
+        model.lines += writer.lines
+        model.bound += writer.bound
         if uses_math(columns):
             model.imports.append("math")
         reduction = self._reduction(args, v1)
@@ -191,24 +230,36 @@ class CannedReader:
                                                                               reported=reported)))
         model.sample_weight = self._weight_column(args.get("weight_column"))
         rate = kind.rates[0 if v1 else 1]
-        model.optimizer = self._optimizer(model, args.get("optimizer"), kind.default_optimizer, v1, rate)
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
-        if "optimizer" not in args:
-            how.insert(0, f"{kind.default_optimizer} at {rate or KERAS_DEFAULT_RATES[kind.default_optimizer]}")
+        optimizer = args.get("dnn_optimizer" if kind.model == "combined" else "optimizer")
+        model.optimizer = self._optimizer(model, optimizer, kind.default_optimizer, v1, rate)
+        part = "the DNN part " if kind.model == "combined" else ""
+        if optimizer is None:
+            how.insert(0, f"{part}{kind.default_optimizer} at {rate or KERAS_DEFAULT_RATES[kind.default_optimizer]}")
+        if kind.model == "combined":
+            linear_rate = repr(min(COMBINED_LINEAR_RATE, 1 / math.sqrt(len(linear_columns))))
+            model.wide_deep_optimizer = self._optimizer(model, args.get("linear_optimizer"), "Ftrl", v1, linear_rate)
+            if "linear_optimizer" not in args:
+                how.insert(len(how) - 1, f"the linear part Ftrl at {linear_rate}")
         version = (V1 if v1 else V2).format(name=name)
         model.notes.insert(0, ("TFM309", estimator.node, MIGRATED.format(name=name, version=version, how=", ".join(how))))
-        return Canned(name, model, args["feature_columns"] if columns is None else None)
+        made_at_run_time = args.get("dnn_feature_columns" if kind.model == "combined" else "feature_columns")
+        return Canned(name, model, made_at_run_time if columns is None else None)
 
-    def _dnn(self, model: Model, args: dict[str, Value], columns: list | None, units: int) -> None:
-        lines, bound = input_layer(columns, "feature_columns", "net")
-        model.lines += lines
-        model.bound += bound
-        self._hidden_layers(model, args)
-        model.lines.append(f'logits = keras.layers.Dense(units={units}, name="logits")(net)')
-        model.bound.append("logits")
+    def _dnn(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str) -> list | None:
+        """The DNN's code into ``writer``; its columns (None: made at run time)."""
+        if "hidden_units" not in args:
+            raise args["feature_columns"].fail("a DNN without hidden units")
+        columns = ColumnReader(self.values).read(args["feature_columns"])
+        input_layer(columns, "feature_columns", "net", writer)
+        self._hidden_layers(writer, model, args)
+        writer.assign(target, f'keras.layers.Dense(units={units}, name="logits")(net)')
         model.tf1_trainable_names += ["dnn/logits/kernel", "dnn/logits/bias"]
+        return columns
 
-    def _linear(self, model: Model, args: dict[str, Value], columns: list | None, units: int) -> None:
+    def _linear(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str) -> list:
+        """The linear model's code into ``writer``; its columns."""
+        columns = ColumnReader(self.values).read(args["feature_columns"], dense=False)
         if columns is None:
             raise args["feature_columns"].fail("a linear model of feature columns made at run time is not migrated "
                                                "yet: write the list out")
@@ -217,11 +268,11 @@ class CannedReader:
         combiner = self.values.constant(args["sparse_combiner"]) if "sparse_combiner" in args else "sum"
         if combiner not in ("sum", "mean", "sqrtn"):
             raise args["sparse_combiner"].fail("sparse_combiner must be \"sum\", \"mean\" or \"sqrtn\"")
-        lines, bound = linear_model(columns, units, combiner, "logits")
-        model.lines += lines
-        model.bound += bound
-        model.tf1_trainable_names = [*(f"linear/linear_model/{column.name}/weights" for column in columns),
+        linear_model(columns, units, combiner, target, writer)
+        model.tf1_trainable_names = [*(model.tf1_trainable_names or []),
+                                     *(f"linear/linear_model/{column.name}/weights" for column in columns),
                                      "linear/linear_model/bias_weights"]
+        return columns
 
     def _weight_column(self, given: Value | None) -> str | None:
         """The key of the feature weighing each example: a string, or a numeric column's key."""
@@ -235,7 +286,7 @@ class CannedReader:
             raise given.fail("weight_column must be a key or a numeric_column the migration can read")
         return key
 
-    def _hidden_layers(self, model: Model, args: dict[str, Value]) -> None:
+    def _hidden_layers(self, writer: Writer, model: Model, args: dict[str, Value]) -> None:
         hidden = self.values.constant(args["hidden_units"])
         if not (isinstance(hidden, (list, tuple)) and hidden and all(isinstance(n, int) for n in hidden)):
             raise args["hidden_units"].fail("hidden_units must be a list of numbers the migration can read")
@@ -248,10 +299,10 @@ class CannedReader:
                 raise dropout.fail("dropout must be a number the migration can read (the Keras model is built apart)")
         model.tf1_trainable_names = []
         for index, units in enumerate(hidden):
-            model.lines.append(f'net = keras.layers.Dense(units={units}, activation={activation}, '
-                               f'name="hiddenlayer_{index}")(net)')
+            writer.assign("net", f'keras.layers.Dense(units={units}, activation={activation}, '
+                                 f'name="hiddenlayer_{index}")(net)')
             if rate is not None:  # TF1 dropped out in training only, as Keras does
-                model.lines.append(f"net = keras.layers.Dropout(rate={rate})(net)")
+                writer.assign("net", f"keras.layers.Dropout(rate={rate})(net)")
             model.tf1_trainable_names += [f"dnn/hiddenlayer_{index}/kernel", f"dnn/hiddenlayer_{index}/bias"]
         if rate is not None:
             model.notes.append(("TFM401", dropout.node, "dropout's random masks differ between TF1 and Keras: "

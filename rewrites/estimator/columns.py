@@ -37,7 +37,7 @@ COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none
 
 
 # -- the columns ------------------------------------------------------------------------------------------
-# Each writes its Keras code through a _Writer: ``dense`` (a float [batch, width] tensor, what input_layer gave
+# Each writes its Keras code through a Writer: ``dense`` (a float [batch, width] tensor, what input_layer gave
 # for it), ``counts`` (a categorical column's [batch, buckets] counts of the ids of each example), ``ids``.
 
 
@@ -49,7 +49,7 @@ class Numeric:
     def name(self) -> str:
         return self.key
 
-    def dense(self, writer: _Writer) -> str:
+    def dense(self, writer: Writer) -> str:
         return writer.bind(self.name, FLAT.format(_literal(self.key)))
 
 
@@ -62,15 +62,16 @@ class Bucketized:
     def name(self) -> str:
         return f"{self.source.name}_bucketized"
 
-    def ids(self, writer: _Writer) -> str:
-        return writer.bind(f"{self.source.name}_buckets", f"keras.layers.Discretization(bin_boundaries="
-                           f"{_literal(self.boundaries)})(tf.cast(features[{_literal(self.source.key)}], tf.float32))")
+    def ids(self, writer: Writer) -> str:
+        values = writer.bind(f"{self.source.name}_values", f"tf.cast(features[{_literal(self.source.key)}], tf.float32)")
+        return writer.bind(f"{self.source.name}_buckets",
+                           f"keras.layers.Discretization(bin_boundaries={_literal(self.boundaries)})({values})")
 
-    def counts(self, writer: _Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str) -> str:
         return writer.bind(name, f"keras.layers.CategoryEncoding(num_tokens={len(self.boundaries) + 1}, "
                                  f'output_mode="count")({self.ids(writer)})')
 
-    def dense(self, writer: _Writer) -> str:
+    def dense(self, writer: Writer) -> str:
         return self.counts(writer, self.name)
 
 
@@ -84,7 +85,7 @@ class VocabularyList:
     def name(self) -> str:
         return self.key
 
-    def counts(self, writer: _Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str) -> str:
         strings = all(isinstance(word, str) for word in self.vocabulary)
         layer, mask = ("StringLookup", '""') if strings else ("IntegerLookup", "-1")  # what TF1 drops
         oov = max(self.oov_buckets, 1)
@@ -106,7 +107,7 @@ class HashBucket:
     def name(self) -> str:
         return self.key
 
-    def counts(self, writer: _Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str) -> str:
         feature, mask = f"features[{_literal(self.key)}]", '""' if self.strings else "-1"
         writer.comment(f"TF1 drops {mask}: hashed here into one bucket more, cut off.")
         ids = writer.bind(f"{self.name}_hashed", f"tf.where({feature} == {mask}, tf.constant({self.size}, tf.int64), "
@@ -124,7 +125,7 @@ class Identity:
     def name(self) -> str:
         return self.key
 
-    def counts(self, writer: _Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str) -> str:
         feature = f"features[{_literal(self.key)}]"
         writer.comment("TF1 drops -1: counted here in one bucket more, cut off.")
         ids = writer.bind(f"{self.name}_ids", f"tf.where({feature} < 0, tf.constant({self.size}, {feature}.dtype), "
@@ -142,7 +143,7 @@ class Crossed:
     def name(self) -> str:
         return "_X_".join(sorted(part if isinstance(part, str) else part.name for part in self.parts))
 
-    def counts(self, writer: _Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str) -> str:
         inputs = ", ".join(f"features[{_literal(part)}]" if isinstance(part, str) else part.ids(writer)
                            for part in self.parts)
         crossed = writer.bind(f"{self.name}_crossed", f"keras.layers.HashedCrossing(num_bins={self.size})(({inputs}))")
@@ -158,7 +159,7 @@ class Indicator:
     def name(self) -> str:
         return f"{self.categorical.name}_indicator"
 
-    def dense(self, writer: _Writer) -> str:
+    def dense(self, writer: Writer) -> str:
         return self.categorical.counts(writer, self.name)
 
 
@@ -172,7 +173,7 @@ class Embedding:
     def name(self) -> str:
         return f"{self.categorical.name}_embedding"
 
-    def dense(self, writer: _Writer) -> str:
+    def dense(self, writer: Writer) -> str:
         """The rows the ids pick, summed by a Dense kernel on their counts (the kernel is TF1's table), combined."""
         counts = self.categorical.counts(writer, f"{self.categorical.name}_counts")
         rows = writer.bind(f"{self.categorical.name}_rows", (
@@ -184,7 +185,7 @@ class Embedding:
         return writer.bind(self.name, COMBINERS[self.combiner].format(rows=rows, counts=counts))
 
 
-class _Writer:
+class Writer:
     """The statements of the columns' Keras code, each expression bound once to a name of its own."""
 
     def __init__(self) -> None:
@@ -193,6 +194,7 @@ class _Writer:
         self._names: dict[str, str] = {}  # code -> the name bound to it
 
     def bind(self, name: str, code: str) -> str:
+        """``name = code``, once: the name the code is bound to (another one if ``name`` is taken)."""
         if code in self._names:
             return self._names[code]
         name = _identifier(name)
@@ -203,6 +205,11 @@ class _Writer:
         self._names[code] = name
         return name
 
+    def assign(self, target: str, code: str) -> None:
+        """``target = code``: a name the caller chose."""
+        self.lines.append(f"{target} = {code}")
+        self.bound.append(target)
+
     def comment(self, text: str) -> None:
         if f"# {text}" not in self.lines:
             self.lines.append(f"# {text}")
@@ -211,32 +218,28 @@ class _Writer:
 # -- writing them ------------------------------------------------------------------------------------------
 
 
-def input_layer(columns: list | None, columns_code: str, target: str) -> tuple[list[str], list[str]]:
-    """Statements binding ``target`` to ``input_layer(features, columns)`` (on the ``columns`` read, or, made at
-    run time (None), on the numeric columns ``columns_code`` holds, in name order), and the names they bind."""
+def input_layer(columns: list | None, columns_code: str, target: str, writer: Writer) -> None:
+    """Statements binding ``target`` to ``input_layer(features, columns)``, on the ``columns`` read or, made at
+    run time (None), on the numeric columns ``columns_code`` holds, in name order."""
     if columns is None:
-        return [NUMERIC_ONLY_COMMENT,
-                f"{target} = keras.layers.Concatenate()([\n    {FLAT.format('column.key')}\n    for column in "
-                f"sorted({columns_code}, key=lambda column: column.name)])"], [target]
-    if all(isinstance(column, Numeric) for column in columns):
-        if len(columns) == 1:
-            return [NUMERIC_ONLY_COMMENT, f"{target} = {FLAT.format(_literal(columns[0].key))}"], [target]
+        writer.comment(NUMERIC_ONLY_COMMENT[2:])
+        writer.assign(target, f"keras.layers.Concatenate()([\n    {FLAT.format('column.key')}\n    for column in "
+                            f"sorted({columns_code}, key=lambda column: column.name)])")
+    elif all(isinstance(column, Numeric) for column in columns):
+        writer.comment(NUMERIC_ONLY_COMMENT[2:])
         keys = ", ".join(f'"{column.key}"' for column in columns)
-        return [NUMERIC_ONLY_COMMENT,
-                f"{target} = keras.layers.Concatenate()([\n    {FLAT.format('key')}\n    for key in ({keys})])"], [target]
-    writer = _Writer()
-    writer.comment(INPUT_LAYER_COMMENT[2:])
-    names = [column.dense(writer) for column in columns]
-    concatenated = f"keras.layers.Concatenate()([{', '.join(names)}])" if len(names) > 1 else names[0]
-    writer.lines.append(f"{target} = {concatenated}")
-    return writer.lines, [*writer.bound, target]
+        writer.assign(target, FLAT.format(_literal(columns[0].key)) if len(columns) == 1 else
+                    f"keras.layers.Concatenate()([\n    {FLAT.format('key')}\n    for key in ({keys})])")
+    else:
+        writer.comment(INPUT_LAYER_COMMENT[2:])
+        names = [column.dense(writer) for column in columns]
+        writer.assign(target, f"keras.layers.Concatenate()([{', '.join(names)}])" if len(names) > 1 else names[0])
 
 
-def linear_model(columns: list, units: int, combiner: str, target: str) -> tuple[list[str], list[str]]:
+def linear_model(columns: list, units: int, combiner: str, target: str, writer: Writer) -> None:
     """Statements binding ``target`` to TF1's ``linear_model(features, columns, units, sparse_combiner)``: per
     column a weight for each value (numeric) or bucket (categorical, combined as ``combiner`` says), zeros at
     first, summed, and one bias (on the last column's layer: TF1 made it after the columns' weights)."""
-    writer = _Writer()
     writer.comment("linear_model: in name order, each column's weights, summed, and a bias.")
     sums = []
     for index, column in enumerate(columns):
@@ -252,9 +255,7 @@ def linear_model(columns: list, units: int, combiner: str, target: str) -> tuple
             writer.comment(COMBINER_COMMENTS[combiner])
             weighted = writer.bind(f"{column.name}_combined", COMBINERS[combiner].format(rows=weighted, counts=counts))
         sums.append(weighted)
-    writer.lines.append(f"{target} = keras.layers.Add()([{', '.join(sums)}])" if len(sums) > 1
-                        else f"{target} = {sums[0]}")
-    return writer.lines, [*writer.bound, target]
+    writer.assign(target, f"keras.layers.Add()([{', '.join(sums)}])" if len(sums) > 1 else sums[0])
 
 
 def uses_math(columns: list | None) -> bool:
@@ -269,4 +270,5 @@ def _literal(value) -> str:
 def _identifier(name: str) -> str:
     identifier = re.sub(r"\W", "_", name)
     return f"column_{identifier}" if not identifier.isidentifier() or identifier in (
-        "features", "net", "logits", "model", "optimizer", "tf", "keras", "math") else identifier
+        "features", "net", "logits", "model", "optimizer", "tf", "keras", "math", "linear_model", "dnn_model",
+        "linear_optimizer", "dnn_optimizer", "dnn_logits", "linear_logits") else identifier

@@ -133,7 +133,10 @@ class Emitter:
                                             "that program first")
         predict = any(plan.predict for plan in plans)
         build_target = f"{names.model}, {names.predictor}" if predict else names.model
+        # The step counter: a combined model's optimizers (linear, DNN) both count every step.
+        iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
+                       iterations=iterations,
                        warm_start=setup.warm_start, train_input=first_train.input.code,
                        build_target=build_target, build_call=self._build_call(program, names, reference))
         edits = self.module_edits(view)
@@ -181,7 +184,8 @@ class Emitter:
                 text = render("fit.py.j2", **train_context)
         elif plan.evaluate is not None:
             text = render("estimator_evaluate.py.j2", **context, eval_input=plan.evaluate.input.code,
-                          eval_steps=plan.evaluate.steps, eval_target=plan.evaluate.target)
+                          eval_steps=plan.evaluate.steps, eval_target=plan.evaluate.target,
+                          eval_length_known=plan.evaluate.input.length_known)
         statements = _statements(text, driver.statement, leading=True)
         if driver.statement is anchor:  # right after the set-up
             statements[0] = with_blank_lines(statements[0], 1)
@@ -249,7 +253,7 @@ class Emitter:
             raise model_fn.reference.fail(f"the migrated program names the Keras model function `{new_name}`, which "
                                           "this module already uses")
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", *model_fn.keywords})
-        docstring = f"TF1's canned {model_fn.canned} as a compiled Keras model (its head, its optimizer)."
+        docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained."
         text = render("keras_model.py.j2", model=model, sequential=False, predict=False, local=local,
                       function=dict(name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
         self.module_edits(view).insert_before(model_fn.home, _module_statements(text))

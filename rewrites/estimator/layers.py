@@ -8,7 +8,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
-from rewrites.estimator.columns import input_layer, uses_math
+from rewrites.estimator.columns import Writer, input_layer, uses_math
 from rewrites.program.places import Value
 from rewrites.syntax import Unsupported, bound_values, is_name, subtree
 
@@ -101,12 +101,13 @@ class LayerReading:
         if columns is None:
             for name in [name for name in self.columns if re.search(rf"\b{name}\b", code)]:
                 self._emit(name, self.columns.pop(name))
-        lines, bound = input_layer(columns, code, target)
-        self.model.lines += lines
-        self.model.bound += bound
+        writer = Writer()
+        input_layer(columns, code, target, writer)
+        self.model.lines += writer.lines
+        self.model.bound += writer.bound
         if uses_math(columns):
             self.model.imports.append("math")
-        self.model.features_dict = True
+        self.model.features_dict = self.model.columns = True
         self.model.chain = False
         self.current = target
 
@@ -137,7 +138,7 @@ class LayerReading:
     def _note_features(self, inputs: cst.BaseExpression) -> None:
         """`features["x"]` makes the model's inputs a dict of keras.Input."""
         if isinstance(inputs, cst.Subscript) and is_name(inputs.value, "features"):
-            self.model.features_dict = True
+            self.model.features_dict = self.model.reads_features = True
 
     def _variable_scope(self, call: cst.Call) -> bool:
         """`with variable_scope(name, partitioner=P):` around layers: P moves onto the strategy. Partitioned?"""

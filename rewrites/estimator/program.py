@@ -34,7 +34,9 @@ class Model:
     bound: list[str] = field(default_factory=list)   # the names they bind
     layers: list[str] = field(default_factory=list)  # the Keras layers, in creation order
     chain: bool = True             # a straight chain of layers on a `features` tensor: a Sequential
-    features_dict: bool = False    # the model_fn reads features["name"]
+    features_dict: bool = False    # the model's inputs are a dict of features
+    reads_features: bool = False   # the model_fn reads features["name"] itself
+    columns: bool = False          # feature columns read the features (input_layer, a canned estimator)
     output: str = ""               # the tensor the loss reads
     loss: str = ""
     loss_weight: str | None = None  # a scalar `weights=` of the TF1 loss: compile's loss_weights
@@ -53,6 +55,8 @@ class Model:
     helpers: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # metric_fn: goes if unused
     imports: list[str] = field(default_factory=list)  # modules the Keras code needs (math, for a column's stddev)
     sample_weight: str | None = None  # the feature whose values weigh the examples: the inputs map it out
+    wide_deep: tuple[str, str] | None = None  # (linear, DNN) logits of a combined model: a keras WideDeepModel
+    wide_deep_optimizer: str = ""             # its linear part's optimizer (``optimizer`` trains the DNN)
 
     def names(self) -> list[str]:
         """The names the functional model's code binds."""

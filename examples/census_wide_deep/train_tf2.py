@@ -1,0 +1,219 @@
+"""Census income, wide & deep: a canned DNNLinearCombinedClassifier as the TF 1.x tutorial wrote it.
+
+The program writes its own census-like CSV (age, education, occupation, hours, income bracket),
+reads it back with ``TextLineDataset`` + ``decode_csv``, and trains a
+``tf.compat.v1.estimator.DNNLinearCombinedClassifier`` (v1, what TF 1.x's ``tf.estimator`` was):
+the wide part on bucketized, vocabulary-list, hash-bucket and crossed columns, the deep part on a
+numeric column, an indicator column and an embedding column. ``build_estimator()`` makes it,
+``main`` trains it for ``--train_steps`` and evaluates it.
+
+Run: python examples/census_wide_deep/train.py [--train_steps 20]
+"""
+import argparse
+import os
+import shutil
+import tempfile
+import math
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+CSV_COLUMNS = ["age", "education", "occupation", "hours_per_week", "income_bracket"]
+CSV_DEFAULTS = [[0.0], [""], [""], [0.0], [""]]
+EDUCATION = ["Bachelors", "HS-grad", "Masters", "Doctorate", "Some-college"]
+OCCUPATIONS = ["Tech-support", "Sales", "Exec-managerial", "Craft-repair", "Farming-fishing",
+               "Adm-clerical"]
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--train_steps", type=int, default=20)
+parser.add_argument("--batch_size", type=int, default=32)
+
+
+def write_census_csv(path, rows, seed):
+  """A census-like CSV: some educations outside the vocabulary, some occupations empty."""
+  rng = np.random.RandomState(seed)
+  with open(path, "w") as f:
+    for _ in range(rows):
+      age = rng.randint(17, 80)
+      education = rng.choice(EDUCATION + ["Preschool"])
+      occupation = rng.choice(OCCUPATIONS + [""])
+      hours = rng.randint(10, 70)
+      score = (education in ("Masters", "Doctorate")) + (hours > 45) + (age > 40) + rng.normal()
+      rich = score > 1.5
+      f.write("%d,%s,%s,%d,%s\n" % (age, education, occupation, hours, ">50K" if rich else "<=50K"))
+
+
+def input_fn(data_file, num_epochs, shuffle, batch_size):
+  def parse_csv(value):
+    columns = tf.compat.v1.io.decode_csv(value, record_defaults=CSV_DEFAULTS)
+    features = dict(zip(CSV_COLUMNS, columns))
+    labels = features.pop("income_bracket")
+    return features, tf.equal(labels, ">50K")
+
+  dataset = tf.data.TextLineDataset(data_file)
+  if shuffle:
+    dataset = dataset.shuffle(buffer_size=1000, seed=3)
+  dataset = dataset.map(parse_csv)
+  return dataset.repeat(num_epochs).batch(batch_size)
+
+
+def build_dnn_linear_combined_classifier_model(input_spec):
+  """TF1's canned DNNLinearCombinedClassifier as a Keras model, compiled as it trained."""
+  features = {}
+  for name, spec in input_spec.items():
+    # Feature columns took a feature of one value per example as [batch, 1].
+    shape = spec.shape[1:] if spec.shape.rank > 1 else [1]
+    features[name] = keras.Input(shape=shape, dtype=spec.dtype, name=name)
+  # input_layer: the feature columns in name order, each as TF1 made it.
+  education_indicator = keras.layers.StringLookup(
+      vocabulary=["Bachelors", "HS-grad", "Masters", "Doctorate", "Some-college"],
+      num_oov_indices=1,
+      mask_token="",
+      output_mode="count")(features["education"])[:, 1:]
+  hours_per_week = keras.layers.Flatten()(tf.cast(features["hours_per_week"], tf.float32))
+  # TF1 drops "": hashed here into one bucket more, cut off.
+  occupation_hashed = tf.where(
+      features["occupation"] == "",
+      tf.constant(20, tf.int64),
+      keras.layers.Hashing(num_bins=20)(features["occupation"]))
+  occupation_counts = keras.layers.CategoryEncoding(
+      num_tokens=21, output_mode="count")(occupation_hashed)[:, :-1]
+  occupation_rows = keras.layers.Dense(
+      units=4,
+      use_bias=False,
+      kernel_initializer=keras.initializers.TruncatedNormal(stddev=1 / math.sqrt(4)),
+      name="occupation_embedding")(occupation_counts)
+  # combiner="mean": over the ids of the example (none: zeros, as in TF1)
+  occupation_embedding = occupation_rows / tf.maximum(
+      tf.reduce_sum(occupation_counts, axis=1, keepdims=True), 1.0)
+  net = keras.layers.Concatenate()([education_indicator, hours_per_week, occupation_embedding])
+  net = keras.layers.Dense(units=16, activation="relu", name="hiddenlayer_0")(net)
+  net = keras.layers.Dense(units=8, activation="relu", name="hiddenlayer_1")(net)
+  dnn_logits = keras.layers.Dense(units=1, name="logits")(net)
+  # linear_model: in name order, each column's weights, summed, and a bias.
+  age_values = tf.cast(features["age"], tf.float32)
+  age_buckets = keras.layers.Discretization(
+      bin_boundaries=[18.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0, 55.0, 60.0, 65.0])(age_values)
+  age_bucketized_counts = keras.layers.CategoryEncoding(
+      num_tokens=11, output_mode="count")(age_buckets)
+  age_bucketized_weighted = keras.layers.Dense(
+      units=1,
+      use_bias=False,
+      kernel_initializer="zeros",
+      name="age_bucketized_weights")(age_bucketized_counts)
+  age_bucketized_X_education_crossed = keras.layers.HashedCrossing(num_bins=50)(
+      (age_buckets, features["education"]))
+  age_bucketized_X_education_counts = keras.layers.CategoryEncoding(
+      num_tokens=50, output_mode="count")(age_bucketized_X_education_crossed)
+  age_bucketized_X_education_weighted = keras.layers.Dense(
+      units=1,
+      use_bias=False,
+      kernel_initializer="zeros",
+      name="age_bucketized_X_education_weights")(age_bucketized_X_education_counts)
+  education_weighted = keras.layers.Dense(
+      units=1,
+      use_bias=False,
+      kernel_initializer="zeros",
+      name="education_weights")(education_indicator)
+  occupation_weighted = keras.layers.Dense(
+      units=1,
+      use_bias=True,
+      kernel_initializer="zeros",
+      name="occupation_weights")(occupation_counts)
+  linear_logits = keras.layers.Add()([
+      age_bucketized_weighted,
+      age_bucketized_X_education_weighted,
+      education_weighted,
+      occupation_weighted])
+  linear_model = keras.Model(inputs=features, outputs=linear_logits)
+  dnn_model = keras.Model(inputs=features, outputs=dnn_logits)
+  # Their logits summed, each part trained by its own optimizer, as TF1's combined estimator did.
+  model = keras.experimental.WideDeepModel(linear_model, dnn_model)
+  linear_optimizer = keras.optimizers.legacy.Ftrl(learning_rate=0.005)
+  dnn_optimizer = keras.optimizers.legacy.Adagrad(
+      learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-30)
+  model.compile(
+      [linear_optimizer, dnn_optimizer],
+      loss=keras.losses.BinaryCrossentropy(from_logits=True, reduction="sum"),
+      metrics=[
+          keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy"),
+          keras.metrics.BinaryCrossentropy(from_logits=True, name="average_loss"),
+          keras.metrics.AUC(from_logits=True, name="auc")])
+  return model
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver,
+      variable_partitioner=None)
+
+
+def main(argv):
+  args = parser.parse_args(argv[1:])
+  data_dir = tempfile.mkdtemp()
+  train_file = os.path.join(data_dir, "adult.data")
+  test_file = os.path.join(data_dir, "adult.test")
+  write_census_csv(train_file, 512, seed=1)
+  write_census_csv(test_file, 128, seed=2)
+
+  model_dir = tempfile.mkdtemp()
+
+  keras.utils.set_random_seed(7)
+  task_type, strategy = strategy_for_this_task()
+
+  dataset = input_fn(train_file, None, True, args.batch_size)
+
+  with strategy.scope():
+    model = build_dnn_linear_combined_classifier_model(dataset.element_spec[0])
+
+  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  checkpoints = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
+  save_checkpoint = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=model.optimizer[1].iterations))
+  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
+  checkpoints.restore_or_initialize()
+
+  # max_steps counts the steps of earlier runs too.
+  steps_done = int(model.optimizer[1].iterations)
+  if steps_done < args.train_steps:
+    model.fit(
+        dataset,
+        epochs=1,
+        steps_per_epoch=args.train_steps - steps_done,
+        callbacks=[save_checkpoint],
+        verbose=2)
+  eval_dataset = input_fn(test_file, 1, False, args.batch_size)
+  # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted
+  # (its length is known only once read: one pass counts its batches).
+  results = model.evaluate(
+      eval_dataset.repeat(),
+      steps=int(eval_dataset.reduce(0, lambda count, _: count + 1)),
+      return_dict=True,
+      verbose=2)
+  for key in sorted(results):
+    print("eval %s: %s" % (key, results[key]))
+  shutil.rmtree(model_dir)
+  shutil.rmtree(data_dir)
+
+
+if __name__ == "__main__":
+  tf.compat.v1.app.run(main)
