@@ -222,12 +222,28 @@ def test_switched_off_the_canned_estimator_is_left_as_it_is():
     assert "TFM309 (canned-estimator), which is switched off" in finding.message
 
 
-def test_other_canned_estimators_are_still_left_manual():
-    source = PREMADE.replace("DNNClassifier(", "BaselineClassifier(").replace("        hidden_units=[10, 10],\n", "")
+@pytest.mark.parametrize("estimator, why", [
+    ("BaselineClassifier", "it learns the label prior alone (one bias per class, Ftrl)"),
+    ("BoostedTreesClassifier", "gradient boosted trees have no Keras counterpart: TensorFlow Decision Forests"),
+    ("RNNClassifier", "its sequence feature columns have no Keras preprocessing written for them"),
+    ("DNNEstimator", "canned estimator DNNEstimator left as it is: not migrated yet"),
+])
+def test_other_canned_estimators_are_left_saying_what_to_do(estimator, why):
+    source = PREMADE.replace("DNNClassifier(", f"{estimator}(").replace("        hidden_units=[10, 10],\n", "")
     result = run_one(source)
     assert result.source == dedent(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM302"]
-    assert "canned estimator BaselineClassifier left as it is: not migrated yet" in finding.message
+    assert why in finding.message, finding.message
+
+
+def test_a_canned_estimator_the_migration_cannot_follow_is_left_with_the_reason():
+    """Not the generic "not migrated yet" of a kind TFM309 migrates: what stops it here."""
+    source = PREMADE.replace("    classifier.train(", "    classifier = tf.estimator.add_metrics(classifier, my_metric)\n"
+                             "    classifier.train(")
+    assert source != PREMADE
+    (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
+    assert finding.message.startswith("canned DNNClassifier left as it is: `classifier` is passed to "
+                                      "`tf.estimator.add_metrics`, which the migration cannot follow"), finding.message
 
 
 def test_a_linear_model_of_columns_made_at_run_time_is_left_with_the_reason():
@@ -359,3 +375,42 @@ def test_a_weight_column_weighs_the_loss_and_the_metrics():
     assert ('    dataset = train_input_fn(train_x, train_y, args.batch_size).map(\n'
             '        lambda features, labels: (features, labels, features["w"]))\n') in code, code
     assert "weighted_metrics=[" in code and "    metrics=[" not in code
+
+
+COMBINED = PREMADE.replace("""    my_feature_columns = []
+    for key in train_x.keys():
+        my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+""", CENSUS_COLUMNS).replace("tf.estimator.DNNClassifier(", "tf.estimator.DNNLinearCombinedClassifier(").replace(
+    "        feature_columns=my_feature_columns,\n        hidden_units=[10, 10],\n",
+    "        linear_feature_columns=[education, occupation],\n        dnn_feature_columns=deep_columns,\n"
+    "        dnn_hidden_units=[10, 10],\n")
+
+
+@pytest.mark.parametrize("spelling, linear, dnn, reduction", [
+    ("tf.estimator", "keras.optimizers.legacy.Ftrl(learning_rate=0.005)",
+     "keras.optimizers.legacy.Adagrad(learning_rate=0.001)", ""),
+    ("tf.compat.v1.estimator", "keras.optimizers.legacy.Ftrl(learning_rate=0.005)",
+     "keras.optimizers.legacy.Adagrad(\n        learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-30)",
+     ', reduction="sum"'),
+])
+def test_a_wide_and_deep_model_sums_both_parts_each_trained_by_its_optimizer(spelling, linear, dnn, reduction):
+    source = COMBINED.replace("tf.estimator.DNNLinearCombinedClassifier(", f"{spelling}.DNNLinearCombinedClassifier(")
+    result = run_one(source)
+    code = result.source
+    assert "def build_dnn_linear_combined_classifier_model(input_spec):\n" in code
+    assert ("    dnn_logits = keras.layers.Dense(units=3, name=\"logits\")(net)\n" in code
+            and "    linear_logits = keras.layers.Add()([education_weighted, occupation_weighted])\n" in code)
+    assert ("    linear_model = keras.Model(inputs=features, outputs=linear_logits)\n"
+            "    dnn_model = keras.Model(inputs=features, outputs=dnn_logits)\n") in code
+    assert "    model = keras.experimental.WideDeepModel(linear_model, dnn_model)\n" in code
+    assert f"    linear_optimizer = {linear}\n    dnn_optimizer = {dnn}\n" in code, code
+    assert ("    model.compile(\n        [linear_optimizer, dnn_optimizer],\n"
+            f"        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True{reduction}),") in code
+    (note, *_) = findings(result, "TFM309")
+    assert "the DNN part Adagrad at 0.001, the linear part Ftrl at 0.005, the loss " in note, note
+
+
+def test_a_wide_and_deep_model_with_a_part_missing_is_left_with_the_reason():
+    source = COMBINED.replace("        linear_feature_columns=[education, occupation],\n", "")
+    (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
+    assert "DNNLinearCombinedClassifier without both linear and dnn feature columns" in finding.message

@@ -34,6 +34,7 @@ CLASSIFIER_TF1 = EXAMPLES / "classifier" / "train.py"
 # A trainer package (trainer/task.py: argparse and main(); trainer/model.py: the model and a CSV input) and its migration.
 PACKAGE_TF1 = EXAMPLES / "trainer_package" / "tf1" / "trainer" / "task.py"
 PREMADE_IRIS = EXAMPLES / "premade_iris" / "train.py"
+CENSUS = EXAMPLES / "census_wide_deep" / "train.py"
 PACKAGE_TF2 = EXAMPLES / "trainer_package" / "tf2" / "trainer" / "task.py"
 PACKAGE_ARGS = ("--", "--train-steps", "5", "--learning-rate", "0.1", "--hidden-units", "8,4")
 PACKAGE_TF2_WRONG_LR = ('learning_rate=params["learning_rate"],', 'learning_rate=2 * params["learning_rate"],')
@@ -121,6 +122,13 @@ VARIANTS = {
         ("rows, labels = rows[order], labels[order]", "rows, labels = rows[order], labels[order].astype(np.float32)"),
         ('"eval accuracy: {accuracy:0.3f}, eval loss', '"eval loss'))),
     "premade_iris_regressor_v1_tf2": Variant("premade_iris_regressor_v1", migrated=True),
+    # examples/census_wide_deep's DNNLinearCombinedClassifier spelled v2 (the loss averaged), migrated; and its
+    # migration with the linear part's Ftrl at 10 times its rate.
+    "census_v2": Variant(CENSUS, (("tf.compat.v1.estimator.DNNLinearCombinedClassifier(",
+                                   "tf.estimator.DNNLinearCombinedClassifier("),)),
+    "census_v2_tf2": Variant("census_v2", migrated=True),
+    "census_tf2_wrong_linear_rate": Variant(CENSUS.with_name("train_tf2.py"), (
+        ("Ftrl(learning_rate=0.005)", "Ftrl(learning_rate=0.05)"),)),
     "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
         ('  net = keras.layers.Dense(units=16, activation="relu")(features["x"])\n'
          '  logits = keras.layers.Dense(units=NUM_CLASSES)(net)',
@@ -175,14 +183,15 @@ def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
     assert data["eval"]["ok"] and data["variables"] and all(v["ok"] for v in data["variables"])
 
 
-@pytest.mark.parametrize("name", ["premade_iris_v1", "premade_iris_binary", "premade_iris_regressor_v1"])
-def test_canned_estimators_of_each_head_and_version_and_their_migrations_match(name, tmp_path):
+@pytest.mark.parametrize("name, variables", [("premade_iris_v1", 6), ("premade_iris_binary", 6),
+                                             ("premade_iris_regressor_v1", 6), ("census_v2", 12)])
+def test_canned_estimators_of_each_head_and_version_and_their_migrations_match(name, variables, tmp_path):
     """v1 sums the loss and trains with TF1's Adagrad at 0.05; v2 averages it (Keras' Adagrad at 0.001): the
     migration must have read the version from the spelling for the steps to match."""
     report = tmp_path / "report.json"
     assert_parity(parity(program(name, tmp_path), program(f"{name}_tf2", tmp_path), "--json", str(report)))
     data = json.loads(report.read_text())
-    assert data["eval"]["ok"] and len(data["variables"]) == 6 and all(v["ok"] for v in data["variables"])
+    assert data["eval"]["ok"] and len(data["variables"]) == variables and all(v["ok"] for v in data["variables"])
 
 
 def test_partitioned_variable_really_shards_on_the_new_side(tmp_path):
@@ -362,8 +371,10 @@ def test_tpu_estimator_without_a_tpu_passes(tmp_path):
         ("adam_tf1", "adam_tf2_default_epsilon", 2),      # Keras' epsilon 1e-7 for TF1's 1e-8, on tiny gradients
         (EXAMPLES / "rmsprop" / "train.py", "rmsprop_tf2_zero_slots", 2),  # Keras' zero slots for TF1's ones
         (EXAMPLES / "ps_cluster" / "train.py", "ps_cluster_tf2_wrong_lr", 2),  # SGD 0.2 for 0.1, on the coordinator
+        (CENSUS, "census_tf2_wrong_linear_rate", 2),  # wide & deep: the linear part's rate alone is wrong
     ],
-    ids=["learning rate", "loss", "momentum on a decaying rate", "adam epsilon", "rmsprop slots", "between-graph lr"],
+    ids=["learning rate", "loss", "momentum on a decaying rate", "adam epsilon", "rmsprop slots", "between-graph lr",
+         "wide & deep linear rate"],
 )
 def test_wrong_migration_is_a_mismatch_naming_the_first_diverging_step(old, new, first_step, tmp_path):
     assert_mismatch(parity(program(old, tmp_path), program(new, tmp_path)), first_step)

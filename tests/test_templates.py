@@ -15,7 +15,10 @@ from templates import WIDTH, wrap
     ("o = T(lr=S(initial_learning_rate=0.05, decay_steps=5), momentum=0.9)", 50,
      "o = T(\n    lr=S(\n        initial_learning_rate=0.05, decay_steps=5),\n    momentum=0.9)"),
     ("s = 'a, (b' + f(x, y)", 90, "s = 'a, (b' + f(\n    x, y)"),
-], ids=["short", "arguments on one line", "one to a line", "nested", "strings are no brackets"])
+    ("y = layer(option=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(tf.cast(v, tf.float32))", 40,
+     "y = layer(option=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(\n    tf.cast(v, tf.float32))"),
+], ids=["short", "arguments on one line", "one to a line", "nested", "strings are no brackets",
+        "the call that fits, not the one holding the most"])
 def test_wrap_breaks_a_long_line_after_its_first_call(code, column, wrapped):
     assert wrap(code, column) == wrapped
 

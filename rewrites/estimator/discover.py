@@ -44,6 +44,21 @@ RUNNERS = {"contrib.learn.Experiment", "contrib.learn.learn_runner.run", "contri
 CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
                   "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with "
                   "tf-migrate parity")
+# Canned estimators TFM309 does not write a Keras model for, and what to do instead.
+OTHER_CANNED = {
+    "BaselineClassifier": "it learns the label prior alone (one bias per class, Ftrl): a Keras model of one bias "
+                          "trained on the same head does the same; write it by hand",
+    "BaselineRegressor": "it learns the label mean alone (one bias, Ftrl): a Keras model of one bias trained on the "
+                         "same head does the same; write it by hand",
+    "BoostedTreesClassifier": "gradient boosted trees have no Keras counterpart: TensorFlow Decision Forests "
+                              "(tfdf.keras.GradientBoostedTreesModel) trains such trees, with numbers of its own",
+    "BoostedTreesRegressor": "gradient boosted trees have no Keras counterpart: TensorFlow Decision Forests "
+                             "(tfdf.keras.GradientBoostedTreesModel) trains such trees, with numbers of its own",
+    "RNNClassifier": "its sequence feature columns have no Keras preprocessing written for them: write the Keras "
+                     "RNN by hand",
+    "RNNEstimator": "its sequence feature columns have no Keras preprocessing written for them: write the Keras "
+                    "RNN by hand",
+}
 
 
 def is_canned(api: str) -> bool:
@@ -191,8 +206,15 @@ class Discovery:
             if key in taken or key in reported:
                 continue
             api = construction.api()
-            if is_canned(api):
-                found.append((construction.view, construction.node, CANNED_MESSAGE.format(api.rpartition(".")[2])))
+            name = api.rpartition(".")[2]
+            if canned.parameters(construction) is not None:
+                found.append((construction.view, construction.node, f"canned {name} left as it is: " +
+                              self.why_not_driven(construction)))
+            elif name in OTHER_CANNED:
+                found.append((construction.view, construction.node, f"canned {name} left as it is: " +
+                              OTHER_CANNED[name]))
+            elif is_canned(api):
+                found.append((construction.view, construction.node, CANNED_MESSAGE.format(name)))
             else:
                 found.append((construction.view, construction.node, "Estimator left as it is: " +
                               self.why_not_driven(construction)))
