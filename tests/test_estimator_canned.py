@@ -197,7 +197,7 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
 def test_what_is_not_migrated_yet_is_left_with_the_reason(change, where, why):
     new = {"label_vocabulary": 'n_classes=3, label_vocabulary=["a"])',
            "batch_norm": "n_classes=3, batch_norm=True)", "activation_fn": "n_classes=3, activation_fn=lambda x: x)",
-           "dropout": "n_classes=3, dropout=args.batch_size)", "hidden_units": "hidden_units=args.units",
+           "dropout": "n_classes=3, dropout=args.batch_size)", "hidden_units": "hidden_units=[10, None]",
            "optimizer": 'n_classes=3, optimizer="Momentum")'}[where]
     source = PREMADE.replace(change, new)
     assert source != PREMADE
@@ -317,6 +317,10 @@ def test_input_layer_in_a_model_fn_reads_the_same_columns():
      'default_value=0))', "default_value=...) is not migrated yet"),
     ('tf.feature_column.embedding_column(tf.feature_column.categorical_column_with_identity("i", 4), 2, max_norm=1.0)',
      "embedding_column(max_norm=...) is not migrated yet"),
+    ('tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x"), np.linspace(0, 1.0, 5).tolist())',
+     "bucketized_column's boundaries must be a value the migration can read (the Keras model is built apart)"),
+    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_hash_bucket("w", FLAGS.buckets))',
+     "categorical_column_with_hash_bucket's hash_bucket_size must be a value the migration can read"),
 ])
 def test_columns_not_migrated_yet_are_left_with_the_reason(column, why):
     source = PREMADE.replace("my_feature_columns.append(tf.feature_column.numeric_column(key=key))",
@@ -414,3 +418,17 @@ def test_a_wide_and_deep_model_with_a_part_missing_is_left_with_the_reason():
     source = COMBINED.replace("        linear_feature_columns=[education, occupation],\n", "")
     (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
     assert "DNNLinearCombinedClassifier without both linear and dnn feature columns" in finding.message
+
+
+def test_hidden_units_known_at_run_time_are_given_to_the_build_function():
+    source = PREMADE.replace('parser.add_argument("--train_steps", default=1000, type=int)\n',
+                             'parser.add_argument("--train_steps", default=1000, type=int)\n'
+                             'parser.add_argument("--hidden_units", nargs="+", default=[10, 10], type=int)\n').replace(
+        "        hidden_units=[10, 10],\n", "        hidden_units=args.hidden_units,\n")
+    code = run_one(source).source
+    assert "def build_dnn_classifier_model(input_spec, feature_columns, hidden_units):\n" in code, code
+    assert ('    for index, units in enumerate(hidden_units):\n'
+            '        net = keras.layers.Dense(units=units, activation="relu", name=f"hiddenlayer_{index}")(net)\n'
+            '    logits = keras.layers.Dense(units=3, name="logits")(net)\n') in code
+    assert ("build_dnn_classifier_model(\n            dataset.element_spec[0], feature_columns=my_feature_columns, "
+            "hidden_units=args.hidden_units)") in code, code

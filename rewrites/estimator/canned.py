@@ -83,6 +83,7 @@ from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
 from rewrites.estimator.columns import Embedding, Numeric, Writer, input_layer, linear_model, uses_math
 from rewrites.estimator.program import Model
+from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bound_values, is_none
@@ -163,11 +164,12 @@ NOT_REPORTED = ("the canned {name} also reported {metrics} in evaluate; the Kera
 
 @dataclass
 class Canned:
-    """A canned estimator read: its Keras model, and the columns its build function takes (None: none)."""
+    """A canned estimator read: its Keras model, and what its build function takes that is known at run time only
+    (feature columns, hidden units): parameter -> the estimator's argument."""
 
     name: str
     model: Model
-    columns: Value | None
+    keywords: dict[str, Value]
 
 
 def parameters(estimator: Value) -> tuple[str, ...] | None:
@@ -207,15 +209,15 @@ class CannedReader:
             raise args["label_dimension"].fail(f"a v1 {name} with label_dimension > 1 sums its loss over every "
                                                "label, Keras' over examples: not migrated yet")
         model = Model(features_dict=True, columns=True, chain=False, output="logits")
-        writer = Writer()
+        writer, keywords = Writer(), {}
         if kind.model == "combined":
             dnn = {DNN_PART[key]: value for key, value in args.items() if key in DNN_PART}
             linear = {LINEAR_PART[key]: value for key, value in args.items() if key in LINEAR_PART}
-            columns = self._dnn(model, dnn, units, writer, "dnn_logits")
+            columns = self._dnn(model, dnn, units, writer, "dnn_logits", keywords)
             linear_columns = self._linear(model, linear, units, writer, "linear_logits")
             model.wide_deep = ("linear_logits", "dnn_logits")
         elif kind.model == "dnn":
-            columns, linear_columns = self._dnn(model, args, units, writer, "logits"), []
+            columns, linear_columns = self._dnn(model, args, units, writer, "logits", keywords), []
         else:
             columns, linear_columns = [], self._linear(model, args, units, writer, "logits")
         model.lines += writer.lines
@@ -243,18 +245,20 @@ class CannedReader:
                 how.insert(len(how) - 1, f"the linear part Ftrl at {linear_rate}")
         version = (V1 if v1 else V2).format(name=name)
         model.notes.insert(0, ("TFM309", estimator.node, MIGRATED.format(name=name, version=version, how=", ".join(how))))
-        made_at_run_time = args.get("dnn_feature_columns" if kind.model == "combined" else "feature_columns")
-        return Canned(name, model, made_at_run_time if columns is None else None)
+        return Canned(name, model, keywords)
 
-    def _dnn(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str) -> list | None:
-        """The DNN's code into ``writer``; its columns (None: made at run time)."""
+    def _dnn(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str,
+             keywords: dict[str, Value]) -> list | None:
+        """The DNN's code into ``writer``, and into ``keywords`` what it takes at run time; its columns (None: made
+        at run time)."""
         if "hidden_units" not in args:
             raise args["feature_columns"].fail("a DNN without hidden units")
         columns = ColumnReader(self.values).read(args["feature_columns"])
+        if columns is None:
+            keywords["feature_columns"] = args["feature_columns"]
         input_layer(columns, "feature_columns", "net", writer)
-        self._hidden_layers(writer, model, args)
+        self._hidden_layers(writer, model, args, keywords)
         writer.assign(target, f'keras.layers.Dense(units={units}, name="logits")(net)')
-        model.tf1_trainable_names += ["dnn/logits/kernel", "dnn/logits/bias"]
         return columns
 
     def _linear(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str) -> list:
@@ -269,9 +273,6 @@ class CannedReader:
         if combiner not in ("sum", "mean", "sqrtn"):
             raise args["sparse_combiner"].fail("sparse_combiner must be \"sum\", \"mean\" or \"sqrtn\"")
         linear_model(columns, units, combiner, target, writer)
-        model.tf1_trainable_names = [*(model.tf1_trainable_names or []),
-                                     *(f"linear/linear_model/{column.name}/weights" for column in columns),
-                                     "linear/linear_model/bias_weights"]
         return columns
 
     def _weight_column(self, given: Value | None) -> str | None:
@@ -286,10 +287,13 @@ class CannedReader:
             raise given.fail("weight_column must be a key or a numeric_column the migration can read")
         return key
 
-    def _hidden_layers(self, writer: Writer, model: Model, args: dict[str, Value]) -> None:
+    def _hidden_layers(self, writer: Writer, model: Model, args: dict[str, Value], keywords: dict[str, Value]) -> None:
+        """The hidden layers: written out, or, for hidden units known at run time, a loop over them."""
         hidden = self.values.constant(args["hidden_units"])
-        if not (isinstance(hidden, (list, tuple)) and hidden and all(isinstance(n, int) for n in hidden)):
-            raise args["hidden_units"].fail("hidden_units must be a list of numbers the migration can read")
+        if hidden is UNKNOWN:
+            keywords["hidden_units"] = args["hidden_units"]
+        elif not (isinstance(hidden, (list, tuple)) and hidden and all(isinstance(n, int) for n in hidden)):
+            raise args["hidden_units"].fail("hidden_units must be a list of numbers")
         activation = self._activation(args.get("activation_fn"))
         dropout = args.get("dropout")
         rate = None
@@ -297,13 +301,18 @@ class CannedReader:
             rate = self.values.constant(dropout)
             if not isinstance(rate, (int, float)):
                 raise dropout.fail("dropout must be a number the migration can read (the Keras model is built apart)")
-        model.tf1_trainable_names = []
-        for index, units in enumerate(hidden):
-            writer.assign("net", f'keras.layers.Dense(units={units}, activation={activation}, '
-                                 f'name="hiddenlayer_{index}")(net)')
-            if rate is not None:  # TF1 dropped out in training only, as Keras does
-                writer.assign("net", f"keras.layers.Dropout(rate={rate})(net)")
-            model.tf1_trainable_names += [f"dnn/hiddenlayer_{index}/kernel", f"dnn/hiddenlayer_{index}/bias"]
+        dropout_line = f"net = keras.layers.Dropout(rate={rate})(net)" if rate is not None else ""
+        if hidden is UNKNOWN:
+            writer.lines.append("for index, units in enumerate(hidden_units):\n    net = keras.layers.Dense(units=units, "
+                                f'activation={activation}, name=f"hiddenlayer_{{index}}")(net)' +
+                                (f"\n    {dropout_line}" if dropout_line else ""))
+            writer.bound.append("net")
+        else:
+            for index, units in enumerate(hidden):
+                writer.assign("net", f'keras.layers.Dense(units={units}, activation={activation}, '
+                                     f'name="hiddenlayer_{index}")(net)')
+                if dropout_line:  # TF1 dropped out in training only, as Keras does
+                    writer.lines.append(dropout_line)
         if rate is not None:
             model.notes.append(("TFM401", dropout.node, "dropout's random masks differ between TF1 and Keras: "
                                                         "the losses agree only statistically"))
@@ -354,7 +363,7 @@ class CannedReader:
                          "where the estimator is; other optimizers are not migrated yet")
 
     def _tf1_optimizer(self, model: Model, api: str, call: cst.Call, given: Value | None) -> str:
-        if given is not None and any(self.values.constant(Value(arg.value, given.place)) is None for arg in call.args):
+        if given is not None and any(self.values.constant(Value(arg.value, given.place)) is UNKNOWN for arg in call.args):
             raise given.fail("the optimizer's arguments must be numbers the migration can read (the Keras model is "
                              "built apart)")
         try:

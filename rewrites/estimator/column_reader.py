@@ -21,6 +21,10 @@ CROSSED = ("keys", "hash_bucket_size", "hash_key")
 EMBEDDING = ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
              "max_norm", "trainable", "use_safe_embedding_lookup")
 
+# What each argument read must be (others: a number, a string or None).
+ARGUMENT_TYPES = {"boundaries": (list, tuple), "vocabulary_list": (list, tuple), "hash_bucket_size": int,
+                  "num_buckets": int, "dimension": int, "num_oov_buckets": (int, type(None))}
+
 
 class ColumnReader:
     """Reads a list of feature columns wherever the program built it."""
@@ -113,8 +117,10 @@ class ColumnReader:
         values = {}
         for name, node in bound.items():
             constant = self.values.constant(Value(node, column.place))
-            if constant is None and not is_name(node, "None"):
-                raise column.fail(f"{name} must be a value the migration can read (the Keras model is built apart)")
+            if not isinstance(constant, ARGUMENT_TYPES.get(name, (str, int, float, type(None)))) or (
+                    isinstance(constant, list) and not all(isinstance(item, (str, int, float)) for item in constant)):
+                raise column.fail(f"{column.api().rpartition('.')[2]}'s {name} must be a value the migration can "
+                                  "read (the Keras model is built apart): write it out")
             values[name] = constant
         return values
 

@@ -271,4 +271,5 @@ def _identifier(name: str) -> str:
     identifier = re.sub(r"\W", "_", name)
     return f"column_{identifier}" if not identifier.isidentifier() or identifier in (
         "features", "net", "logits", "model", "optimizer", "tf", "keras", "math", "linear_model", "dnn_model",
-        "linear_optimizer", "dnn_optimizer", "dnn_logits", "linear_logits") else identifier
+        "linear_optimizer", "dnn_optimizer", "dnn_logits", "linear_logits", "index", "units", "hidden_units",
+        "feature_columns", "name", "spec", "shape") else identifier

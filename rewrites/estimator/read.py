@@ -146,8 +146,7 @@ class ProgramReader:
         home = estimator.node
         while view.parent(home) is not view.module:
             home = view.parent(home)
-        keywords = {"feature_columns": read.columns} if read.columns is not None else {}
-        model_fn = ModelFn(view, None, estimator.place, estimator, keywords=keywords, canned=read.name, home=home)
+        model_fn = ModelFn(view, None, estimator.place, estimator, keywords=read.keywords, canned=read.name, home=home)
         return model_fn, read.model
 
     def _model_fn(self, node: Value, params: Value | None, tpu) -> ModelFn:
