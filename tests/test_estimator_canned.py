@@ -188,7 +188,7 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
 
 @pytest.mark.parametrize("change, where, why", [
     ("n_classes=3)", "label_vocabulary", "label_vocabulary (a label lookup)=...) is not migrated yet"),
-    ("n_classes=3)", "batch_norm", "batch_norm=...) is not migrated yet"),
+    ("n_classes=3)", "batch_norm", "batch_norm must be True or False where the estimator is made"),
     ("n_classes=3)", "activation_fn", "activation_fn other than a tf.nn activation"),
     ("n_classes=3)", "dropout", "dropout must be a number the migration can read"),
     ("hidden_units=[10, 10]", "hidden_units", "hidden_units must be a list of numbers"),
@@ -196,7 +196,7 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
 ], ids=["label_vocabulary", "batch_norm", "activation", "dropout", "hidden_units", "optimizer"])
 def test_what_is_not_migrated_yet_is_left_with_the_reason(change, where, why):
     new = {"label_vocabulary": 'n_classes=3, label_vocabulary=["a"])',
-           "batch_norm": "n_classes=3, batch_norm=True)", "activation_fn": "n_classes=3, activation_fn=lambda x: x)",
+           "batch_norm": "n_classes=3, batch_norm=args.batch_size > 10)", "activation_fn": "n_classes=3, activation_fn=lambda x: x)",
            "dropout": "n_classes=3, dropout=args.batch_size)", "hidden_units": "hidden_units=[10, None]",
            "optimizer": 'n_classes=3, optimizer="Momentum")'}[where]
     source = PREMADE.replace(change, new)
@@ -432,3 +432,11 @@ def test_hidden_units_known_at_run_time_are_given_to_the_build_function():
             '    logits = keras.layers.Dense(units=3, name="logits")(net)\n') in code
     assert ("build_dnn_classifier_model(\n            dataset.element_spec[0], feature_columns=my_feature_columns, "
             "hidden_units=args.hidden_units)") in code, code
+
+
+def test_batch_norm_follows_each_hidden_layer_with_the_estimators_momentum():
+    code = run_one(PREMADE.replace("n_classes=3)", "n_classes=3, batch_norm=True, dropout=0.1)")).source
+    assert ('    net = keras.layers.Dense(units=10, activation="relu", name="hiddenlayer_1")(net)\n'
+            '    net = keras.layers.Dropout(rate=0.1)(net)\n'
+            '    net = keras.layers.BatchNormalization(momentum=0.999, name="batchnorm_1")(net)\n'
+            '    logits = ') in code, code

@@ -111,7 +111,8 @@ COMBINED_REGRESSOR_V2 = tuple("label_dimension" if name == "n_classes" else name
 COMBINED_REGRESSOR_V1 = (*COMBINED_REGRESSOR_V2[:10], "input_layer_partitioner", *COMBINED_REGRESSOR_V2[10:])
 # A combined estimator's parts read as the DNN and linear estimators' arguments.
 DNN_PART = {"dnn_feature_columns": "feature_columns", "dnn_hidden_units": "hidden_units",
-            "dnn_activation_fn": "activation_fn", "dnn_dropout": "dropout", "dnn_optimizer": "optimizer"}
+            "dnn_activation_fn": "activation_fn", "dnn_dropout": "dropout", "dnn_optimizer": "optimizer",
+            "batch_norm": "batch_norm"}
 LINEAR_PART = {"linear_feature_columns": "feature_columns", "linear_sparse_combiner": "sparse_combiner",
                "linear_optimizer": "optimizer"}
 
@@ -143,7 +144,7 @@ KINDS = {"estimator.DNNClassifier": Kind("dnn", DNN_CLASSIFIER_V1, DNN_CLASSIFIE
                                                       ("0.001", "0.001"), "Adagrad")}
 COMBINED_LINEAR_RATE = 0.005  # dnn_linear_combined.py: min(0.005, 1 / sqrt(linear columns)), both versions
 NOT_YET = {"label_vocabulary": "label_vocabulary (a label lookup)",
-           "batch_norm": "batch_norm", "warm_start_from": "warm_start_from", "input_layer_partitioner":
+           "warm_start_from": "warm_start_from", "input_layer_partitioner":
            "input_layer_partitioner", "partitioner": "partitioner"}
 KERAS_DEFAULT_RATES = {"Adagrad": "0.001", "Adam": "0.001", "Ftrl": "0.001", "RMSprop": "0.001", "SGD": "0.01"}
 # Optimizers named by a string: v1's tf.compat.v1.train class (optimizers.py), v2's legacy Keras class.
@@ -301,21 +302,32 @@ class CannedReader:
             rate = self.values.constant(dropout)
             if not isinstance(rate, (int, float)):
                 raise dropout.fail("dropout must be a number the migration can read (the Keras model is built apart)")
-        dropout_line = f"net = keras.layers.Dropout(rate={rate})(net)" if rate is not None else ""
+        # After each hidden layer, as TF1: dropout in training only, as Keras does; batch normalisation with
+        # the momentum dnn.py gave it (batch statistics in training, moving ones otherwise, in both).
+        after = [f"net = keras.layers.Dropout(rate={rate})(net)"] if rate is not None else []
+        if "batch_norm" in args and self._flag(args["batch_norm"], "batch_norm"):
+            after.append('net = keras.layers.BatchNormalization(momentum=0.999, name=f"batchnorm_{index}")(net)')
         if hidden is UNKNOWN:
-            writer.lines.append("for index, units in enumerate(hidden_units):\n    net = keras.layers.Dense(units=units, "
-                                f'activation={activation}, name=f"hiddenlayer_{{index}}")(net)' +
-                                (f"\n    {dropout_line}" if dropout_line else ""))
+            writer.lines.append("\n    ".join([
+                "for index, units in enumerate(hidden_units):",
+                f'net = keras.layers.Dense(units=units, activation={activation}, name=f"hiddenlayer_{{index}}")(net)',
+                *after]))
             writer.bound.append("net")
         else:
             for index, units in enumerate(hidden):
                 writer.assign("net", f'keras.layers.Dense(units={units}, activation={activation}, '
                                      f'name="hiddenlayer_{index}")(net)')
-                if dropout_line:  # TF1 dropped out in training only, as Keras does
-                    writer.lines.append(dropout_line)
+                writer.lines += [line.replace('f"batchnorm_{index}"', f'"batchnorm_{index}"') for line in after]
         if rate is not None:
             model.notes.append(("TFM401", dropout.node, "dropout's random masks differ between TF1 and Keras: "
                                                         "the losses agree only statistically"))
+
+    def _flag(self, given: Value, name: str) -> bool:
+        value = self.values.constant(given)
+        if not isinstance(value, bool):
+            raise given.fail(f"{name} must be True or False where the estimator is made (the Keras model is built "
+                             "apart)")
+        return value
 
     def _activation(self, given: Value | None) -> str:
         if given is None:
