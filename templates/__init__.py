@@ -38,11 +38,13 @@ def render(name: str, **context) -> str:
 
 def _items(tokens: list, opening) -> tuple[list[int], int]:
     """The columns of the commas between ``opening`` and its closing bracket, and the closing bracket's."""
-    depth, commas = 0, []
+    depth, commas, in_lambda = 0, [], False  # a lambda's parameters: their commas separate no items
     for token in tokens[tokens.index(opening):]:
         depth += token.string in "([{" and token.type == tokenize.OP
         depth -= token.string in ")]}" and token.type == tokenize.OP
-        if depth == 1 and token.string == ",":
+        if depth == 1 and token.string in ("lambda", ":"):
+            in_lambda = token.string == "lambda"
+        if depth == 1 and token.string == "," and not in_lambda:
             commas.append(token.start[1])
         if depth == 0:
             return commas, token.start[1]

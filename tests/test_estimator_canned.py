@@ -187,7 +187,7 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
 
 
 @pytest.mark.parametrize("change, where, why", [
-    ("n_classes=3)", "label_vocabulary", "label_vocabulary (a label lookup)=...) is not migrated yet"),
+    ("n_classes=3)", "label_vocabulary", "label_vocabulary must be a list of strings where the estimator is made"),
     ("n_classes=3)", "batch_norm", "batch_norm must be True or False where the estimator is made"),
     ("n_classes=3)", "activation_fn", "activation_fn other than a tf.nn activation"),
     ("n_classes=3)", "dropout", "dropout must be a number the migration can read"),
@@ -195,7 +195,7 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
     ("n_classes=3)", "optimizer", "optimizer 'Momentum' is not one of the canned estimators' names"),
 ], ids=["label_vocabulary", "batch_norm", "activation", "dropout", "hidden_units", "optimizer"])
 def test_what_is_not_migrated_yet_is_left_with_the_reason(change, where, why):
-    new = {"label_vocabulary": 'n_classes=3, label_vocabulary=["a"])',
+    new = {"label_vocabulary": 'n_classes=3, label_vocabulary=args.labels)',
            "batch_norm": "n_classes=3, batch_norm=args.batch_size > 10)", "activation_fn": "n_classes=3, activation_fn=lambda x: x)",
            "dropout": "n_classes=3, dropout=args.batch_size)", "hidden_units": "hidden_units=[10, None]",
            "optimizer": 'n_classes=3, optimizer="Momentum")'}[where]
@@ -440,3 +440,14 @@ def test_batch_norm_follows_each_hidden_layer_with_the_estimators_momentum():
             '    net = keras.layers.Dropout(rate=0.1)(net)\n'
             '    net = keras.layers.BatchNormalization(momentum=0.999, name="batchnorm_1")(net)\n'
             '    logits = ') in code, code
+
+
+def test_label_vocabulary_is_looked_up_by_the_inputs_beside_the_weights():
+    source = PREMADE.replace("n_classes=3)", 'n_classes=3, label_vocabulary=["setosa", "versicolor", "virginica"], '
+                                             'weight_column="w")')
+    code = run_one(source).source
+    assert ('        lambda features, labels: (\n'
+            '            features,\n'
+            '            keras.layers.StringLookup(\n'
+            '                vocabulary=["setosa", "versicolor", "virginica"], num_oov_indices=0)(labels),\n'
+            '            features["w"]))') in code, code

@@ -129,6 +129,10 @@ VARIANTS = {
     "premade_iris_units_flag_tf2": Variant("premade_iris_units_flag", migrated=True),
     "premade_iris_batch_norm": Variant(PREMADE_IRIS, (("n_classes=3", "n_classes=3, batch_norm=True"),)),
     "premade_iris_batch_norm_tf2": Variant("premade_iris_batch_norm", migrated=True),
+    "premade_iris_label_vocabulary": Variant(PREMADE_IRIS, (
+        ("n_classes=3", "n_classes=3, label_vocabulary=SPECIES"),
+        ("rows, labels = rows[order], labels[order]", "rows, labels = rows[order], np.array(SPECIES)[labels[order]]"))),
+    "premade_iris_label_vocabulary_tf2": Variant("premade_iris_label_vocabulary", migrated=True),
     # examples/census_wide_deep's DNNLinearCombinedClassifier spelled v2 (the loss averaged), migrated; and its
     # migration with the linear part's Ftrl at 10 times its rate.
     "census_v2": Variant(CENSUS, (("tf.compat.v1.estimator.DNNLinearCombinedClassifier(",
@@ -192,7 +196,8 @@ def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
 
 @pytest.mark.parametrize("name, variables", [("premade_iris_v1", 6), ("premade_iris_binary", 6),
                                              ("premade_iris_regressor_v1", 6), ("census_v2", 12),
-                                             ("premade_iris_units_flag", 6), ("premade_iris_batch_norm", 14)])
+                                             ("premade_iris_units_flag", 6), ("premade_iris_batch_norm", 14),
+                                             ("premade_iris_label_vocabulary", 6)])
 def test_canned_estimators_of_each_head_and_version_and_their_migrations_match(name, variables, tmp_path):
     """v1 sums the loss and trains with TF1's Adagrad at 0.05; v2 averages it (Keras' Adagrad at 0.001): the
     migration must have read the version from the spelling for the steps to match."""

@@ -17,8 +17,10 @@ from templates import WIDTH, wrap
     ("s = 'a, (b' + f(x, y)", 90, "s = 'a, (b' + f(\n    x, y)"),
     ("y = layer(option=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(tf.cast(v, tf.float32))", 40,
      "y = layer(option=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])(\n    tf.cast(v, tf.float32))"),
+    ("d = f(x).map(lambda features, labels: (features, labels, features['a_long_name_of_a_weight']))", 30,
+     "d = f(x).map(\n    lambda features, labels: (\n        features, labels, features['a_long_name_of_a_weight']))"),
 ], ids=["short", "arguments on one line", "one to a line", "nested", "strings are no brackets",
-        "the call that fits, not the one holding the most"])
+        "the call that fits, not the one holding the most", "a lambda's parameters are one item"])
 def test_wrap_breaks_a_long_line_after_its_first_call(code, column, wrapped):
     assert wrap(code, column) == wrapped
 

@@ -221,15 +221,12 @@ class NewSide:
 
 def replay_program_maps(tf, recorded, program):
     """The recorded batches as the program's dataset gives them to Keras: the maps it applies after its batches
-    have the recorded structure (features, labels), e.g. example weights taken out of the features, applied to the
-    recorded batches too."""
+    have the recorded structure and dtypes (features, labels), e.g. example weights taken out of the features or
+    labels looked up in a vocabulary, applied to the recorded batches too."""
     maps, current = [], program
     while isinstance(current, tf.data.Dataset):
-        try:
-            tf.nest.assert_same_structure(current.element_spec, recorded.element_spec)
+        if _same_kind(tf, current.element_spec, recorded.element_spec):
             break
-        except (ValueError, TypeError):
-            pass
         if hasattr(current, "_map_func"):
             maps.append((current._map_func.function, current.element_spec))
         current = getattr(current, "_input_dataset", None)
@@ -240,6 +237,15 @@ def replay_program_maps(tf, recorded, program):
             return tf.nest.pack_sequence_as(structure, tf.nest.flatten(function(*tf.nest.flatten(batch))))
         recorded = recorded.map(tf.autograph.experimental.do_not_convert(apply))
     return recorded
+
+
+def _same_kind(tf, spec, other) -> bool:
+    """The same structure and dtypes (a label lookup keeps the structure, not the dtype)."""
+    try:
+        tf.nest.assert_same_structure(spec, other)
+    except (ValueError, TypeError):
+        return False
+    return all(a.dtype == b.dtype for a, b in zip(tf.nest.flatten(spec), tf.nest.flatten(other)))
 
 
 def model_variables(model) -> list[dict]:

@@ -143,8 +143,7 @@ KINDS = {"estimator.DNNClassifier": Kind("dnn", DNN_CLASSIFIER_V1, DNN_CLASSIFIE
          "estimator.DNNLinearCombinedRegressor": Kind("combined", COMBINED_REGRESSOR_V1, COMBINED_REGRESSOR_V2,
                                                       ("0.001", "0.001"), "Adagrad")}
 COMBINED_LINEAR_RATE = 0.005  # dnn_linear_combined.py: min(0.005, 1 / sqrt(linear columns)), both versions
-NOT_YET = {"label_vocabulary": "label_vocabulary (a label lookup)",
-           "warm_start_from": "warm_start_from", "input_layer_partitioner":
+NOT_YET = {"warm_start_from": "warm_start_from", "input_layer_partitioner":
            "input_layer_partitioner", "partitioner": "partitioner"}
 KERAS_DEFAULT_RATES = {"Adagrad": "0.001", "Adam": "0.001", "Ftrl": "0.001", "RMSprop": "0.001", "SGD": "0.01"}
 # Optimizers named by a string: v1's tf.compat.v1.train class (optimizers.py), v2's legacy Keras class.
@@ -232,6 +231,7 @@ class CannedReader:
             model.notes.append(("TFM309", estimator.node, NOT_REPORTED.format(name=name, metrics=unreported,
                                                                               reported=reported)))
         model.sample_weight = self._weight_column(args.get("weight_column"))
+        model.label_vocabulary = self._label_vocabulary(args.get("label_vocabulary"))
         rate = kind.rates[0 if v1 else 1]
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
         optimizer = args.get("dnn_optimizer" if kind.model == "combined" else "optimizer")
@@ -321,6 +321,15 @@ class CannedReader:
         if rate is not None:
             model.notes.append(("TFM401", dropout.node, "dropout's random masks differ between TF1 and Keras: "
                                                         "the losses agree only statistically"))
+
+    def _label_vocabulary(self, given: Value | None) -> list[str] | None:
+        if given is None or is_none(self.values.resolve(given).node):
+            return None
+        vocabulary = self.values.constant(given)
+        if not (isinstance(vocabulary, (list, tuple)) and vocabulary and all(isinstance(w, str) for w in vocabulary)):
+            raise given.fail("label_vocabulary must be a list of strings where the estimator is made (the inputs "
+                             "look the labels up in it)")
+        return list(vocabulary)
 
     def _flag(self, given: Value, name: str) -> bool:
         value = self.values.constant(given)

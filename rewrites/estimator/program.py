@@ -55,6 +55,7 @@ class Model:
     helpers: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # metric_fn: goes if unused
     imports: list[str] = field(default_factory=list)  # modules the Keras code needs (math, for a column's stddev)
     sample_weight: str | None = None  # the feature whose values weigh the examples: the inputs map it out
+    label_vocabulary: list[str] | None = None  # the labels' strings, in the order of their ids: the inputs map them
     wide_deep: tuple[str, str] | None = None  # (linear, DNN) logits of a combined model: a keras WideDeepModel
     wide_deep_optimizer: str = ""             # its linear part's optimizer (``optimizer`` trains the DNN)
 

@@ -76,8 +76,7 @@ class ProgramReader:
         setup = self._setup(pipeline.estimator)
         self.setup = setup
         plans = [self._driver(driver) for driver in pipeline.drivers]
-        if setup.model.sample_weight is not None:
-            self._weigh(plans, setup.model.sample_weight)
+        self._map_examples(plans, setup.model)
         anchor = self.discovery.anchor(pipeline)
         program = Program(setup, pipeline.drivers, pipeline.place, anchor, notes=self.notes)
         for plan in plans:
@@ -87,12 +86,21 @@ class ProgramReader:
         program.factories = trail_functions(self.trail)
         return program, plans
 
-    def _weigh(self, plans: list[DriverPlan], key: str) -> None:
-        """Keras takes example weights as the dataset's third element (a canned estimator's weight_column)."""
+    @staticmethod
+    def _map_examples(plans: list[DriverPlan], model) -> None:
+        """What a canned estimator's head did to the examples, done by the inputs: labels looked up in its
+        label_vocabulary (an unknown label fails, as in TF1), and Keras' example weights, the dataset's third
+        element, taken from the weight_column."""
+        if model.label_vocabulary is None and model.sample_weight is None:
+            return
+        labels = "labels" if model.label_vocabulary is None else (
+            f"keras.layers.StringLookup(vocabulary={model.label_vocabulary!r}, num_oov_indices=0)(labels)"
+            .replace("'", '"'))
+        weights = f', features["{model.sample_weight}"]' if model.sample_weight else ""
         for plan in plans:
             for piece in (plan.train and plan.train.input, plan.evaluate and plan.evaluate.input):
                 if piece is not None:
-                    piece.code = f'{piece.code}.map(lambda features, labels: (features, labels, features["{key}"]))'
+                    piece.code = f"{piece.code}.map(lambda features, labels: (features, {labels}{weights}))"
 
     def code(self, value: Value) -> str:
         """``value`` as code at the driver, its TF1 references respelled."""
