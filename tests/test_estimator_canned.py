@@ -207,12 +207,29 @@ def test_what_is_not_migrated_yet_is_left_with_the_reason(change, where, why):
     assert why in finding.message and where in source.splitlines()[finding.line - 1], finding
 
 
-def test_predict_with_a_canned_estimator_is_left_with_the_reason():
-    source = PREMADE.replace("steps=args.train_steps)\n", "steps=args.train_steps)\n    print(list(classifier.predict("
-                             "input_fn=lambda: train_input_fn(train_x, train_y, 1))))\n")
+PREDICT = ("steps=args.train_steps)\n", "steps=args.train_steps)\n    for prediction in classifier.predict("
+           "input_fn=lambda: train_input_fn(train_x, train_y, 1)):\n        print(prediction['class_ids'][0])\n")
+
+
+def test_predict_with_a_canned_estimator_yields_what_its_head_predicted():
+    code = run_one(PREMADE.replace(*PREDICT)).source
+    assert "    model, predictor = build_dnn_classifier_model(" in code
+    assert ('    predictor = keras.Model(inputs=features, outputs={\n'
+            '        "logits": logits,\n'
+            '        "probabilities": tf.nn.softmax(logits),\n'
+            '        "class_ids": tf.argmax(logits, axis=-1)[:, None],\n'
+            '        "classes": tf.strings.as_string(tf.argmax(logits, axis=-1)[:, None]),\n'
+            '    })\n') in code, code
+    assert ("    for prediction in predict_examples(predictor, train_input_fn(train_x, train_y, 1)):\n"
+            "        print(prediction['class_ids'][0])\n") in code
+
+
+def test_predict_with_a_wide_and_deep_estimator_is_left_with_the_reason():
+    source = COMBINED.replace(*PREDICT)
     result = run_one(source)
     assert result.source == source
-    assert any("predict() with a canned DNNClassifier is not migrated yet" in f.message for f in result.findings)
+    assert any("predict() with a canned DNNLinearCombinedClassifier is not migrated yet" in f.message
+               for f in result.findings)
 
 
 def test_switched_off_the_canned_estimator_is_left_as_it_is():

@@ -133,6 +133,20 @@ VARIANTS = {
         ("n_classes=3", "n_classes=3, label_vocabulary=SPECIES"),
         ("rows, labels = rows[order], labels[order]", "rows, labels = rows[order], np.array(SPECIES)[labels[order]]"))),
     "premade_iris_label_vocabulary_tf2": Variant("premade_iris_label_vocabulary", migrated=True),
+    # ... and its predictions, printed the premade-estimator tutorial's way (run by both sides; the losses compared).
+    "premade_iris_predict": Variant(PREMADE_IRIS, (
+        ("n_classes=3", "n_classes=3, label_vocabulary=SPECIES"),
+        ("rows, labels = rows[order], labels[order]", "rows, labels = rows[order], np.array(SPECIES)[labels[order]]"),
+        ('.format(**eval_result))\n', '.format(**eval_result))\n'
+         '  predictions = classifier.predict(input_fn=lambda: eval_input_fn(test_x, None, args.batch_size))\n'
+         '  for pred_dict, expected in zip(predictions, test_y):\n'
+         '    class_id = pred_dict["class_ids"][0]\n'
+         '    print("prediction %s (%.3f), expected %s" % (pred_dict["classes"][0].decode(), '
+         'pred_dict["probabilities"][class_id], expected))\n'),
+        ("dataset = tf.data.Dataset.from_tensor_slices((dict(features), labels))\n  return dataset.batch(batch_size)",
+         "inputs = dict(features) if labels is None else (dict(features), labels)\n"
+         "  return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size)"))),
+    "premade_iris_predict_tf2": Variant("premade_iris_predict", migrated=True),
     # examples/census_wide_deep's DNNLinearCombinedClassifier spelled v2 (the loss averaged), migrated; and its
     # migration with the linear part's Ftrl at 10 times its rate.
     "census_v2": Variant(CENSUS, (("tf.compat.v1.estimator.DNNLinearCombinedClassifier(",
@@ -197,7 +211,7 @@ def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
 @pytest.mark.parametrize("name, variables", [("premade_iris_v1", 6), ("premade_iris_binary", 6),
                                              ("premade_iris_regressor_v1", 6), ("census_v2", 12),
                                              ("premade_iris_units_flag", 6), ("premade_iris_batch_norm", 14),
-                                             ("premade_iris_label_vocabulary", 6)])
+                                             ("premade_iris_label_vocabulary", 6), ("premade_iris_predict", 6)])
 def test_canned_estimators_of_each_head_and_version_and_their_migrations_match(name, variables, tmp_path):
     """v1 sums the loss and trains with TF1's Adagrad at 0.05; v2 averages it (Keras' Adagrad at 0.001): the
     migration must have read the version from the spelling for the steps to match."""

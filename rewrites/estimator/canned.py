@@ -232,6 +232,7 @@ class CannedReader:
                                                                               reported=reported)))
         model.sample_weight = self._weight_column(args.get("weight_column"))
         model.label_vocabulary = self._label_vocabulary(args.get("label_vocabulary"))
+        model.predictions = head_predictions(classifier, units, model.label_vocabulary)
         rate = kind.rates[0 if v1 else 1]
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
         optimizer = args.get("dnn_optimizer" if kind.model == "combined" else "optimizer")
@@ -395,6 +396,22 @@ class CannedReader:
             model.notes.append(("TFM401", given.node, code.why))
         model.after_compile = code.after_compile
         return code.code
+
+
+def head_predictions(classifier: bool, units: int, vocabulary: list[str] | None) -> list[tuple[str, str]]:
+    """What the head's predict yielded, as Keras code on ``logits``: its keys (all but all_class_ids and
+    all_classes, the same for every example) and values, each per example as TF1 gave it."""
+    if not classifier:
+        return [('"predictions"', "logits")]
+    if units > 1:
+        probabilities, class_ids = [("\"probabilities\"", "tf.nn.softmax(logits)")], "tf.argmax(logits, axis=-1)[:, None]"
+    else:
+        probabilities = [('"logistic"', "tf.sigmoid(logits)"),
+                         ('"probabilities"', "tf.nn.softmax(tf.concat([tf.zeros_like(logits), logits], axis=-1))")]
+        class_ids = "tf.cast(logits > 0, tf.int64)"
+    classes = (f"tf.gather(tf.constant({vocabulary!r}), {class_ids})".replace("'", '"') if vocabulary else
+               f"tf.strings.as_string({class_ids})")
+    return [('"logits"', "logits"), *probabilities, ('"class_ids"', class_ids), ('"classes"', classes)]
 
 
 def _head(classifier: bool, units: int, reduction: str | None) -> tuple[str, list[str], str]:

@@ -219,7 +219,7 @@ class Emitter:
 
         model_fn, model = program.setup.model_fn, program.setup.model
         if model_fn.canned is not None:
-            return self._canned_build_function(model_fn, model)
+            return self._canned_build_function(model_fn, model, predict)
         function, view = model_fn.function, model_fn.view
         owner = view.parent(view.parent(function))
         scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
@@ -243,7 +243,7 @@ class Emitter:
         self.module_edits(view).replace(function, statements)
         return new_name
 
-    def _canned_build_function(self, model_fn: ModelFn, model) -> str:
+    def _canned_build_function(self, model_fn: ModelFn, model, predict: bool) -> str:
         """A canned estimator's Keras model: a function before the top-level statement making the estimator."""
         from templates import render
 
@@ -253,8 +253,9 @@ class Emitter:
             raise model_fn.reference.fail(f"the migrated program names the Keras model function `{new_name}`, which "
                                           "this module already uses")
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", *model_fn.keywords})
-        docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained."
-        text = render("keras_model.py.j2", model=model, sequential=False, predict=False, local=local,
+        docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained" + (
+            ", and a model of its predictions." if predict else ".")
+        text = render("keras_model.py.j2", model=model, sequential=False, predict=predict, local=local,
                       function=dict(name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
         self.module_edits(view).insert_before(model_fn.home, _module_statements(text))
         self.module_edits(view).blank_lines[model_fn.home] = 2

@@ -282,7 +282,7 @@ class ProgramReader:
         if set(args) - {"input_fn", "yield_single_examples"} or (
                 "yield_single_examples" in args and self.values.constant(args["yield_single_examples"]) is not True):
             raise driver.call.fail("predict() with more than an input_fn is not migrated yet")
-        if self.setup.model_fn.canned is not None:
+        if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
             raise driver.call.fail(f"predict() with a canned {self.setup.model_fn.canned} is not migrated yet: migrate "
                                    "this program by hand")
         if self.setup.model.predictions is None:
