@@ -329,3 +329,40 @@ def test_estimator_code_left_as_it_is_always_gets_a_finding(code, why):
     result = run_one(source)
     assert result.source == source
     assert any(f.rule == "TFM302" and why in f.message for f in result.findings), result.findings
+
+
+def test_a_run_config_made_by_replace_keeps_every_setting():
+    """cloudml-samples' shape: RunConfig(...) then `.replace(model_dir=...)`, the later setting winning."""
+    program = IN_MAIN.replace(
+        "  config = tf.estimator.RunConfig(model_dir=args.job_dir, tf_random_seed=7)\n",
+        "  config = tf.estimator.RunConfig(tf_random_seed=3, keep_checkpoint_max=2)\n"
+        "  config = config.replace(model_dir=args.job_dir)\n"
+        "  config = config.replace(tf_random_seed=7)\n")
+    assert program != IN_MAIN
+    main = run_one(program).source
+    main = main[main.index("def main():"):]
+    assert "  keras.utils.set_random_seed(7)\n" in main and "args.job_dir, max_to_keep=2" in main, main
+    assert "config" not in main.replace("max_to_keep", ""), main
+
+
+def test_a_run_config_replaced_with_a_setting_not_migrated_is_left_with_the_reason():
+    program = IN_MAIN.replace("tf_random_seed=7)\n", "tf_random_seed=7).replace(session_config=None, "
+                                                     "log_device_placement=True)\n")
+    assert program != IN_MAIN
+    (finding,) = [f for f in run_one(program).findings if f.rule == "TFM302"]
+    assert "RunConfig(log_device_placement=...) is not migrated yet" in finding.message, finding.message
+
+
+@pytest.mark.parametrize("change", [
+    "  if args.job_dir:\n    config = config.replace(tf_random_seed=8)\n",  # which one runs is known at run time only
+    "  def later():\n    return config\n  config = config.replace(tf_random_seed=8)\n",  # a function reads it later
+], ids=["in an if", "read by a function"])
+def test_a_name_assigned_again_where_order_does_not_decide_is_not_followed(change):
+    program = IN_MAIN.replace("  estimator = tf.estimator.Estimator(model_fn, config=config",
+                              change + "  estimator = tf.estimator.Estimator(model_fn, config=config")
+    program = program.replace("config=config,", "config=later()," if "later" in change else "config=config,")
+    assert program != IN_MAIN
+    result = run_one(program)
+    assert result.source == program
+    (finding,) = [f for f in result.findings if f.rule == "TFM302"]
+    assert "Estimator(config=...) is migrated when it is a RunConfig(...) call" in finding.message, finding.message

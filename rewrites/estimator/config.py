@@ -59,22 +59,33 @@ class ConfigReader:
         """RunConfig's arguments the migrated program keeps; Unsupported for one it cannot."""
         if node is None or is_none(node.node):
             return {}
+        kept = {}
+        for name, value in self._config_arguments(node).items():
+            if name in RUN_CONFIG_KEPT:
+                kept[name] = value
+            elif name == "train_distribute" or name == "eval_distribute":
+                raise value.fail(f"RunConfig({name}=...): the migrated program trains with ParameterServerStrategy; "
+                                 "choose its strategy by hand")
+            elif name not in RUN_CONFIG_NOT_NEEDED and name not in TPU_ONLY:
+                raise value.fail(f"RunConfig({name}=...) is not migrated yet: set it on the Keras side by hand "
+                                 "(checkpoint callback, tf.config, ...)")
+        return kept
+
+    def _config_arguments(self, node: Value) -> dict[str, Value]:
+        """The arguments of the RunConfig(...) call ``node`` is, or of one it is made from by `.replace(...)`."""
         config = self.values.resolve(node, trail=self.trail)
-        if not (isinstance(config.node, cst.Call) and config.api() in RUN_CONFIGS):
+        call = config.node
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "replace" \
+                and config.api() is None:
+            arguments = self._config_arguments(Value(call.func.value, config.place))
+            if any(arg.keyword is None for arg in call.args):
+                raise config.fail("RunConfig.replace(...) takes its settings by keyword")
+            return {**arguments, **{arg.keyword.value: Value(arg.value, config.place) for arg in call.args}}
+        if not (isinstance(call, cst.Call) and config.api() in RUN_CONFIGS):
             raise node.fail("Estimator(config=...) is migrated when it is a RunConfig(...) call the migration can "
                             "follow (made in the files given)")
-        args = bound_values(config.node, TPU_RUN_CONFIG if config.api() == "estimator.tpu.RunConfig" else RUN_CONFIG)
-        kept = {}
-        for name, value in args.items():
-            if name in RUN_CONFIG_KEPT:
-                kept[name] = Value(value, config.place)
-            elif name == "train_distribute" or name == "eval_distribute":
-                raise Value(value, config.place).fail(f"RunConfig({name}=...): the migrated program trains with "
-                                                      "ParameterServerStrategy; choose its strategy by hand")
-            elif name not in RUN_CONFIG_NOT_NEEDED and name not in TPU_ONLY:
-                raise Value(value, config.place).fail(f"RunConfig({name}=...) is not migrated yet: set it on the "
-                                                      "Keras side by hand (checkpoint callback, tf.config, ...)")
-        return kept
+        parameters = TPU_RUN_CONFIG if config.api() == "estimator.tpu.RunConfig" else RUN_CONFIG
+        return {name: Value(value, config.place) for name, value in bound_values(call, parameters).items()}
 
     def checkpoints(self, config: dict[str, Value]) -> Checkpoints | None:
         """RunConfig's checkpoint settings; None when both intervals are None (TF1 then saved no checkpoints)."""

@@ -57,9 +57,32 @@ class Values(ConstantReading):
             else:
                 return Binding("unknown", detail=f"`{name.value}` is not defined here")
         if len(referents) != 1:
+            referents = {self._last_before(view, name, referents)} - {None}
+        if len(referents) != 1:
             return Binding("unknown", detail=f"`{name.value}` is assigned more than once")
         (assignment,) = referents
         return self._binding_of(assignment, name, place)
+
+    @staticmethod
+    def _last_before(view, name: cst.Name, assignments) -> Assignment | None:
+        """Of several assignments, the one a read sees in straight-line code (`config = config.replace(...)`):
+        each a statement `name = ...` of the block holding the read's statement, the last before it."""
+        assignments = list(assignments)
+        if not all(isinstance(a, Assignment) and a.scope is view.scope(name) for a in assignments):
+            return None  # a read in a function, lambda or comprehension runs later than where it stands
+        statements = [view.statement_of(a.node) for a in assignments]
+        if len({id(view.parent(statement)) for statement in statements}) != 1 or any(
+                not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)) for s in statements):
+            return None
+        block = view.parent(statements[0])
+        body = list(block.body)
+        reading = view.statement_of(name)
+        while view.parent(reading) is not block:
+            if view.parent(reading) in (None, view.module):
+                return None
+            reading = view.statement_of(view.parent(reading))
+        before = [(body.index(s), a) for s, a in zip(statements, assignments) if body.index(s) < body.index(reading)]
+        return max(before, key=lambda pair: pair[0])[1] if before else None
 
     def _binding_of(self, assignment, name: cst.Name, place: Place) -> Binding:
         if isinstance(assignment, BuiltinAssignment):
