@@ -334,6 +334,11 @@ def test_input_layer_in_a_model_fn_reads_the_same_columns():
      'default_value=0))', "default_value=...) is not migrated yet"),
     ('tf.feature_column.embedding_column(tf.feature_column.categorical_column_with_identity("i", 4), 2, max_norm=1.0)',
      "embedding_column(max_norm=...) is not migrated yet"),
+    ('tf.feature_column.embedding_column(tf.feature_column.weighted_categorical_column('
+     'tf.feature_column.categorical_column_with_identity("i", 4), "w"), 2, combiner="sqrtn")',
+     'an embedding_column of weighted ids with combiner="sqrtn"'),
+    ('tf.feature_column.indicator_column(tf.feature_column.weighted_categorical_column(tf.feature_column.'
+     'crossed_column(["a", "b"], 4), "w"))', "weighted_categorical_column of a vocabulary list, hash bucket or identity"),
     ('tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x"), np.linspace(0, 1.0, 5).tolist())',
      "bucketized_column's boundaries must be a value the migration can read (the Keras model is built apart)"),
     ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_hash_bucket("w", FLAGS.buckets))',
@@ -372,9 +377,11 @@ def test_a_linear_classifier_weighs_each_column_and_adds_one_bias():
     assert "Ftrl at 0.2, the loss averaged over the batch" in note
 
 
-def test_sparse_combiner_divides_the_sums_of_weights():
+def test_sparse_combiner_divides_the_counts_the_weights_multiply():
+    """The weights' mean is the weights of the counts' mean; the last layer's bias stays out of the division."""
     code = run_one(LINEAR.replace("n_classes=3)", 'n_classes=3, sparse_combiner="sqrtn")')).source
-    assert "occupation_combined = occupation_weighted * tf.math.rsqrt(" in code
+    assert "occupation_combined = occupation_counts * tf.math.rsqrt(" in code
+    assert 'use_bias=True,\n        kernel_initializer="zeros",\n        name="occupation_weights")(occupation_combined)' in code
     assert "age_weighted = " in code and "age_combined" not in code  # a numeric column has no ids to combine
 
 

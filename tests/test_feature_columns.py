@@ -19,6 +19,11 @@ pytestmark = pytest.mark.tensorflow
 WORDS = np.array([["a"], ["b"], ["zz"], [""], ["c"], ["a"]])             # out of vocabulary, empty
 PAIRS = np.array([["a", "b"], ["zz", ""], ["", ""], ["c", "c"], ["b", "a"], ["a", ""]])  # multi-valued, empty rows
 AGES = np.array([[17.0], [18.0], [24.9], [25.0], [65.0], [-3.0]], np.float32)  # on and between boundaries
+# Weighted columns: TF1 fails unless every weight has its id (no missing values); weights of 0 or less dropped by
+# embeddings but for combiner="sum", not by indicators.
+WEIGHTED_WORDS = np.array([["a", "b"], ["zz", "c"], ["a", "a"], ["c", "c"], ["b", "a"], ["a", "zz"]])
+WEIGHTED_IDS = np.array([[0], [3], [1], [2], [2], [3]], np.int64)
+WEIGHTS = np.array([[0.5, 2.0], [1.5, 3.0], [1.0, 1.0], [-1.0, 0.25], [2.0, 2.0], [0.75, 4.0]], np.float32)
 IDS = np.array([[0], [3], [1], [-1], [2], [3]], np.int64)                  # -1: missing
 
 CASES = {
@@ -49,6 +54,23 @@ CASES = {
                          {"w": PAIRS}),
     "embedding, sum": ("[fc.embedding_column(fc.categorical_column_with_identity('i', 4), 2, combiner='sum')]",
                        {"i": IDS}),
+    "weighted vocabulary list": (
+        "[fc.indicator_column(fc.weighted_categorical_column("
+        "fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']), 'weight'))]",
+        {"w": WEIGHTED_WORDS, "weight": WEIGHTS}),
+    "weighted vocabulary list, oov buckets, embedding": (
+        "[fc.embedding_column(fc.weighted_categorical_column("
+        "fc.categorical_column_with_vocabulary_list('w', ['a', 'b'], num_oov_buckets=2), 'weight'), 2)]",
+        {"w": WEIGHTED_WORDS, "weight": WEIGHTS}),
+    "weighted identity, embedding summed": (
+        "[fc.embedding_column(fc.weighted_categorical_column(fc.categorical_column_with_identity('i', 4), 'weight'),"
+        " 3, combiner='sum')]", {"i": WEIGHTED_IDS, "weight": WEIGHTS[:, :1]}),
+    "weighted identity, embedding averaged": (
+        "[fc.embedding_column(fc.weighted_categorical_column(fc.categorical_column_with_identity('i', 4), 'weight'),"
+        " 3)]", {"i": WEIGHTED_IDS, "weight": WEIGHTS[:, :1]}),
+    "weighted hash bucket": (
+        "[fc.indicator_column(fc.weighted_categorical_column(fc.categorical_column_with_hash_bucket('w', 5), "
+        "'weight'))]", {"w": WEIGHTED_WORDS, "weight": WEIGHTS}),
     "several, sorted by name": (
         "[fc.numeric_column('age'), fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['b', 'a'])),"
         " fc.embedding_column(fc.categorical_column_with_identity('i', 4), 2),"
@@ -112,3 +134,65 @@ def test_keras_code_gives_what_input_layer_gave(case):
     actual, build = keras_input_layer(columns, features, tables)
     assert actual.shape == expected.shape, build
     np.testing.assert_array_equal(actual, expected, err_msg=build)
+
+
+# -- linear_model: the sparse columns as a linear estimator weighs them ----------------------------------------------
+
+LINEAR_CASES = {
+    "numeric and bucketized": ("[fc.numeric_column('age'), fc.bucketized_column(fc.numeric_column('age'), "
+                               "[18.0, 25.0, 65.0])]", {"age": AGES}, "sum"),
+    "vocabulary list, oov buckets": (
+        "[fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c'], num_oov_buckets=2)]", {"w": PAIRS}, "sum"),
+    "hash bucket, mean": ("[fc.categorical_column_with_hash_bucket('w', 5)]", {"w": PAIRS}, "mean"),
+    "identity, sqrtn": ("[fc.categorical_column_with_identity('i', 4)]", {"i": IDS}, "sqrtn"),
+    "crossed": ("[fc.crossed_column([fc.bucketized_column(fc.numeric_column('age'), [18.0, 25.0]), 'w'], 11)]",
+                {"age": AGES, "w": WORDS}, "sum"),
+    "weighted, mean": ("[fc.weighted_categorical_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'c']),"
+                       " 'weight')]", {"w": WEIGHTED_WORDS, "weight": WEIGHTS}, "mean"),
+    "indicator and several, sorted by name": (
+        "[fc.indicator_column(fc.categorical_column_with_identity('i', 4)), fc.numeric_column('age'),"
+        " fc.categorical_column_with_vocabulary_list('w', ['b', 'a'])]", {"age": AGES, "w": WORDS, "i": IDS}, "sum"),
+}
+
+
+def tf1_linear_model(columns_code: str, features: dict, combiner: str) -> tuple[np.ndarray, dict]:
+    """TF1's linear_model (3 units) on the batch, its weights set to random values; and those values."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        columns = eval(columns_code, {"tf": tf.compat.v1, "fc": tf.compat.v1.feature_column})
+        output = tf.compat.v1.feature_column.linear_model(
+            {k: tf.constant(v) for k, v in features.items()}, columns, units=3, sparse_combiner=combiner)
+        rng = np.random.RandomState(0)
+        variables = {v.name.split(":")[0].split("/")[1]: v for v in tf.compat.v1.global_variables()}
+        values = {name: rng.normal(size=v.shape.as_list()).astype(np.float32) for name, v in variables.items()}
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.tables_initializer())
+            for name, variable in variables.items():
+                variable.load(values[name], session)
+            return session.run(output), values
+
+
+@pytest.mark.parametrize("case", LINEAR_CASES)
+def test_keras_code_gives_what_linear_model_gave(case):
+    import tensorflow as tf
+
+    columns, features, combiner = LINEAR_CASES[case]
+    expected, weights = tf1_linear_model(columns, features, combiner)
+    literal = "{" + ", ".join(f"{key!r}: {value.tolist()!r}" for key, value in features.items()) + "}"
+    program = PROGRAM.format(features=literal, rows=len(next(iter(features.values()))), columns=columns).replace(
+        "tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=columns, n_classes=3)",
+        f'tf.estimator.LinearClassifier(feature_columns=columns, n_classes=3, sparse_combiner="{combiner}")')
+    code = run_one(program).source
+    build = code[code.index("def build_linear_classifier_model"):code.index("def strategy_for_this_task")]
+    namespace: dict = {}
+    exec("import tensorflow as tf\nimport tf_keras as keras\n\n" + build, namespace)
+    model = namespace["build_linear_classifier_model"](tf.data.Dataset.from_tensor_slices(features).batch(2).element_spec)
+    layers = [layer for layer in model.layers if layer.name.endswith("_weights")]
+    for layer in layers:
+        kernel = weights[layer.name[:-len("_weights")]]
+        layer.set_weights([kernel, weights["bias_weights"]] if layer.use_bias else [kernel])
+    assert layers[-1].use_bias and not any(layer.use_bias for layer in layers[:-1]), build
+    actual = model({key: tf.constant(value) for key, value in features.items()}).numpy()
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6, err_msg=build)

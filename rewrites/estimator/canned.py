@@ -81,7 +81,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
-from rewrites.estimator.columns import Embedding, Numeric, Writer, input_layer, linear_model, uses_math
+from rewrites.estimator.columns import Embedding, Numeric, Weighted, Writer, input_layer, linear_model, uses_math
 from rewrites.estimator.program import Model
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
@@ -274,6 +274,9 @@ class CannedReader:
         combiner = self.values.constant(args["sparse_combiner"]) if "sparse_combiner" in args else "sum"
         if combiner not in ("sum", "mean", "sqrtn"):
             raise args["sparse_combiner"].fail("sparse_combiner must be \"sum\", \"mean\" or \"sqrtn\"")
+        if combiner == "sqrtn" and any(isinstance(column, Weighted) for column in columns):
+            raise args["sparse_combiner"].fail('sparse_combiner="sqrtn" over weighted ids (the root of the sum of the '
+                                               "squared weights) is not migrated yet")
         linear_model(columns, units, combiner, target, writer)
         return columns
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBucket, Identity, Indicator, Numeric,
-                                        VocabularyList)
+                                        VocabularyList, Weighted)
 from rewrites.program.places import Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bound_values, is_name
@@ -18,6 +18,7 @@ VOCABULARY_LIST = ("key", "vocabulary_list", "dtype", "default_value", "num_oov_
 HASH_BUCKET = ("key", "hash_bucket_size", "dtype")
 IDENTITY = ("key", "num_buckets", "default_value")
 CROSSED = ("keys", "hash_bucket_size", "hash_key")
+WEIGHTED = ("categorical_column", "weight_feature_key", "dtype")
 EMBEDDING = ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
              "max_norm", "trainable", "use_safe_embedding_lookup")
 
@@ -189,13 +190,26 @@ class ColumnReader:
             raise column.fail(f"{name} of a categorical column the migration can read is migrated")
         return categorical
 
+    def _weighted(self, column: Value) -> Weighted:
+        args = self._args(column, WEIGHTED, ("weight_feature_key",), other=("categorical_column", "dtype"))
+        given = bound_values(column.node, WEIGHTED).get("categorical_column")
+        categorical = self.column(Value(given, column.place)) if given is not None else None
+        if not isinstance(categorical, (VocabularyList, HashBucket, Identity)) or not isinstance(
+                args.get("weight_feature_key"), str):
+            raise column.fail("weighted_categorical_column of a vocabulary list, hash bucket or identity column, "
+                              "weighed by a feature's key, is migrated")
+        return Weighted(categorical, args["weight_feature_key"])
+
     def _indicator(self, column: Value) -> Indicator:
         return Indicator(self._categorical(column, "indicator_column"))
 
     def _embedding(self, column: Value) -> Embedding:
         args = self._args(column, EMBEDDING, ("dimension", "combiner"), other=("categorical_column",))
-        return Embedding(self._categorical(column, "embedding_column"), args["dimension"],
-                         args.get("combiner") or "mean")
+        categorical, combiner = self._categorical(column, "embedding_column"), args.get("combiner") or "mean"
+        if isinstance(categorical, Weighted) and combiner == "sqrtn":
+            raise column.fail('an embedding_column of weighted ids with combiner="sqrtn" (over the root of the sum of '
+                              "the squared weights) is not migrated yet")
+        return Embedding(categorical, args["dimension"], combiner)
 
 
 READERS = {"feature_column.numeric_column": "_numeric", "feature_column.bucketized_column": "_bucketized",
@@ -203,4 +217,5 @@ READERS = {"feature_column.numeric_column": "_numeric", "feature_column.bucketiz
            "feature_column.categorical_column_with_hash_bucket": "_hash_bucket",
            "feature_column.categorical_column_with_identity": "_identity",
            "feature_column.crossed_column": "_crossed", "feature_column.indicator_column": "_indicator",
+           "feature_column.weighted_categorical_column": "_weighted",
            "feature_column.embedding_column": "_embedding"}

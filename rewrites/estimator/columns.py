@@ -32,6 +32,7 @@ NUMERIC_ONLY_COMMENT = "# input_layer: the numeric columns in name order, each f
 FLAT = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
 COMBINERS = {"mean": "{rows} / tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0)",
              "sqrtn": "{rows} * tf.math.rsqrt(tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0))"}
+WEIGHTED_MEAN = "tf.math.divide_no_nan({rows}, tf.reduce_sum({counts}, axis=1, keepdims=True))"
 COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none: zeros, as in TF1)',
                      "sqrtn": 'combiner="sqrtn": over the square root of the number of ids (none: zeros)'}
 
@@ -85,12 +86,16 @@ class VocabularyList:
     def name(self) -> str:
         return self.key
 
-    def counts(self, writer: Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         strings = all(isinstance(word, str) for word in self.vocabulary)
         layer, mask = ("StringLookup", '""') if strings else ("IntegerLookup", "-1")  # what TF1 drops
         oov = max(self.oov_buckets, 1)
         lookup = (f"keras.layers.{layer}(vocabulary={_literal(self.vocabulary)}, num_oov_indices={oov}, "
                   f'mask_token={mask}, output_mode="count")(features[{_literal(self.key)}])')
+        if weights is not None:  # the ids (the mask 0, out of vocabulary next), their weights summed per bucket
+            ids = writer.bind(f"{self.name}_ids", lookup.replace('output_mode="count"', 'output_mode="int"'))
+            lookup = (f"keras.layers.CategoryEncoding(num_tokens={1 + oov + len(self.vocabulary)}, "
+                      f'output_mode="count")({ids}, count_weights={weights})[:, 1:]')
         if not self.oov_buckets:  # TF1 dropped what is not in the vocabulary: Keras counts it first
             return writer.bind(name, f"{lookup}[:, 1:]")
         # Keras counts the out-of-vocabulary buckets first, TF1 after the vocabulary.
@@ -107,13 +112,12 @@ class HashBucket:
     def name(self) -> str:
         return self.key
 
-    def counts(self, writer: Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         feature, mask = f"features[{_literal(self.key)}]", '""' if self.strings else "-1"
         writer.comment(f"TF1 drops {mask}: hashed here into one bucket more, cut off.")
         ids = writer.bind(f"{self.name}_hashed", f"tf.where({feature} == {mask}, tf.constant({self.size}, tf.int64), "
                                                  f"keras.layers.Hashing(num_bins={self.size})({feature}))")
-        return writer.bind(name, f'keras.layers.CategoryEncoding(num_tokens={self.size + 1}, output_mode="count")'
-                                 f"({ids})[:, :-1]")
+        return writer.bind(name, _encoding(self.size + 1, ids, weights) + "[:, :-1]")
 
 
 @dataclass
@@ -125,13 +129,31 @@ class Identity:
     def name(self) -> str:
         return self.key
 
-    def counts(self, writer: Writer, name: str) -> str:
+    def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         feature = f"features[{_literal(self.key)}]"
         writer.comment("TF1 drops -1: counted here in one bucket more, cut off.")
         ids = writer.bind(f"{self.name}_ids", f"tf.where({feature} < 0, tf.constant({self.size}, {feature}.dtype), "
                                               f"{feature})")
-        return writer.bind(name, f'keras.layers.CategoryEncoding(num_tokens={self.size + 1}, output_mode="count")'
-                                 f"({ids})[:, :-1]")
+        return writer.bind(name, _encoding(self.size + 1, ids, weights) + "[:, :-1]")
+
+
+@dataclass
+class Weighted:
+    """weighted_categorical_column: each id counts its weight (a feature of the ids' shape), not 1."""
+
+    categorical: object  # VocabularyList, HashBucket or Identity
+    weight_key: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.categorical.name}_weighted_by_{self.weight_key}"
+
+    def counts(self, writer: Writer, name: str, positive: bool = False) -> str:
+        """``positive``: weights of 0 or less dropped, as TF1's embedding lookup dropped them."""
+        weights = f"tf.cast(features[{_literal(self.weight_key)}], tf.float32)"
+        if positive:
+            weights = writer.bind(f"{self.weight_key}_positive", f"tf.maximum({weights}, 0.0)")
+        return self.categorical.counts(writer, name, weights)
 
 
 @dataclass
@@ -175,14 +197,14 @@ class Embedding:
 
     def dense(self, writer: Writer) -> str:
         """The rows the ids pick, summed by a Dense kernel on their counts (the kernel is TF1's table), combined."""
-        counts = self.categorical.counts(writer, f"{self.categorical.name}_counts")
+        counts = _looked_up(self.categorical, writer, f"{self.categorical.name}_counts", self.combiner)
         rows = writer.bind(f"{self.categorical.name}_rows", (
             f"keras.layers.Dense(units={self.dimension}, use_bias=False, kernel_initializer=keras.initializers."
             f'TruncatedNormal(stddev=1 / math.sqrt({self.dimension})), name="{self.name}")({counts})'))
         if self.combiner == "sum":
             return rows
         writer.comment(COMBINER_COMMENTS[self.combiner])
-        return writer.bind(self.name, COMBINERS[self.combiner].format(rows=rows, counts=counts))
+        return writer.bind(self.name, _combiner(self.combiner, self.categorical).format(rows=rows, counts=counts))
 
 
 class Writer:
@@ -238,24 +260,43 @@ def input_layer(columns: list | None, columns_code: str, target: str, writer: Wr
 
 def linear_model(columns: list, units: int, combiner: str, target: str, writer: Writer) -> None:
     """Statements binding ``target`` to TF1's ``linear_model(features, columns, units, sparse_combiner)``: per
-    column a weight for each value (numeric) or bucket (categorical, combined as ``combiner`` says), zeros at
-    first, summed, and one bias (on the last column's layer: TF1 made it after the columns' weights)."""
+    column a weight for each value (numeric) or bucket (categorical, its counts combined as ``combiner`` says:
+    the weights' mean is the weights of the counts' mean), zeros at first, summed, and one bias (on the last
+    column's layer: TF1 made it after the columns' weights)."""
     writer.comment("linear_model: in name order, each column's weights, summed, and a bias.")
     sums = []
     for index, column in enumerate(columns):
         bias = "True" if index == len(columns) - 1 else "False"
         if isinstance(column, (Numeric, Indicator)):
-            values, counts = column.dense(writer), None
+            values = column.dense(writer)
         else:
-            values = counts = column.counts(writer, f"{column.name}_counts")
-        weighted = writer.bind(f"{column.name}_weighted", (
+            values = counts = _looked_up(column, writer, f"{column.name}_counts", combiner)
+            if combiner != "sum":
+                writer.comment(COMBINER_COMMENTS[combiner])
+                values = writer.bind(f"{column.name}_combined",
+                                     _combiner(combiner, column).format(rows=counts, counts=counts))
+        sums.append(writer.bind(f"{column.name}_weighted", (
             f'keras.layers.Dense(units={units}, use_bias={bias}, kernel_initializer="zeros", '
-            f'name="{column.name}_weights")({values})'))
-        if counts is not None and combiner != "sum":
-            writer.comment(COMBINER_COMMENTS[combiner])
-            weighted = writer.bind(f"{column.name}_combined", COMBINERS[combiner].format(rows=weighted, counts=counts))
-        sums.append(weighted)
+            f'name="{column.name}_weights")({values})')))
     writer.assign(target, f"keras.layers.Add()([{', '.join(sums)}])" if len(sums) > 1 else sums[0])
+
+
+def _looked_up(categorical, writer: Writer, name: str, combiner: str) -> str:
+    """The counts of a categorical column as TF1's safe_embedding_lookup_sparse summed them (embedding and
+    linear_model): weights of 0 or less dropped, but for the sum."""
+    if isinstance(categorical, Weighted) and combiner != "sum":
+        return categorical.counts(writer, name, positive=True)
+    return categorical.counts(writer, name)
+
+
+def _encoding(tokens: int, ids: str, weights: str | None) -> str:
+    weighted = f", count_weights={weights}" if weights else ""
+    return f'keras.layers.CategoryEncoding(num_tokens={tokens}, output_mode="count")({ids}{weighted})'
+
+
+def _combiner(combiner: str, categorical) -> str:
+    """The combiner's code; of weighted ids, a mean over their weights, which may sum to less than 1."""
+    return WEIGHTED_MEAN if combiner == "mean" and isinstance(categorical, Weighted) else COMBINERS[combiner]
 
 
 def uses_math(columns: list | None) -> bool:
