@@ -325,8 +325,10 @@ def test_input_layer_in_a_model_fn_reads_the_same_columns():
 
 
 @pytest.mark.parametrize("column, why", [
-    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_vocabulary_file("w", "v.txt"))',
-     "feature_column.categorical_column_with_vocabulary_file is not migrated yet"),
+    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_vocabulary_file("w", "v.txt", 3))',
+     "categorical_column_with_vocabulary_file(vocabulary_size=...) is not migrated yet"),
+    ('tf.feature_column.indicator_column(tf.feature_column.sequence_categorical_column_with_identity("w", 3))',
+     "feature_column.sequence_categorical_column_with_identity is not migrated yet"),
     ('tf.feature_column.categorical_column_with_hash_bucket("w", 5)', "wrap it in an indicator_column"),
     ('tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x", shape=[2]), [0.0])',
      "bucketized_column of a numeric column of more than one value is not migrated yet"),

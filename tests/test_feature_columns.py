@@ -40,6 +40,11 @@ CASES = {
     "integer vocabulary list": (
         "[fc.indicator_column(fc.categorical_column_with_vocabulary_list('i', [3, 1, 7], dtype=tf.int64))]",
         {"i": IDS}),
+    "vocabulary file": (
+        "[fc.indicator_column(fc.categorical_column_with_vocabulary_file('w', VOCABULARY_FILE))]", {"w": WORDS}),
+    "vocabulary file, oov buckets, multi-valued": (
+        "[fc.indicator_column(fc.categorical_column_with_vocabulary_file('w', VOCABULARY_FILE, num_oov_buckets=2))]",
+        {"w": PAIRS}),
     "hash bucket": ("[fc.indicator_column(fc.categorical_column_with_hash_bucket('w', 5))]", {"w": WORDS}),
     "hash bucket, multi-valued": ("[fc.indicator_column(fc.categorical_column_with_hash_bucket('w', 7))]",
                                   {"w": PAIRS}),
@@ -128,8 +133,11 @@ def keras_input_layer(columns_code: str, features: dict, tables: dict) -> tuple[
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_keras_code_gives_what_input_layer_gave(case):
+def test_keras_code_gives_what_input_layer_gave(case, tmp_path):
     columns, features = CASES[case]
+    vocabulary = tmp_path / "vocabulary.txt"
+    vocabulary.write_text("c\na\nb\n")
+    columns = columns.replace("VOCABULARY_FILE", repr(str(vocabulary)))
     expected, tables = tf1_input_layer(columns, features)
     actual, build = keras_input_layer(columns, features, tables)
     assert actual.shape == expected.shape, build

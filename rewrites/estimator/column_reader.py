@@ -15,6 +15,7 @@ from rewrites.syntax import Unsupported, bound_values, is_name
 NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
 BUCKETIZED_COLUMN = ("source_column", "boundaries")
 VOCABULARY_LIST = ("key", "vocabulary_list", "dtype", "default_value", "num_oov_buckets")
+VOCABULARY_FILE = ("key", "vocabulary_file", "vocabulary_size", "num_oov_buckets", "default_value", "dtype")
 HASH_BUCKET = ("key", "hash_bucket_size", "dtype")
 IDENTITY = ("key", "num_buckets", "default_value")
 CROSSED = ("keys", "hash_bucket_size", "hash_key")
@@ -157,6 +158,19 @@ class ColumnReader:
             raise column.fail("categorical_column_with_vocabulary_list(default_value=...) is not migrated yet")
         return VocabularyList(args["key"], list(args["vocabulary_list"]), args.get("num_oov_buckets") or 0)
 
+    def _vocabulary_file(self, column: Value) -> VocabularyList:
+        """Keras' lookup reads the file as TF1 did, each whole line an entry; TF1's vocabulary_size (only the
+        first lines) has no counterpart."""
+        args = self._args(column, VOCABULARY_FILE, ("key", "vocabulary_file", "num_oov_buckets", "default_value"),
+                          other=("dtype",))
+        if args.get("default_value", -1) not in (-1, None):
+            raise column.fail("categorical_column_with_vocabulary_file(default_value=...) is not migrated yet")
+        if not isinstance(args.get("vocabulary_file"), str):
+            raise column.fail("categorical_column_with_vocabulary_file's vocabulary_file must be a path written out")
+        dtype = bound_values(column.node, VOCABULARY_FILE).get("dtype")
+        strings = dtype is None or (column.view.api(dtype) or "").endswith("string")
+        return VocabularyList(args["key"], args["vocabulary_file"], args.get("num_oov_buckets") or 0, strings)
+
     def _hash_bucket(self, column: Value) -> HashBucket:
         args = self._args(column, HASH_BUCKET, ("key", "hash_bucket_size"), other=("dtype",))
         dtype = bound_values(column.node, HASH_BUCKET).get("dtype")
@@ -194,6 +208,8 @@ class ColumnReader:
         args = self._args(column, WEIGHTED, ("weight_feature_key",), other=("categorical_column", "dtype"))
         given = bound_values(column.node, WEIGHTED).get("categorical_column")
         categorical = self.column(Value(given, column.place)) if given is not None else None
+        if isinstance(categorical, VocabularyList) and isinstance(categorical.vocabulary, str):
+            raise column.fail("weighted_categorical_column of a vocabulary file is not migrated yet")
         if not isinstance(categorical, (VocabularyList, HashBucket, Identity)) or not isinstance(
                 args.get("weight_feature_key"), str):
             raise column.fail("weighted_categorical_column of a vocabulary list, hash bucket or identity column, "
@@ -214,6 +230,7 @@ class ColumnReader:
 
 READERS = {"feature_column.numeric_column": "_numeric", "feature_column.bucketized_column": "_bucketized",
            "feature_column.categorical_column_with_vocabulary_list": "_vocabulary_list",
+           "feature_column.categorical_column_with_vocabulary_file": "_vocabulary_file",
            "feature_column.categorical_column_with_hash_bucket": "_hash_bucket",
            "feature_column.categorical_column_with_identity": "_identity",
            "feature_column.crossed_column": "_crossed", "feature_column.indicator_column": "_indicator",

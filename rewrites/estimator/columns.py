@@ -7,11 +7,14 @@ column's Keras code is written in the build function, on ``features`` (the dict 
 - ``numeric_column``: the feature flattened, as float32;
 - ``bucketized_column``: ``Discretization`` with the same boundaries (a value on a boundary goes to
   the upper bucket in both), one-hot;
-- ``categorical_column_with_vocabulary_list``: ``StringLookup`` / ``IntegerLookup`` with ``""`` /
-  ``-1`` as the mask TF1 drops, out-of-vocabulary values dropped (``num_oov_buckets=0``) or hashed
-  into the same buckets, after the vocabulary as in TF1;
+- ``categorical_column_with_vocabulary_list`` / ``_file``: ``StringLookup`` / ``IntegerLookup`` (of the
+  list, or reading the file's whole lines as TF1 did) with ``""`` / ``-1`` as the mask TF1 drops,
+  out-of-vocabulary values dropped (``num_oov_buckets=0``) or hashed into the same buckets, after the
+  vocabulary as in TF1;
 - ``categorical_column_with_hash_bucket``: ``Hashing`` (the same fingerprint), ``""`` / ``-1``
   dropped as TF1 drops them; ``categorical_column_with_identity``: the ids themselves;
+- ``weighted_categorical_column``: the ids counted with their weights (``CategoryEncoding``'s
+  ``count_weights``), weights of 0 or less dropped where TF1's safe embedding lookup dropped them;
 - ``crossed_column`` of keys and bucketized columns: ``HashedCrossing`` (the same buckets);
 - ``indicator_column``: the categorical column's counts (multi-hot); ``embedding_column``: a
   ``Dense`` layer without bias on those counts, which is the sum of the rows looked up (the
@@ -79,15 +82,17 @@ class Bucketized:
 @dataclass
 class VocabularyList:
     key: str
-    vocabulary: list
+    vocabulary: list | str  # the words, or the path of a file of them (one a line)
     oov_buckets: int
+    strings: bool | None = None  # of a file: the words are strings (else integers)
 
     @property
     def name(self) -> str:
         return self.key
 
     def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
-        strings = all(isinstance(word, str) for word in self.vocabulary)
+        strings = self.strings if isinstance(self.vocabulary, str) else all(
+            isinstance(word, str) for word in self.vocabulary)
         layer, mask = ("StringLookup", '""') if strings else ("IntegerLookup", "-1")  # what TF1 drops
         oov = max(self.oov_buckets, 1)
         lookup = (f"keras.layers.{layer}(vocabulary={_literal(self.vocabulary)}, num_oov_indices={oov}, "
