@@ -28,6 +28,11 @@ IDS = np.array([[0], [3], [1], [-1], [2], [3]], np.int64)                  # -1:
 
 CASES = {
     "numeric": ("[fc.numeric_column('age')]", {"age": AGES}),
+    "numeric, normalized": ("[fc.numeric_column('age', normalizer_fn=lambda x: (x - 40.0) / 12.5)]", {"age": AGES}),
+    "integer numeric, normalized": ("[fc.numeric_column('i', normalizer_fn=lambda value: -value ** 2 + 2 * value)]",
+                                    {"i": IDS}),
+    "bucketized, normalized": ("[fc.bucketized_column(fc.numeric_column('age', normalizer_fn=lambda x: x / 10),"
+                               " [1.8, 2.5])]", {"age": AGES}),
     "bucketized": ("[fc.bucketized_column(fc.numeric_column('age'), [18.0, 25.0, 65.0])]", {"age": AGES}),
     "vocabulary list": ("[fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']))]",
                         {"w": WORDS}),

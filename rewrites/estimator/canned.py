@@ -287,7 +287,7 @@ class CannedReader:
         key = self.values.constant(given)
         if not isinstance(key, str):
             column = ColumnReader(self.values).column(given)
-            key = column.key if isinstance(column, Numeric) else None
+            key = column.key if isinstance(column, Numeric) and column.normalizer is None else None
         if key is None:
             raise given.fail("weight_column must be a key or a numeric_column the migration can read")
         return key

@@ -23,6 +23,7 @@ WEIGHTED = ("categorical_column", "weight_feature_key", "dtype")
 EMBEDDING = ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
              "max_norm", "trainable", "use_safe_embedding_lookup")
 
+ARITHMETIC = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**"}
 # What each argument read must be (others: a number, a string or None).
 ARGUMENT_TYPES = {"boundaries": (list, tuple), "vocabulary_list": (list, tuple), "hash_bucket_size": int,
                   "num_buckets": int, "dimension": int, "num_oov_buckets": (int, type(None))}
@@ -126,19 +127,52 @@ class ColumnReader:
             values[name] = constant
         return values
 
-    def _numeric_key(self, column: Value) -> str | None:
+    def _numeric_key(self, column: Value, normalized: bool = False) -> str | None:
         # shape, default_value and dtype describe parsing; input_layer flattens and casts to float32 whatever comes.
         args = bound_values(column.node, NUMERIC_COLUMN)
         key, normalizer = args.get("key"), args.get("normalizer_fn")
-        if normalizer is not None and not is_name(normalizer, "None"):
-            raise column.fail("numeric_column with a normalizer_fn is not migrated: write the Keras input (and a "
-                              "Normalization or Lambda layer) by hand")
+        if not normalized and normalizer is not None and not is_name(normalizer, "None"):
+            raise column.fail("numeric_column with a normalizer_fn is migrated where the columns are written out")
         known = self.values.constant(Value(key, column.place)) if key is not None else None
         return known if isinstance(known, str) else None
 
     def _numeric(self, column: Value) -> Numeric | None:
-        key = self._numeric_key(column)
-        return Numeric(key) if key is not None else None
+        key = self._numeric_key(column, normalized=True)
+        normalizer = bound_values(column.node, NUMERIC_COLUMN).get("normalizer_fn")
+        if key is None:
+            return self._numeric_key(column)  # None, or why not
+        if normalizer is None or is_name(normalizer, "None"):
+            return Numeric(key)
+        return Numeric(key, self._normalizer(Value(normalizer, column.place)))
+
+    def _normalizer(self, given: Value) -> str:
+        """A normalizer_fn of arithmetic on its argument and numbers, as code on ``{}`` (the raw feature)."""
+        function = self.values.resolve(given)
+        node = function.node
+        params = node.params if isinstance(node, cst.Lambda) else None
+        if params is None or len(params.params) != 1 or params.params[0].default is not None or \
+                params.kwonly_params or params.posonly_params or params.star_kwarg is not None or \
+                isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
+            raise given.fail("a normalizer_fn is migrated when it is a lambda of one argument: write the Keras input's "
+                             "normalization by hand")
+        parameter = node.params.params[0].name.value
+
+        def code(expression: cst.BaseExpression) -> str:
+            if isinstance(expression, cst.Name) and expression.value == parameter:
+                return "{}"
+            if isinstance(expression, cst.BinaryOperation) and type(expression.operator) in ARITHMETIC:
+                return f"({code(expression.left)} {ARITHMETIC[type(expression.operator)]} {code(expression.right)})"
+            if isinstance(expression, cst.UnaryOperation) and isinstance(expression.operator, cst.Minus):
+                return f"-{code(expression.expression)}"
+            number = self.values.constant(Value(expression, function.place))
+            if isinstance(number, (int, float)) and not isinstance(number, bool):
+                return repr(number)
+            raise given.fail("a normalizer_fn is migrated when it is arithmetic (+ - * / **) on its argument and "
+                             "numbers known before the program runs (the Keras model is built apart): write the "
+                             "Keras input's normalization by hand")
+
+        text = code(node.body)
+        return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
     def _bucketized(self, column: Value) -> Bucketized:
         source = bound_values(column.node, BUCKETIZED_COLUMN).get("source_column")

@@ -4,7 +4,7 @@ Shared by the model_fn reader (``input_layer(features, columns)`` in a model_fn)
 estimators (their ``feature_columns``); column_reader.py reads the columns from the program. Each
 column's Keras code is written in the build function, on ``features`` (the dict of ``keras.Input``):
 
-- ``numeric_column``: the feature flattened, as float32;
+- ``numeric_column``: the feature (through its ``normalizer_fn`` of arithmetic) flattened, as float32;
 - ``bucketized_column``: ``Discretization`` with the same boundaries (a value on a boundary goes to
   the upper bucket in both), one-hot;
 - ``categorical_column_with_vocabulary_list`` / ``_file``: ``StringLookup`` / ``IntegerLookup`` (of the
@@ -48,13 +48,18 @@ COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none
 @dataclass
 class Numeric:
     key: str
+    normalizer: str | None = None  # normalizer_fn's arithmetic on {} (the raw feature), before the cast, as TF1
 
     @property
     def name(self) -> str:
         return self.key
 
     def dense(self, writer: Writer) -> str:
-        return writer.bind(self.name, FLAT.format(_literal(self.key)))
+        if self.normalizer is None:
+            return writer.bind(self.name, FLAT.format(_literal(self.key)))
+        normalized = writer.bind(f"{self.name}_normalized",
+                                 self.normalizer.replace("{}", f"features[{_literal(self.key)}]"))
+        return writer.bind(self.name, f"keras.layers.Flatten()(tf.cast({normalized}, tf.float32))")
 
 
 @dataclass
@@ -67,7 +72,8 @@ class Bucketized:
         return f"{self.source.name}_bucketized"
 
     def ids(self, writer: Writer) -> str:
-        values = writer.bind(f"{self.source.name}_values", f"tf.cast(features[{_literal(self.source.key)}], tf.float32)")
+        feature = (self.source.normalizer or "{}").replace("{}", f"features[{_literal(self.source.key)}]")
+        values = writer.bind(f"{self.source.name}_values", f"tf.cast({feature}, tf.float32)")
         return writer.bind(f"{self.source.name}_buckets",
                            f"keras.layers.Discretization(bin_boundaries={_literal(self.boundaries)})({values})")
 
@@ -252,7 +258,7 @@ def input_layer(columns: list | None, columns_code: str, target: str, writer: Wr
         writer.comment(NUMERIC_ONLY_COMMENT[2:])
         writer.assign(target, f"keras.layers.Concatenate()([\n    {FLAT.format('column.key')}\n    for column in "
                             f"sorted({columns_code}, key=lambda column: column.name)])")
-    elif all(isinstance(column, Numeric) for column in columns):
+    elif all(isinstance(column, Numeric) and column.normalizer is None for column in columns):
         writer.comment(NUMERIC_ONLY_COMMENT[2:])
         keys = ", ".join(f'"{column.key}"' for column in columns)
         writer.assign(target, FLAT.format(_literal(columns[0].key)) if len(columns) == 1 else
