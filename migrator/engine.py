@@ -21,8 +21,9 @@ from rewrites import FAMILIES, RULES, Family
 
 # What a Python 2 line a Python 3 parser chokes on usually looks like.
 _PYTHON2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"']|except\s+[\w.]+\s*,\s*\w+\s*:)|`|\b0[0-7]+\b|\bur[\"']")
-# Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, or its specs).
-PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn")
+# Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, its specs, or the
+# feature columns a featurizer module makes for it).
+PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn", "feature_column")
 
 
 @dataclass

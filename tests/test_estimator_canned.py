@@ -481,3 +481,50 @@ def test_label_vocabulary_is_looked_up_by_the_inputs_beside_the_weights():
             '            keras.layers.StringLookup(\n'
             '                vocabulary=["setosa", "versicolor", "virginica"], num_oov_indices=0)(labels),\n'
             '            features["w"]))') in code, code
+
+
+FEATURIZER = {
+    "trainer/__init__.py": "",
+    "trainer/featurizer.py": """
+        import tensorflow as tf
+
+        INPUT_COLUMNS = [
+            tf.feature_column.categorical_column_with_vocabulary_list("gender", [" Female", " Male"]),
+            tf.feature_column.numeric_column("age"),
+        ]
+
+        def get_deep_and_wide_columns(embedding_size=8):
+          (gender, age) = INPUT_COLUMNS
+          age_buckets = tf.feature_column.bucketized_column(age, boundaries=[18, 25])
+          wide_columns = [gender, age_buckets]
+          deep_columns = [tf.feature_column.indicator_column(gender), age]
+          return deep_columns, wide_columns
+        """,
+    "trainer/task.py": """
+        import tensorflow as tf
+
+        from trainer import featurizer
+
+        def input_fn():
+          return tf.data.Dataset.from_tensor_slices(({"gender": [" Male"], "age": [30.0]}, [1])).repeat().batch(1)
+
+        def main():
+          (deep_columns, wide_columns) = featurizer.get_deep_and_wide_columns(8)
+          estimator = tf.estimator.DNNLinearCombinedClassifier(
+              linear_feature_columns=wide_columns, dnn_feature_columns=deep_columns, dnn_hidden_units=[4])
+          estimator.train(input_fn, max_steps=3)
+        """,
+}
+
+
+def test_a_featurizer_module_of_feature_columns_is_read_with_the_program():
+    """cloudml-samples' census shape: the columns in a module that names no Estimator, unpacked from a list and a
+    returned tuple."""
+    from migrator.engine import program_groups
+
+    files = {path: dedent(text) for path, text in FEATURIZER.items()}
+    assert sorted(map(sorted, program_groups(files, ALL_RULES))) == [
+        ["trainer/__init__.py"], ["trainer/featurizer.py", "trainer/task.py"]]
+    task = run_tree(FEATURIZER)["trainer/task.py"].source
+    assert "gender_weighted = keras.layers.Dense(" in task and "age_bucketized_weighted" in task
+    assert 'net = keras.layers.Concatenate()([age, gender_indicator])' in task
