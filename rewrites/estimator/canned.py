@@ -19,7 +19,10 @@ DNN model on the same features: their logits summed, each part trained by its ow
 DNN's Adagrad at 0.001, the linear part's Ftrl at min(0.005, 1/sqrt(linear columns)) in both
 versions), as ``dnn_linear_combined.py`` did.
 
-A ``weight_column`` becomes Keras' sample weights: the inputs map it out of the features.
+Hidden units known at run time only (a flag) are given to the build function, the layers a loop over
+them; ``batch_norm`` puts ``BatchNormalization(momentum=0.999)`` after each hidden layer, as dnn.py did.
+A ``weight_column`` becomes Keras' sample weights and a ``label_vocabulary`` a lookup of the labels:
+the inputs map both (``read.py``). ``predict`` yields what the head predicted (``head_predictions``).
 
 Used by read.py in the place of a model_fn; the rest of the migration is the custom Estimator's.
 TFM309 reports each one; switched off, the program is left manual (TFM302).
