@@ -9,7 +9,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from rewrites.estimator.canned import head_predictions
+from rewrites.estimator.heads import head_predictions
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf_keras)", allow_module_level=True)

@@ -85,6 +85,7 @@ import libcst as cst
 from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
 from rewrites.estimator.columns import Embedding, Numeric, Weighted, Writer, input_layer, linear_model, uses_math
+from rewrites.estimator.heads import head, head_predictions
 from rewrites.estimator.program import Model
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
@@ -228,7 +229,7 @@ class CannedReader:
         if uses_math(columns):
             model.imports.append("math")
         reduction = self._reduction(args, v1)
-        model.loss, model.metrics, unreported = _head(classifier, units, reduction)
+        model.loss, model.metrics, unreported = head(classifier, units, reduction)
         if unreported:
             reported = ", ".join(re.findall(r'name="(\w+)"', " ".join(model.metrics)) + ["loss"])
             model.notes.append(("TFM309", estimator.node, NOT_REPORTED.format(name=name, metrics=unreported,
@@ -402,37 +403,3 @@ class CannedReader:
             model.notes.append(("TFM401", given.node, code.why))
         model.after_compile = code.after_compile
         return code.code
-
-
-def head_predictions(classifier: bool, units: int, vocabulary: list[str] | None) -> list[tuple[str, str]]:
-    """What the head's predict yielded, as Keras code on ``logits``: its keys (all but all_class_ids and
-    all_classes, the same for every example) and values, each per example as TF1 gave it."""
-    if not classifier:
-        return [('"predictions"', "logits")]
-    if units > 1:
-        probabilities, class_ids = [("\"probabilities\"", "tf.nn.softmax(logits)")], "tf.argmax(logits, axis=-1)[:, None]"
-    else:
-        probabilities = [('"logistic"', "tf.sigmoid(logits)"),
-                         ('"probabilities"', "tf.nn.softmax(tf.concat([tf.zeros_like(logits), logits], axis=-1))")]
-        class_ids = "tf.cast(logits > 0, tf.int64)"
-    classes = (f"tf.gather(tf.constant({vocabulary!r}), {class_ids})".replace("'", '"') if vocabulary else
-               f"tf.strings.as_string({class_ids})")
-    return [('"logits"', "logits"), *probabilities, ('"class_ids"', class_ids), ('"classes"', classes)]
-
-
-def _head(classifier: bool, units: int, reduction: str | None) -> tuple[str, list[str], str]:
-    """The head's loss and metrics as Keras code, and the metrics TF1 reported that Keras does not."""
-    arguments = "from_logits=True" + (f", reduction={reduction}" if reduction else "")
-    if classifier and units > 1:
-        return (f"keras.losses.SparseCategoricalCrossentropy({arguments})",
-                ['keras.metrics.SparseCategoricalAccuracy(name="accuracy")',
-                 'keras.metrics.SparseCategoricalCrossentropy(from_logits=True, name="average_loss")'], "")
-    if classifier:
-        return (f"keras.losses.BinaryCrossentropy({arguments})",
-                ['keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")',
-                 'keras.metrics.BinaryCrossentropy(from_logits=True, name="average_loss")',
-                 'keras.metrics.AUC(from_logits=True, name="auc")'],
-                "accuracy_baseline, auc_precision_recall, label/mean, precision, prediction/mean and recall")
-    regression = f"reduction={reduction}" if reduction else ""
-    return (f"keras.losses.MeanSquaredError({regression})",
-            ['keras.metrics.MeanSquaredError(name="average_loss")'], "label/mean and prediction/mean")
