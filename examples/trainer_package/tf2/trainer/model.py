@@ -27,9 +27,11 @@ def make_input_fn(path, mode, batch_size):
 
 def build_model(input_spec, params):
   """The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer."""
-  features = {
-      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
-      for name, spec in input_spec.items()}
+  features = {}
+  for name, spec in input_spec.items():
+    # Feature columns took a feature of one value per example as [batch, 1].
+    shape = spec.shape[1:] if spec.shape.rank > 1 else [1]
+    features[name] = keras.Input(shape=shape, dtype=spec.dtype, name=name)
   # input_layer: the numeric columns in name order, each flattened to float32.
   net = keras.layers.Concatenate()([
       keras.layers.Flatten()(tf.cast(features[key], tf.float32))
