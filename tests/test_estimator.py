@@ -727,7 +727,7 @@ def test_warm_start_names_repeat_with_a_loop_over_literal_values():
     ('tf.feature_column.numeric_column(key="SepalWidth")',
      'tf.feature_column.categorical_column_with_identity("SepalWidth", 3)', "categorical_column_with_identity"),
     ('tf.feature_column.numeric_column(key="SepalWidth")',
-     'tf.feature_column.numeric_column(key="SepalWidth", normalizer_fn=lambda x: x / 2)', "normalizer_fn"),
+     'tf.feature_column.numeric_column(key="SepalWidth", normalizer_fn=tf.math.log1p)', "normalizer_fn"),
     ("  for units in params[\"hidden_units\"]:\n    net = tf.compat.v1.layers.dense(net, units=units, activation=tf.nn.relu)\n",
      "  for units in params[\"hidden_units\"]:\n    net = tf.compat.v1.layers.dense(net, units=units)\n  else:\n    pass\n",
      "for units"),

@@ -528,3 +528,18 @@ def test_a_featurizer_module_of_feature_columns_is_read_with_the_program():
     task = run_tree(FEATURIZER)["trainer/task.py"].source
     assert "gender_weighted = keras.layers.Dense(" in task and "age_bucketized_weighted" in task
     assert 'net = keras.layers.Concatenate()([age, gender_indicator])' in task
+
+
+def test_column_arguments_written_with_builtins_are_read():
+    """census' `hash_bucket_size=int(1e4)`, boundaries counted with len()."""
+    source = LINEAR.replace('categorical_column_with_hash_bucket("occupation", hash_bucket_size=20)',
+                            'categorical_column_with_hash_bucket("occupation", hash_bucket_size=int(2e1))')
+    assert source != LINEAR
+
+    def build_function(code: str) -> str:
+        return code[code.index("def build_linear_classifier_model"):code.index("def strategy_for_this_task")]
+
+    assert build_function(run_one(source).source) == build_function(run_one(LINEAR).source)
+    shadowed = source.replace("import argparse\n", "import argparse\n\nint = float\n")
+    (finding,) = [f for f in run_one(shadowed).findings if f.rule == "TFM302"]
+    assert "hash_bucket_size must be a value the migration can read" in finding.message

@@ -11,6 +11,8 @@ from rewrites.syntax import bind_arguments, subtree
 
 UNKNOWN = object()
 """What ``Values.constant`` gives for a value it cannot know before the program runs."""
+# Builtins of one argument a program writes numbers and lists with (`int(1e4)`, `len(BOUNDARIES)`).
+_BUILTINS = {"int": int, "float": float, "len": len, "list": list, "tuple": tuple, "str": str, "abs": abs}
 _COMPARISONS = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.Is: lambda a, b: a is b,
                 cst.IsNot: lambda a, b: a is not b}
 
@@ -53,6 +55,14 @@ class ConstantReading:
             return UNKNOWN if UNKNOWN in items else items
         if isinstance(node, cst.Subscript) and len(node.slice) == 1:
             return self._constant_subscript(resolved, constants, flags)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
+                and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star \
+                and self.binding(node.func, resolved.place).kind == "builtin":
+            inner = self.constant(Value(node.args[0].value, resolved.place), constants, flags)
+            try:
+                return UNKNOWN if inner is UNKNOWN else _BUILTINS[node.func.value](inner)
+            except (TypeError, ValueError, OverflowError):
+                return UNKNOWN
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             left = self.constant(Value(node.left, resolved.place), constants, flags)
             right = self.constant(Value(node.comparisons[0].comparator, resolved.place), constants, flags)
