@@ -343,6 +343,7 @@ def test_input_layer_in_a_model_fn_reads_the_same_columns():
      'crossed_column(["a", "b"], 4), "w"))', "weighted_categorical_column of a vocabulary list, hash bucket or identity"),
     ('tf.feature_column.numeric_column("x", normalizer_fn=lambda x: (x - np.mean(train_x["a"])) / 2.0)',
      "a normalizer_fn is migrated when it is arithmetic (+ - * / **) on its argument and numbers known before"),
+    ('make_column("x")', "`make_column(\"x\")` is not a feature column the migration can follow to the call"),
     ('tf.feature_column.numeric_column("x", normalizer_fn=tf.math.log1p)',
      "a normalizer_fn is migrated when it is a lambda of one argument"),
     ('tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x"), np.linspace(0, 1.0, 5).tolist())',

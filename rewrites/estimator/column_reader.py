@@ -10,7 +10,7 @@ from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBuck
                                         VocabularyList, Weighted)
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, bound_values, is_name
+from rewrites.syntax import Unsupported, bound_values, is_name, source
 
 NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
 BUCKETIZED_COLUMN = ("source_column", "boundaries")
@@ -57,9 +57,12 @@ class ColumnReader:
         column = self.values.resolve(given)
         api = column.api() if isinstance(column.node, cst.Call) else None
         reader = READERS.get(api or "")
+        if reader is None and api is not None:
+            raise column.fail(f"{api} is not migrated yet: write its Keras preprocessing by hand")
         if reader is None:
-            raise column.fail(f"{api or 'this feature column'} is not migrated yet: write its Keras preprocessing "
-                              "by hand")
+            code = " ".join(source(given.node).split())
+            raise column.fail(f"`{code[:60] + '...' if len(code) > 60 else code}` is not a feature column the "
+                              "migration can follow to the call that makes it: make the column where the list is")
         return getattr(self, reader)(column)
 
     def _items(self, given: Value) -> list | None:
