@@ -544,3 +544,18 @@ def test_column_arguments_written_with_builtins_are_read():
     shadowed = source.replace("import argparse\n", "import argparse\n\nint = float\n")
     (finding,) = [f for f in run_one(shadowed).findings if f.rule == "TFM302"]
     assert "hash_bucket_size must be a value the migration can read" in finding.message
+
+
+def test_shared_embeddings_unpacked_into_names_look_up_one_table():
+    source = PREMADE.replace("""    my_feature_columns = []
+    for key in train_x.keys():
+        my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+""", """    a = tf.feature_column.categorical_column_with_hash_bucket("a", 10)
+    b = tf.feature_column.categorical_column_with_hash_bucket("b", 10)
+    a_embedded, b_embedded = tf.compat.v1.feature_column.shared_embedding_columns([a, b], dimension=4)
+    my_feature_columns = [b_embedded, tf.feature_column.numeric_column("x"), a_embedded]
+""")
+    code = run_one(source).source
+    assert code.count('name="a_b_shared_embedding")') == 1 and "a_rows = a_b_shared_embedding_table(a_counts)" in code
+    assert "b_rows = a_b_shared_embedding_table(b_counts)" in code
+    assert "net = keras.layers.Concatenate()([a_shared_embedding, b_shared_embedding, x])" in code, code

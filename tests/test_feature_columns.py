@@ -81,6 +81,13 @@ CASES = {
     "weighted hash bucket": (
         "[fc.indicator_column(fc.weighted_categorical_column(fc.categorical_column_with_hash_bucket('w', 5), "
         "'weight'))]", {"w": WEIGHTED_WORDS, "weight": WEIGHTS}),
+    "shared embeddings": (
+        "[*fc.shared_embedding_columns([fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']),"
+        " fc.categorical_column_with_vocabulary_list('v', ['c', 'zz', 'a'])], 3)]", {"w": PAIRS, "v": WORDS}),
+    "shared embeddings, sqrtn, beside others": (
+        "fc.shared_embedding_columns([fc.categorical_column_with_identity('j', 4),"
+        " fc.categorical_column_with_identity('i', 4)], 2, combiner='sqrtn') + [fc.numeric_column('age')]",
+        {"j": IDS[::-1], "i": IDS, "age": AGES}),
     "several, sorted by name": (
         "[fc.numeric_column('age'), fc.indicator_column(fc.categorical_column_with_vocabulary_list('w', ['b', 'a'])),"
         " fc.embedding_column(fc.categorical_column_with_identity('i', 4), 2),"
@@ -112,7 +119,7 @@ def tf1_input_layer(columns_code: str, features: dict) -> tuple[np.ndarray, dict
         namespace = {"tf": tf.compat.v1, "fc": tf.compat.v1.feature_column}
         columns = eval(columns_code, namespace)
         output = tf.compat.v1.feature_column.input_layer({k: tf.constant(v) for k, v in features.items()}, columns)
-        tables = {v.name.split("/")[1]: v for v in tf.compat.v1.global_variables() if "embedding_weights" in v.name}
+        tables = {v.name.split("/")[-2]: v for v in tf.compat.v1.global_variables() if "embedding_weights" in v.name}
         with tf.compat.v1.Session() as session:
             session.run([tf.compat.v1.global_variables_initializer(), tf.compat.v1.tables_initializer()])
             return session.run(output), session.run(tables)

@@ -84,7 +84,8 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
-from rewrites.estimator.columns import Embedding, Numeric, Weighted, Writer, input_layer, linear_model, uses_math
+from rewrites.estimator.columns import (Embedding, Numeric, SharedEmbedding, Weighted, Writer, input_layer,
+                                        linear_model, uses_math)
 from rewrites.estimator.heads import head, head_predictions
 from rewrites.estimator.program import Model
 from rewrites.program.constants import UNKNOWN
@@ -273,7 +274,7 @@ class CannedReader:
         if columns is None:
             raise args["feature_columns"].fail("a linear model of feature columns made at run time is not migrated "
                                                "yet: write the list out")
-        if any(isinstance(column, Embedding) for column in columns):
+        if any(isinstance(column, (Embedding, SharedEmbedding)) for column in columns):
             raise args["feature_columns"].fail("an embedding_column in a linear model is not migrated yet")
         combiner = self.values.constant(args["sparse_combiner"]) if "sparse_combiner" in args else "sum"
         if combiner not in ("sum", "mean", "sqrtn"):

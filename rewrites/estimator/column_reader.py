@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBucket, Identity, Indicator, Numeric,
-                                        VocabularyList, Weighted)
+                                        SharedEmbedding, SharedTable, VocabularyList, Weighted)
 from rewrites.program.places import Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bound_values, is_name, source
@@ -20,6 +20,9 @@ HASH_BUCKET = ("key", "hash_bucket_size", "dtype")
 IDENTITY = ("key", "num_buckets", "default_value")
 CROSSED = ("keys", "hash_bucket_size", "hash_key")
 WEIGHTED = ("categorical_column", "weight_feature_key", "dtype")
+SHARED_EMBEDDINGS = ("categorical_columns", "dimension", "combiner", "initializer", "shared_embedding_collection_name",
+                     "ckpt_to_load_from", "tensor_name_in_ckpt", "max_norm", "trainable", "use_safe_embedding_lookup")
+SHARED = "feature_column.shared_embedding_columns"
 EMBEDDING = ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
              "max_norm", "trainable", "use_safe_embedding_lookup")
 
@@ -42,10 +45,11 @@ class ColumnReader:
         items = self._items(given)
         if items is None:
             return None
-        columns = [item if isinstance(item, Numeric) else self.column(item) for item in items]
+        columns = [self.column(item) if isinstance(item, Value) else item for item in items]
         if any(column is None for column in columns):
             return None
-        categorical = [item for item, column in zip(items, columns) if not hasattr(column, "dense")]
+        categorical = [item for item, column in zip(items, columns) if not hasattr(column, "dense")
+                       and isinstance(item, Value)]
         if dense and categorical:
             other = categorical[0]
             raise other.fail("a categorical column given to input_layer: wrap it in an indicator_column or an "
@@ -55,6 +59,10 @@ class ColumnReader:
     def column(self, given: Value):
         """The column ``given`` makes; None for a numeric column whose key is known at run time only."""
         column = self.values.resolve(given)
+        if isinstance(column.node, cst.Name):
+            shared = self._unpacked_shared(column)
+            if shared is not None:
+                return shared
         api = column.api() if isinstance(column.node, cst.Call) else None
         reader = READERS.get(api or "")
         if reader is None and api is not None:
@@ -74,9 +82,19 @@ class ColumnReader:
         if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
             items = self._appended(trail, columns)
         elif isinstance(value, (cst.List, cst.Tuple)):
-            if any(isinstance(element, cst.StarredElement) for element in value.elements):
-                raise columns.fail("feature columns with a `*` are not migrated: write the list out")
-            items = [Value(element.value, columns.place) for element in value.elements]
+            items = []
+            for element in value.elements:
+                item = Value(element.value, columns.place)
+                if isinstance(element, cst.StarredElement):
+                    items += self._shared_or_fail(item, "feature columns with a `*` are migrated for a "
+                                                        "shared_embedding_columns(...): write the list out")
+                else:
+                    items.append(item)
+        elif isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+            parts = [self._items(Value(side, columns.place)) for side in (value.left, value.right)]
+            return None if None in parts else parts[0] + parts[1]
+        elif isinstance(value, cst.Call) and columns.api() == SHARED:
+            return self._shared(columns)
         elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs \
                 and isinstance(value.for_in.target, cst.Name):
             place = self.values.place_of(columns.view, value.elt)
@@ -94,6 +112,43 @@ class ColumnReader:
         if not items:
             raise given.fail("no feature columns")
         return items
+
+    def _shared_or_fail(self, given: Value, why: str) -> list:
+        resolved = self.values.resolve(given)
+        if isinstance(resolved.node, cst.Call) and resolved.api() == SHARED:
+            return self._shared(resolved)
+        raise given.fail(why)
+
+    def _unpacked_shared(self, name: Value):
+        """`a, b = shared_embedding_columns(...)`: the column ``name`` is, or None."""
+        binding = self.values.binding(name.node, name.place)
+        if binding.kind != "value" or not binding.detail.isdigit():
+            return None
+        call = self.values.resolve(binding.value)
+        if not (isinstance(call.node, cst.Call) and call.api() == SHARED):
+            return None
+        columns = self._shared(call)
+        return columns[int(binding.detail)] if int(binding.detail) < len(columns) else None
+
+    def _shared(self, call: Value) -> list[SharedEmbedding]:
+        """shared_embedding_columns(categorical_columns, dimension, combiner): one column each, in their order,
+        looking up one table (TF1 named it after the columns' names, sorted)."""
+        args = self._args(call, SHARED_EMBEDDINGS, ("dimension", "combiner", "shared_embedding_collection_name"),
+                          other=("categorical_columns",))
+        given = bound_values(call.node, SHARED_EMBEDDINGS).get("categorical_columns")
+        listed = self.values.resolve(Value(given, call.place)) if given is not None else None
+        if listed is None or not isinstance(listed.node, (cst.List, cst.Tuple)):
+            raise call.fail("shared_embedding_columns' categorical columns must be a list written out")
+        categoricals = [self.column(Value(element.value, listed.place)) for element in listed.node.elements]
+        if not all(isinstance(c, (VocabularyList, HashBucket, Identity)) and c.size is not None for c in categoricals) \
+                or len({(type(c), c.size) for c in categoricals}) != 1:
+            raise call.fail("shared_embedding_columns of vocabulary-list, hash-bucket or identity columns of one type "
+                            "and number of buckets is migrated (TF1 took no others)")
+        combiner = args.get("combiner") or "mean"
+        name = args.get("shared_embedding_collection_name") or \
+            "_".join(sorted(c.name for c in categoricals)) + "_shared_embedding"
+        table = SharedTable(name, args["dimension"], combiner)
+        return [SharedEmbedding(categorical, table) for categorical in categoricals]
 
     def _appended(self, trail: list, columns: Value) -> list[Value]:
         """The items `columns.append(item)` adds to an empty list (in a loop, typically)."""

@@ -19,7 +19,7 @@ column's Keras code is written in the build function, on ``features`` (the dict 
 - ``indicator_column``: the categorical column's counts (multi-hot); ``embedding_column``: a
   ``Dense`` layer without bias on those counts, which is the sum of the rows looked up (the
   kernel is TF1's embedding table, ``[buckets, dimension]``, initialised as TF1 did), divided as
-  the combiner divides.
+  the combiner divides; ``shared_embedding_columns``: one such layer, every column of it looking up in it.
 
 ``input_layer`` sorts columns by name and concatenates them: so does the code written here.
 """
@@ -35,6 +35,8 @@ NUMERIC_ONLY_COMMENT = "# input_layer: the numeric columns in name order, each f
 FLAT = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
 COMBINERS = {"mean": "{rows} / tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0)",
              "sqrtn": "{rows} * tf.math.rsqrt(tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0))"}
+TABLE = ("keras.layers.Dense(units={0}, use_bias=False, kernel_initializer=keras.initializers.TruncatedNormal("
+         'stddev=1 / math.sqrt({0})), name="{1}")')
 WEIGHTED_MEAN = "tf.math.divide_no_nan({rows}, tf.reduce_sum({counts}, axis=1, keepdims=True))"
 COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none: zeros, as in TF1)',
                      "sqrtn": 'combiner="sqrtn": over the square root of the number of ids (none: zeros)'}
@@ -95,6 +97,11 @@ class VocabularyList:
     @property
     def name(self) -> str:
         return self.key
+
+    @property
+    def size(self) -> int | None:
+        """The number of buckets (None: of a file, known when it is read)."""
+        return None if isinstance(self.vocabulary, str) else len(self.vocabulary) + self.oov_buckets
 
     def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         strings = self.strings if isinstance(self.vocabulary, str) else all(
@@ -207,15 +214,32 @@ class Embedding:
         return f"{self.categorical.name}_embedding"
 
     def dense(self, writer: Writer) -> str:
-        """The rows the ids pick, summed by a Dense kernel on their counts (the kernel is TF1's table), combined."""
-        counts = _looked_up(self.categorical, writer, f"{self.categorical.name}_counts", self.combiner)
-        rows = writer.bind(f"{self.categorical.name}_rows", (
-            f"keras.layers.Dense(units={self.dimension}, use_bias=False, kernel_initializer=keras.initializers."
-            f'TruncatedNormal(stddev=1 / math.sqrt({self.dimension})), name="{self.name}")({counts})'))
-        if self.combiner == "sum":
-            return rows
-        writer.comment(COMBINER_COMMENTS[self.combiner])
-        return writer.bind(self.name, _combiner(self.combiner, self.categorical).format(rows=rows, counts=counts))
+        return _embedded(writer, self.categorical, self.combiner, TABLE.format(self.dimension, self.name), self.name)
+
+
+@dataclass(frozen=True)
+class SharedTable:
+    """shared_embedding_columns' one table: a Dense kernel every column of it looks up in."""
+
+    name: str
+    dimension: int
+    combiner: str
+
+    def layer(self, writer: Writer) -> str:
+        return writer.bind(f"{self.name}_table", TABLE.format(self.dimension, self.name))
+
+
+@dataclass
+class SharedEmbedding:
+    categorical: object
+    table: SharedTable
+
+    @property
+    def name(self) -> str:
+        return f"{self.categorical.name}_shared_embedding"
+
+    def dense(self, writer: Writer) -> str:
+        return _embedded(writer, self.categorical, self.table.combiner, self.table.layer(writer), self.name)
 
 
 class Writer:
@@ -292,6 +316,17 @@ def linear_model(columns: list, units: int, combiner: str, target: str, writer: 
     writer.assign(target, f"keras.layers.Add()([{', '.join(sums)}])" if len(sums) > 1 else sums[0])
 
 
+def _embedded(writer: Writer, categorical, combiner: str, table: str, name: str) -> str:
+    """The rows the ids pick, summed by ``table`` (a Dense layer whose kernel is TF1's embedding table) on their
+    counts, combined."""
+    counts = _looked_up(categorical, writer, f"{categorical.name}_counts", combiner)
+    rows = writer.bind(f"{categorical.name}_rows", f"{table}({counts})")
+    if combiner == "sum":
+        return rows
+    writer.comment(COMBINER_COMMENTS[combiner])
+    return writer.bind(name, _combiner(combiner, categorical).format(rows=rows, counts=counts))
+
+
 def _looked_up(categorical, writer: Writer, name: str, combiner: str) -> str:
     """The counts of a categorical column as TF1's safe_embedding_lookup_sparse summed them (embedding and
     linear_model): weights of 0 or less dropped, but for the sum."""
@@ -311,7 +346,7 @@ def _combiner(combiner: str, categorical) -> str:
 
 
 def uses_math(columns: list | None) -> bool:
-    return any(isinstance(column, Embedding) for column in columns or ())
+    return any(isinstance(column, (Embedding, SharedEmbedding)) for column in columns or ())
 
 
 def _literal(value) -> str:
