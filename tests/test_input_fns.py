@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_estimator_programs import rules, run_one
+from test_estimator_programs import rules, run_one, run_tree
 
 PROGRAM = '''\
 import functools
@@ -155,3 +155,34 @@ def test_input_function_that_gives_no_dataset_leaves_the_program_and_says_why(fu
     [finding] = result.findings
     assert finding.rule == "TFM302" and why in finding.message
     assert where in source.splitlines()[finding.line - 1]
+
+
+def test_a_lambda_calling_another_modules_input_fn_that_returns_iterator_tensors_changes_that_module_too():
+    """The premade-estimator sample's shape: data.py's input functions end in make_one_shot_iterator().get_next(),
+    which TF2's datasets no longer have; each is changed to return its dataset, in its own module."""
+    results = run_tree({
+        "data.py": """
+            import tensorflow.compat.v1 as tf
+
+            def train_input_fn(features, labels, batch_size):
+              dataset = tf.data.Dataset.from_tensor_slices((dict(features), labels))
+              dataset = dataset.shuffle(1000).repeat().batch(batch_size)
+              return dataset.make_one_shot_iterator().get_next()
+            """,
+        "train.py": """
+            import tensorflow.compat.v1 as tf
+
+            import data
+
+            def main(_):
+              columns = [tf.feature_column.numeric_column("x")]
+              classifier = tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=columns, n_classes=3)
+              classifier.train(input_fn=lambda: data.train_input_fn({"x": [1.0, 2.0]}, [0, 2], 2), steps=10)
+
+            if __name__ == "__main__":
+              tf.app.run()
+            """,
+    })
+    module = results["data.py"].source
+    assert "make_one_shot_iterator" not in module and "  return dataset\n" in module, module
+    assert 'dataset = data.train_input_fn({"x": [1.0, 2.0]}, [0, 2], 2)' in results["train.py"].source

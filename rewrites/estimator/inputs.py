@@ -112,11 +112,12 @@ class InputReader(IteratorReading):
         if params.params or isinstance(params.star_arg, cst.Param) or params.kwonly_params or params.star_kwarg:
             raise resolved.fail("an input_fn lambda that takes arguments is not migrated yet: give them by hand")
         body = Value(lam.body, Place(resolved.view, lam, outer=resolved.place))
-        dataset = self._expression(body, mode, {})
+        edits: list = []
+        dataset = self._expression(body, mode, {}, edits)
         if dataset is None:
             raise resolved.fail("the input_fn lambda must return a tf.data dataset")
         return Input(self.relocate(body), resolved.view, lam, bool(dataset.repeats), dataset.length_known,
-                     unknown=dataset.unknown)
+                     edits, dataset.unknown)
 
     def _arguments(self, function: cst.FunctionDef, mode: str, params: str | None, node: Value) -> str:
         """What Estimator passed: the parameters named mode, params, config that the input_fn takes."""
@@ -232,9 +233,11 @@ class InputReader(IteratorReading):
             function = self.values.resolve(Value(node.func, value.place))
             if isinstance(function.node, cst.FunctionDef):  # a function of the program returning a dataset
                 try:
-                    inner, _ = self._function(function, mode, CallSite(node, value.place), edits)
+                    inner, made = self._function(function, mode, CallSite(node, value.place))
                 except Unsupported:
                     return None
+                if edits is not None:  # the function returns its dataset once these are made
+                    edits += made
                 return self._chain(inner, chain, value.place)
             if not isinstance(node.func, cst.Attribute):
                 return None
