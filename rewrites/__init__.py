@@ -132,8 +132,9 @@ FAMILIES: tuple[Family, ...] = (
                  "a TPUEstimator whose use_tpu is a flag defaulting to False: migrated for use_tpu=False, it trains "
                  "on CPU/GPU workers whatever the flag says"),
             Rule("TFM309", "canned-estimator", N,
-                 "a canned DNN or Linear Classifier / Regressor -> the Keras model of the same layers and columns, "
-                 "with the optimizer, rate and loss reduction of its version (v1 or v2)"),
+                 "a canned DNN, Linear or DNNLinearCombined (wide & deep) Classifier / Regressor -> the Keras model "
+                 "of the same layers and columns, with the optimizers, rates and loss reduction of its version (v1 "
+                 "or v2)"),
             Rule("TFM206", "partitioner-scope", E,
                  "a variable_scope's partitioner moved onto the strategy also splits the variables created outside "
                  "that scope (placement only)"),
