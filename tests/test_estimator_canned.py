@@ -109,6 +109,21 @@ def test_a_module_whose_tf_is_compat_v1_means_v1(spelling):
     assert "trained as v1 (tf.compat.v1.estimator.DNNClassifier): Adagrad at 0.05, the loss summed" in note
 
 
+@pytest.mark.parametrize("ending, version", [
+    ("tf.compat.v1.app.run(main)", "v2"),  # TF 2's own way to reach compat.v1
+    ("tf.logging.set_verbosity(tf.logging.INFO)\n    tf.app.run(main)", "v1"),  # ran on TF 1.x
+], ids=["tf.compat.v1 spelled out", "TF 1.x plain tf"])
+def test_plain_tf_reaching_tf1_only_apis_means_the_program_ran_on_tf1_and_had_v1(ending, version):
+    source = PREMADE.replace("tf.compat.v1.app.run(main)", ending)
+    assert source != PREMADE or version == "v2"
+    (note,) = findings(run_one(source), "TFM309")
+    if version == "v1":
+        assert ("trained as v1 (tf.estimator.DNNClassifier of TF 1.x: this module's plain `tf` reaches APIs TF 2 has "
+                "only in tf.compat.v1, so the program ran on TF 1.x): Adagrad at 0.05, the loss summed") in note, note
+    else:
+        assert "trained as v2 (tf.estimator.DNNClassifier of TF 2;" in note, note
+
+
 @pytest.mark.parametrize("arguments, expected", [
     ('optimizer="Adam"', ["optimizer = keras.optimizers.legacy.Adam()\n"]),
     ("loss_reduction=tf.losses.Reduction.SUM", ['SparseCategoricalCrossentropy(from_logits=True, reduction="sum")']),

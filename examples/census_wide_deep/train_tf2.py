@@ -46,7 +46,7 @@ def write_census_csv(path, rows, seed):
 
 def input_fn(data_file, num_epochs, shuffle, batch_size):
   def parse_csv(value):
-    columns = tf.compat.v1.io.decode_csv(value, record_defaults=CSV_DEFAULTS)
+    columns = tf.io.decode_csv(value, record_defaults=CSV_DEFAULTS)
     features = dict(zip(CSV_COLUMNS, columns))
     labels = features.pop("income_bracket")
     return features, tf.equal(labels, ">50K")

@@ -8,9 +8,10 @@ layers, the logits, the head's loss and metrics, and the optimizer the estimator
 with the defaults that are invisible in the source (read from tensorflow_estimator 2.15's
 ``canned/``):
 
-- v1 (``tf.compat.v1.estimator.X``, or ``tf.estimator.X`` in a module whose ``tf`` is
-  compat.v1): ``tf.compat.v1.train`` optimizers (a DNN's Adagrad at 0.05, a linear model's Ftrl at
-  0.2), the training loss summed over the batch;
+- v1 (``tf.compat.v1.estimator.X``, or ``tf.estimator.X`` in a module whose ``tf`` is compat.v1
+  or TF 1.x's, its plain ``tf`` reaching APIs TF 2 has only in compat.v1): ``tf.compat.v1.train``
+  optimizers (a DNN's Adagrad at 0.05, a linear model's Ftrl at 0.2), the training loss summed over
+  the batch;
 - v2 (``tf.estimator.X`` of TF 2): legacy Keras optimizers (a DNN's Adagrad at its own default,
   0.001; a linear model's Ftrl at 0.2), the loss averaged over the batch.
 
@@ -161,6 +162,8 @@ ACTIVATIONS = {"nn.relu": '"relu"', "nn.tanh": '"tanh"', "nn.sigmoid": '"sigmoid
 REDUCTIONS = {"SUM": '"sum"', "SUM_OVER_BATCH_SIZE": None}
 MIGRATED = "canned {name} -> a Keras model of the same layers, trained as {version}: {how}"
 V1 = "v1 (tf.compat.v1.estimator.{name})"
+V1_ERA = ("v1 (tf.estimator.{name} of TF 1.x: this module's plain `tf` reaches APIs TF 2 has only in "
+          "tf.compat.v1, so the program ran on TF 1.x)")
 V2 = ("v2 (tf.estimator.{name} of TF 2; a program that ran on TF 1.x had v1, which sums the loss: spell "
       "it tf.compat.v1.estimator.{name} and run tf-migrate again)")
 NOT_REPORTED = ("the canned {name} also reported {metrics} in evaluate; the Keras model reports {reported}: "
@@ -177,27 +180,28 @@ class Canned:
     keywords: dict[str, Value]
 
 
-def parameters(estimator: Value) -> tuple[str, ...] | None:
-    """The parameters of a canned estimator migrated (of the version its spelling means); None for others."""
+def parameters(estimator: Value, tf1_era: bool = False) -> tuple[str, ...] | None:
+    """The parameters of a canned estimator migrated (of the version its spelling means); None for others.
+    ``tf1_era``: the module's plain `tf` is TF 1.x's, whose tf.estimator was v1."""
     kind = KINDS.get(estimator.api())
     if kind is None:
         return None
-    return kind.v1 if _is_v1(estimator) else kind.v2
+    return kind.v1 if _is_v1(estimator, tf1_era) else kind.v2
 
 
-def _is_v1(estimator: Value) -> bool:
-    return estimator.view.tf_name(estimator.node.func).via == "v1"
+def _is_v1(estimator: Value, tf1_era: bool) -> bool:
+    return estimator.view.tf_name(estimator.node.func).via == "v1" or tf1_era
 
 
 class CannedReader:
     def __init__(self, values: Values) -> None:
         self.values = values
 
-    def read(self, estimator: Value) -> Canned:
+    def read(self, estimator: Value, tf1_era: bool = False) -> Canned:
         name = estimator.api().rpartition(".")[2]
-        kind, v1 = KINDS[estimator.api()], _is_v1(estimator)
+        kind, v1 = KINDS[estimator.api()], _is_v1(estimator, tf1_era)
         args = {key: Value(node, estimator.place)
-                for key, node in bound_values(estimator.node, parameters(estimator)).items()}
+                for key, node in bound_values(estimator.node, parameters(estimator, tf1_era)).items()}
         for key, value in args.items():
             if key in NOT_YET and not is_none(self.values.resolve(value).node):
                 raise value.fail(f"{name}({NOT_YET[key]}=...) is not migrated yet: migrate this estimator by hand "
@@ -250,7 +254,8 @@ class CannedReader:
             model.wide_deep_optimizer = self._optimizer(model, args.get("linear_optimizer"), "Ftrl", v1, linear_rate)
             if "linear_optimizer" not in args:
                 how.insert(len(how) - 1, f"the linear part Ftrl at {linear_rate}")
-        version = (V1 if v1 else V2).format(name=name)
+        via_v1 = estimator.view.tf_name(estimator.node.func).via == "v1"
+        version = (V1 if via_v1 else V1_ERA if v1 else V2).format(name=name)
         model.notes.insert(0, ("TFM309", estimator.node, MIGRATED.format(name=name, version=version, how=", ".join(how))))
         return Canned(name, model, keywords)
 

@@ -114,7 +114,7 @@ class ProgramReader:
     def _setup(self, estimator: Value) -> Setup:
         api = estimator.api()
         tpu = tpu_settings(self.values, estimator, self.code) if api == TPU_ESTIMATOR else None
-        canned_parameters = canned.parameters(estimator)
+        canned_parameters = canned.parameters(estimator, self._tf1_era(estimator))
         args = bound_values(estimator.node, tpu.parameters if tpu else canned_parameters or ESTIMATOR)
         at = estimator.place
         arg = {name: Value(value, at) for name, value in args.items()}
@@ -147,9 +147,13 @@ class ProgramReader:
         self.model_dir = model_dir
         return setup
 
+    def _tf1_era(self, estimator: Value) -> bool:
+        """The module's plain `tf` is TF 1.x's (it reaches APIs TF 2 has only in compat.v1)."""
+        return self.spelling(estimator.view).rebinding.kind == "tf1-era"
+
     def _canned(self, estimator: Value):
         """A canned estimator's Keras model, and the ModelFn standing for the function that will build it."""
-        read = canned.CannedReader(self.values).read(estimator)
+        read = canned.CannedReader(self.values).read(estimator, self._tf1_era(estimator))
         view = estimator.view
         home = estimator.node
         while view.parent(home) is not view.module:

@@ -141,7 +141,8 @@ class Spelling:
                    for line in _block_lines(block) if line is not None for small in line.body)
 
     def _reaches_tf1_only_apis(self) -> bool:
-        return any(self._through_tf(node) and tf_api.is_v1_only(self.view.api(node))
+        """Plain `tf.X` names an API TF 2 has in compat.v1 only (`tf.compat.v1.X` is TF 2's own way to reach it)."""
+        return any(self._through_tf(node) and not _through_compat(node) and tf_api.is_v1_only(self.view.api(node))
                    for node in self._references(self.view.module))
 
     def _through_tf(self, node: cst.CSTNode) -> bool:
@@ -253,6 +254,13 @@ def _block_lines(statement: cst.If | cst.Try):
                 yield from _block_lines(line)
             else:
                 yield line if isinstance(line, cst.SimpleStatementLine) else None
+
+
+def _through_compat(node: cst.CSTNode) -> bool:
+    """`tf.compat.X...`."""
+    while isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Attribute) and node.attr.value == "compat"
 
 
 def _imports_tf(statement: cst.Import | cst.ImportFrom) -> bool:
