@@ -7,6 +7,8 @@ goes, and nothing new is invented (no ``tf2`` / ``tf1`` alias).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from test_estimator_programs import rules, run_one
@@ -84,6 +86,12 @@ def migrate(imports: str):
     return run_one(PROGRAM.replace("IMPORTS\n", imports + "\n"))
 
 
+def migrate_program(program: str):
+    result = run_one(program)
+    assert "TFM302" not in rules(result), result.findings
+    return result
+
+
 @pytest.mark.parametrize("imports", TF1_BINDINGS.values(), ids=TF1_BINDINGS.keys())
 def test_every_tf1_binding_of_tf_becomes_tf2_imported_as_tf(imports):
     result = migrate(imports)
@@ -96,7 +104,7 @@ def test_every_tf1_binding_of_tf_becomes_tf2_imported_as_tf(imports):
         assert gone not in code
     assert KEPT in code
     # The generated code is TF2 under its usual name: no alias of our own.
-    assert "tf2" not in code and "tf1" not in code
+    assert not re.search(r"\btf[12]\.|as tf[12]\b", code)
     compile(code, "train.py", "exec")
 
 
@@ -109,6 +117,21 @@ def test_a_tf1_alias_of_another_name_stays_beside_tf():
     code = migrate("import tensorflow as tf\nimport tensorflow.compat.v1 as tf1\nreadme = tf1.gfile.Exists").source
     assert "import tensorflow.compat.v1 as tf1\n" in code and "readme = tf1.gfile.Exists\n" in code
     assert KEPT in code
+
+
+def test_a_tf2_alias_folds_into_tf():
+    """The program's own `import tensorflow as tf2` beside a compat.v1 `tf`, and the one TFM201-203 add
+    there for a partitioner that moves onto the strategy: once `tf` is TF2, one name is enough."""
+    program = PROGRAM.replace("IMPORTS\n", "import tensorflow.compat.v1 as tf\nimport tensorflow as tf2\n").replace(
+        '  logits = tf.layers.dense(features["x"], 1, activation=tf.nn.relu)\n',
+        '  partitioner = tf.fixed_size_partitioner(2)\n'
+        '  with tf.variable_scope("linear", partitioner=partitioner):\n'
+        '    logits = tf.layers.dense(features["x"], 1)\n').replace('{"x": tf.reshape(', '{"x": tf2.reshape(')
+    code = migrate_program(program).source
+    assert not re.search(r"\btf2\.|as tf2\b", code), code
+    assert KEPT in code
+    assert "variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2)" in code
+    compile(code, "train.py", "exec")
 
 
 def test_tf_bound_to_something_else_leaves_the_program_and_says_why():

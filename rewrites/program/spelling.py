@@ -146,10 +146,14 @@ class Spelling:
                    for node in self._references(self.view.module))
 
     def _through_tf(self, node: cst.CSTNode) -> bool:
-        root = node
-        while isinstance(root, cst.Attribute):
-            root = root.value
+        root = _root(node)
         return isinstance(root, cst.Name) and root.value == TF and root is not node
+
+    def _through_tf2_alias(self, node: cst.CSTNode) -> bool:
+        """`tf2.X` of `import tensorflow as tf2` (the program's, or a rule's where tf was compat.v1)."""
+        root = _root(node)
+        return isinstance(root, cst.Name) and root.value != TF and root is not node \
+            and self.view.imported(root.value) == "tensorflow"
 
     def _references(self, tree: cst.CSTNode):
         """The outermost names and attribute chains that name a TensorFlow API."""
@@ -182,6 +186,8 @@ class Spelling:
             return None
         if api in MODE_KEYS:
             return cst.SimpleString(f'"{MODE_KEYS[api]}"')
+        if self.rebinding.kind in ("v1", "tf1-era") and self._through_tf2_alias(node):
+            return cst.parse_expression(f"{TF}.{api}")  # `tf2.nn.relu`: one name for TF2, tf
         if not self._through_tf(node) or self.rebinding.kind in ("tf2", "none"):
             return None
         if self.rebinding.kind == "tf1-era" and not (tf_api.is_v1_only(api) or not tf_api.same_in_tf2(api)):
@@ -222,6 +228,12 @@ class Spelling:
     def all_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
         """Every respelled reference of the module: node -> its TF2 spelling."""
         return {node: new for node in self._references(self.view.module) if (new := self.reference(node)) is not None}
+
+
+def _root(node: cst.CSTNode) -> cst.CSTNode:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
 
 
 def _binds(assign: cst.Assign, name: str) -> bool:
