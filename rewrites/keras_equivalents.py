@@ -270,7 +270,7 @@ EMBEDDING_LOOKUP = Translation(
     "keras.layers.Embedding", "params, ids, partition_strategy='mod', name=None, validate_indices=True, max_norm=None", ())
 _MOD_LOOKUP = ("embedding_lookup on the partitioned {}: TF1 looked id i up \"mod\" (shard i % n), a TF2 sharded "
                "Embedding \"div\" (row i of the whole table): the same computation with the table's rows in another "
-               "order, so rows restored from a TF1 checkpoint must be permuted (tf-migrate parity does)")
+               "order: restore_tf1_checkpoint permutes the rows of a TF1 checkpoint (tf-migrate parity compares them so)")
 
 # TensorFlow activation functions (reached as `<...>.nn.<f>` or `<...>.math.<f>`) with the same Keras activation.
 _ACTIVATIONS = {"relu", "relu6", "elu", "selu", "sigmoid", "tanh", "softmax", "log_softmax", "softplus", "softsign",
@@ -355,8 +355,10 @@ def loss(api: str, call: cst.Call, scalar_weight: bool = False) -> tuple[KerasCo
     return KerasCode(code, Safety.EXACT), labels, predictions
 
 
-def layer(api: str, call: cst.Call, *, functional: bool) -> tuple[KerasCode, cst.BaseExpression | None]:
-    """A ``tf.compat.v1.layers`` call -> (Keras layer constructor, the inputs or None).
+def layer(api: str, call: cst.Call, *, functional: bool,
+          name: str | None = None) -> tuple[KerasCode, cst.BaseExpression | None]:
+    """A ``tf.compat.v1.layers`` call -> (Keras layer constructor, the inputs or None); ``name``: the Keras
+    layer's name (code) in place of the call's.
 
     Object form (``layers.Dense(units)``, functional=False): (constructor, None).
     Functional form (``layers.dense(inputs, units)``, functional=True): (constructor, inputs),
@@ -368,6 +370,8 @@ def layer(api: str, call: cst.Call, *, functional: bool) -> tuple[KerasCode, cst
     """
     translation = _lookup(FUNCTIONAL_LAYERS if functional else LAYERS, api, "layer")
     bound = _bind(api, call, translation)
+    if name is not None:
+        bound["name"] = cst.parse_expression(name)
     if "reuse" in bound and not _is_name(bound["reuse"], "None", "False"):
         raise NoKerasEquivalent(f"{api} with reuse: Keras shares weights by calling the same layer object twice; "
                                 "create the layer once and call it where the TF1 code reused its variables")
@@ -441,8 +445,7 @@ def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
     args = _bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP)
     if "max_norm" in args and not _is_name(args["max_norm"], "None"):
         raise NoKerasEquivalent("embedding_lookup with max_norm: Keras' Embedding does not clip; write it by hand")
-    strategy = args.get("partition_strategy")
-    strategy = "mod" if strategy is None else strategy.evaluated_value if isinstance(strategy, cst.SimpleString) else None
+    strategy = lookup_strategy(lookup)
     if strategy not in ("mod", "div"):
         raise NoKerasEquivalent("embedding_lookup with a partition_strategy that is not a literal \"mod\" or \"div\"")
     # TF1's get_variable initialises with glorot_uniform, Keras' Embedding with uniform(-0.05, 0.05).
@@ -451,6 +454,23 @@ def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
     if partitioned and strategy == "mod":
         return KerasCode(code, Safety.NUMERIC, _MOD_LOOKUP.format(source(table["name"]))), args["ids"]
     return KerasCode(code, Safety.EXACT), args["ids"]
+
+
+def lookup_strategy(lookup: cst.Call) -> str | None:
+    """The ``partition_strategy`` of an ``embedding_lookup(...)`` call: "mod" (its default), "div", or None when
+    not a literal."""
+    strategy = _bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP).get("partition_strategy")
+    return "mod" if strategy is None else strategy.evaluated_value if isinstance(strategy, cst.SimpleString) else None
+
+
+def optimizer_arguments(api: str, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """The arguments of a ``tf.compat.v1.train.*Optimizer`` call by TF1 parameter name (defaults left out)."""
+    return _bind(api, call, _lookup(OPTIMIZERS, api, "optimizer"))
+
+
+def optimizer_default_name(api: str) -> str:
+    """The ``name`` of a TF1 optimizer not given one: its slots are named after it."""
+    return _signature(_lookup(OPTIMIZERS, api, "optimizer").tf1)["name"].evaluated_value
 
 
 def layer_arguments(api: str, call: cst.Call, *, functional: bool) -> dict[str, cst.BaseExpression]:

@@ -48,7 +48,7 @@ def test_the_chief_drives_the_cluster_with_a_coordinator():
         "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)",
         "coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)",
         "        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
-        "  scheduled_steps = int(optimizer.iterations)\n  while scheduled_steps < TRAIN_STEPS:\n",
+        "  scheduled_steps = int(optimizer.iterations)\n  while scheduled_steps < flags.train_steps:\n",
         "    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))\n"
         "    scheduled_steps += 1\n    step = scheduled_steps\n",
         'print("step %d loss %s" % (step, loss_value.fetch()))', "    i += 1\n  coordinator.join()\n",
@@ -58,7 +58,7 @@ def test_the_chief_drives_the_cluster_with_a_coordinator():
     for gone in ("disable_eager_execution()", "replica_device_setter(", "placeholder(", "MonitoredTrainingSession(",
                  "StopAtStepHook(", "ConfigProto(", "get_variable(", "sess."):
         assert gone not in code, gone
-    assert sorted(f.rule for f in result.findings) == ["TFM101", "TFM101", "TFM102", "TFM103", "TFM106"]
+    assert sorted(f.rule for f in result.findings) == ["TFM101", "TFM101", "TFM102", "TFM103", "TFM106", "TFM108"]
     compile(code, "migrated.py", "exec")
 
 
@@ -98,7 +98,7 @@ def test_a_loop_reading_nothing_of_a_step_schedules_without_waiting_and_joins_at
                                 "sess.run(\n          train_op,").replace(
         '      print("step %d loss %s" % (step, loss_value))\n', "")
     code = migrated(source).source
-    assert ("  while scheduled_steps < TRAIN_STEPS:\n    batch_x, batch_y = next_batch(i)\n"
+    assert ("  while scheduled_steps < flags.train_steps:\n    batch_x, batch_y = next_batch(i)\n"
             "    coordinator.schedule(train_step, args=(batch_x, batch_y))\n    scheduled_steps += 1\n    i += 1\n"
             "  coordinator.join()\n") in code
 
@@ -123,10 +123,10 @@ def test_a_loss_read_after_the_loop_is_fetched_each_step():
     ("    optimizer = tf1.train.GradientDescentOptimizer(0.1)\n",
      "    optimizer = tf1.train.SyncReplicasOptimizer(tf1.train.GradientDescentOptimizer(0.1), 1)\n",
      "SyncReplicasOptimizer"),
-    ("hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]",
-     "hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS), tf1.train.LoggingTensorHook([loss], 5)]",
+    ("hooks = [tf1.train.StopAtStepHook(last_step=flags.train_steps)]",
+     "hooks = [tf1.train.StopAtStepHook(last_step=flags.train_steps), tf1.train.LoggingTensorHook([loss], 5)]",
      "LoggingTensorHook"),
-    ("hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]", "hooks = [tf1.train.StopAtStepHook(num_steps=5)]",
+    ("hooks = [tf1.train.StopAtStepHook(last_step=flags.train_steps)]", "hooks = [tf1.train.StopAtStepHook(num_steps=5)]",
      "num_steps"),
     ("    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
      "    hidden = tf1.layers.dense(tf1.concat([x, x], 1), 4)\n"
@@ -176,23 +176,30 @@ def test_tf_bound_to_compat_v1_becomes_tf2_and_what_stays_tf1_says_so(imports):
                  "bias = tf.Variable(tf.compat.v1.zeros_initializer()([1]), name=\"bias\")",
                  "server = tf.distribute.Server(", "tf.random.set_seed(42)"):
         assert line in code, line
-    for gone in ("tf2", "disable_", "tf.losses.", "tf.train.Server"):
+    for gone in ("tf2.", "as tf2", "disable_", "tf.losses.", "tf.train.Server"):
         assert gone not in code, gone
     compile(code, "migrated.py", "exec")
 
 
 def test_checkpoint_dir_becomes_a_checkpoint_manager_the_program_resumes_from():
-    source = PS_CLUSTER.replace("      config=config, hooks=hooks) as sess:",
-                                "      config=config, hooks=hooks, checkpoint_dir='/tmp/c') as sess:")
-    result = migrated(source)
+    """Its own checkpoints, or else TF1's in the checkpoint_dir, restored where the session opened."""
+    result = migrated(PS_CLUSTER)
     code = result.source
     for line in ("  checkpoint = tf.train.Checkpoint(optimizer=optimizer, weights=weights, bias=bias)\n"
-                 "  manager = tf.train.CheckpointManager(checkpoint, os.path.join('/tmp/c', \"tf2\"), max_to_keep=5)\n"
-                 "  checkpoint.restore(manager.latest_checkpoint)\n",
-                 "    i += 1\n  coordinator.join()\n  manager.save()\n", "import os\n"):
+                 "  manager = tf.train.CheckpointManager(\n      checkpoint, os.path.join(checkpoint_dir, \"tf2\"), "
+                 "max_to_keep=5)\n",
+                 "  tf1_checkpoint = tf.train.latest_checkpoint(checkpoint_dir)\n"
+                 "  if manager.latest_checkpoint:\n"
+                 "    checkpoint.restore(manager.latest_checkpoint)\n  elif tf1_checkpoint:\n    with strategy.scope():\n"
+                 '      restore_tf1_checkpoint(tf1_checkpoint, {\n          "weights": weights,\n'
+                 '          "bias": bias,\n      }, optimizer)\n\n  i = 0\n',
+                 "    i += 1\n  coordinator.join()\n  manager.save()\n", "import os\n",
+                 "def restore_tf1_checkpoint(path, variables, optimizer):\n"):
         assert line in code, line
+    # The checkpoints come after the folder is made, which the TF1 program did after its graph.
+    assert code.index("checkpoint_dir = flags.checkpoint_dir") < code.index("manager = ")
     (note,) = [f for f in result.findings if f.rule == "TFM108"]
-    assert "checkpoint_dir" in source.splitlines()[note.line - 1] and "saves when training ends" in note.message
+    assert "checkpoint_dir" in PS_CLUSTER.splitlines()[note.line - 1] and "saves when training ends" in note.message
 
 
 PARTITIONED_WEIGHTS = ('    weights = tf1.get_variable(\n'

@@ -50,7 +50,13 @@ def test_a_supervisor_program_under_tf_app_run_becomes_a_coordinator_loop_with_a
         "    checkpoint = tf.train.Checkpoint(\n"
         "        optimizer=optimizer, hidden_layer=hidden_layer, logits_layer=logits_layer)\n"
         '    manager = tf.train.CheckpointManager(checkpoint, os.path.join(logdir, "tf2"), max_to_keep=5)\n'
-        "    checkpoint.restore(manager.latest_checkpoint)\n",
+        "    # Carry on from the latest checkpoint: this program's own, or else the TF1 program's.\n"
+        "    tf1_checkpoint = tf.train.latest_checkpoint(logdir)\n"
+        "    if manager.latest_checkpoint:\n"
+        "      checkpoint.restore(manager.latest_checkpoint)\n",
+        '            "dense/kernel": hidden_layer.kernel,\n            "dense/bias": hidden_layer.bias,\n'
+        '            "dense_1/kernel": logits_layer.kernel,\n            "dense_1/bias": logits_layer.bias,\n'
+        "        }, optimizer)\n",
         "    per_worker_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))\n",
         "    def train_step(iterator):\n",
         "      def step(x, y):\n        with tf.GradientTape() as tape:\n          hidden = hidden_layer(x)\n"
@@ -66,8 +72,9 @@ def test_a_supervisor_program_under_tf_app_run_becomes_a_coordinator_loop_with_a
         "  tf.compat.v1.app.run()\n",
     ):
         assert line in code, line
-    for gone in ("Supervisor(", "sv.", "init_op", "global_step", "disable_v2_behavior", "replica_device_setter(",
-                 "compat.v1 as tf", "make_one_shot_iterator", "get_next", "tf.layers.", "tf.compat.v1.data"):
+    for gone in ("Supervisor(", "sv.", "init_op", "global_step = ", "global_step=global_step", "disable_v2_behavior",
+                 "replica_device_setter(", "compat.v1 as tf", "make_one_shot_iterator", "get_next", "tf.layers.",
+                 "tf.compat.v1.data"):
         assert gone not in code, gone
     rules = sorted(f.rule for f in result.findings)
     assert rules == ["TFM101", "TFM101", "TFM102", "TFM103", "TFM106", "TFM108"], rules
@@ -193,7 +200,7 @@ else:
 def test_the_other_name_of_tensorflow_a_rename_imported_is_folded_into_tf():
     """TFM101 renames Servers first, under `tf2` where `tf` was TF1's; once the module is TF2 there is one `tf`."""
     code = migrated(PS_CLUSTER.replace("tf1", "tf").replace("tf.disable_eager_execution()\n", "")).source
-    assert "tf2" not in code and "server = tf.distribute.Server(" in code
+    assert "tf2." not in code and "as tf2" not in code and "server = tf.distribute.Server(" in code
 
 
 def test_a_dataset_used_besides_the_graphs_iterator_is_left_with_the_reason():

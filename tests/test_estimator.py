@@ -80,13 +80,13 @@ def migrated(source: str, keras="tf_keras"):
 def test_seed_program_becomes_keras_under_parameter_server_strategy():
     result = migrated(SEED)
     code = result.source
-    assert "import tf_keras as keras" in code and "import tensorflow as tf" in code and "import os" not in code
+    assert "import tf_keras as keras" in code and "import tensorflow as tf" in code and "import os\n" in code
     assert "tf.distribute.experimental.ParameterServerStrategy(" in code
     assert "keras.utils.set_random_seed(42)" in code
     assert "dataset = _input_fn()\n" in code and "\neval_dataset = _eval_input_fn().repeat()\n" in code
     # The model_fn is, where it stood, the function building its compiled Keras model.
     assert "def _build_model(input_spec):" in code and code.index("def _eval_input_fn") < code.index("def _build")
-    assert "keras.layers.Dense(units=1)" in code and "model.build(input_spec.shape)" in code
+    assert "keras.layers.Dense(units=1, name=\"dense\")" in code and "model.build(input_spec.shape)" in code
     assert "keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)" in code
     assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in code
     assert "with strategy.scope():\n  model = _build_model(dataset.element_spec[0])\n" in code
@@ -211,7 +211,7 @@ def test_variable_scope_partitioner_moves_onto_the_strategy():
     result = migrated(SEED.replace("  logits = tf1.layers.Dense(1)(features)\n", PARTITIONED_LAYER))
     assert ("variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))"
             in result.source)
-    assert "variable_scope" not in result.source and "keras.layers.Dense(units=1)" in result.source
+    assert "variable_scope" not in result.source and "keras.layers.Dense(units=1, name=\"linear/dense\")" in result.source
     assert sorted(f.rule for f in result.findings) == ["TFM201", "TFM301", "TFM303"]
 
 
@@ -330,8 +330,8 @@ def test_features_dict_mode_branches_and_metrics_become_a_functional_model():
     result = migrated(CLASSIFIER)
     code = result.source
     assert "def build_model(input_spec):" in code and "for name, spec in input_spec.items()}" in code
-    assert 'net = keras.layers.Dense(units=16, activation="relu")(features["x"])' in code
-    assert "logits = keras.layers.Dense(units=3)(net)" in code
+    assert 'net = keras.layers.Dense(units=16, activation="relu", name="dense")(features["x"])' in code
+    assert 'logits = keras.layers.Dense(units=3, name="dense_1")(net)' in code
     assert "predicted_classes = tf1.argmax(logits, 1)" in code
     assert "model = keras.Model(inputs=features, outputs=logits)" in code
     assert "loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)" in code
@@ -433,7 +433,7 @@ def test_params_reach_the_model_as_they_reached_the_model_fn():
     source = source.replace("Estimator(model_fn=_model_fn, config=config)",
                             'Estimator(model_fn=_model_fn, config=config, params={"units": 1})')
     code = migrated(source).source
-    assert "def _build_model(input_spec, params):" in code and 'keras.layers.Dense(units=params["units"])' in code
+    assert "def _build_model(input_spec, params):" in code and 'keras.layers.Dense(units=params["units"], name="dense")' in code
     assert 'model = _build_model(dataset.element_spec[0], params={"units": 1})' in code
 
 
@@ -442,7 +442,8 @@ DROPOUT_BATCHNORM = (Path(__file__).resolve().parent.parent / "examples" / "drop
 
 def test_dropout_and_batch_norm_in_train_mode_become_keras_layers():
     result = migrated(DROPOUT_BATCHNORM)
-    assert ("      keras.layers.BatchNormalization(),\n      keras.layers.Dropout(rate=0.2),\n" in result.source)
+    assert ('      keras.layers.BatchNormalization(name="batch_normalization"),\n      keras.layers.Dropout(rate=0.2),\n'
+            in result.source)
     assert "GraphKeys.UPDATE_OPS" not in result.source and "control_dependencies" not in result.source
     numeric = [f.message for f in result.findings if f.rule == "TFM401"]
     assert len(numeric) == 1 and "dropout masks are random" in numeric[0]
@@ -456,7 +457,7 @@ def test_every_spelling_of_train_mode(before, after):
     source = DROPOUT_BATCHNORM.replace(before, after)
     if not after:
         source = source.replace("training=training", "training=(mode == tf1.estimator.ModeKeys.TRAIN)")
-    assert "keras.layers.BatchNormalization()" in migrated(source).source
+    assert 'keras.layers.BatchNormalization(name="batch_normalization")' in migrated(source).source
 
 
 UPDATES_ATTACHED = ("  update_ops = tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)\n"
@@ -500,7 +501,7 @@ def test_training_flags_that_are_not_the_train_mode_stay_manual(before, after, w
 
 EMBEDDING = (Path(__file__).resolve().parent.parent / "examples" / "embedding" / "train.py").read_text()
 EMBEDDING_LAYER = ('keras.layers.Embedding(input_dim=VOCABULARY, output_dim=WIDTH, '
-                   'embeddings_initializer="glorot_uniform", name="table")(features["ids"])')
+                   'embeddings_initializer="glorot_uniform", name="embedding/table")(features["ids"])')
 
 
 def test_partitioned_embedding_table_becomes_a_keras_embedding_sharded_by_the_strategy():
@@ -508,6 +509,8 @@ def test_partitioned_embedding_table_becomes_a_keras_embedding_sharded_by_the_st
     code = result.source
     assert f"embedded = {EMBEDDING_LAYER}" in code and "bag = tf1.reduce_mean(embedded, axis=1)" in code
     assert "variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))" in code
+    # The table is TF1's variable of its name; a TF1 checkpoint's rows of it are in "mod" order.
+    assert '"embedding/table/embeddings": "embedding/table",' in code and 'mod_tables = ["embedding/table"]' in code
     assert "table = tf1.get_variable" not in code and "= tf1.nn.embedding_lookup" not in code
     rules = {f.rule: f.message for f in result.findings}
     assert '"mod"' in rules["TFM401"] and "every variable" in rules["TFM206"]
@@ -531,8 +534,10 @@ def test_embedding_lookup_spellings(before, after, rules):
         source = source.replace("tf1.nn.embedding_lookup", "nn.embedding_lookup")
     assert source != EMBEDDING
     result = migrated(source)
-    assert EMBEDDING_LAYER in result.source
+    scoped = "tf1.variable_scope(" in source
+    assert EMBEDDING_LAYER.replace("embedding/table", "embedding/table" if scoped else "table") in result.source
     assert {f.rule for f in result.findings} == rules
+    assert ("mod_tables = " in result.source) == ("TFM401" in rules)  # the restore permutes "mod" tables only
 
 
 @pytest.mark.parametrize("before, after, where", [
@@ -571,8 +576,12 @@ def test_run_config_checkpoints_become_a_checkpoint_manager_resumed_as_tf1_did(c
     source = SEED.replace("RunConfig(model_dir=model_dir,", f"RunConfig({config}model_dir=model_dir,")
     result = migrated(source)
     assert all(line in result.source for line in fit)
-    assert f"tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep={keep})" in result.source
-    assert "checkpoints.restore_or_initialize()" in result.source
+    assert ("tf.train.Checkpoint(model=model, optimizer=model.optimizer), os.path.join(model_dir, \"tf2\"), "
+            f"max_to_keep={keep})") in result.source
+    # Its own checkpoints, or else TF1's in model_dir.
+    assert ("tf1_checkpoint = tf.train.latest_checkpoint(model_dir)\n"
+            "if checkpoints.latest_checkpoint:\n  checkpoints.restore_or_initialize()\nelif tf1_checkpoint:\n"
+            "  with strategy.scope():\n    restore_tf1_checkpoint(tf1_checkpoint, model)\n") in result.source
     cadence = [f.message for f in result.findings if f.rule == "TFM304"]
     assert len(cadence) == (finding is not None) and all(finding in message for message in cadence)
 
@@ -587,10 +596,10 @@ def test_no_checkpoints_where_tf1_wrote_none(before, after):
     assert "CheckpointManager" not in code and "model.fit(dataset, epochs=1, steps_per_epoch=20, verbose=2)" in code
 
 
-def warm_start_names(source: str) -> list[str]:
+def layer_names(source: str) -> list[str]:
+    """The names of the Keras layers of the migrated model: TF1's variable scopes of their variables."""
     code = migrated(source).source
-    block = code.split("warm_start_names = [\n")[1].split("]\n")[0]
-    return [line.strip().strip('",') for line in block.splitlines()]
+    return re.findall(r'keras\.layers\.\w+\(.*name=(".*?"|f".*?" if .*? else ".*?")\)', code)
 
 
 @pytest.mark.parametrize("warm_start", ['"/ckpt"', 'tf1.estimator.WarmStartSettings("/ckpt")',
@@ -600,7 +609,10 @@ def test_warm_start_from_a_path_or_settings(warm_start):
                           f"Estimator(model_fn=_model_fn, config=config, warm_start_from={warm_start})")
     code = migrated(source).source
     assert 'warm_start = tf.train.load_checkpoint("/ckpt")' in code and "if int(model.optimizer.iterations) == 0:" in code
-    assert warm_start_names(source) == ["dense/kernel", "dense/bias"]
+    assert ("  for name, variable in tf1_variables(model).items():\n"
+            '    if getattr(variable, "variables", [variable])[0].trainable:\n'
+            "      variable.assign(warm_start.get_tensor(name))\n") in code
+    assert layer_names(source) == ['"dense"']
 
 
 def test_warm_start_names_follow_tf1s_scopes_layer_names_and_switches():
@@ -614,8 +626,9 @@ def test_warm_start_names_follow_tf1s_scopes_layer_names_and_switches():
         "predictions = tf1.layers.dense(hidden, 1)", 'predictions = tf1.layers.dense(hidden, 1, name="out")').replace(
         "estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config)",
         'estimator = tf1.estimator.Estimator(model_fn=_model_fn, config=config, warm_start_from="/ckpt")')
-    assert warm_start_names(source) == ["tower/dense/kernel", "tower/dense_1/kernel", "tower/dense_1/bias",
-                                        "batch_normalization/gamma", "out/kernel", "out/bias"]
+    assert layer_names(source) == ['"tower/dense"', '"tower/dense_1"', '"batch_normalization"', '"out"']
+    code = migrated(source).source
+    assert "use_bias=False" in code and "center=False" in code  # no tower/dense/bias, no batch_normalization/beta
 
 
 WARM_START_FROM_C = ("Estimator(model_fn=_model_fn, config=config)",
@@ -707,8 +720,10 @@ def test_feature_columns_through_params_and_a_loop_of_layers():
     code = migrated(CUSTOM_ESTIMATOR).source
     assert ('  net = keras.layers.Concatenate()([\n      keras.layers.Flatten()(tf.cast(features[key], tf.float32))\n'
             '      for key in ("Petal", "SepalLength", "SepalWidth")])\n') in code
-    assert ('  for units in params["hidden_units"]:\n'
-            '    net = keras.layers.Dense(units=units, activation="relu")(net)\n') in code
+    # TF1 numbered the loop's layers: dense, dense_1, ...; the layer after it comes after all of them.
+    assert ('  for index, units in enumerate(params["hidden_units"]):\n'
+            '    net = keras.layers.Dense(units=units, activation="relu", name=f"dense_{index}" if index else "dense")(net)\n'
+            ) in code
 
 
 def test_one_numeric_column_is_flattened_alone():
@@ -716,11 +731,11 @@ def test_one_numeric_column_is_flattened_alone():
     assert 'net = keras.layers.Flatten()(tf.cast(features["SepalWidth"], tf.float32))' in migrated(source).source
 
 
-def test_warm_start_names_repeat_with_a_loop_over_literal_values():
+def test_a_layer_after_a_loop_is_numbered_after_the_loops():
+    """Here the loop's values are known before the program runs (examples/trainer_package: at run time only)."""
     source = CUSTOM_ESTIMATOR.replace("model_fn=my_model, model_dir=model_dir,",
                                       "model_fn=my_model, model_dir=model_dir, warm_start_from='/c',")
-    assert warm_start_names(source) == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias",
-                                        "dense_2/kernel", "dense_2/bias"]
+    assert layer_names(source) == ['f"dense_{index}" if index else "dense"', '"dense_2"']
 
 
 @pytest.mark.parametrize("before, after, where", [
@@ -743,16 +758,16 @@ ESTIMATOR_LINE = "estimator = tf1.estimator.Estimator(model_fn=_model_fn, config
 
 @pytest.mark.parametrize("definition, model_fn, expected", [
     ("def _model_fn(features, labels, mode, params, config):", "_model_fn",
-     ("def _build_model(input_spec, params):", "keras.layers.Dense(units=1)",
+     ("def _build_model(input_spec, params):", 'keras.layers.Dense(units=1, name="dense")',
       "model = _build_model(dataset.element_spec[0], params={})")),
     ("def _model_fn(features, labels, mode, units):", "functools.partial(_model_fn, units=1)",
-     ("def _build_model(input_spec, units):", "keras.layers.Dense(units=units)",
+     ("def _build_model(input_spec, units):", 'keras.layers.Dense(units=units, name="dense")',
       "model = _build_model(dataset.element_spec[0], units=1)")),
     ("class Model:\n  units = 1\n\n  def model_fn(self, features, labels, mode):", "builder.model_fn",
-     ("  def build_model(self, input_spec):", "keras.layers.Dense(units=self.units)",
+     ("  def build_model(self, input_spec):", 'keras.layers.Dense(units=self.units, name="dense")',
       "model = builder.build_model(dataset.element_spec[0])")),
     ("class Model:\n  units = 1\n\n  def __call__(this, features, labels, mode):", "builder",
-     ("  def build_model(this, input_spec):", "keras.layers.Dense(units=this.units)",
+     ("  def build_model(this, input_spec):", 'keras.layers.Dense(units=this.units, name="dense")',
       "model = builder.build_model(dataset.element_spec[0])")),
 ], ids=["params and config, unused", "functools.partial", "method", "callable object"])
 def test_every_kind_of_model_fn(definition, model_fn, expected):
@@ -919,7 +934,7 @@ def test_convolutional_model_fn_keeps_tf1s_data_format_and_pooling_strides():
     code = migrated(source).source
     for layer in ('images = tf1.reshape(features, [-1, 6, 6, 1])',
                   'keras.layers.Conv2D(filters=4, kernel_size=3, padding="same", data_format="channels_last", '
-                  'activation="relu")(images)',
+                  'activation="relu", name="conv2d")(images)',
                   'keras.layers.MaxPooling2D(pool_size=2, strides=2, data_format="channels_last")(net)',
                   'keras.layers.AveragePooling2D(pool_size=3, strides=1, padding="same", data_format="channels_last")',
                   'keras.layers.Flatten(data_format="channels_last")(net)'):

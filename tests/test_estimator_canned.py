@@ -80,7 +80,7 @@ def test_columns_made_at_run_time_are_given_to_the_build_function_and_v2_trains_
     for line in (
         "def build_dnn_classifier_model(input_spec, feature_columns):\n",
         "        for column in sorted(feature_columns, key=lambda column: column.name)])\n",
-        '    net = keras.layers.Dense(units=10, activation="relu", name="hiddenlayer_1")(net)\n',
+        '    net = keras.layers.Dense(units=10, activation="relu", name="dnn/hiddenlayer_1")(net)\n',
         "    optimizer = keras.optimizers.legacy.Adagrad()\n",
         "        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),\n",
         "        model = build_dnn_classifier_model(dataset.element_spec[0], feature_columns=my_feature_columns)\n",
@@ -127,7 +127,7 @@ def test_plain_tf_reaching_tf1_only_apis_means_the_program_ran_on_tf1_and_had_v1
 @pytest.mark.parametrize("arguments, expected", [
     ('optimizer="Adam"', ["optimizer = keras.optimizers.legacy.Adam()\n"]),
     ("loss_reduction=tf.losses.Reduction.SUM", ['SparseCategoricalCrossentropy(from_logits=True, reduction="sum")']),
-    ("activation_fn=tf.nn.tanh, dropout=0.25", ['activation="tanh", name="hiddenlayer_0"',
+    ("activation_fn=tf.nn.tanh, dropout=0.25", ['activation="tanh", name="dnn/hiddenlayer_0"',
                                                "net = keras.layers.Dropout(rate=0.25)(net)\n"]),
 ], ids=["optimizer name", "loss reduction", "activation and dropout"])
 def test_the_estimators_arguments(arguments, expected):
@@ -152,7 +152,7 @@ def test_classifier_heads(n_classes, loss, metrics):
     result = run_one(PREMADE.replace("n_classes=3", f"n_classes={n_classes}"))
     code = result.source
     units = 1 if n_classes == "2" else 3
-    assert f'logits = keras.layers.Dense(units={units}, name="logits")(net)' in code
+    assert f'logits = keras.layers.Dense(units={units}, name="dnn/logits")(net)' in code
     assert f"loss={loss}" in code and all(metric in code for metric in metrics)
     unreported = [m for m in findings(result, "TFM309") if "also reported" in m]
     assert bool(unreported) == (n_classes == "2"), unreported
@@ -194,7 +194,7 @@ def test_a_regressor_in_a_build_estimator_of_another_module_with_flags():
     model, task = results["trainer/model.py"].source, results["trainer/task.py"].source
     assert "def build_dnn_regressor_model(input_spec):" in model
     assert 'keras.layers.Flatten()(tf.cast(features["x"], tf.float32))' in model
-    assert 'net = keras.layers.Dense(units=4, activation="relu", name="hiddenlayer_1")(net)' in model
+    assert 'net = keras.layers.Dense(units=4, activation="relu", name="dnn/hiddenlayer_1")(net)' in model
     assert 'loss=keras.losses.MeanSquaredError(reduction="sum")' in model
     assert "from trainer.model import build_dnn_regressor_model" in task or "model.build_dnn_regressor_model" in task
     assert "CheckpointManager" in task and "FLAGS.job_dir" in task
@@ -448,7 +448,7 @@ def test_a_wide_and_deep_model_sums_both_parts_each_trained_by_its_optimizer(spe
     result = run_one(source)
     code = result.source
     assert "def build_dnn_linear_combined_classifier_model(input_spec):\n" in code
-    assert ("    dnn_logits = keras.layers.Dense(units=3, name=\"logits\")(net)\n" in code
+    assert ("    dnn_logits = keras.layers.Dense(units=3, name=\"dnn/logits\")(net)\n" in code
             and "    linear_logits = keras.layers.Add()([education_weighted, occupation_weighted])\n" in code)
     assert ("    linear_model = keras.Model(inputs=features, outputs=linear_logits)\n"
             "    dnn_model = keras.Model(inputs=features, outputs=dnn_logits)\n") in code
@@ -474,17 +474,17 @@ def test_hidden_units_known_at_run_time_are_given_to_the_build_function():
     code = run_one(source).source
     assert "def build_dnn_classifier_model(input_spec, feature_columns, hidden_units):\n" in code, code
     assert ('    for index, units in enumerate(hidden_units):\n'
-            '        net = keras.layers.Dense(units=units, activation="relu", name=f"hiddenlayer_{index}")(net)\n'
-            '    logits = keras.layers.Dense(units=3, name="logits")(net)\n') in code
+            '        net = keras.layers.Dense(units=units, activation="relu", name=f"dnn/hiddenlayer_{index}")(net)\n'
+            '    logits = keras.layers.Dense(units=3, name="dnn/logits")(net)\n') in code
     assert ("build_dnn_classifier_model(\n            dataset.element_spec[0], feature_columns=my_feature_columns, "
             "hidden_units=args.hidden_units)") in code, code
 
 
 def test_batch_norm_follows_each_hidden_layer_with_the_estimators_momentum():
     code = run_one(PREMADE.replace("n_classes=3)", "n_classes=3, batch_norm=True, dropout=0.1)")).source
-    assert ('    net = keras.layers.Dense(units=10, activation="relu", name="hiddenlayer_1")(net)\n'
+    assert ('    net = keras.layers.Dense(units=10, activation="relu", name="dnn/hiddenlayer_1")(net)\n'
             '    net = keras.layers.Dropout(rate=0.1)(net)\n'
-            '    net = keras.layers.BatchNormalization(momentum=0.999, name="batchnorm_1")(net)\n'
+            '    net = keras.layers.BatchNormalization(momentum=0.999, name="dnn/hiddenlayer_1/batchnorm_1")(net)\n'
             '    logits = ') in code, code
 
 

@@ -93,15 +93,18 @@ def test_estimator_built_and_driven_in_main_is_migrated_where_it_stands():
     code = result.source
     assert "TFM301" in rules(result)
     # TF2 as `tf`, the model_fn replaced in place by its Keras function, the bootstrap before main.
-    assert code.startswith("import argparse\n\nimport tensorflow as tf\nimport tf_keras as keras\n")
+    assert code.startswith("import argparse\nimport os\n\nimport tensorflow as tf\nimport tf_keras as keras\n")
     assert code.index("def build_model(input_spec, params):") < code.index("def make_input_fn") < \
-        code.index("def strategy_for_this_task():") < code.index("def main():")
+        code.index("def strategy_for_this_task():") < code.index("def restore_tf1_checkpoint(path, model):") < \
+        code.index("def main():")
     main = code[code.index("def main():"):]
     assert "  keras.utils.set_random_seed(7)\n  task_type, strategy = strategy_for_this_task()\n" in main
     assert '  dataset = make_input_fn(ROWS, LABELS, "train", 2)()\n' in main
     assert '    model = build_model(dataset.element_spec[0], params={"units": 4, "learning_rate": 0.1})\n' in main
     # The program's own expressions stay its own: the command line keeps working.
-    assert "steps_per_epoch=args.train_steps - steps_done" in main and "args.job_dir, max_to_keep=5" in main
+    assert "steps_per_epoch=args.train_steps - steps_done" in main
+    assert 'os.path.join(args.job_dir, "tf2"),\n      max_to_keep=5)' in main
+    assert "tf1_checkpoint = tf.train.latest_checkpoint(args.job_dir)" in main
     assert 'eval_dataset = make_input_fn(ROWS, LABELS, "eval", 2)().repeat()' in main
     assert 'if mode == "train":' in code  # ModeKeys are the strings they are: tf.estimator is gone from TF 2.16
     for gone in ("Estimator(", "RunConfig(", "TrainSpec", "EvalSpec", "train_and_evaluate", "compat.v1 as tf"):
@@ -114,7 +117,7 @@ def test_generated_functions_stand_two_blank_lines_from_the_code_after_them():
     program = IN_MAIN.replace("  return _input_fn\n\n\ndef main():", "  return _input_fn\ndef main():")
     assert program != IN_MAIN
     code = run_one(program).source
-    assert "      variable_partitioner=None)\n\n\ndef main():" in code
+    assert "      else:\n        shard.assign(value)\n\n\ndef main():" in code
 
 
 FLAGS_PROGRAM = """\
@@ -173,7 +176,7 @@ def test_train_and_evaluate_loop_keeps_its_loop_with_the_model_built_before_it()
         main.index("    model.fit(dataset, epochs=1, steps_per_epoch=5,")
     assert ('results = model.evaluate(make_input_fn(ROWS, LABELS, "eval", 2)().repeat(), steps=1, return_dict=True, '
             'verbose=2)') in " ".join(re.sub(r"\(\s+", "(", main).split())
-    assert "checkpoints.restore_or_initialize()\n\n  for epoch" in main
+    assert "restore_tf1_checkpoint(tf1_checkpoint, model)\n\n  for epoch" in main
 
 
 def test_drivers_in_the_main_guard_at_module_level():
@@ -341,7 +344,7 @@ def test_a_run_config_made_by_replace_keeps_every_setting():
     assert program != IN_MAIN
     main = run_one(program).source
     main = main[main.index("def main():"):]
-    assert "  keras.utils.set_random_seed(7)\n" in main and "args.job_dir, max_to_keep=2" in main, main
+    assert "  keras.utils.set_random_seed(7)\n" in main and 'os.path.join(args.job_dir, "tf2"),\n      max_to_keep=2)' in main
     assert "config" not in main.replace("max_to_keep", ""), main
 
 

@@ -140,7 +140,7 @@ def keras_input_layer(columns_code: str, features: dict, tables: dict) -> tuple[
     model = namespace["build_dnn_classifier_model"](spec)
     for name, table in tables.items():
         model.get_layer(name).set_weights([table])
-    cut = namespace["keras"].Model(model.inputs, model.get_layer("hiddenlayer_0").input)
+    cut = namespace["keras"].Model(model.inputs, model.get_layer("dnn/hiddenlayer_0").input)
     return cut({key: tf.constant(value) for key, value in features.items()}).numpy(), build
 
 

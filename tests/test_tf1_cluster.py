@@ -111,8 +111,8 @@ def test_a_ps_launcher_that_only_serves_is_tf2_as_it_stands():
 def test_a_program_left_by_tfm103_is_reported_at_each_use_besides_the_reason():
     """A MonitoredTrainingSession with a hook TFM103 does not migrate: the TFM104 reason, and TFM107 at each use."""
     source = (EXAMPLES / "ps_cluster" / "train.py").read_text().replace(
-        "hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]",
-        "hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS), tf1.train.LoggingTensorHook([loss], 5)]")
+        "hooks = [tf1.train.StopAtStepHook(last_step=flags.train_steps)]",
+        "hooks = [tf1.train.StopAtStepHook(last_step=flags.train_steps), tf1.train.LoggingTensorHook([loss], 5)]")
     rules = [f.rule for f in run(source).findings]
     assert rules.count("TFM104") == 1
     assert at(findings_by_line(source), "tf1.train.replica_device_setter(", "tf1.train.MonitoredTrainingSession(",

@@ -10,10 +10,10 @@ numeric column, an indicator column and an embedding column. ``build_estimator()
 Run: python examples/census_wide_deep/train.py [--train_steps 20]
 """
 import argparse
+import math
 import os
 import shutil
 import tempfile
-import math
 
 import numpy as np
 import tensorflow as tf
@@ -88,9 +88,9 @@ def build_dnn_linear_combined_classifier_model(input_spec):
   occupation_embedding = occupation_rows / tf.maximum(
       tf.reduce_sum(occupation_counts, axis=1, keepdims=True), 1.0)
   net = keras.layers.Concatenate()([education_indicator, hours_per_week, occupation_embedding])
-  net = keras.layers.Dense(units=16, activation="relu", name="hiddenlayer_0")(net)
-  net = keras.layers.Dense(units=8, activation="relu", name="hiddenlayer_1")(net)
-  dnn_logits = keras.layers.Dense(units=1, name="logits")(net)
+  net = keras.layers.Dense(units=16, activation="relu", name="dnn/hiddenlayer_0")(net)
+  net = keras.layers.Dense(units=8, activation="relu", name="dnn/hiddenlayer_1")(net)
+  dnn_logits = keras.layers.Dense(units=1, name="dnn/logits")(net)
   # linear_model: in name order, each column's weights, summed, and a bias.
   age_values = tf.cast(features["age"], tf.float32)
   age_buckets = keras.layers.Discretization(
@@ -165,6 +165,87 @@ def strategy_for_this_task():
       variable_partitioner=None)
 
 
+def tf1_variables(model):
+  """The model's variables by their TF1 names: its layers are named after TF1's scopes."""
+  # But for these, which their Keras layers name otherwise.
+  renamed = {
+      "occupation_embedding/kernel":
+          "dnn/input_from_feature_columns/input_layer/occupation_embedding/embedding_weights",
+      "age_bucketized_weights/kernel": "linear/linear_model/age_bucketized/weights",
+      "age_bucketized_X_education_weights/kernel":
+          "linear/linear_model/age_bucketized_X_education/weights",
+      "education_weights/kernel": "linear/linear_model/education/weights",
+      "occupation_weights/kernel": "linear/linear_model/occupation/weights",
+      "occupation_weights/bias": "linear/linear_model/bias_weights",
+  }
+  variables = {}
+  for layer in model.submodules:
+    for weight in ("kernel", "bias", "embeddings", "gamma", "beta", "moving_mean",
+                   "moving_variance"):
+      if getattr(layer, weight, None) is not None:
+        name = f"{layer.name}/{weight}"
+        variables[renamed.get(name, name)] = getattr(layer, weight)
+  return variables
+
+
+def restore_tf1_checkpoint(path, model):
+  """Carry on from the TF1 checkpoint at `path`: its variables, optimizer slots and step."""
+  # A checkpoint that does not fit (a variable missing or of another shape, slots of another
+  # optimizer) is refused, naming what does not fit, before anything is assigned. TF1's
+  # files are only read.
+  # The variables each optimizer trains, and TF1's names of its slots of a variable {}, with
+  # Keras' names of them.
+  parts = [
+      (
+          tf1_variables(model.linear_model),
+          model.optimizer[0],
+          {"{}/Ftrl": "accumulator", "{}/Ftrl_1": "linear"}),
+      (tf1_variables(model.dnn_model), model.optimizer[1], {"{}/Adagrad": "accumulator"}),
+  ]
+  reader = tf.train.load_checkpoint(path)
+  saved = reader.get_variable_to_shape_map()
+  # TF1's name -> what holds it here: a variable's shards (or the variable), or the step
+  # count of each optimizer.
+  targets = {"global_step": [optimizer.iterations for _, optimizer, _ in parts]}
+  unused = set()  # saved by TF1, not needed here
+  for variables, optimizer, slots in parts:
+    for name, variable in variables.items():
+      shards = getattr(variable, "variables", [variable])  # a ShardedVariable's
+      targets[name] = shards
+      if not shards[0].trainable:
+        continue
+      for tf1_slot, slot in slots.items():
+        # TF1 named a slot after its variable, or after the variable's one shard or its
+        # handle: `<name>/part_0/Adagrad`, `<name>/t_0/Adagrad`.
+        keys = [tf1_slot.format(f"{name}{tail}") for tail in ("", "/part_0", "/t_0")]
+        key = next((key for key in keys if key in saved), keys[0])
+        if slot is None:
+          unused.add(key)
+        else:
+          targets[key] = [optimizer.add_slot(shard, slot) for shard in shards]
+  problems = []
+  for name, shards in targets.items():
+    rows = sum(shard.shape[0] for shard in shards) if shards[0].shape.rank else None
+    shape = [rows, *shards[0].shape[1:]] if rows is not None else []
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif saved[name] != shape:
+      problems.append(f"{name} is {saved[name]} there, {shape} here")
+  unknown = sorted(set(saved) - set(targets) - unused)
+  problems += [f"{name} is not this program's" for name in unknown]
+  if problems:
+    raise ValueError(f"the TF1 checkpoint {path} does not fit this program: {'; '.join(problems)}")
+  for name, shards in targets.items():
+    value = reader.get_tensor(name)
+    start = 0
+    for shard in shards:
+      if shard.shape.rank:
+        shard.assign(value[start:start + shard.shape[0]])
+        start += shard.shape[0]
+      else:
+        shard.assign(value)
+
+
 def main(argv):
   args = parser.parse_args(argv[1:])
   data_dir = tempfile.mkdtemp()
@@ -183,14 +264,22 @@ def main(argv):
   with strategy.scope():
     model = build_dnn_linear_combined_classifier_model(dataset.element_spec[0])
 
-  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  # RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
   checkpoints = tf.train.CheckpointManager(
-      tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+      os.path.join(model_dir, "tf2"),
+      max_to_keep=5)
   save_checkpoint = keras.callbacks.LambdaCallback(
       on_epoch_end=lambda epoch, logs: checkpoints.save(
           checkpoint_number=model.optimizer[1].iterations))
-  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
-  checkpoints.restore_or_initialize()
+  # Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
+  # program's in model_dir (whose files stay as they are).
+  tf1_checkpoint = tf.train.latest_checkpoint(model_dir)
+  if checkpoints.latest_checkpoint:
+    checkpoints.restore_or_initialize()
+  elif tf1_checkpoint:
+    with strategy.scope():
+      restore_tf1_checkpoint(tf1_checkpoint, model)
 
   # max_steps counts the steps of earlier runs too.
   steps_done = int(model.optimizer[1].iterations)

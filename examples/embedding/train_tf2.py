@@ -11,6 +11,7 @@ the rows looked up.
 
 Run: python examples/embedding/train.py
 """
+import os
 import random
 import shutil
 import tempfile
@@ -51,9 +52,9 @@ def _build_model(input_spec):
       input_dim=VOCABULARY,
       output_dim=WIDTH,
       embeddings_initializer="glorot_uniform",
-      name="table")(features["ids"])
+      name="embedding/table")(features["ids"])
   bag = tf1.reduce_mean(embedded, axis=1)
-  predictions = keras.layers.Dense(units=1)(bag)
+  predictions = keras.layers.Dense(units=1, name="dense")(bag)
   model = keras.Model(inputs=features, outputs=predictions)
   optimizer = keras.optimizers.legacy.Adagrad(
       learning_rate=0.3, initial_accumulator_value=0.1, epsilon=1e-30)
@@ -93,6 +94,115 @@ def strategy_for_this_task():
       variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
 
 
+def tf1_variables(model):
+  """The model's variables by their TF1 names: its layers are named after TF1's scopes."""
+  # But for these, which their Keras layers name otherwise.
+  renamed = {
+      "embedding/table/embeddings": "embedding/table",
+  }
+  variables = {}
+  for layer in model.submodules:
+    for weight in ("kernel", "bias", "embeddings", "gamma", "beta", "moving_mean",
+                   "moving_variance"):
+      if getattr(layer, weight, None) is not None:
+        name = f"{layer.name}/{weight}"
+        variables[renamed.get(name, name)] = getattr(layer, weight)
+  return variables
+
+
+def restore_tf1_checkpoint(path, model):
+  """Carry on from the TF1 checkpoint at `path`: its variables, optimizer slots and step."""
+  # A checkpoint that does not fit (a variable missing or of another shape, slots of another
+  # optimizer) is refused, naming what does not fit, before anything is assigned. TF1's
+  # files are only read.
+  # The variables each optimizer trains, and TF1's names of its slots of a variable {}, with
+  # Keras' names of them.
+  parts = [
+      (tf1_variables(model), model.optimizer, {"{}/Adagrad": "accumulator"}),
+  ]
+  # TF1 looked these tables up "mod": id i in row i // n of shard i % n. Here ids are rows.
+  mod_tables = ["embedding/table"]
+  reader = tf.train.load_checkpoint(path)
+  saved = reader.get_variable_to_shape_map()
+  # TF1's name -> what holds it here: a variable's shards (or the variable), or the step
+  # count of each optimizer.
+  targets = {"global_step": [optimizer.iterations for _, optimizer, _ in parts]}
+  unused = set()  # saved by TF1, not needed here
+  for variables, optimizer, slots in parts:
+    for name, variable in variables.items():
+      shards = getattr(variable, "variables", [variable])  # a ShardedVariable's
+      targets[name] = shards
+      if not shards[0].trainable:
+        continue
+      for tf1_slot, slot in slots.items():
+        # TF1 named a slot after its variable, or after the variable's one shard or its
+        # handle: `<name>/part_0/Adagrad`, `<name>/t_0/Adagrad`.
+        keys = [tf1_slot.format(f"{name}{tail}") for tail in ("", "/part_0", "/t_0")]
+        key = next((key for key in keys if key in saved), keys[0])
+        if slot is None:
+          unused.add(key)
+        else:
+          targets[key] = [optimizer.add_slot(shard, slot) for shard in shards]
+  problems = []
+  for name, shards in targets.items():
+    rows = sum(shard.shape[0] for shard in shards) if shards[0].shape.rank else None
+    shape = [rows, *shards[0].shape[1:]] if rows is not None else []
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif saved[name] != shape:
+      problems.append(f"{name} is {saved[name]} there, {shape} here")
+  unknown = sorted(set(saved) - set(targets) - unused)
+  problems += [f"{name} is not this program's" for name in unknown]
+  if problems:
+    raise ValueError(f"the TF1 checkpoint {path} does not fit this program: {'; '.join(problems)}")
+  # The shards TF1 saved a table in: its checkpoint lists each one.
+  slices = reader.debug_string().splitlines()
+  tf1_shards = {table: sum(line.startswith(f"\0{table}\0".encode()) for line in slices)
+                for table in mod_tables}
+  for name, shards in targets.items():
+    value = reader.get_tensor(name)
+    count = next((tf1_shards[table] for table in mod_tables
+                  if name == table or name.startswith(f"{table}/")), 1)
+    if count > 1:
+      size, extra = divmod(len(value), count)
+      value = value[[i % count * size + min(i % count, extra) + i // count
+                     for i in range(len(value))]]
+    start = 0
+    for shard in shards:
+      if shard.shape.rank:
+        shard.assign(value[start:start + shard.shape[0]])
+        start += shard.shape[0]
+      else:
+        shard.assign(value)
+
+
+def restore_shard_slots(path, checkpoint, variables):
+  """Restore the optimizer's slots of the `variables` split in shards from this program's
+    checkpoint at `path`: ParameterServerStrategy restores none into shards
+    (keras-team/tf-keras#838), though every layout saves them, whole."""
+  view = tf.train.CheckpointView(path)
+  reader = tf.train.load_checkpoint(path)
+  # Each object's key in the checkpoint: the names leading to it from the root, escaped.
+  keys = {0: ""}
+  for node in view.descendants():
+    for name, child in view.children(node).items():
+      escaped = name.replace(".", "..").replace("/", ".S")
+      keys.setdefault(child, f"{keys[node]}/{escaped}" if keys[node] else escaped)
+  slots = f"/.OPTIMIZER_SLOT/{keys[view.children(0)['optimizer']]}/"
+  sharded = {id(variable) for variable in variables if hasattr(variable, "variables")}
+  for node, variable in view.match(checkpoint).items():
+    if id(variable) not in sharded:
+      continue
+    prefix = keys[node] + slots
+    for key in reader.get_variable_to_shape_map():
+      if key.startswith(prefix):
+        slot, value, start = key[len(prefix):].split("/")[0], reader.get_tensor(key), 0
+        for shard in variable.variables:
+          size = shard.shape[0]
+          checkpoint.optimizer.add_slot(shard, slot).assign(value[start:start + size])
+          start += size
+
+
 keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
@@ -101,21 +211,32 @@ dataset = _input_fn()
 with strategy.scope():
   model = _build_model(dataset.element_spec[0])
 
-# RunConfig's checkpoints: at the end of training, the last 5 kept.
+# RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
 checkpoints = tf.train.CheckpointManager(
-    tf.train.Checkpoint(model=model, optimizer=model.optimizer), model_dir, max_to_keep=5)
+    tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+    os.path.join(model_dir, "tf2"),
+    max_to_keep=5)
 save_checkpoint = keras.callbacks.LambdaCallback(
     on_epoch_end=lambda epoch, logs: checkpoints.save(
         checkpoint_number=model.optimizer.iterations))
-# Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
-checkpoints.restore_or_initialize()
+# Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
+# program's in model_dir (whose files stay as they are).
+tf1_checkpoint = tf.train.latest_checkpoint(model_dir)
+if checkpoints.latest_checkpoint:
+  checkpoints.restore_or_initialize()
+  with strategy.scope():
+    restore_shard_slots(
+        checkpoints.latest_checkpoint, checkpoints.checkpoint, tf1_variables(model).values())
+elif tf1_checkpoint:
+  with strategy.scope():
+    restore_tf1_checkpoint(tf1_checkpoint, model)
 
 eval_dataset = _eval_input_fn().repeat()
 
 if task_type == "evaluator":
   # The TF1 evaluator job: evaluate the chief's checkpoints.
   keras.utils.SidecarEvaluator(
-      model, data=eval_dataset, checkpoint_dir=model_dir, steps=1,
+      model, data=eval_dataset, checkpoint_dir=checkpoints.directory, steps=1,
       max_evaluations=1).start()
 else:
   # max_steps counts the steps of earlier runs too.

@@ -4,7 +4,8 @@ Every task runs this program with its own --job_name and --task_index. The ps
 tasks hold the variables and serve them (``server.join()``); each worker builds
 the same graph, with ``replica_device_setter`` placing the variables on the ps
 tasks, and trains a small linear model with ``MonitoredTrainingSession``;
-worker 0 is the chief and initialises the variables.
+worker 0 is the chief: it initialises the variables and writes checkpoints to
+--checkpoint_dir (a temporary folder when not given), which a run resumes from.
 
 Run one task per process (the ps blocks in ``join()`` until it is killed):
   python examples/ps_cluster/train.py --job_name=ps --task_index=0 \
@@ -16,7 +17,9 @@ Run without arguments to start a local cluster of 1 ps + 1 worker on free
 ports, both in this process, and train as its worker.
 """
 import argparse
+import shutil
 import socket
+import tempfile
 
 import numpy as np
 import tensorflow.compat.v1 as tf1
@@ -25,7 +28,6 @@ tf1.disable_eager_execution()
 
 NUM_FEATURES = 3
 BATCH_SIZE = 8
-TRAIN_STEPS = 20
 
 # y = x . [2, -1, 0.5] + 1 + noise, 32 rows.
 rng = np.random.RandomState(0)
@@ -51,6 +53,9 @@ def main():
   parser.add_argument("--task_index", type=int, default=0)
   parser.add_argument("--ps_hosts", default="", help="comma-separated host:port")
   parser.add_argument("--worker_hosts", default="", help="comma-separated host:port")
+  parser.add_argument("--train_steps", type=int, default=20, help="the global step to train to")
+  parser.add_argument("--checkpoint_dir", default="",
+                      help="checkpoints (a temporary folder when empty)")
   flags = parser.parse_args()
 
   local = not (flags.job_name or flags.ps_hosts or flags.worker_hosts)
@@ -93,10 +98,11 @@ def main():
   # Talk only to the ps tasks and this worker, not to the other workers.
   config = tf1.ConfigProto(device_filters=[
       "/job:ps", "/job:worker/task:%d" % flags.task_index])
-  hooks = [tf1.train.StopAtStepHook(last_step=TRAIN_STEPS)]
+  checkpoint_dir = flags.checkpoint_dir or tempfile.mkdtemp()
+  hooks = [tf1.train.StopAtStepHook(last_step=flags.train_steps)]
   with tf1.train.MonitoredTrainingSession(
       master=server.target, is_chief=(flags.task_index == 0),
-      config=config, hooks=hooks) as sess:
+      checkpoint_dir=checkpoint_dir, config=config, hooks=hooks) as sess:
     i = 0
     while not sess.should_stop():
       batch_x, batch_y = next_batch(i)
@@ -104,6 +110,9 @@ def main():
           [train_op, global_step, loss], feed_dict={x: batch_x, y: batch_y})
       print("step %d loss %s" % (step, loss_value))
       i += 1
+
+  if not flags.checkpoint_dir:
+    shutil.rmtree(checkpoint_dir)
 
 
 if __name__ == "__main__":

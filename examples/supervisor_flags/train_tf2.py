@@ -14,10 +14,10 @@ Run one task per process (the ps blocks in ``join()`` until it is killed):
 Run without --ps_hosts / --worker_hosts to start a local cluster of 1 ps + 1 worker
 on free ports, both in this process, and train as its worker.
 """
+import os
 import shutil
 import socket
 import tempfile
-import os
 
 import numpy as np
 import tensorflow as tf
@@ -47,6 +47,74 @@ def free_port():
   with socket.socket() as s:
     s.bind(("localhost", 0))
     return s.getsockname()[1]
+
+
+def restore_tf1_checkpoint(path, variables, optimizer):
+  """Carry on from the TF1 checkpoint at `path`: its variables, optimizer slots and step."""
+  # A checkpoint that does not fit (a variable missing or of another shape, slots of another
+  # optimizer) is refused, naming what does not fit, before anything is assigned. TF1's
+  # files are only read.
+  # The variables each optimizer trains, and TF1's names of its slots of a variable {}, with
+  # Keras' names of them.
+  parts = [
+      (variables, optimizer, {"{}/Adam": "m", "{}/Adam_1": "v"}),
+  ]
+  reader = tf.train.load_checkpoint(path)
+  saved = reader.get_variable_to_shape_map()
+  # TF1's name -> what holds it here: a variable's shards (or the variable), or the step
+  # count of each optimizer.
+  targets = {"global_step": [optimizer.iterations for _, optimizer, _ in parts]}
+  # Saved by TF1, not needed here.
+  unused = {
+      "beta1_power",
+      "beta2_power",
+  }
+  for variables, optimizer, slots in parts:
+    for name, variable in variables.items():
+      shards = getattr(variable, "variables", [variable])  # a ShardedVariable's
+      targets[name] = shards
+      if not shards[0].trainable:
+        continue
+      for tf1_slot, slot in slots.items():
+        # TF1 named a slot after its variable, or after the variable's one shard or its
+        # handle: `<name>/part_0/Adagrad`, `<name>/t_0/Adagrad`.
+        keys = [tf1_slot.format(f"{name}{tail}") for tail in ("", "/part_0", "/t_0")]
+        key = next((key for key in keys if key in saved), keys[0])
+        if slot is None:
+          unused.add(key)
+        else:
+          targets[key] = [optimizer.add_slot(shard, slot) for shard in shards]
+  problems = []
+  for name, shards in targets.items():
+    rows = sum(shard.shape[0] for shard in shards) if shards[0].shape.rank else None
+    shape = [rows, *shards[0].shape[1:]] if rows is not None else []
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif saved[name] != shape:
+      problems.append(f"{name} is {saved[name]} there, {shape} here")
+  unknown = sorted(set(saved) - set(targets) - unused)
+  problems += [f"{name} is not this program's" for name in unknown]
+  # TF1's Adam kept beta1 ** (step + 1) and beta2 ** (step + 1); Keras computes them from the
+  # step.
+  step = reader.get_tensor("global_step") if "global_step" in saved else 0
+  adam = optimizer
+  for name, beta in (("beta1_power", adam.beta_1), ("beta2_power", adam.beta_2)):
+    power = float(beta) ** (step + 1)
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif abs(reader.get_tensor(name) - power) > 1e-6 + 1e-3 * power:
+      problems.append(f"{name} is {reader.get_tensor(name)}, not {float(beta)} ** (step + 1)")
+  if problems:
+    raise ValueError(f"the TF1 checkpoint {path} does not fit this program: {'; '.join(problems)}")
+  for name, shards in targets.items():
+    value = reader.get_tensor(name)
+    start = 0
+    for shard in shards:
+      if shard.shape.rank:
+        shard.assign(value[start:start + shard.shape[0]])
+        start += shard.shape[0]
+      else:
+        shard.assign(value)
 
 
 def main(_):
@@ -91,10 +159,6 @@ def main(_):
       logits_layer = keras.layers.Dense(units=2)
       logits_layer.build(hidden_layer.compute_output_shape(x_spec.shape))
       optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
-    checkpoint = tf.train.Checkpoint(
-        optimizer=optimizer, hidden_layer=hidden_layer, logits_layer=logits_layer)
-    manager = tf.train.CheckpointManager(checkpoint, os.path.join(logdir, "tf2"), max_to_keep=5)
-    checkpoint.restore(manager.latest_checkpoint)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
     per_worker_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))
 
@@ -111,6 +175,22 @@ def main(_):
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss
       return strategy.run(step, args=next(iterator))
+
+    checkpoint = tf.train.Checkpoint(
+        optimizer=optimizer, hidden_layer=hidden_layer, logits_layer=logits_layer)
+    manager = tf.train.CheckpointManager(checkpoint, os.path.join(logdir, "tf2"), max_to_keep=5)
+    # Carry on from the latest checkpoint: this program's own, or else the TF1 program's.
+    tf1_checkpoint = tf.train.latest_checkpoint(logdir)
+    if manager.latest_checkpoint:
+      checkpoint.restore(manager.latest_checkpoint)
+    elif tf1_checkpoint:
+      with strategy.scope():
+        restore_tf1_checkpoint(tf1_checkpoint, {
+            "dense/kernel": hidden_layer.kernel,
+            "dense/bias": hidden_layer.bias,
+            "dense_1/kernel": logits_layer.kernel,
+            "dense_1/bias": logits_layer.bias,
+        }, optimizer)
 
     local_step = 0
     scheduled_steps = int(optimizer.iterations)

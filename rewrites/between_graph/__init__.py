@@ -96,12 +96,16 @@ from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, las
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
-from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree
+from rewrites.syntax import (Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree,
+                             with_blank_lines)
+from rewrites.tf1_checkpoints import restores_shard_slots
 
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
 GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", "checkpoint", "manager", "dataset_fn",
-                   "per_worker_iterator", "scheduled_steps", "trained_steps",
-                   "scaled_loss")
+                   "per_worker_iterator", "scheduled_steps", "trained_steps", "scaled_loss", "tf1_checkpoint",
+                   "restored_steps")
+# The module-level functions resuming from TF1's checkpoints, and restoring the slots of shards.
+RESTORE = {"restore_tf1_checkpoint": "restore_tf1_checkpoint", "restore_shard_slots": "restore_shard_slots"}
 SERVERS = {"train.Server", "distribute.Server"}
 SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
 DEVICE_SETTER = "train.replica_device_setter"
@@ -111,7 +115,8 @@ ADVICE = {
     "get_collection": "graph collections have no place in TF2 code: pass the values themselves",
 }
 CHECKPOINTS = ("checkpoints of TF1's session -> a tf.train.CheckpointManager in {folder}: the program resumes from "
-               "it and saves when training ends (TF1 also saved on a timer); TF1's own checkpoints there are not read")
+               "it, or else from TF1's latest checkpoint (its variables, the optimizer's slots, the step), and saves "
+               "when training ends (TF1 also saved on a timer); TF1's own files are only read")
 ASYNCHRONOUS_TRAINING = ("between-graph training -> TF1's chief drives the cluster with a ClusterCoordinator of "
                          "ParameterServerStrategy, the other workers serve; prove it with tf-migrate parity")
 SYNCHRONOUS_TRAINING = ("synchronous between-graph training -> every worker runs its steps on "
@@ -172,6 +177,7 @@ class _Program:
         self.edits = ModuleEdits(view)
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
+        self.restore_written = False
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
         session = read_session(opening, block, self.names, self.supervisors)
@@ -203,7 +209,9 @@ class _Program:
             self.edits.add_import("os")
             if synchronized:
                 self.edits.add_import("tempfile")
-        self._replace_loop(session, loop)
+            self._restore_function(device, graph)
+        resumed = emit.checkpoints(graph, session, self.names, RESTORE) if session.checkpoints is not None else []
+        self._replace_loop(session, loop, resumed, graph)
         for statement in block:
             self._seed(statement)
         self.replaced |= set(removed)
@@ -214,6 +222,17 @@ class _Program:
         if session.checkpoints is not None:
             self.notes.append(("TFM108", session.checkpoints, CHECKPOINTS.format(
                 folder=f"os.path.join({self.names.code(session.checkpoints)}, \"tf2\")")))
+
+    def _restore_function(self, device: cst.With, graph: Graph) -> None:
+        """restore_tf1_checkpoint, once, before the module-level statement holding the graph."""
+        for name in RESTORE.values():
+            if name in self.view.top_level:
+                raise Unsupported(self.view.top_level[name][0], f"the migrated program defines `{name}`, which "
+                                                                "this module already has")
+        if not self.restore_written:
+            top = self.view.module_statement_of(device)
+            self.edits.insert_before(top, emit.restore_functions(graph, RESTORE))
+            self.restore_written = True
 
     # -- where the pieces are ---------------------------------------------------------
 
@@ -339,10 +358,16 @@ class _Program:
             self.edits.remove(statement)
         return [*before, *graph.dataset_statements]
 
-    def _replace_loop(self, session: Session, loop: list[cst.BaseStatement]) -> None:
-        """The session's loop, scheduling steps; a checkpoint saved when it ends. A `with` session gives way to its
-        body."""
-        save = [cst.parse_statement("manager.save()\n")] if session.checkpoints is not None else []
+    def _replace_loop(self, session: Session, loop: list[cst.BaseStatement], resumed: list[cst.BaseStatement],
+                      graph: Graph) -> None:
+        """The session's loop, scheduling steps; a checkpoint saved when it ends. Where the session opened (the
+        start of a `with` session's body, which it gives way to), what ``resumed`` restores."""
+        save = []
+        if session.checkpoints is not None:
+            # Only after a step has the optimizer made the slots of shards part of its checkpoints.
+            trained = restores_shard_slots(graph.partitioner, graph.slots)
+            save = [cst.parse_statement(f"if int({graph.optimizer_name}.iterations) > restored_steps:\n"
+                                        "    manager.save()\n" if trained else "manager.save()\n")]
         loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
         if isinstance(session.opening, cst.With):
             owners = {session.name, *(stop.func.value.value for stop in session.stops)}
@@ -353,10 +378,15 @@ class _Program:
             body = []
             for statement in session.opening.body.body:
                 body += loop if statement is session.loop else [self.spelling.spelled(statement)]
+            if resumed:
+                body = [*resumed, with_blank_lines(body[0], 1), *body[1:]]
             comments = [line for line in session.opening.leading_lines if line.comment]
             body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *comments])
             self.edits.replace(session.opening, body)
         else:
+            if resumed:  # where the session opened, restoring TF1's checkpoint
+                resumed[0] = resumed[0].with_changes(leading_lines=session.opening.leading_lines)
+                self.edits.replace(session.opening, resumed)
             self.edits.replace(session.loop, loop)
 
     def _seed(self, statement) -> None:

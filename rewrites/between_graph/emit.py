@@ -11,6 +11,7 @@ from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView
 from rewrites.program.spelling import Spelling
 from rewrites.syntax import Unsupported, subtree
+from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 
 def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.With, names: Names) -> list:
@@ -26,13 +27,12 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
              names: Names) -> list[cst.BaseStatement]:
     """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for a
-    SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the checkpoints, the coordinator,
-    the per-worker dataset and the step function."""
+    SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the coordinator, the per-worker
+    dataset and the step function."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
              for line in graph.after_optimizer]
-    checkpoints = names.code(session.checkpoints) if session.checkpoints is not None else None
     specs = [f"{name}_spec" for name in graph.elements]
     used = any(spec in line for spec in specs for line in graph.variables)
     synchronous = graph.sync_replicas is not None
@@ -41,12 +41,28 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   task=synchronous and names.code(server.task), partitioner=graph.partitioner,
                   variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
                   after_optimizer=after, computation=graph.computation, loss=graph.loss,
-                  variable_names=graph.variable_names, checkpoints=checkpoints,
-                  checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
+                  variable_names=graph.variable_names,
                   dataset=[names.code(statement).strip() for statement in dataset],
                   dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
                   parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
                   arguments=_step_arguments(graph))
+    return _parsed(text)
+
+def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str, str]) -> list[cst.BaseStatement]:
+    """Before the session's loop: the checkpoints the program resumes from, its own or else its TF1 program's
+    (``restore``: the names of the functions restore_functions() writes)."""
+    from templates import render
+
+    return _parsed(render("between_graph_checkpoints.py.j2", checkpoints=names.code(session.checkpoints),
+                          synchronous=graph.sync_replicas is not None, optimizer_name=graph.optimizer_name,
+                          checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
+                          tf1_names={name: code for name, code in graph.tf1_names.items() if name},
+                          shard_slots=restores_shard_slots(graph.partitioner, graph.slots) and
+                          "[" + ", ".join(graph.tf1_names.values()) + "]",
+                          restore=restore))
+
+
+def _parsed(text: str) -> list[cst.BaseStatement]:
     module = cst.parse_module(text)
     statements = list(module.body)
     statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
@@ -54,6 +70,19 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
     return [statement.with_changes(leading_lines=[line.with_changes(indent=False) if not line.comment else line
                                                   for line in statement.leading_lines])
             for statement in statements]
+
+
+def restore_functions(graph: Graph, names: dict[str, str]) -> list[cst.BaseStatement]:
+    """The module-level functions that start the program from its TF1 program's checkpoint (and restore the
+    slots of sharded variables from its own): ``names`` holds their names, by template name."""
+    from templates import render
+
+    context = restore_context([Part("variables", "optimizer", graph.slots)], step=graph.step_name)
+    text = render("tf1_checkpoint.py.j2", model=False, restore=True, renamed={}, names=names, **context)
+    if restores_shard_slots(graph.partitioner, graph.slots):
+        text += "\n\n" + render("restore_shard_slots.py.j2", names=names)
+    statements = list(cst.parse_module(text).body)
+    return [statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * 2) for statement in statements]
 
 
 def _step_arguments(graph: Graph) -> str:

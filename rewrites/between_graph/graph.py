@@ -23,6 +23,8 @@ from rewrites.between_graph import synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
+from rewrites.tf1_checkpoints import Slots, tf1_slots
+from rewrites.tf1_names import TF1Names
 
 GLOBAL_STEP = {"train.get_or_create_global_step", "train.get_global_step", "train.create_global_step",
                "contrib.framework.get_or_create_global_step"}
@@ -77,6 +79,10 @@ class Graph:
     train_op: str | None = None
     sync_replicas: cst.Call | None = None        # `SyncReplicasOptimizer(...)`: synchronous steps
     tracked: list[str] = field(default_factory=list)  # what a checkpoint holds: variables and layers, by name
+    tf1_names: dict[str | None, str] = field(default_factory=dict)  # TF1's name of each variable (code; None:
+    # not known) -> its TF2 code
+    step_name: str = '"global_step"'                 # TF1's name of the global step (code)
+    slots: Slots | None = None          # how TF1 named the optimizer's slots, and Keras' names of them
     shapes: dict[str, str] = field(default_factory=dict)  # tensor name -> code of its static shape
     dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
     iterator: str | None = None
@@ -106,6 +112,7 @@ def read_graph(device: cst.With, names: Names) -> Graph:
 class _Reader:
     def __init__(self, names: Names) -> None:
         self.api, self.code, self.spelled = names.api, names.code, names.spelled
+        self.tf1_names = TF1Names()
 
     def read(self, device: cst.With) -> Graph:
         graph = Graph()
@@ -177,12 +184,14 @@ class _Reader:
             graph.dataset_statements.append(statement)
         elif graph.global_step is None and self._is_step_counter(api, value):
             graph.global_step = target
+            graph.step_name = self._variable_name(api, value) or graph.step_name
         elif api == "get_variable":
             self._variable(graph, target, value)
         elif api == "Variable":
             graph.variables.append(f"{target} = {self.code(value.with_changes(func=cst.parse_expression('tf.Variable')))}")
             graph.variable_names.append(target)
             graph.tracked.append(target)
+            graph.tf1_names[self._variable_name(api, value)] = target
         elif api in GLOBAL_STEP:
             graph.global_step = target
         elif api in SESSION_ONLY or synchronous.is_hook(value, graph.optimizer_name):
@@ -234,6 +243,17 @@ class _Reader:
         graph.variables.append(f"{target} = tf.Variable({initializer}({shape}{dtype}), name={name})")
         graph.variable_names.append(target)
         graph.tracked.append(target)
+        graph.tf1_names[self.tf1_names.variable(args["name"][1].value)] = target
+
+    def _variable_name(self, api: str | None, call: cst.Call) -> str | None:
+        """TF1's name (code) of `get_variable(name, ...)` or `Variable(..., name=...)`, None if not a string."""
+        if api == "get_variable":
+            args = bind_arguments(call, GET_VARIABLE)
+            return self.tf1_names.variable(args["name"][1].value) if args and "name" in args else None
+        args = bind_arguments(call, ("initial_value", "trainable", "collections", "validate_shape", "caching_device",
+                                     "name"))
+        return self.tf1_names.variable(args["name"][1].value if args and "name" in args
+                                       else cst.SimpleString('"Variable"'))
 
     def _partitioner(self, graph: Graph, node: cst.BaseExpression) -> None:
         """A get_variable's partitioner (made TF2's by TFM201-203) becomes the strategy's, for every variable."""
@@ -257,6 +277,7 @@ class _Reader:
             graph.notes.append(("TFM106", call, code.why))
         graph.optimizer, graph.optimizer_name = f"{target} = {code.code}", target
         graph.after_optimizer = code.after_compile
+        graph.slots = tf1_slots(self.api(call.func), call, keras_momentum=True)
 
     def _sync_replicas(self, graph: Graph, target: str, call: cst.Call) -> None:
         """`SyncReplicasOptimizer(opt, ...)`: the optimizer it wraps, named as the program names the wrapper."""
@@ -372,6 +393,11 @@ class _Reader:
                                      "layer's, the iterator's): build it in the strategy's scope by hand")
         units = bind_arguments(constructor, ("units",) if api != "layers.dense" else ("inputs", "units"))
         layer, shape = f"{target}_layer", graph.shapes[inputs.value]
+        arguments = {arg.keyword.value: arg.value for arg in constructor.args if arg.keyword} \
+            if api == "keras.layers.Dense" else keras_code.layer_arguments(api, constructor, functional=DENSE[api])
+        scope = self.tf1_names.layer(api, arguments)  # a string: no loops in a graph
+        for variable in self.tf1_names.variables(api, arguments) if scope is not None else ():
+            graph.tf1_names[f"{scope[:-1]}/{variable}\""] = f"{layer}.{variable}"
         graph.variables += [f"{layer} = {code}", f"{layer}.build({shape})"]
         graph.variable_names.append(f"*{layer}.trainable_variables")
         graph.tracked.append(layer)

@@ -11,7 +11,9 @@ function building the compiled Keras model; before the first driver the program 
 strategy (``strategy_for_this_task()``: ps and worker tasks serve, the chief trains with
 ``ParameterServerStrategy``, an evaluator evaluates checkpoints, no ``TF_CONFIG`` trains
 locally), the training dataset, the model built in ``strategy.scope()`` and RunConfig's
-checkpoints restored; each driver becomes ``fit`` (for ``max_steps`` over every run, as TF1
+checkpoints restored: its own (in ``model_dir``'s ``tf2`` folder), or else the TF1 program's latest in
+``model_dir`` (every variable, the optimizer's slots and the step: the Keras layers are named after
+TF1's variable scopes, so its names map onto them); each driver becomes ``fit`` (for ``max_steps`` over every run, as TF1
 counted), ``evaluate``, or a generator of predictions. The program's own expressions stay:
 ``max_steps=args.train_steps`` becomes ``steps_per_epoch=args.train_steps - steps_done``, so its
 command line keeps working. Every module it edits imports TF2 as ``tf`` and spells what stays
@@ -52,7 +54,7 @@ After::
       features = {
           name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
           for name, spec in input_spec.items()}
-      logits = keras.layers.Dense(units=1)(features["x"])
+      logits = keras.layers.Dense(units=1, name="dense")(features["x"])
       model = keras.Model(inputs=features, outputs=logits)
       optimizer = keras.optimizers.legacy.Adagrad(
           learning_rate=params["learning_rate"], initial_accumulator_value=0.1, epsilon=1e-30)
@@ -74,7 +76,7 @@ After::
       with strategy.scope():
         keras_model = model.build_model(
             dataset.element_spec[0], params={"learning_rate": args.learning_rate})
-      ...  # RunConfig's checkpoints in args.job_dir, restored
+      ...  # RunConfig's checkpoints in args.job_dir/tf2, restored, or else TF1's in args.job_dir
       steps_done = int(keras_model.optimizer.iterations)
       if steps_done < args.train_steps:
         keras_model.fit(

@@ -53,8 +53,8 @@ After::
       net = keras.layers.Concatenate()([
           keras.layers.Flatten()(tf.cast(features[key], tf.float32))
           for key in ("x", "y")])
-      net = keras.layers.Dense(units=16, activation="relu", name="hiddenlayer_0")(net)
-      logits = keras.layers.Dense(units=3, name="logits")(net)
+      net = keras.layers.Dense(units=16, activation="relu", name="dnn/hiddenlayer_0")(net)
+      logits = keras.layers.Dense(units=3, name="dnn/logits")(net)
       model = keras.Model(inputs=features, outputs=logits)
       optimizer = keras.optimizers.legacy.Adagrad(
           learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
@@ -93,6 +93,7 @@ from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bound_values, is_none
+from rewrites.tf1_checkpoints import Slots, keras_slots, tf1_slots
 
 DNN_CLASSIFIER_V2 = ("hidden_units", "feature_columns", "model_dir", "n_classes", "weight_column", "label_vocabulary",
                      "optimizer", "activation_fn", "dropout", "config", "warm_start_from", "loss_reduction",
@@ -231,6 +232,7 @@ class CannedReader:
             columns, linear_columns = [], self._linear(model, args, units, writer, "logits")
         model.lines += writer.lines
         model.bound += writer.bound
+        model.tf1_renamed = writer.renamed
         if uses_math(columns):
             model.imports.append("math")
         reduction = self._reduction(args, v1)
@@ -245,13 +247,14 @@ class CannedReader:
         rate = kind.rates[0 if v1 else 1]
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
         optimizer = args.get("dnn_optimizer" if kind.model == "combined" else "optimizer")
-        model.optimizer = self._optimizer(model, optimizer, kind.default_optimizer, v1, rate)
+        model.optimizer, model.slots = self._optimizer(model, optimizer, kind.default_optimizer, v1, rate)
         part = "the DNN part " if kind.model == "combined" else ""
         if optimizer is None:
             how.insert(0, f"{part}{kind.default_optimizer} at {rate or KERAS_DEFAULT_RATES[kind.default_optimizer]}")
         if kind.model == "combined":
             linear_rate = repr(min(COMBINED_LINEAR_RATE, 1 / math.sqrt(len(linear_columns))))
-            model.wide_deep_optimizer = self._optimizer(model, args.get("linear_optimizer"), "Ftrl", v1, linear_rate)
+            model.wide_deep_optimizer, model.wide_deep_slots = self._optimizer(
+                model, args.get("linear_optimizer"), "Ftrl", v1, linear_rate)
             if "linear_optimizer" not in args:
                 how.insert(len(how) - 1, f"the linear part Ftrl at {linear_rate}")
         via_v1 = estimator.view.tf_name(estimator.node.func).via == "v1"
@@ -268,9 +271,9 @@ class CannedReader:
         columns = ColumnReader(self.values).read(args["feature_columns"])
         if columns is None:
             keywords["feature_columns"] = args["feature_columns"]
-        input_layer(columns, "feature_columns", "net", writer)
+        input_layer(columns, "feature_columns", "net", writer, scope="dnn/input_from_feature_columns/input_layer")
         self._hidden_layers(writer, model, args, keywords)
-        writer.assign(target, f'keras.layers.Dense(units={units}, name="logits")(net)')
+        writer.assign(target, f'keras.layers.Dense(units={units}, name="dnn/logits")(net)')
         return columns
 
     def _linear(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str) -> list:
@@ -320,18 +323,20 @@ class CannedReader:
         # the momentum dnn.py gave it (batch statistics in training, moving ones otherwise, in both).
         after = [f"net = keras.layers.Dropout(rate={rate})(net)"] if rate is not None else []
         if "batch_norm" in args and self._flag(args["batch_norm"], "batch_norm"):
-            after.append('net = keras.layers.BatchNormalization(momentum=0.999, name=f"batchnorm_{index}")(net)')
+            after.append('net = keras.layers.BatchNormalization(momentum=0.999, '
+                         'name=f"dnn/hiddenlayer_{index}/batchnorm_{index}")(net)')
         if hidden is UNKNOWN:
             writer.lines.append("\n    ".join([
                 "for index, units in enumerate(hidden_units):",
-                f'net = keras.layers.Dense(units=units, activation={activation}, name=f"hiddenlayer_{{index}}")(net)',
+                f'net = keras.layers.Dense(units=units, activation={activation}, name=f"dnn/hiddenlayer_{{index}}")(net)',
                 *after]))
             writer.bound.append("net")
         else:
             for index, units in enumerate(hidden):
                 writer.assign("net", f'keras.layers.Dense(units={units}, activation={activation}, '
-                                     f'name="hiddenlayer_{index}")(net)')
-                writer.lines += [line.replace('f"batchnorm_{index}"', f'"batchnorm_{index}"') for line in after]
+                                     f'name="dnn/hiddenlayer_{index}")(net)')
+                writer.lines += [line.replace('f"dnn/hiddenlayer_{index}/batchnorm_{index}"',
+                                              f'"dnn/hiddenlayer_{index}/batchnorm_{index}"') for line in after]
         if rate is not None:
             model.notes.append(("TFM401", dropout.node, "dropout's random masks differ between TF1 and Keras: "
                                                         "the losses agree only statistically"))
@@ -379,15 +384,18 @@ class CannedReader:
             raise given.fail("loss_reduction other than SUM or SUM_OVER_BATCH_SIZE is not migrated yet")
         return REDUCTIONS[kind]
 
-    def _optimizer(self, model: Model, given: Value | None, default: str, v1: bool, rate: str | None) -> str:
-        """The optimizer the estimator made: from a name (at the estimator's rate), or the object given."""
+    def _optimizer(self, model: Model, given: Value | None, default: str, v1: bool,
+                   rate: str | None) -> tuple[str, Slots]:
+        """The optimizer the estimator made: from a name (at the estimator's rate), or the object given; and how
+        TF1's checkpoints name its slots."""
         name = default if given is None else self.values.constant(given)
         if isinstance(name, str):
             if name not in OPTIMIZER_NAMES:
                 raise given.fail(f"optimizer {name!r} is not one of the canned estimators' names")
             tf1_class, keras_class = OPTIMIZER_NAMES[name]
             if not v1:  # v2 made the legacy Keras class
-                return f"keras.optimizers.legacy.{keras_class}({f'learning_rate={rate}' if rate else ''})"
+                code = f"keras.optimizers.legacy.{keras_class}({f'learning_rate={rate}' if rate else ''})"
+                return code, keras_slots(keras_class)
             call = cst.parse_expression(f"tf.compat.v1.{tf1_class}(learning_rate={rate})")
             return self._tf1_optimizer(model, tf1_class, call, given)
         node = self.values.resolve(given).node
@@ -397,15 +405,17 @@ class CannedReader:
         raise given.fail("the optimizer must be a name, or a tf.compat.v1.train optimizer of a v1 estimator made "
                          "where the estimator is; other optimizers are not migrated yet")
 
-    def _tf1_optimizer(self, model: Model, api: str, call: cst.Call, given: Value | None) -> str:
+    def _tf1_optimizer(self, model: Model, api: str, call: cst.Call,
+                       given: Value | None) -> tuple[str, Slots]:
         if given is not None and any(self.values.constant(Value(arg.value, given.place)) is UNKNOWN for arg in call.args):
             raise given.fail("the optimizer's arguments must be numbers the migration can read (the Keras model is "
                              "built apart)")
         try:
             code = keras_code.optimizer(api, call)
+            slots = tf1_slots(api, call, keras_momentum=True)
         except keras_code.NoKerasEquivalent as problem:
             raise Unsupported(given.node if given else call, str(problem)) from None
         if code.safety.value == "numeric" and given is not None:
             model.notes.append(("TFM401", given.node, code.why))
         model.after_compile = code.after_compile
-        return code.code
+        return code.code, slots

@@ -214,6 +214,7 @@ class Embedding:
         return f"{self.categorical.name}_embedding"
 
     def dense(self, writer: Writer) -> str:
+        writer.rename(f"{self.name}/kernel", f"{self.name}/embedding_weights")
         return _embedded(writer, self.categorical, self.combiner, TABLE.format(self.dimension, self.name), self.name)
 
 
@@ -226,6 +227,7 @@ class SharedTable:
     combiner: str
 
     def layer(self, writer: Writer) -> str:
+        writer.rename(f"{self.name}/kernel", f"{self.name}/embedding_weights")
         return writer.bind(f"{self.name}_table", TABLE.format(self.dimension, self.name))
 
 
@@ -249,6 +251,13 @@ class Writer:
         self.lines: list[str] = []
         self.bound: list[str] = []
         self._names: dict[str, str] = {}  # code -> the name bound to it
+        self.scope: str | None = None     # TF1's variable scope of the columns' variables, if they have any
+        self.renamed: dict[str, str] = {}  # a Keras layer's `layer/weight` -> TF1's name of the variable (code)
+
+    def rename(self, keras_name: str, tf1_name: str) -> None:
+        """The Keras weight ``keras_name`` is TF1's variable ``tf1_name``, in the columns' scope."""
+        if self.scope is not None:
+            self.renamed[keras_name] = _literal(f"{self.scope}/{tf1_name}")
 
     def bind(self, name: str, code: str) -> str:
         """``name = code``, once: the name the code is bound to (another one if ``name`` is taken)."""
@@ -275,9 +284,11 @@ class Writer:
 # -- writing them ------------------------------------------------------------------------------------------
 
 
-def input_layer(columns: list | None, columns_code: str, target: str, writer: Writer) -> None:
+def input_layer(columns: list | None, columns_code: str, target: str, writer: Writer, scope: str | None = None) -> None:
     """Statements binding ``target`` to ``input_layer(features, columns)``, on the ``columns`` read or, made at
-    run time (None), on the numeric columns ``columns_code`` holds, in name order."""
+    run time (None), on the numeric columns ``columns_code`` holds, in name order; ``scope``: TF1's variable scope
+    of the columns' tables."""
+    writer.scope = scope
     if columns is None:
         writer.comment(NUMERIC_ONLY_COMMENT[2:])
         writer.assign(target, f"keras.layers.Concatenate()([\n    {FLAT.format('column.key')}\n    for column in "
@@ -299,6 +310,7 @@ def linear_model(columns: list, units: int, combiner: str, target: str, writer: 
     the weights' mean is the weights of the counts' mean), zeros at first, summed, and one bias (on the last
     column's layer: TF1 made it after the columns' weights)."""
     writer.comment("linear_model: in name order, each column's weights, summed, and a bias.")
+    writer.scope = "linear/linear_model"
     sums = []
     for index, column in enumerate(columns):
         bias = "True" if index == len(columns) - 1 else "False"
@@ -310,6 +322,9 @@ def linear_model(columns: list, units: int, combiner: str, target: str, writer: 
                 writer.comment(COMBINER_COMMENTS[combiner])
                 values = writer.bind(f"{column.name}_combined",
                                      _combiner(combiner, column).format(rows=counts, counts=counts))
+        writer.rename(f"{column.name}_weights/kernel", f"{column.name}/weights")
+        if bias == "True":
+            writer.rename(f"{column.name}_weights/bias", "bias_weights")
         sums.append(writer.bind(f"{column.name}_weighted", (
             f'keras.layers.Dense(units={units}, use_bias={bias}, kernel_initializer="zeros", '
             f'name="{column.name}_weights")({values})')))

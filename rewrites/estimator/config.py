@@ -101,7 +101,8 @@ class ConfigReader:
                            (secs.view, secs.node) if secs is not None else None)
 
     def warm_start(self, node: Value | None, model: Model) -> WarmStart | None:
-        """`warm_start_from=PATH` or `WarmStartSettings(PATH)`: every trainable variable, by its TF1 name."""
+        """`warm_start_from=PATH` or `WarmStartSettings(PATH)`: every trainable variable, by its TF1 name (the Keras
+        layers are named after TF1's variable scopes)."""
         if node is None or is_none(node.node):
             return None
         path = node
@@ -114,13 +115,13 @@ class ConfigReader:
                 raise settings.fail("WarmStartSettings other than a checkpoint for every trainable variable "
                                     "(vars_to_warm_start='.*'): load the chosen variables by hand")
             path = Value(args["ckpt_to_initialize_from"], settings.place)
-        if model.partitioner is not None:
-            raise node.fail("warm_start_from for a partitioned model: assign the checkpoint's full tensors to the "
-                            "shards by hand")
-        if model.tf1_trainable_names is None:
+        if model.mod_tables:
+            raise node.fail("warm_start_from for a table TF1 looked up \"mod\": its rows are in another order in "
+                            "TF2; restore it with restore_tf1_checkpoint's permutation, by hand")
+        if not model.tf1_names_known:
             raise node.fail("warm_start_from where the TF1 variable names cannot be read from the code (a computed "
-                            "scope or layer name): load the checkpoint by hand")
-        return WarmStart(self.code(path), model.tf1_trainable_names)
+                            "scope or layer name, layers in a loop in a loop): load the checkpoint by hand")
+        return WarmStart(self.code(path))
 
     def hooks(self, node: Value | None, hooks: hooks_code.Hooks, model_dir: Value | None) -> None:
         """Training hooks into ``hooks`` (as Values at their places)."""

@@ -32,11 +32,11 @@ from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, source, subtree, with_blank_lines
+from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
 DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "model", "checkpoints", "save_checkpoint",
-                "steps_done", "warm_start", "warm_start_names", "predictor")
-MODULE_NAMES = ("bootstrap", "predict_examples")
+                "tf1_checkpoint", "steps_done", "warm_start", "predictor")
 PREFERRED = {"bootstrap": "strategy_for_this_task"}
 BUILD_LOCALS = ("model", "optimizer", "predictor")
 
@@ -103,7 +103,7 @@ class Emitter:
     def __init__(self, values: Values, spelling, keras: str) -> None:
         self.values, self.spelling, self.keras = values, spelling, keras
         self.edits: dict[int, ModuleEdits] = {}
-        self._module_defs: dict[tuple[int, str], str] = {}   # (view, template) -> the name written
+        self._module_defs: dict[tuple, Names] = {}   # (view, template, its context) -> the names written
 
     def module_edits(self, view: ModuleView) -> ModuleEdits:
         if id(view) not in self.edits:
@@ -136,6 +136,7 @@ class Emitter:
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
         iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
+                       shard_slots=restores_shard_slots(setup.model.partitioner, setup.model.slots),
                        iterations=iterations,
                        warm_start=setup.warm_start, train_input=first_train.input.code,
                        build_target=build_target, build_call=self._build_call(program, names, reference))
@@ -192,25 +193,34 @@ class Emitter:
         edits.replace(driver.statement, statements)
 
     def _module_level(self, program: Program, view: ModuleView, predict: bool, names: Names) -> Names:
-        """strategy_for_this_task (and predict_examples) before the top-level statement holding the drivers."""
+        """strategy_for_this_task (and predict_examples, and what resumes from TF1's checkpoints) before the
+        top-level statement holding the drivers."""
         from templates import render
 
-        top = _top_level(view, program.anchor)
+        top = view.module_statement_of(program.anchor)
         in_use = taken(view, view.module) | _builtins() | set(names.values())
         found = Names()
-        wanted = [("bootstrap", "strategy_bootstrap.py.j2", dict(partitioner=program.setup.model.partitioner or "None"))]
+        setup = program.setup
+        wanted = [(("bootstrap",), "strategy_bootstrap.py.j2", dict(partitioner=setup.model.partitioner or "None"))]
         if predict:
-            single = program.setup.model.predictions[0][0] is None
-            wanted.append(("predict_examples", "predict_examples.py.j2", dict(single=single)))
-        for name, template, extra in wanted:
-            key = (id(view), template)
+            single = setup.model.predictions[0][0] is None
+            wanted.append((("predict_examples",), "predict_examples.py.j2", dict(single=single)))
+        if setup.checkpoints or setup.warm_start:
+            wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
+                           _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
+        if setup.checkpoints and restores_shard_slots(setup.model.partitioner, setup.model.slots):
+            wanted.append((("restore_shard_slots",), "restore_shard_slots.py.j2", {}))
+        for wanted_names, template, extra in wanted:
+            key = (id(view), template, repr(extra))
             if key not in self._module_defs:
-                chosen = free_names([name], in_use)[name]
+                chosen = free_names(wanted_names, in_use)
                 self._module_defs[key] = chosen
-                text = render(template, names=Names({name: chosen}), **extra)
+                text = render(template, names=chosen, **extra)
                 self.module_edits(view).insert_before(top, _module_statements(text))
                 self.module_edits(view).blank_lines[top] = 2
-            found[name] = self._module_defs[key]
+            found.update(self._module_defs[key])
+        if setup.checkpoints:
+            self.module_edits(view).add_import("os")
         return found
 
     def _build_function(self, program: Program, predict: bool) -> str:
@@ -325,10 +335,18 @@ class Emitter:
         edits.add_import("tensorflow", None, "tf")
 
 
+def _tf1_checkpoint(model, restore: bool) -> dict:
+    """The context of templates/tf1_checkpoint.py.j2 for this model (a combined one has two optimizers)."""
+    if model.wide_deep:
+        parts = [Part("model.linear_model", "model.optimizer[0]", model.wide_deep_slots),
+                 Part("model.dnn_model", "model.optimizer[1]", model.slots)]
+    else:
+        parts = [Part("model", "model.optimizer", model.slots)]
+    return dict(model=True, restore=restore, renamed=model.tf1_renamed, **restore_context(parts, model.mod_tables))
+
+
 def _import_of(view: ModuleView, name: str) -> cst.CSTNode | None:
     """The module-level import statement that binds ``name``."""
-    from rewrites.base import module_level_statements
-
     for statement in module_level_statements(view.module):
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar) and any(
@@ -373,17 +391,6 @@ def _first_in_block(view: ModuleView, statement: cst.CSTNode, removed: set[int])
     """Is ``statement`` first in its block once the ``removed`` statements are gone?"""
     body = list(getattr(view.parent(statement), "body", ()))
     return statement in body and all(id(before) in removed for before in body[:body.index(statement)])
-
-
-def _top_level(view: ModuleView, node: cst.CSTNode) -> cst.CSTNode:
-    """The module-level statement that holds ``node``."""
-    top = node
-    for ancestor in view.ancestors(node):
-        if isinstance(ancestor, cst.Module):
-            return top
-        if isinstance(ancestor, cst.BaseStatement):
-            top = ancestor
-    return top
 
 
 def _statements(text: str, like: cst.BaseStatement, leading: bool = False) -> list[cst.BaseStatement]:

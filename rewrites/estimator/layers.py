@@ -30,18 +30,20 @@ class LayerReading:
         self.current = target
 
     def _layer_expression(self, api: str, call: cst.Call) -> str:
-        """The Keras layer of one tf.layers call, called on its inputs (a nested layer call in turn)."""
+        """The Keras layer of one tf.layers call, called on its inputs (a nested layer call in turn), named after
+        TF1's variable scope of it."""
         if isinstance(call.func, cst.Call):  # tf1.layers.Dense(...)(inputs)
             if api in TRAINING_DEPENDENT_LAYERS:
                 raise Unsupported(call, f"a {api} layer object: whether it is active in TF1 depends on how it is "
                                         "called; migrate it by hand (the training flag)")
-            code, _ = keras_code.layer(api, self.spelled(call.func), functional=False)
+            constructor = call.func
             inputs = call.args[0].value if len(call.args) == 1 and not call.args[0].keyword else None
-            self.tf1_names.layer(api, keras_code.layer_arguments(api, call.func, functional=False))
         else:  # tf1.layers.dense(inputs, ...)
-            code, _ = keras_code.layer(api, self.spelled(call), functional=True)
+            constructor = call
             inputs = keras_code.layer_arguments(api, call, functional=True).get("inputs")
             self._check_training_flag(api, call)
+        functional = constructor is call
+        code, _ = keras_code.layer(api, self.spelled(constructor), functional=functional)
         if inputs is None:
             raise Unsupported(call, "a layer called with more than its inputs is not migrated yet")
         self._note_features(inputs)
@@ -49,10 +51,12 @@ class LayerReading:
         if not (is_name(inputs, self.current) or nested):
             self.model.chain = False
         inputs_code = self._layer_expression(nested, inputs) if nested else self.code(inputs)
-        if not isinstance(call.func, cst.Call):
-            self.tf1_names.layer(api, keras_code.layer_arguments(api, call, functional=True))
         if code is keras_code.IDENTITY:  # a TF1 no-op (dropout without training=): its output is its input
             return inputs_code
+        arguments = keras_code.layer_arguments(api, constructor, functional=functional)
+        name = self.tf1_names.layer(api, arguments)
+        if name is not None:
+            code, _ = keras_code.layer(api, self.spelled(constructor), functional=functional, name=name)
         layer = self._piece(code, call)
         self.model.layers.append(layer)
         if api in LAYERS_WITH_WEIGHTS and not self.in_partitioned_scope:
@@ -69,20 +73,25 @@ class LayerReading:
     def _table(self, api: str, call: cst.Call, target: str) -> None:
         """`table = get_variable(name, [rows, width])`: a Keras Embedding once embedding_lookup reads it."""
         args = keras_code.get_variable_arguments(self.spelled(call))
-        self.tf1_names.table(args.get("name"))
+        name = self.tf1_names.variable(args.get("name"))
+        if name is not None:  # the Embedding is named after TF1's variable: it is the table
+            args["name"] = cst.parse_expression(name)
+            self.model.tf1_renamed[f"{cst.parse_expression(name).evaluated_value}/embeddings"] = name
         if "partitioner" in args:
             self._strategy_partitioner(args["partitioner"])
-        self.tables[target] = (args, self.in_partitioned_scope or "partitioner" in args)
+        self.tables[target] = (args, self.in_partitioned_scope or "partitioner" in args, name)
 
     def _embedding(self, api: str, call: cst.Call, target: str) -> None:
         table = call.args[0].value if call.args and not call.args[0].keyword else None
         if not (isinstance(table, cst.Name) and table.value in self.tables):
             raise Unsupported(call, "embedding_lookup of a table that is not a get_variable of this model_fn")
-        args, partitioned = self.tables[table.value]
+        args, partitioned, name = self.tables[table.value]
         self.table_lookups.add(id(table))
         code, ids = keras_code.embedding(args, partitioned, self.spelled(call))
         if not partitioned:
             self.unpartitioned_weights.append(call)
+        if name is not None and partitioned and keras_code.lookup_strategy(call) == "mod":
+            self.model.mod_tables.append(name)
         self._note_features(ids)
         layer = self._piece(code, call)
         self.model.layers.append(layer)
@@ -150,7 +159,13 @@ class LayerReading:
         self.tf1_names.enter(args.get("name_or_scope"))
         return "partitioner" in args
 
+    def _named_partitioner(self, api: str, call: cst.Call, target: str) -> None:
+        """`partitioner = fixed_size_partitioner(2)` (made TF2's by TFM201-203), for a variable_scope to take."""
+        self.partitioners[target] = call
+
     def _strategy_partitioner(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name) and node.value in self.partitioners:
+            node = self.partitioners[node.value]
         api = self.api(node.func) if isinstance(node, cst.Call) else None
         if not (api or "").startswith("distribute.experimental.partitioners."):
             raise Unsupported(node, "a partitioner other than the three compat.v1 ones along axis 0 (TFM201-203)")

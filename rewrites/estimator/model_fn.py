@@ -30,7 +30,6 @@ from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.layers import LayerReading
 from rewrites.estimator.metrics import MetricReading
 from rewrites.estimator.program import Model
-from rewrites.estimator.tf1_names import TF1VariableNames
 from rewrites.estimator.specs import SpecReading
 from rewrites.estimator.training import GLOBAL_STEP, TrainingReading
 from rewrites.program.spelling import Spelling
@@ -39,6 +38,8 @@ from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Place, Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, first_line, is_docstring, is_name, single_assign, subtree
+from rewrites.tf1_checkpoints import tf1_slots
+from rewrites.tf1_names import TF1Names, placeholders_resolved
 
 # Estimator passes these by name: a model_fn takes `features` and any of the others, in any order.
 MODEL_FN_PARAMETERS = ("features", "labels", "mode", "params", "config")
@@ -64,7 +65,8 @@ DROPPED = ("{} served TF1's graph (summaries, tensors named for a logging hook):
 # The model_fn's calls by API: the reader method for `target = <call>` (prefixes end with a dot).
 CALLS = {"get_variable": "_table", "nn.embedding_lookup": "_embedding", "feature_column.input_layer": "_input_layer",
          "losses.get_total_loss": "_total_loss", "tpu.CrossShardOptimizer": "_cross_shard",
-         "layers.": "_layer", "losses.": "_loss", "metrics.": "_metric_call"}
+         "layers.": "_layer", "losses.": "_loss", "metrics.": "_metric_call",
+         "distribute.experimental.partitioners.": "_named_partitioner"}
 
 
 class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
@@ -99,11 +101,13 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         self.batch_norms: list[cst.Call] = []
         self.update_ops: dict[str, int] = {}  # name -> batch norms created before it was collected
         self.updates_attached = 0  # how many batch norms' updates the train_op depends on (UPDATE_OPS)
-        self.tables: dict[str, tuple[dict, bool]] = {}  # get_variable tables: name -> (arguments, partitioned)
+        self.tables: dict[str, tuple[dict, bool, str | None]] = {}  # get_variable tables: name -> (arguments,
+        # partitioned, TF1's name of it)
         self.table_lookups: set[int] = set()  # the names of tables that embedding_lookup reads
         self.in_partitioned_scope = False
         self.unpartitioned_weights: list[cst.Call] = []  # layers with weights outside any partitioned scope
-        self.tf1_names = TF1VariableNames()
+        self.tf1_names = TF1Names()
+        self.partitioners: dict[str, cst.Call] = {}  # name -> the partitioner it was bound to
 
     def read(self, function: cst.FunctionDef, bound: Collection[str] = ()) -> Model:
         """``bound``: parameters given values elsewhere (a method's self, functools.partial's keywords)."""
@@ -130,7 +134,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
             model.metrics = self._metrics(self.eval_metric_ops)
         if model.output != self.current:
             model.chain = False
-        model.tf1_trainable_names = self.tf1_names.names
+        model.tf1_names_known = self.tf1_names.known
         if self.updates_attached < len(self.batch_norms):
             model.notes.append(("TFM401", self.batch_norms[0], NO_MOVING_AVERAGE_UPDATES))
         if model.partitioner and self.unpartitioned_weights:
@@ -263,10 +267,12 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.schedules[target] = keras_code.learning_rate_schedule(api, self.spelled(call)).code
             elif api == "train.MomentumOptimizer" and self._scheduled_rate(call):
                 self.model.optimizer, self.model.tf1_momentum = self._tf1_momentum(call), True
+                self.model.slots = tf1_slots(api, call)
                 self.optimizer_name = target
             elif api.startswith("train.") and api.endswith("Optimizer"):
                 code = keras_code.optimizer(api, self._with_schedule(self.spelled(call)))
                 self.model.optimizer, self.model.after_compile = self._piece(code, call), code.after_compile
+                self.model.slots = tf1_slots(api, call, keras_momentum=True)
                 self.optimizer_name = target
             elif self._is_update_ops(call):
                 self.update_ops[target] = len(self.batch_norms)
@@ -286,27 +292,37 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
 
     def _for_loop(self, statement: cst.For) -> None:
         """`for units in [...]:` (or `for i, units in enumerate(...)`) around layers stays a loop around the Keras
-        layers."""
+        layers, named as TF1 numbered them: by the loop's index (`enumerate` is added if it had none)."""
+        from templates import wrap
+
         target = statement.target
         names = [target] if isinstance(target, cst.Name) else [element.value for element in target.elements] \
             if isinstance(target, cst.Tuple) else []
         if statement.orelse is not None or statement.asynchronous or not names or \
                 not all(isinstance(name, cst.Name) for name in names):
             raise Unsupported(statement, "a for loop other than `for name in values:` in the model_fn")
+        iterated, index = statement.iter, None
+        if isinstance(iterated, cst.Call) and is_name(iterated.func, "enumerate") and len(iterated.args) == 1 \
+                and isinstance(target, cst.Tuple) and len(names) == 2:
+            iterated, index = iterated.args[0].value, names[0].value
+        values = self.constant(iterated)
+        length = len(values) if isinstance(values, (list, tuple)) else \
+            f"len({self.code(iterated)})" if _is_read_only(iterated) else None
+        taken = {*self.model.bound, *(name.value for name in names), "features", "input_spec", "params"}
+        counter = index or next(name for name in ("index", *(f"index_{i}" for i in range(2, 99))) if name not in taken)
         outer, self.model.lines = self.model.lines, []
-        named = len(self.tf1_names.log)
+        self.tf1_names.begin_loop(counter, length)
         for inner in statement.body.body:
             self._statement(inner)
-        body, self.model.lines = self.model.lines, outer
-        header = f"for {self.code(target)} in {self.code(statement.iter)}:"
-        self.model.lines.append("\n".join([header, *(textwrap.indent(line, "    ") for line in body)]))
-        self.model.bound += [name.value for name in names]
+        resolved = self.tf1_names.end_loop()
+        body, self.model.lines = [placeholders_resolved(line, resolved) for line in self.model.lines], outer
+        self.model.layers = [placeholders_resolved(layer, resolved) for layer in self.model.layers]
+        counted = index is None and any(counter in name for name in resolved.values() if name)
+        header = (f"for {counter}, {self.code(target)} in enumerate({self.code(iterated)}):" if counted else
+                  f"for {self.code(target)} in {self.code(statement.iter)}:")
+        self.model.lines.append("\n".join([header, *(textwrap.indent(wrap(line, 8), "    ") for line in body)]))
+        self.model.bound += [name.value for name in names] + ([counter] if counted else [])
         self.model.chain = False
-        iterated = statement.iter
-        if isinstance(iterated, cst.Call) and is_name(iterated.func, "enumerate") and len(iterated.args) == 1:
-            iterated = iterated.args[0].value
-        values = self.constant(iterated)
-        self.tf1_names.repeat(named, len(values) if isinstance(values, (list, tuple)) else None)
 
     def _with(self, statement: cst.With) -> None:
         """`with variable_scope(...)` or `with control_dependencies(update_ops)`, then the statements inside."""

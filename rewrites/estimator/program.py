@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import hooks as hooks_code
+from rewrites.tf1_checkpoints import Slots
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Place, Value
 
@@ -48,7 +49,11 @@ class Model:
     partitioner: str | None = None  # the strategy's variable_partitioner
     uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
-    tf1_trainable_names: list[str] | None = None  # TF1's names of the trainable variables in order, if known
+    tf1_names_known: bool = True   # every layer is named after TF1's variable scope (rewrites/tf1_names.py)
+    tf1_renamed: dict[str, str] = field(default_factory=dict)  # `layer/weight` -> TF1's name (code), where they differ
+    mod_tables: list[str] = field(default_factory=list)  # TF1's names (code) of the tables looked up "mod"
+    slots: Slots | None = None          # how TF1 named the optimizer's slots, and Keras' names of them
+    wide_deep_slots: Slots | None = None  # ... of a combined model's linear optimizer
     hooks: hooks_code.Hooks = field(default_factory=hooks_code.Hooks)  # EstimatorSpec(training_hooks=...)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # findings: (rule, node, message)
     dropped: list[cst.CSTNode] = field(default_factory=list)  # statements of the model_fn the Keras model has no use for
@@ -118,10 +123,9 @@ class Checkpoints:
 
 @dataclass
 class WarmStart:
-    """Estimator(warm_start_from=...): the TF1 checkpoint, and the TF1 names of the model's trainable variables."""
+    """Estimator(warm_start_from=...): the TF1 checkpoint whose values the trainable variables start from."""
 
     path: str
-    names: list[str]
 
 
 @dataclass

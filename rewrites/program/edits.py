@@ -113,21 +113,27 @@ def _beside_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, l
 
 
 def _before_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, list]:
-    """Standard library imports go before the module's first top-level import of TensorFlow, with the others of
-    the standard library, as isort would group them."""
+    """Standard library imports go with the module's others of the standard library, in name order, as isort
+    would place them (before its first top-level import of TensorFlow when it has none)."""
     body = list(module.body)
     first = next((index for index, statement in enumerate(body) if _imports_from(statement, "tensorflow")), None)
     ours = [i for i in imports if not i[1] and not i[2] and not i[3] and i[0].split(".")[0] in sys.stdlib_module_names]
     if first is None or not ours:
         return module, imports
     bound = {name for statement in body for name in _bound_by_import(statement)}
-    lines = [cst.parse_statement(f"import {name}") for name, _, _, _ in ours if name not in bound]
-    standard = [index for index, statement in enumerate(body[:first]) if _imports_standard_library(statement)]
-    at = standard[-1] + 1 if standard else first
-    if lines and at == first and not (first and _bound_by_import(body[first - 1])):  # the first import: the
-        lines[0] = lines[0].with_changes(leading_lines=body[first].leading_lines)    # blank lines are its
-        body[first] = body[first].with_changes(leading_lines=[])
-    body[at:at] = lines
+    for name in sorted({name for name, _, _, _ in ours if name not in bound}, reverse=True):
+        line = cst.parse_statement(f"import {name}")
+        standard = [index for index, statement in enumerate(body) if _imports_standard_library(statement)
+                    and isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Import)]
+        after = [index for index in standard if _imported_modules(body[index])[0] > name]
+        at = after[0] if after else standard[-1] + 1 if standard else first
+        if at == first and not standard and not (first and _bound_by_import(body[first - 1])):  # the first
+            line = line.with_changes(leading_lines=body[first].leading_lines)  # import: its blank lines are ours
+            body[first] = body[first].with_changes(leading_lines=[])
+        elif after and at == after[0]:  # taking the place of the next one, with its blank lines and comments
+            line = line.with_changes(leading_lines=body[at].leading_lines)
+            body[at] = body[at].with_changes(leading_lines=[])
+        body[at:at] = [line]
     return module.with_changes(body=body), [i for i in imports if i not in ours]
 
 

@@ -80,6 +80,16 @@ class ModuleView(TFNameReader, cst.MetadataDependent):
             node = self.parent(node)
         return node
 
+    def module_statement_of(self, node: cst.CSTNode) -> cst.BaseStatement:
+        """The module-level statement that holds ``node``."""
+        top = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Module):
+                return top
+            if isinstance(ancestor, cst.BaseStatement):
+                top = ancestor
+        return top
+
     @cached_property
     def top_level(self) -> dict[str, list[cst.CSTNode]]:
         """Module-level bindings (also in module-level if / try blocks): name -> the def, class, or Assign nodes."""

@@ -36,9 +36,12 @@ def build_model(input_spec, params):
   net = keras.layers.Concatenate()([
       keras.layers.Flatten()(tf.cast(features[key], tf.float32))
       for key in ("age", "distance", "rooms")])
-  for units in params["hidden_units"]:
-    net = keras.layers.Dense(units=units, activation="relu")(net)
-  predictions = keras.layers.Dense(units=1)(net)
+  for index, units in enumerate(params["hidden_units"]):
+    net = keras.layers.Dense(
+        units=units, activation="relu", name=f"dense_{index}" if index else "dense")(net)
+  predictions = keras.layers.Dense(
+      units=1,
+      name=f'dense_{len(params["hidden_units"])}' if params["hidden_units"] else "dense")(net)
   model = keras.Model(inputs=features, outputs=predictions)
   optimizer = keras.optimizers.legacy.Adagrad(
       learning_rate=params["learning_rate"], initial_accumulator_value=0.1, epsilon=1e-30)

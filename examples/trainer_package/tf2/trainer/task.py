@@ -53,6 +53,71 @@ def strategy_for_this_task():
       variable_partitioner=None)
 
 
+def tf1_variables(model):
+  """The model's variables by their TF1 names: its layers are named after TF1's scopes."""
+  variables = {}
+  for layer in model.submodules:
+    for weight in ("kernel", "bias", "embeddings", "gamma", "beta", "moving_mean",
+                   "moving_variance"):
+      if getattr(layer, weight, None) is not None:
+        variables[f"{layer.name}/{weight}"] = getattr(layer, weight)
+  return variables
+
+
+def restore_tf1_checkpoint(path, model):
+  """Carry on from the TF1 checkpoint at `path`: its variables, optimizer slots and step."""
+  # A checkpoint that does not fit (a variable missing or of another shape, slots of another
+  # optimizer) is refused, naming what does not fit, before anything is assigned. TF1's
+  # files are only read.
+  # The variables each optimizer trains, and TF1's names of its slots of a variable {}, with
+  # Keras' names of them.
+  parts = [
+      (tf1_variables(model), model.optimizer, {"{}/Adagrad": "accumulator"}),
+  ]
+  reader = tf.train.load_checkpoint(path)
+  saved = reader.get_variable_to_shape_map()
+  # TF1's name -> what holds it here: a variable's shards (or the variable), or the step
+  # count of each optimizer.
+  targets = {"global_step": [optimizer.iterations for _, optimizer, _ in parts]}
+  unused = set()  # saved by TF1, not needed here
+  for variables, optimizer, slots in parts:
+    for name, variable in variables.items():
+      shards = getattr(variable, "variables", [variable])  # a ShardedVariable's
+      targets[name] = shards
+      if not shards[0].trainable:
+        continue
+      for tf1_slot, slot in slots.items():
+        # TF1 named a slot after its variable, or after the variable's one shard or its
+        # handle: `<name>/part_0/Adagrad`, `<name>/t_0/Adagrad`.
+        keys = [tf1_slot.format(f"{name}{tail}") for tail in ("", "/part_0", "/t_0")]
+        key = next((key for key in keys if key in saved), keys[0])
+        if slot is None:
+          unused.add(key)
+        else:
+          targets[key] = [optimizer.add_slot(shard, slot) for shard in shards]
+  problems = []
+  for name, shards in targets.items():
+    rows = sum(shard.shape[0] for shard in shards) if shards[0].shape.rank else None
+    shape = [rows, *shards[0].shape[1:]] if rows is not None else []
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif saved[name] != shape:
+      problems.append(f"{name} is {saved[name]} there, {shape} here")
+  unknown = sorted(set(saved) - set(targets) - unused)
+  problems += [f"{name} is not this program's" for name in unknown]
+  if problems:
+    raise ValueError(f"the TF1 checkpoint {path} does not fit this program: {'; '.join(problems)}")
+  for name, shards in targets.items():
+    value = reader.get_tensor(name)
+    start = 0
+    for shard in shards:
+      if shard.shape.rank:
+        shard.assign(value[start:start + shard.shape[0]])
+        start += shard.shape[0]
+      else:
+        shard.assign(value)
+
+
 def main():
   parser = argparse.ArgumentParser()
   parser.add_argument("--train-steps", type=int, default=20)
@@ -82,21 +147,29 @@ def main():
         dataset.element_spec[0],
         params={"hidden_units": args.hidden_units, "learning_rate": args.learning_rate})
 
-  # RunConfig's checkpoints: at the end of training, the last 5 kept.
+  # RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
   checkpoints = tf.train.CheckpointManager(
-      tf.train.Checkpoint(model=keras_model, optimizer=keras_model.optimizer), job_dir, max_to_keep=5)
+      tf.train.Checkpoint(model=keras_model, optimizer=keras_model.optimizer),
+      os.path.join(job_dir, "tf2"),
+      max_to_keep=5)
   save_checkpoint = keras.callbacks.LambdaCallback(
       on_epoch_end=lambda epoch, logs: checkpoints.save(
           checkpoint_number=keras_model.optimizer.iterations))
-  # Carry on from the latest checkpoint in model_dir, if any, as TF1 did.
-  checkpoints.restore_or_initialize()
+  # Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
+  # program's in model_dir (whose files stay as they are).
+  tf1_checkpoint = tf.train.latest_checkpoint(job_dir)
+  if checkpoints.latest_checkpoint:
+    checkpoints.restore_or_initialize()
+  elif tf1_checkpoint:
+    with strategy.scope():
+      restore_tf1_checkpoint(tf1_checkpoint, keras_model)
 
   eval_dataset = model.make_input_fn(eval_file, "eval", args.batch_size)().repeat()
 
   if task_type == "evaluator":
     # The TF1 evaluator job: evaluate the chief's checkpoints.
     keras.utils.SidecarEvaluator(
-        keras_model, data=eval_dataset, checkpoint_dir=job_dir, steps=2,
+        keras_model, data=eval_dataset, checkpoint_dir=checkpoints.directory, steps=2,
         max_evaluations=1).start()
   else:
     # max_steps counts the steps of earlier runs too.

@@ -1,0 +1,257 @@
+"""Adam on a decaying learning rate, its wide layer split by a partitioner (TensorFlow 1).
+
+A regression network in `main()` with argparse flags, as training jobs are written: its
+first layer is built in `tf.variable_scope("wide", partitioner=min_max_variable_partitioner(
+max_partitions=3, min_slice_size=256))`, so its [48, 8] kernel is split in three (16 rows of
+float32 each, 512 bytes, a slice of at least 256), and it trains with
+`tf.train.AdamOptimizer` on `tf.train.exponential_decay` of the global step. The checkpoints go
+to --model_dir and a run resumes from them: TF1's Adam keeps two slots per variable and
+`beta1_power` / `beta2_power` beside them, and the rate depends on the step.
+
+Run: python examples/adam_schedule/train.py --train_steps 30 --model_dir /tmp/adam_schedule
+"""
+import argparse
+import os
+import random
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+import tf_keras as keras
+
+NUM_FEATURES = 48
+
+# y = x . w + noise, 96 training rows and 24 eval rows.
+rng = np.random.RandomState(4)
+true_weights = rng.normal(size=(NUM_FEATURES, 1)) / 4
+train_x = rng.normal(size=(96, NUM_FEATURES)).astype(np.float32)
+train_y = (train_x.dot(true_weights) + rng.normal(scale=0.1, size=(96, 1))).astype(np.float32)
+eval_x = rng.normal(size=(24, NUM_FEATURES)).astype(np.float32)
+eval_y = eval_x.dot(true_weights).astype(np.float32)
+
+
+def train_input_fn(batch_size):
+  dataset = tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y))
+  return dataset.repeat().batch(batch_size)
+
+
+def eval_input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": eval_x}, eval_y)).batch(24)
+
+
+def build_model(input_spec, params):
+  """The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer."""
+  features = {
+      name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+      for name, spec in input_spec.items()}
+  hidden = keras.layers.Dense(units=8, activation="relu", name="wide/dense")(features["x"])
+  predictions = keras.layers.Dense(units=1, name="dense")(hidden)
+  model = keras.Model(inputs=features, outputs=predictions)
+  optimizer = keras.optimizers.legacy.Adam(
+      learning_rate=keras.optimizers.schedules.ExponentialDecay(
+          initial_learning_rate=params["learning_rate"],
+          decay_steps=5,
+          decay_rate=0.7,
+          staircase=True),
+      epsilon=1e-08)
+  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+  return model
+
+
+def strategy_for_this_task():
+  """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
+  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
+  # program trains locally with the default strategy, as the TF1 program did.
+  resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+  if not resolver.cluster_spec().jobs:
+    return None, tf.distribute.get_strategy()
+  if resolver.task_type in ("ps", "worker"):
+    server = tf.distribute.Server(
+        resolver.cluster_spec(),
+        job_name=resolver.task_type,
+        task_index=resolver.task_id,
+        protocol=resolver.rpc_layer or "grpc",
+        start=True)
+    server.join()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+      resolver,
+      variable_partitioner=tf.distribute.experimental.partitioners.MinSizePartitioner(
+          min_shard_bytes=256, max_shards=3))
+
+
+def tf1_variables(model):
+  """The model's variables by their TF1 names: its layers are named after TF1's scopes."""
+  variables = {}
+  for layer in model.submodules:
+    for weight in ("kernel", "bias", "embeddings", "gamma", "beta", "moving_mean",
+                   "moving_variance"):
+      if getattr(layer, weight, None) is not None:
+        variables[f"{layer.name}/{weight}"] = getattr(layer, weight)
+  return variables
+
+
+def restore_tf1_checkpoint(path, model):
+  """Carry on from the TF1 checkpoint at `path`: its variables, optimizer slots and step."""
+  # A checkpoint that does not fit (a variable missing or of another shape, slots of another
+  # optimizer) is refused, naming what does not fit, before anything is assigned. TF1's
+  # files are only read.
+  # The variables each optimizer trains, and TF1's names of its slots of a variable {}, with
+  # Keras' names of them.
+  parts = [
+      (tf1_variables(model), model.optimizer, {"{}/Adam": "m", "{}/Adam_1": "v"}),
+  ]
+  reader = tf.train.load_checkpoint(path)
+  saved = reader.get_variable_to_shape_map()
+  # TF1's name -> what holds it here: a variable's shards (or the variable), or the step
+  # count of each optimizer.
+  targets = {"global_step": [optimizer.iterations for _, optimizer, _ in parts]}
+  # Saved by TF1, not needed here.
+  unused = {
+      "beta1_power",
+      "beta2_power",
+  }
+  for variables, optimizer, slots in parts:
+    for name, variable in variables.items():
+      shards = getattr(variable, "variables", [variable])  # a ShardedVariable's
+      targets[name] = shards
+      if not shards[0].trainable:
+        continue
+      for tf1_slot, slot in slots.items():
+        # TF1 named a slot after its variable, or after the variable's one shard or its
+        # handle: `<name>/part_0/Adagrad`, `<name>/t_0/Adagrad`.
+        keys = [tf1_slot.format(f"{name}{tail}") for tail in ("", "/part_0", "/t_0")]
+        key = next((key for key in keys if key in saved), keys[0])
+        if slot is None:
+          unused.add(key)
+        else:
+          targets[key] = [optimizer.add_slot(shard, slot) for shard in shards]
+  problems = []
+  for name, shards in targets.items():
+    rows = sum(shard.shape[0] for shard in shards) if shards[0].shape.rank else None
+    shape = [rows, *shards[0].shape[1:]] if rows is not None else []
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif saved[name] != shape:
+      problems.append(f"{name} is {saved[name]} there, {shape} here")
+  unknown = sorted(set(saved) - set(targets) - unused)
+  problems += [f"{name} is not this program's" for name in unknown]
+  # TF1's Adam kept beta1 ** (step + 1) and beta2 ** (step + 1); Keras computes them from the
+  # step.
+  step = reader.get_tensor("global_step") if "global_step" in saved else 0
+  adam = model.optimizer
+  for name, beta in (("beta1_power", adam.beta_1), ("beta2_power", adam.beta_2)):
+    power = float(beta) ** (step + 1)
+    if name not in saved:
+      problems.append(f"{name} is missing")
+    elif abs(reader.get_tensor(name) - power) > 1e-6 + 1e-3 * power:
+      problems.append(f"{name} is {reader.get_tensor(name)}, not {float(beta)} ** (step + 1)")
+  if problems:
+    raise ValueError(f"the TF1 checkpoint {path} does not fit this program: {'; '.join(problems)}")
+  for name, shards in targets.items():
+    value = reader.get_tensor(name)
+    start = 0
+    for shard in shards:
+      if shard.shape.rank:
+        shard.assign(value[start:start + shard.shape[0]])
+        start += shard.shape[0]
+      else:
+        shard.assign(value)
+
+
+def restore_shard_slots(path, checkpoint, variables):
+  """Restore the optimizer's slots of the `variables` split in shards from this program's
+    checkpoint at `path`: ParameterServerStrategy restores none into shards
+    (keras-team/tf-keras#838), though every layout saves them, whole."""
+  view = tf.train.CheckpointView(path)
+  reader = tf.train.load_checkpoint(path)
+  # Each object's key in the checkpoint: the names leading to it from the root, escaped.
+  keys = {0: ""}
+  for node in view.descendants():
+    for name, child in view.children(node).items():
+      escaped = name.replace(".", "..").replace("/", ".S")
+      keys.setdefault(child, f"{keys[node]}/{escaped}" if keys[node] else escaped)
+  slots = f"/.OPTIMIZER_SLOT/{keys[view.children(0)['optimizer']]}/"
+  sharded = {id(variable) for variable in variables if hasattr(variable, "variables")}
+  for node, variable in view.match(checkpoint).items():
+    if id(variable) not in sharded:
+      continue
+    prefix = keys[node] + slots
+    for key in reader.get_variable_to_shape_map():
+      if key.startswith(prefix):
+        slot, value, start = key[len(prefix):].split("/")[0], reader.get_tensor(key), 0
+        for shard in variable.variables:
+          size = shard.shape[0]
+          checkpoint.optimizer.add_slot(shard, slot).assign(value[start:start + size])
+          start += size
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--train_steps", type=int, default=30, help="global step to train to")
+  parser.add_argument("--learning_rate", type=float, default=0.05)
+  parser.add_argument("--batch_size", type=int, default=8)
+  parser.add_argument("--model_dir", help="checkpoints (a temporary folder, removed, if not given)")
+  args = parser.parse_args()
+
+  # Under TF 2.x, tf.layers draw their initializer seeds from Python's random
+  # module: seed it as well as the graph (RunConfig's tf_random_seed).
+  random.seed(42)
+  tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)  # logs the loss at each step
+  model_dir = args.model_dir or tempfile.mkdtemp()
+
+  keras.utils.set_random_seed(42)
+  task_type, strategy = strategy_for_this_task()
+
+  dataset = train_input_fn(args.batch_size)
+
+  with strategy.scope():
+    model = build_model(dataset.element_spec[0], params={"learning_rate": args.learning_rate})
+
+  # RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
+  checkpoints = tf.train.CheckpointManager(
+      tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+      os.path.join(model_dir, "tf2"),
+      max_to_keep=5)
+  save_checkpoint = keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: checkpoints.save(
+          checkpoint_number=model.optimizer.iterations))
+  # Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
+  # program's in model_dir (whose files stay as they are).
+  tf1_checkpoint = tf.train.latest_checkpoint(model_dir)
+  if checkpoints.latest_checkpoint:
+    checkpoints.restore_or_initialize()
+    with strategy.scope():
+      restore_shard_slots(
+          checkpoints.latest_checkpoint, checkpoints.checkpoint, tf1_variables(model).values())
+  elif tf1_checkpoint:
+    with strategy.scope():
+      restore_tf1_checkpoint(tf1_checkpoint, model)
+
+  eval_dataset = eval_input_fn().repeat()
+
+  if task_type == "evaluator":
+    # The TF1 evaluator job: evaluate the chief's checkpoints.
+    keras.utils.SidecarEvaluator(
+        model, data=eval_dataset, checkpoint_dir=checkpoints.directory, steps=1,
+        max_evaluations=1).start()
+  else:
+    # max_steps counts the steps of earlier runs too.
+    steps_done = int(model.optimizer.iterations)
+    if steps_done < args.train_steps:
+      model.fit(
+          dataset,
+          epochs=1,
+          steps_per_epoch=args.train_steps - steps_done,
+          callbacks=[save_checkpoint],
+          verbose=2)
+  eval_result = model.evaluate(eval_dataset, steps=1, return_dict=True, verbose=2)
+  print("eval loss: %s" % eval_result["loss"])
+  if not args.model_dir:
+    shutil.rmtree(model_dir)
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,146 @@
+"""Resuming from the TF1 program's checkpoints: what the generated ``restore_tf1_checkpoint`` is told.
+
+Shared by the Estimator and between-graph families. The function itself is
+templates/tf1_checkpoint.py.j2; each family says which variables each optimizer trains (by
+their TF1 names), how its optimizer's slots were named in TF1's checkpoints
+(``tf1_slots``), and which tables TF1 looked up "mod".
+
+Before (TF1 wrote ``model_dir/model.ckpt-300``)::
+
+    estimator.train(input_fn, max_steps=500)
+
+After (the migrated program, started on that model_dir, trains steps 301 to 500)::
+
+    tf1_checkpoint = tf.train.latest_checkpoint(model_dir)
+    if checkpoints.latest_checkpoint or not tf1_checkpoint:
+        checkpoints.restore_or_initialize()
+    else:
+        with strategy.scope():
+            restore_tf1_checkpoint(tf1_checkpoint, model)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from rewrites.keras_equivalents import NoKerasEquivalent, optimizer_arguments, optimizer_default_name
+from rewrites.syntax import is_name
+
+# What each TF1 optimizer keeps beside a variable, in the order it makes them, and the Keras slot that keeps it.
+TF1_SLOTS = {"train.GradientDescentOptimizer": (), "train.MomentumOptimizer": (("momentum", "momentum"),),
+             "train.AdamOptimizer": (("m", "m"), ("v", "v")), "train.AdagradOptimizer": (("accumulator", "accumulator"),),
+             "train.ProximalAdagradOptimizer": (("accumulator", "accumulator"),),
+             "train.RMSPropOptimizer": (("rms", "rms"), ("mg", "mg"), ("momentum", "momentum")),
+             "train.FtrlOptimizer": (("accum", "accumulator"), ("linear", "linear")),
+             "train.AdadeltaOptimizer": (("accum", "accum_grad"), ("accum_update", "accum_var"))}
+# A Keras optimizer made by a v2 canned Estimator (by name, with its defaults): its slots, and the
+# hyperparameters the Estimator's checkpoint holds beside them.
+KERAS_SLOTS = {"Adagrad": ("accumulator",), "Adam": ("m", "v"), "Ftrl": ("accumulator", "linear"), "RMSprop": ("rms",),
+               "SGD": ()}
+KERAS_SETTINGS = {"Adagrad": (), "Adam": ("beta_1", "beta_2"), "RMSprop": ("rho", "momentum"), "SGD": ("momentum",),
+                  "Ftrl": ("learning_rate_power", "l1_regularization_strength", "l2_regularization_strength", "beta",
+                           "l2_shrinkage_regularization_strength")}
+
+
+@dataclass(frozen=True)
+class Slots:
+    """Where a TF1 checkpoint keeps an optimizer's state beside a variable, and where Keras keeps it.
+
+    names: (TF1's checkpoint name of the slot, ``{}`` standing for the variable's, the Keras slot or None for
+        one TF1 kept but never read), in order.
+    powers: TF1's Adam kept beta1_power and beta2_power, which Keras computes from the step.
+    negated_rate: Keras' SGD keeps -learning_rate times TF1's momentum accumulator (the same while the rate
+        is constant, which the migration checks).
+    settings: checkpoint names of a Keras optimizer's hyperparameters, which the migrated program sets itself (and
+        its step count, which is the global step).
+    """
+
+    names: tuple[tuple[str, str | None], ...]
+    powers: bool = False
+    negated_rate: bool = False
+    settings: tuple[str, ...] = ()
+
+
+def tf1_slots(api: str, call: cst.Call, keras_momentum: bool = False) -> Slots:
+    """The slots of a ``tf.compat.v1.train.*Optimizer(...)`` call; ``keras_momentum``: it became Keras' own SGD
+    with momentum (not the generated TF1Momentum, which keeps TF1's accumulator)."""
+    bound = optimizer_arguments(api, call)
+    names = {"accum": bound.get("accum_name"), "linear": bound.get("linear_name")}
+    if not all(value is None or is_name(value, "None") or isinstance(value, cst.SimpleString)
+               for value in (bound.get("name"), *names.values())):
+        raise NoKerasEquivalent(f"{api} with a name that is not a string: TF1's checkpoints name its slots after it, "
+                                "so the migration must know it; write it out")
+    default = _literal(bound.get("name"), optimizer_default_name(api))
+    made: dict[str, int] = {}
+    found = []
+    for tf1_slot, keras_slot in TF1_SLOTS[api]:
+        if tf1_slot == "mg" and not is_name(bound.get("centered"), "True"):
+            continue
+        if api == "train.RMSPropOptimizer" and tf1_slot == "momentum" and \
+                _is_zero(bound.get("momentum", cst.Integer("0"))):
+            keras_slot = None  # TF1 makes it whatever the momentum; at 0 its value is never read, and Keras has none
+        given = names.get(tf1_slot)
+        base = _literal(given, default) if given is not None and not is_name(given, "None") else default
+        count = made.get(base, 0)  # TF1 makes the slot `<variable>/<base>`, unique within the variable's scope
+        made[base] = count + 1
+        found.append((f"{{}}/{base}_{count}" if count else f"{{}}/{base}", keras_slot))
+    return Slots(tuple(found), powers=api == "train.AdamOptimizer",
+                 negated_rate=keras_momentum and api == "train.MomentumOptimizer")
+
+
+def keras_slots(keras_class: str) -> Slots:
+    """The slots of the Keras optimizer a v2 canned Estimator made by name (``"Adagrad"``): TF1's Estimator saved
+    them as ``training/<class>/<variable>/<slot>``."""
+    prefix = f"training/{keras_class}"
+    return Slots(tuple((f"{prefix}/{{}}/{slot}", slot) for slot in KERAS_SLOTS[keras_class]),
+                 settings=tuple(f"{prefix}/{name}" for name in ("learning_rate", "decay", "iter",
+                                                                  *KERAS_SETTINGS[keras_class])))
+
+
+@dataclass
+class Part:
+    """What one optimizer trains (code: the model or part of it whose variables, or the table of them by TF1
+    name), the optimizer (code), and its slots."""
+
+    variables: str
+    optimizer: str
+    slots: Slots
+
+
+def restore_context(parts: list[Part], mod_tables: list[str] = (), step: str = '"global_step"') -> dict:
+    """What templates/tf1_checkpoint.py.j2 needs beside the names it defines and the model's renames; ``step``:
+    TF1's name of the global step (code)."""
+    powers = {"beta1_power", "beta2_power"} if any(part.slots.powers for part in parts) else set()
+    unused = sorted(powers | {name for part in parts for name in part.slots.settings})
+    factors = {template: f"-float({part.optimizer}.learning_rate)" for part in parts if part.slots.negated_rate
+               for template, slot in part.slots.names if slot == "momentum"}
+    return dict(
+        parts=[dict(variables=part.variables, optimizer=part.optimizer, slots=_slots(part.slots)) for part in parts],
+        unused=[_string(name) for name in unused],
+        powers=next((part.optimizer for part in parts if part.slots.powers), None),
+        factors="{" + ", ".join(f"{_string(t)}: {f}" for t, f in factors.items()) + "}" if factors else None,
+        mod_tables="[" + ", ".join(mod_tables) + "]" if mod_tables else None, step=step)
+
+
+def restores_shard_slots(partitioner: str | None, slots: Slots | None) -> bool:
+    """Must the program restore its optimizer's slots of sharded variables itself from its own checkpoints
+    (templates/restore_shard_slots.py.j2)? When a partitioner shards them and the optimizer keeps slots."""
+    return bool(partitioner and slots and any(keras for _, keras in slots.names))
+
+
+def _slots(slots: Slots) -> str:
+    return "{" + ", ".join(f"{_string(tf1)}: {_string(keras) if keras else 'None'}" for tf1, keras in slots.names) + "}"
+
+
+def _string(text: str) -> str:
+    return '"' + text + '"'
+
+
+def _literal(node: cst.BaseExpression | None, default: str) -> str:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else default
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float)) and node.evaluated_value == 0
