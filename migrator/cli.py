@@ -3,6 +3,7 @@
     tf-migrate [migrate] PATH... [--diff | --check | --out DIR] [--select IDS] [--ignore IDS] [--verify]
     tf-migrate rules [RULE]
     tf-migrate parity OLD.py NEW.py [options]
+    tf-migrate checkpoint TF1_CHECKPOINT --program NEW.py [--to DIR] [-- ARG...]
 
 Kept light on purpose: nothing here imports libcst or TensorFlow; the engine
 loads the rewrites only for files that need them, and migrator.parity is
@@ -65,6 +66,9 @@ other commands:
   tf-migrate rules TFM201   explain one rule, with a TF1 before and TF2 after
   tf-migrate parity OLD NEW train both programs and compare them step by step
                             (needs the parity extra; see tf-migrate parity --help)
+  tf-migrate checkpoint TF1_CHECKPOINT --program NEW
+                            convert a TF1 checkpoint for its migrated program,
+                            without training (tf-migrate checkpoint --help)
 """
 
 
@@ -161,6 +165,10 @@ def dispatch(argv: list[str]) -> int:
         from migrator.parity.command import main as parity_main
 
         return parity_main(argv[1:])
+    if argv[:1] == ["checkpoint"]:
+        from migrator.parity.convert import main as checkpoint_main
+
+        return checkpoint_main(argv[1:])
     if argv[:1] == ["migrate"]:
         argv = argv[1:]
     return migrate_main(argv)

@@ -90,6 +90,10 @@ VARIANTS = {
         '    weights = tf1.get_variable("weights", [NUM_FEATURES, 1])\n',
         '    weights = tf1.get_variable(\n        "weights", [NUM_FEATURES, 1], partitioner=tf1.fixed_size_partitioner(2))\n'),)),
     "ps_cluster_partitioned_tf2": Variant("ps_cluster_partitioned_tf1", migrated=True),
+    # ... and trained with Adagrad, whose accumulators are sharded too.
+    "ps_cluster_adagrad_tf1": Variant("ps_cluster_partitioned_tf1", (
+        ("GradientDescentOptimizer(0.1)", "AdagradOptimizer(0.1)"),)),
+    "ps_cluster_adagrad_tf2": Variant("ps_cluster_adagrad_tf1", migrated=True),
     # Wrong migrations.
     "ps_cluster_tf2_wrong_lr": Variant(EXAMPLES / "ps_cluster" / "train_tf2.py", (("SGD(learning_rate=0.1)",
                                                                                    "SGD(learning_rate=0.2)"),)),
@@ -109,7 +113,8 @@ VARIANTS = {
     "adam_tf2_default_epsilon": Variant(PROGRAMS / "adam_tf2.py", (("Adam(learning_rate=0.01, epsilon=1e-8)",
                                                                      "Adam(learning_rate=0.01)"),)),
     "dropout_batchnorm_tf2_bn_momentum": Variant(EXAMPLES / "dropout_batchnorm" / "train_tf2.py", (
-        ("keras.layers.BatchNormalization()", "keras.layers.BatchNormalization(momentum=0.9)"),)),
+        ('keras.layers.BatchNormalization(name="batch_normalization")',
+         'keras.layers.BatchNormalization(momentum=0.9, name="batch_normalization")'),)),
     # examples/premade_iris's canned DNNClassifier spelled v1, binary, and as a v1 regressor; each migrated.
     "premade_iris_v1": Variant(PREMADE_IRIS, ((".estimator.DNNClassifier(", ".compat.v1.estimator.DNNClassifier("),)),
     "premade_iris_v1_tf2": Variant("premade_iris_v1", migrated=True),
@@ -155,9 +160,9 @@ VARIANTS = {
     "census_tf2_wrong_linear_rate": Variant(CENSUS.with_name("train_tf2.py"), (
         ("Ftrl(learning_rate=0.005)", "Ftrl(learning_rate=0.05)"),)),
     "classifier_tf2_dropped_layer": Variant(EXAMPLES / "classifier" / "train_tf2.py", (
-        ('  net = keras.layers.Dense(units=16, activation="relu")(features["x"])\n'
-         '  logits = keras.layers.Dense(units=NUM_CLASSES)(net)',
-         '  logits = keras.layers.Dense(units=NUM_CLASSES)(features["x"])'),)),
+        ('  net = keras.layers.Dense(units=16, activation="relu", name="dense")(features["x"])\n'
+         '  logits = keras.layers.Dense(units=NUM_CLASSES, name="dense_1")(net)',
+         '  logits = keras.layers.Dense(units=NUM_CLASSES, name="dense_1")(features["x"])'),)),
 }
 
 
@@ -265,7 +270,7 @@ def test_generated_functional_model_with_metrics_passes(tmp_path):
 
 def test_generated_program_from_feature_columns_and_a_loop_of_layers_passes(tmp_path):
     new = program("custom_estimator_tf2", tmp_path)
-    assert "for units in params[\"hidden_units\"]:" in new.read_text()
+    assert "for index, units in enumerate(params[\"hidden_units\"]):" in new.read_text()
     assert_parity(parity(PROGRAMS / "custom_estimator_tf1.py", new))
 
 

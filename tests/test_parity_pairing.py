@@ -3,7 +3,7 @@ differ (a wide & deep model: TF1 made the DNN first, Keras' WideDeepModel holds 
 
 from __future__ import annotations
 
-from migrator.parity.new_side import pair_variables
+from migrator.parity.pairing import pair_variables
 
 
 def variables(*named: tuple[str, list[int]]) -> list[dict]:
@@ -18,8 +18,8 @@ TF1_WIDE_DEEP = variables(
     ("linear/linear_model/bias_weights", [1]))
 KERAS_WIDE_DEEP = variables(
     ("age_bucketized_weights/kernel", [11, 1]), ("education_weights/kernel", [5, 1]), ("education_weights/bias", [1]),
-    ("occupation_embedding/kernel", [20, 4]), ("hiddenlayer_0/kernel", [10, 16]), ("hiddenlayer_0/bias", [16]),
-    ("logits/kernel", [16, 1]), ("logits/bias", [1]))
+    ("occupation_embedding/kernel", [20, 4]), ("dnn/hiddenlayer_0/kernel", [10, 16]), ("dnn/hiddenlayer_0/bias", [16]),
+    ("dnn/logits/kernel", [16, 1]), ("dnn/logits/bias", [1]))
 
 
 def test_a_wide_and_deep_models_variables_pair_by_name():
@@ -28,8 +28,8 @@ def test_a_wide_and_deep_models_variables_pair_by_name():
     assert {old["name"]: new["name"] for old, new in pairs} == {
         "dnn/input_from_feature_columns/input_layer/occupation_embedding/embedding_weights":
             "occupation_embedding/kernel",
-        "dnn/hiddenlayer_0/kernel": "hiddenlayer_0/kernel", "dnn/hiddenlayer_0/bias": "hiddenlayer_0/bias",
-        "dnn/logits/kernel": "logits/kernel", "dnn/logits/bias": "logits/bias",
+        "dnn/hiddenlayer_0/kernel": "dnn/hiddenlayer_0/kernel", "dnn/hiddenlayer_0/bias": "dnn/hiddenlayer_0/bias",
+        "dnn/logits/kernel": "dnn/logits/kernel", "dnn/logits/bias": "dnn/logits/bias",
         "linear/linear_model/age_bucketized/weights": "age_bucketized_weights/kernel",
         "linear/linear_model/education/weights": "education_weights/kernel",
         "linear/linear_model/bias_weights": "education_weights/bias"}

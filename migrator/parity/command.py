@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=positive(float), default=defaults.timeout, metavar="SECONDS",
                         help="time limit of each side (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="tf_random_seed of the old side (default: %(default)s)")
+    parser.add_argument("--resume", type=positive(int), metavar="N",
+                        help="continuation parity: the old program first trains N steps and checkpoints; both sides "
+                             "then resume from that TF1 checkpoint (the new program restoring it itself) for --steps "
+                             "steps, and the optimizers' slots and the step are compared too")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the full result as JSON")
     parser.add_argument("--html", type=Path, metavar="PATH", help="write a self-contained HTML report")
     parser.add_argument("--old-python", default=defaults.old_python, metavar="PATH",
@@ -126,7 +130,8 @@ def main(argv: Sequence[str]) -> int:
 
     options = Options(steps=args.steps, ps=args.ps, cluster=args.cluster, data=args.data, rtol=args.rtol,
                       atol=args.atol, timeout=args.timeout, seed=args.seed,
-                      old_python=args.old_python, new_python=args.new_python, program_args=tuple(program_args))
+                      old_python=args.old_python, new_python=args.new_python, program_args=tuple(program_args),
+                      resume=args.resume)
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         report = run_parity(args.old, args.new, options)

@@ -53,7 +53,7 @@ def compare_weights(mapping: list[dict], old_final: dict, new_final: dict, rtol:
         else:
             max_abs, max_rel, ok = compare_tensor(old_value.astype(np.float64), new_value.astype(np.float64), rtol, atol)
         results.append(ValueComparison(pair["old"], pair["new"], pair["shape"], pair["old_shards"], pair["new_shards"],
-                                       max_abs, max_rel, ok))
+                                       max_abs, max_rel, ok, pair.get("kind", "variable")))
     return results
 
 
@@ -83,15 +83,25 @@ def verdict(report: ParityReport, mapping_error: str | None) -> tuple[str, str]:
                         f"rel diff {step.rel_diff:.3g})")
     if report.eval is not None and not report.eval.ok:
         problems.append(_eval_problem(old, new))
-    diverged = [v.name for v in report.variables if not v.ok]
-    if diverged:
-        problems.append(f"final weights differ: {', '.join(diverged)}")
+    for kind, what in (("variable", "final weights"), ("slot", "optimizer slots"), ("step", "steps")):
+        diverged = [v.name if kind != "step" else f"{v.name} / {v.new_name}" for v in report.variables
+                    if not v.ok and v.kind == kind]
+        if diverged:
+            problems.append(f"{what} differ: {', '.join(diverged)}")
     if problems:
         return "mismatch", "; ".join(problems)
     worst = max((s.rel_diff for s in report.step_comparisons), default=0.0)
     return "parity", (f"{len(report.step_comparisons)} steps match (max rel diff {worst:.3g}), "
-                      f"eval loss {'matches' if report.eval else 'not compared'}, "
-                      f"{len(report.variables)} variables match")
+                      f"eval loss {'matches' if report.eval else 'not compared'}, " + matched(report.variables))
+
+
+def matched(variables: list[ValueComparison]) -> str:
+    """"6 variables match", or in a resume run "6 variables, 12 slots and the step match"."""
+    counts = [(sum(v.kind == kind for v in variables), kind) for kind in ("variable", "slot")]
+    parts = [f"{count} {kind}{'s' if count != 1 else ''}" for count, kind in counts if count or kind == "variable"]
+    if any(v.kind == "step" for v in variables):
+        parts.append("the step")
+    return (", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]) + " match"
 
 
 def _eval_problem(old: SideRun, new: SideRun) -> str:

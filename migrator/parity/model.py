@@ -64,6 +64,7 @@ class ValueComparison:
     max_abs_diff: float
     max_rel_diff: float
     ok: bool
+    kind: str = "variable"          # "variable", or in a resume run also an optimizer's "slot" or the "step"
 
 
 @dataclass
@@ -78,6 +79,7 @@ class ParityReport:
     data: str                       # "program" or "synthetic"
     cluster: str                    # "in-process: 1 worker, K ps" or "none"
     program_args: list[str] = field(default_factory=list)  # both programs' sys.argv[1:]
+    resume: int | None = None       # the old program's steps before the checkpoint both sides resumed from
     first_diverging_step: int | None = None
     step_comparisons: list[StepComparison] = field(default_factory=list)
     eval: ValueComparison | None = None

@@ -35,13 +35,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import sys
 import time
 
 from migrator.parity.alignment import dropout_note, turn_off_dropout
 from migrator.parity.exchange import Exchange, versions
+from migrator.parity.pairing import assign_full_value, full_value, group_variables, model_variables, pair_variables
 from migrator.parity.program import run_program
+from migrator.parity.resume import keras_slots, redirect_checkpoints, slot_mapping, step_mapping
 
 KERAS_PACKAGES = ("tf_keras", "keras")
 
@@ -67,12 +68,22 @@ class NewSide:
         self.started: float | None = None  # when the first step started
         self.replica_runs = 0  # strategy.run calls of MultiWorkerMirroredStrategy programs
         self.final: list[dict] | None = None
+        self.resume = job["resume"] or 0  # a resume run: the program restores the old side's checkpoint itself
+        self.optimizers: list = []  # the Keras optimizers the program made
 
     def install(self, keras) -> None:
-        """Patch this Keras package: ``Model.fit`` and ``evaluate``, and Dropout off."""
+        """Patch this Keras package: ``Model.fit`` and ``evaluate``, and Dropout off; its optimizers noted."""
         side, model_class = self, keras.Model
         original_fit, original_evaluate = model_class.fit, model_class.evaluate
         turn_off_dropout(self.tf, [keras.layers.Dropout], self.dropout)
+        optimizer_class = keras.optimizers.legacy.Optimizer
+        original_optimizer = optimizer_class.__init__
+
+        def optimizer_init(optimizer, *args, **kwargs):
+            original_optimizer(optimizer, *args, **kwargs)
+            side.optimizers.append(optimizer)
+
+        optimizer_class.__init__ = optimizer_init
 
         def fit(self, *args, **kwargs):
             side.keras = True
@@ -80,8 +91,8 @@ class NewSide:
                 return side.history
             side.model = self
             dataset, count = side.recorded("train.ready", "data/train.npz")
-            dataset = replay_program_maps(side.tf, dataset, args[0] if args else kwargs.get("x"))
-            steps = min(count, side.job["steps"])
+            dataset = replay_program_maps(side.tf, dataset.skip(side.resume), args[0] if args else kwargs.get("x"))
+            steps = min(count - side.resume, side.job["steps"])
             side.load_initial_weights(self, dataset)
             started = time.perf_counter()
             side.history = original_fit(self, dataset.repeat(), epochs=steps, steps_per_epoch=1, verbose=0, callbacks=[])
@@ -157,7 +168,8 @@ class NewSide:
         strategy_class.run, Function.__call__ = run, call
 
     def start_steps(self) -> None:
-        """Before the program's first step: the old initial weights in its trainable variables."""
+        """Before the program's first step: the old initial weights in its trainable variables (unless it resumed
+        from the old side's checkpoint)."""
         self.load_initial_into(group_variables([(True, [v for v in self.created if v.trainable])]))
         self.started = time.perf_counter()
 
@@ -169,6 +181,8 @@ class NewSide:
             self.train_seconds = time.perf_counter() - self.started
             self.final = group_variables([(True, [v for v in self.created if v.trainable])])
             self.final_values = [(v["name"], full_value(v["parts"])) for v in self.final]
+            if self.resume:
+                self.final_values += self.slots_and_steps(self.final)
 
     def recorded(self, marker: str, name: str):
         if not self.exchange.wait_for(marker, unless="old.done"):
@@ -187,28 +201,34 @@ class NewSide:
         self.load_initial_into(model_variables(model))
 
     def load_initial_into(self, new: list[dict]) -> None:
-        """Copy the old initial weights into these variables (grouped as model_variables does)."""
+        """Copy the old initial weights into these variables (grouped as model_variables does); in a resume run,
+        only pair them with the old ones."""
         if not self.exchange.wait_for("train.ready", unless="old.done"):
             raise RuntimeError("the old program finished without training: no initial weights to start from")
         old = self.exchange.read_json("initial.json")
-        values = dict(self.exchange.read_arrays("initial.npz"))
         pairs, problem = pair_variables(old, new)
         self.mapping = [{"old": o["name"], "new": n["name"], "shape": o["shape"], "old_shards": o["shards"],
                          "new_shards": n["shards"]} for o, n in pairs]
         if problem:
             self.mapping_error = problem
             return
+        if self.resume:
+            return
+        values = dict(self.exchange.read_arrays("initial.npz"))
         for old_variable, new_variable in pairs:
             assign_full_value(new_variable["parts"], values[old_variable["name"]])
 
     def finish(self, wall_started: float, program: str) -> None:
         final = model_variables(self.model) if self.model is not None else self.final or []
         if self.model is not None:
-            self.exchange.write_arrays("new_final.npz", [(v["name"], full_value(v["parts"])) for v in final])
+            self.final_values = [(v["name"], full_value(v["parts"])) for v in final]
+            if self.resume:
+                self.final_values += self.slots_and_steps(final)
         elif self.final is not None:
-            self.exchange.write_arrays("new_final.npz", self.final_values)
             self.losses = [float(value.fetch() if hasattr(value, "fetch") else value)
                            for value in self.scheduled[:self.job["steps"]]]
+        if self.model is not None or self.final is not None:
+            self.exchange.write_arrays("new_final.npz", self.final_values)
         variables = [{"name": v["name"], "shape": v["shape"], "shards": v["shards"]} for v in final]
         self.exchange.write_json("new.json", {
             "side": "new", "program": program, "python": sys.executable, "versions": versions(),
@@ -217,6 +237,18 @@ class NewSide:
             "mapping": self.mapping, "mapping_error": self.mapping_error,
             "adjustments": dropout_note(self.dropout),
         })
+
+
+    def slots_and_steps(self, final: list[dict]) -> list[tuple[str, object]]:
+        """The optimizers' slots of the final variables (in TF1's terms) and their steps; what they pair with."""
+        optimizers = self.model.optimizer if self.model is not None else self.optimizers
+        optimizers = list(optimizers) if isinstance(optimizers, (list, tuple)) else [optimizers]
+        values = [value for variable in final for value in keras_slots(optimizers, variable["parts"],
+                                                                       variable["name"])]
+        self.mapping += slot_mapping(self.mapping, self.exchange.read_json("slots.json")) + step_mapping(
+            len(optimizers))
+        return values + [("iterations" if index == 0 else f"iterations_{index}", optimizer.iterations.numpy())
+                         for index, optimizer in enumerate(optimizers)]
 
 
 def replay_program_maps(tf, recorded, program):
@@ -246,98 +278,6 @@ def _same_kind(tf, spec, other) -> bool:
     except (ValueError, TypeError):
         return False
     return all(a.dtype == b.dtype for a, b in zip(tf.nest.flatten(spec), tf.nest.flatten(other)))
-
-
-def model_variables(model) -> list[dict]:
-    """The model's variables in creation order, trainable first, shards (`.../part_N`) grouped."""
-    return group_variables([(True, model.trainable_weights), (False, model.non_trainable_weights)])
-
-
-def group_variables(kinds: list[tuple[bool, list]]) -> list[dict]:
-    """(trainable, variables) lists -> one entry per variable, shards (`.../part_N`) grouped."""
-    groups: list[dict] = []
-    seen: dict[str, int] = {}
-    for trainable, weights in kinds:
-        for weight in weights:
-            name = weight.name.split(":")[0]
-            shard = re.fullmatch(r"(.*)/part_\d+", name)
-            base = shard.group(1) if shard else name
-            if shard and groups and groups[-1]["name"].startswith(base) and groups[-1]["shards"]:
-                group = groups[-1]
-                group["shards"].append(weight.shape.as_list())
-                group["parts"].append(weight)
-                group["shape"][0] += weight.shape[0]
-                continue
-            # Keras layers built outside a call name their weights "kernel", "bias": told apart by a count.
-            seen[base] = seen.get(base, 0) + 1
-            base = base if seen[base] == 1 else f"{base}_{seen[base] - 1}"
-            groups.append({"name": base, "shape": weight.shape.as_list(), "trainable": trainable, "parts": [weight],
-                           "shards": [weight.shape.as_list()] if shard else []})
-    return groups
-
-
-def pair_variables(old: list[dict], new: list[dict]) -> tuple[list[tuple[dict, dict]], str | None]:
-    """Old and new variables paired in order within trainable and non-trainable; why not, if they differ."""
-    pairs, problems = [], []
-    for trainable in (True, False):
-        olds = [v for v in old if v["trainable"] == trainable]
-        news = [v for v in new if v["trainable"] == trainable]
-        kind = "trainable" if trainable else "non-trainable"
-        if len(olds) != len(news):
-            problems.append(f"{len(olds)} {kind} variables in the old model, {len(news)} in the new")
-        for o, n in zip(olds, news):
-            if o["shape"] != n["shape"]:
-                problems.append(f"{o['name']} {o['shape']} pairs with {n['name']} {n['shape']}")
-            pairs.append((o, n))
-    if problems:
-        by_name = pair_canned_variables(old, new)
-        if by_name is not None:
-            return by_name, None
-        return pairs, "the variables do not line up: " + "; ".join(problems) + " (initial weights not copied)"
-    return pairs, None
-
-
-# A canned estimator's migration names its Keras layers after TF1's variables (rewrites/estimator/canned.py).
-CANNED_NAMES = [(r"dnn/(hiddenlayer_\d+|logits)/(kernel|bias)", r"\1/\2"),
-                (r".*/(\w+_embedding)/embedding_weights", r"\1/kernel"),
-                (r"linear/linear_model/(\w+)/weights", r"\1_weights/kernel"),
-                (r"linear/linear_model/bias_weights", None)]  # the bias of the linear model's last layer
-
-
-def pair_canned_variables(old: list[dict], new: list[dict]) -> list[tuple[dict, dict]] | None:
-    """A canned estimator's variables paired by name, where creation orders differ (wide & deep: TF1 made the DNN
-    first, Keras' WideDeepModel holds the linear part first); None unless every one pairs, shapes equal."""
-    by_name = {variable["name"]: variable for variable in new}
-    biases = [variable for variable in new if re.fullmatch(r"\w+_weights/bias", variable["name"])]
-    pairs = []
-    for variable in old:
-        rule = next(((pattern, to) for pattern, to in CANNED_NAMES if re.fullmatch(pattern, variable["name"])), None)
-        if rule is None:
-            return None
-        pattern, to = rule
-        match = by_name.get(re.sub(pattern, to, variable["name"])) if to else (biases[0] if len(biases) == 1 else None)
-        if match is None or match["shape"] != variable["shape"]:
-            return None
-        pairs.append((variable, match))
-    return pairs if len(pairs) == len(new) and len({id(n) for _, n in pairs}) == len(new) else None
-
-
-def assign_full_value(parts: list, value) -> None:
-    """Assign a full tensor to a variable held whole or in shards along axis 0."""
-    if len(parts) == 1:
-        parts[0].assign(value)
-        return
-    start = 0
-    for part in parts:
-        rows = part.shape[0]
-        part.assign(value[start:start + rows])
-        start += rows
-
-
-def full_value(parts: list):
-    import numpy as np
-
-    return np.concatenate([part.numpy() for part in parts], axis=0) if len(parts) > 1 else parts[0].numpy()
 
 
 def let_autograph_skip_tf_keras() -> None:
@@ -379,6 +319,8 @@ def main(argv: list[str]) -> int:
     let_autograph_skip_tf_keras()
     servers = start_in_process_cluster(tf, job["ps"]) if job["cluster"] == "in-process" else []
     side = NewSide(exchange, job)
+    if side.resume:
+        redirect_checkpoints(tf, exchange)
     for package in KERAS_PACKAGES:
         if importlib.util.find_spec(package):
             side.install(importlib.import_module(package))

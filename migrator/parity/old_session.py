@@ -10,14 +10,18 @@ fed batches or reading a ``tf.data`` iterator in the graph. Patched before it ru
   differentiates, so a hand-written loss (``tf.reduce_mean(...)``) is found too;
   ``minimize`` / ``apply_gradients``: note the train op.
 - ``Supervisor.__init__``: a ``logdir`` given (checkpoints, summaries, the graph) is a
-  fresh folder in the work folder, never the program's own.
+  fresh folder in the work folder, never the program's own; so is a ``MonitoredTrainingSession``'s
+  ``checkpoint_dir``. In a resume run both phases share it: the first phase's last training run
+  leaves a checkpoint there (a Supervisor's saved by the harness, whose own saves come on a timer),
+  which the second resumes from, as the program would.
 - ``Supervisor.prepare_or_wait_for_session`` (what ``managed_session`` calls too): the
   session it returns has its runs recorded, also as the default session (``with sess:``).
 - ``MonitoredSession.run`` and the runs of a Supervisor's session: a training run (one
   whose fetches need a train op: the op itself, a ``tf.group`` of it, ...) also fetches
   the loss (the ``tf.losses`` one, else the one the optimizer differentiated) and then
-  reads the weights; the first one reads the initial weights before it runs, and writes
-  them for the new side. Other runs (the global step, an init op) run as they are.
+  reads the weights (in a resume run, the last one also the optimizers' slots and the global
+  step); the first one reads the initial weights before it runs, and writes them for the new
+  side. Other runs (the global step, an init op) run as they are.
 - Stopping after the harness's steps, even when the loop's own limit is higher (a lower
   one ends it sooner): ``StopAtStepHook``'s last step is the harness's; once that many
   training runs are done, ``MonitoredSession.should_stop()`` is true and a Supervisor's
@@ -30,10 +34,13 @@ fed batches or reading a ``tf.data`` iterator in the graph. Patched before it ru
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
 
 from tensorflow.python.client.session import SessionInterface
+
+from migrator.parity.resume import STEP, describe_slots
 
 MINIMIZED = "tf_migrate_parity_minimized"  # what optimizers differentiate: the loss when tf.losses made none
 TRAIN_OPS = "tf_migrate_parity_train_ops"
@@ -50,7 +57,7 @@ class SessionRecorder:
 
     @property
     def steps_done(self) -> bool:
-        return len(self.side.losses) >= self.side.job["steps"]
+        return len(self.side.losses) >= self.side.steps
 
     def install(self) -> None:
         from tensorflow.python.training import monitored_session
@@ -64,6 +71,9 @@ class SessionRecorder:
         optimizer = tf.compat.v1.train.Optimizer
         original_minimize, original_apply = optimizer.minimize, optimizer.apply_gradients
         original_gradients = optimizer.compute_gradients
+        original_session = tf.compat.v1.train.MonitoredTrainingSession
+        keras_optimizer = getattr(getattr(tf.keras.optimizers, "legacy", None), "Optimizer", None)
+        original_keras_apply = keras_optimizer and keras_optimizer.apply_gradients
 
         def run(session, fetches, feed_dict=None, options=None, run_metadata=None):
             return recorder.run(session, lambda *args: original_run(session, *args), session._tf_sess().run,
@@ -73,11 +83,18 @@ class SessionRecorder:
             return original_should_stop(session) or (not side.estimator and recorder.steps_done)
 
         def stop_at_step(hook, num_steps=None, last_step=None):
-            original_stop_at_step(hook, last_step=side.job["steps"])
+            original_stop_at_step(hook, last_step=side.skipped + side.steps)
+
+        def monitored_training_session(*args, **kwargs):
+            arguments = inspect.signature(original_session).bind(*args, **kwargs).arguments
+            if arguments.get("checkpoint_dir"):  # a folder of the run's own, which a resume run's phases share
+                arguments["checkpoint_dir"] = side.model_dir = str(side.exchange.folder / "old_checkpoints")
+            return original_session(**arguments)
 
         def supervisor_init(sv, *args, **kwargs):
             if kwargs.get("logdir"):
-                kwargs["logdir"] = str(side.exchange.folder / f"old_logdir{len(recorder.supervisors) or ''}")
+                logdir = side.exchange.folder / f"old_logdir{len(recorder.supervisors) or ''}"
+                kwargs["logdir"] = side.model_dir = str(logdir)
             original_supervisor(sv, *args, **kwargs)
             recorder.supervisors.append(sv)
 
@@ -94,7 +111,16 @@ class SessionRecorder:
             return noted_train_op(original_minimize(opt, *args, **kwargs))
 
         def apply_gradients(opt, *args, **kwargs):
+            noted_optimizer(opt)
             return noted_train_op(original_apply(opt, *args, **kwargs))
+
+        def keras_apply_gradients(opt, *args, **kwargs):  # a TF2 canned Estimator's
+            noted_optimizer(opt)
+            return original_keras_apply(opt, *args, **kwargs)
+
+        def noted_optimizer(opt):
+            if not any(noted is opt for noted in side.optimizers):
+                side.optimizers.append(opt)
 
         def noted_train_op(train_op):
             if train_op is not None and not tf.executing_eagerly():
@@ -103,6 +129,9 @@ class SessionRecorder:
 
         monitored.run, monitored.should_stop = run, should_stop
         tf.compat.v1.train.StopAtStepHook.__init__ = stop_at_step
+        tf.compat.v1.train.MonitoredTrainingSession = monitored_training_session
+        if keras_optimizer is not None:
+            keras_optimizer.apply_gradients = keras_apply_gradients
         supervisor.__init__, supervisor.prepare_or_wait_for_session = supervisor_init, prepare
         optimizer.compute_gradients, optimizer.minimize, optimizer.apply_gradients = (
             compute_gradients, minimize, apply_gradients)
@@ -126,8 +155,14 @@ class SessionRecorder:
         results, loss = run((fetches, losses[-1]), feed_dict, options, run_metadata)
         side.losses.append(float(loss))
         side.final_weights = full_values(variables, raw_run(variables))
+        if side.phase == "resume" and self.steps_done:  # compared too: the optimizers' slots and the step
+            slots = [slot for optimizer in side.optimizers for slot in _slots_of(optimizer, variables)]
+            step = tf.compat.v1.train.get_global_step(session.graph)
+            side.final_weights += full_values(slots, raw_run(slots)) + [(STEP, raw_run(step))]
         side.train_seconds = time.perf_counter() - self.started
         if self.steps_done and supervisor is not None:
+            if side.phase == "first" and supervisor.saver is not None:  # its own saves come on a timer only
+                supervisor.saver.save(session, supervisor.save_path, global_step=supervisor.global_step)
             supervisor.request_stop()  # its should_stop() is true, its services threads end
         return results
 
@@ -135,9 +170,9 @@ class SessionRecorder:
         side = self.side
         side.trained = True
         side.variables = describe(variables)
+        side.slots = describe_slots(side.optimizers, variables)
         side.exchange.write_arrays("initial.npz", full_values(variables, values))
-        side.exchange.write_json("initial.json", side.variables)
-        side.exchange.mark("train.ready")
+        side.ready()
         self.started = time.perf_counter()
 
     def training(self, graph, fetches, train_ops: list) -> bool:
@@ -214,6 +249,11 @@ class _Recorded(SessionInterface):
     def __exit__(self, *exc_info):
         self._default.__exit__(*exc_info)
         return self._session.__exit__(*exc_info)
+
+
+def _slots_of(optimizer, variables: list) -> list:
+    return [slot for name in optimizer.get_slot_names() for variable in variables
+            if (slot := optimizer.get_slot(variable, name)) is not None]
 
 
 def as_operation(tf, graph, fetch):

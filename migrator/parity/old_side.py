@@ -39,6 +39,8 @@ from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes,
 from migrator.parity.exchange import Exchange, versions
 from migrator.parity.old_session import SessionRecorder, describe, model_variables
 from migrator.parity.program import run_program
+from migrator.parity.resume import STEP, describe_slots, keep_checkpoint
+from migrator.parity.runner import PHASE
 
 LOSS_COLLECTION = "tf_migrate_parity_loss"
 MAX_EVAL_BATCHES = 1000
@@ -62,6 +64,13 @@ class OldSide:
         self.mod_tables = record_mod_lookups(tf)
         self.final_weights: list | None = None  # between-graph programs: (name, value) after the last step
         self.estimator = False  # an Estimator trains: MonitoredSession.run is its business
+        # A resume run (--resume N): "first" trains N steps for the checkpoint both sides resume from, "resume"
+        # carries on from it for the harness's steps.
+        self.phase = os.environ.get(PHASE)
+        self.skipped = job["resume"] if self.phase == "resume" else 0  # batches the first phase trained on
+        self.steps = job["resume"] if self.phase == "first" else job["steps"]  # training steps of this run
+        self.optimizers: list = []  # what the program's train ops apply (their slots are compared when resuming)
+        self.slots: list[dict] = []
 
     # -- patches -------------------------------------------------------------
 
@@ -79,9 +88,12 @@ class OldSide:
                 return self
             side.trained = side.estimator = True
             side.model_dir = self.model_dir
-            replay = side.record("data/train.npz", self, input_fn, "train", side.job["steps"])
-            hooks = [*(hooks or []), side.hook()]
-            return original_train(self, replay, hooks=hooks, max_steps=side.job["steps"], saving_listeners=saving_listeners)
+            count = (side.job["resume"] or 0) + side.job["steps"]  # the first phase records the second's too
+            replay = side.record("data/train.npz", self, input_fn, "train", count, skip=side.skipped)
+            if side.phase != "first":
+                hooks = [*(hooks or []), side.hook()]
+            return original_train(self, replay, hooks=hooks, max_steps=side.skipped + side.steps,
+                                  saving_listeners=saving_listeners)
 
         def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
             replay = side.record("data/eval.npz", self, input_fn, "eval", steps or MAX_EVAL_BATCHES)
@@ -106,8 +118,9 @@ class OldSide:
 
     # -- data ----------------------------------------------------------------
 
-    def record(self, name: str, estimator, input_fn, mode: str, count: int):
-        """Record ``count`` batches of ``input_fn`` once (or make synthetic ones); an input_fn replaying them."""
+    def record(self, name: str, estimator, input_fn, mode: str, count: int, skip: int = 0):
+        """Record ``count`` batches of ``input_fn`` once (or make synthetic ones); an input_fn replaying them, but
+        the first ``skip``."""
         if not self.exchange.path(name).exists():
             batches = self._batches(estimator, input_fn, mode, count)
             if not batches:
@@ -116,7 +129,7 @@ class OldSide:
         stacked, _ = self.exchange.read_batches(name)
 
         def replay(params=None):  # TPUEstimator passes every input_fn its params (and refuses one without)
-            return self.tf.data.Dataset.from_tensor_slices(stacked)
+            return self.tf.data.Dataset.from_tensor_slices(stacked).skip(skip)
 
         return replay
 
@@ -151,14 +164,14 @@ class OldSide:
                 self.loss = tf.compat.v1.get_collection(LOSS_COLLECTION)[-1]
                 variables = model_variables(tf)
                 side.variables = describe(variables)
+                side.slots = describe_slots(side.optimizers, variables)
                 self.saver = tf.compat.v1.train.Saver(var_list=variables)
 
             def after_create_session(self, session, coord):
                 path = self.saver.save(session, str(side.exchange.path("initial/model.ckpt")),
                                        write_meta_graph=False, write_state=False)
                 side.save_weights("initial.npz", path)
-                side.exchange.write_json("initial.json", side.variables)
-                side.exchange.mark("train.ready")
+                side.ready()
                 self.started = time.perf_counter()
 
             def before_run(self, run_context):
@@ -172,20 +185,36 @@ class OldSide:
 
         return ParityHook()
 
-    def save_weights(self, name: str, checkpoint: str) -> None:
-        """Full tensors from a checkpoint (partitioned variables come back whole), tables in TF2's row order."""
+    def ready(self) -> None:
+        """The old model's variables (and, resuming, its optimizers' slots) are described: the new side may start."""
+        self.exchange.write_json("initial.json", self.variables)
+        self.exchange.write_json("slots.json", self.slots)
+        self.exchange.mark("train.ready")
+
+    def save_weights(self, name: str, checkpoint: str, extras: bool = False) -> None:
+        """Full tensors from a checkpoint (partitioned variables come back whole), tables in TF2's row order;
+        ``extras``: the slots and the step too."""
         reader = self.tf.train.load_checkpoint(checkpoint)
-        self.exchange.write_arrays(name, [(v["name"], self.in_tf2_order(v["name"], reader.get_tensor(v["name"])))
-                                          for v in self.variables])
+        named = [(v["name"], v["name"]) for v in self.variables]
+        if extras:
+            named += [(slot["key"], slot["variable"]) for slot in self.slots] + [(STEP, STEP)]
+        self.exchange.write_arrays(name, [(key, self.in_tf2_order(variable, reader.get_tensor(key)))
+                                          for key, variable in named])
 
     def in_tf2_order(self, name: str, value):
+        """A table looked up "mod", or a slot of one, in TF2's row order."""
         return div_order(value, self.mod_tables[name]) if name in self.mod_tables else value
 
     def finish(self, wall_started: float, program: str) -> None:
+        if self.phase == "first":
+            if keep_checkpoint(self.model_dir, self.exchange):
+                return
+            raise RuntimeError("the old program wrote no checkpoint to resume from")
         if self.final_weights is not None:
             self.exchange.write_arrays("old_final.npz", self.final_weights)
         elif self.model_dir and self.variables:
-            self.save_weights("old_final.npz", self.tf.train.latest_checkpoint(self.model_dir))
+            self.save_weights("old_final.npz", self.tf.train.latest_checkpoint(self.model_dir),
+                              extras=self.phase == "resume")
         self.exchange.write_json("old.json", {
             "side": "old", "program": program, "python": sys.executable, "versions": versions(),
             "losses": self.losses, "eval_loss": self.eval_loss, "variables": self.variables,

@@ -26,6 +26,8 @@ def terminal_summary(report: ParityReport, color: bool = False) -> str:
     lines += [f"  {run.side}  {run.program}  {describe_side(run)}" for run in (report.old, report.new)]
     lines.append(f"  {report.steps} steps, data {report.data}, cluster {report.cluster}, "
                  f"rtol {report.rtol:g}, atol {report.atol:g}, {report.wall_seconds:.1f} s in all")
+    if report.resume:
+        lines.append(f"  both sides resumed from the old program's checkpoint of step {report.resume}")
     if report.program_args:
         lines.append(f"  arguments of both programs: {shlex.join(report.program_args)}")
     lines += [f"  adjusted, {run.side} side: {note}" for run in (report.old, report.new) for note in run.adjustments]
@@ -37,9 +39,10 @@ def terminal_summary(report: ParityReport, color: bool = False) -> str:
         lines += ["", *step_table(report, paint)]
     diverged = [v for v in report.variables if not v.ok]
     if report.variables:
-        lines.append(f"  final weights: {len(report.variables) - len(diverged)} of {len(report.variables)} variables match"
-                     + "".join(f"\n    {paint('differs', '31')}  {v.name}  (max abs diff {v.max_abs_diff:.3g})"
-                               for v in diverged))
+        lines.append(f"  final weights: {len(report.variables) - len(diverged)} of {len(report.variables)} "
+                     f"{'variables, slots and steps' if report.resume else 'variables'} match"
+                     + "".join(f"\n    {paint('differs', '31')}  {v.name}{'' if v.kind == 'variable' else ' / ' + v.new_name}"
+                               f"  (max abs diff {v.max_abs_diff:.3g})" for v in diverged))
     return "\n".join(lines)
 
 

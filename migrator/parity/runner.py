@@ -26,6 +26,7 @@ from migrator.parity.exchange import Exchange
 from migrator.parity.model import ParityReport, SideRun, load
 
 ERROR_TAIL_LINES = 30
+PHASE = "TF_MIGRATE_PARITY_PHASE"  # the old side's phase in a resume run
 # "2026-11-22 20:59:15.062757: I external/...cc:31] ..." at level INFO, WARNING or ERROR; and the
 # line that continues the CPU-feature notice.
 TF_CPP_LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWE] |To enable the following instructions: ")
@@ -44,6 +45,7 @@ class Options:
     old_python: str = sys.executable
     new_python: str = sys.executable
     program_args: tuple[str, ...] = ()  # both programs' sys.argv[1:]
+    resume: int | None = None       # the old program's steps first: both sides then resume from its checkpoint
 
     @property
     def cluster_label(self) -> str:
@@ -51,13 +53,16 @@ class Options:
 
 
 class SideProcess:
-    """One side's child process, its log, and its clock."""
+    """One side's child process, its log, and its clock. ``phase``: of the old side in a resume run, "first"
+    (training to the checkpoint both sides resume from) or "resume"."""
 
     def __init__(self, side: str, python: str, program: Path, folder: Path, env: dict[str, str],
-                 as_path: Path | None = None) -> None:
-        self.side, self.program = side, as_path or program
-        self.log_path = folder / f"{side}.log"
+                 as_path: Path | None = None, phase: str | None = None) -> None:
+        self.side, self.program, self.phase = side, as_path or program, phase
+        self.log_path = folder / f"{side}{'-' + phase if phase else ''}.log"
         as_if = [str(as_path)] if as_path else []
+        env = {**env, PHASE: phase} if phase else env
+        self.arguments = (python, program, folder, env, as_path)
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 [python, "-m", f"migrator.parity.{side}_side", str(folder), str(program), *as_if],
@@ -103,7 +108,8 @@ def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = No
                      for side, files in (("old", old_files), ("new", new_files))}
         exchange = prepare(folder, options, stand_ins)
         env = side_environment(folder)
-        sides = [SideProcess("old", options.old_python, old, folder, env, as_path),
+        sides = [SideProcess("old", options.old_python, old, folder, env, as_path,
+                             "first" if options.resume else None),
                  SideProcess("new", options.new_python, new, folder, env, as_path)]
         failure = supervise(sides, exchange, options.timeout)
         report = build_report(exchange, sides, failure, options)
@@ -123,7 +129,7 @@ def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]]
     # The sides import only migrator.parity (standard library, numpy, TensorFlow), also under another interpreter.
     (folder / "lib" / "migrator").symlink_to(Path(migrator.__file__).parent, target_is_directory=True)
     exchange.write_json("job.json", {"steps": options.steps, "ps": options.ps, "cluster": options.cluster,
-                                     "data": options.data, "seed": options.seed,
+                                     "data": options.data, "seed": options.seed, "resume": options.resume,
                                      "argv": list(options.program_args), "stand_ins": stand_ins})
     return exchange
 
@@ -138,10 +144,17 @@ def side_environment(folder: Path) -> dict[str, str]:
 
 
 def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> tuple[SideProcess, str] | None:
-    """Wait for both sides; the first failure (a crash or a time-out) ends the run."""
-    old = sides[0]
+    """Wait for both sides; the first failure (a crash or a time-out) ends the run. The first phase of a resume
+    run's old side is followed by its second, which resumes from the checkpoint the first wrote."""
     while True:
+        old = sides[0]
         codes = [side.poll() for side in sides]
+        if codes[0] == 0 and old.phase == "first":
+            if not exchange.path("tf1.ready").exists():
+                return old, ("the old program wrote no checkpoint to resume from (an Estimator's model_dir, a "
+                             "MonitoredTrainingSession's checkpoint_dir, a Supervisor's logdir)")
+            sides[0] = SideProcess("old", *old.arguments, phase="resume")
+            continue
         if codes[0] == 0 and not exchange.path("train.ready").exists():
             return old, ("the old program finished without training (no Estimator.train, no training run - a train op "
                          "and its loss - in a MonitoredSession or a Supervisor's session)")
@@ -161,7 +174,7 @@ def build_report(exchange: Exchange, sides: list[SideProcess], failure, options:
     runs = {side.side: read_side(exchange, side) for side in sides}
     report = ParityReport(verdict="error", message="", old=runs["old"], new=runs["new"], steps=options.steps,
                           rtol=options.rtol, atol=options.atol, data=options.data, cluster=options.cluster_label,
-                          program_args=list(options.program_args))
+                          program_args=list(options.program_args), resume=options.resume)
     if failure is not None:
         side, reason = failure
         getattr(report, side.side).error = side.error_tail()
