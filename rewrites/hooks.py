@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrites.syntax import bind_arguments
-from rewrites.keras_equivalents import NoKerasEquivalent
+from rewrites.keras_translation import NoKerasEquivalent
 
 STOP_AT_STEP = ("num_steps", "last_step")
 CHECKPOINT_SAVER = ("checkpoint_dir", "save_secs", "save_steps", "saver", "checkpoint_basename", "scaffold",

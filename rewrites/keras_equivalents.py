@@ -1,30 +1,29 @@
-"""TF1 optimizers, losses, layers and learning-rate schedules -> Keras 2 source code.
+"""TF1 losses, layers, metrics and embedding tables -> Keras 2 source code.
 
-Pure translation tables shared by the Estimator and cluster rewrites: each function
-takes the TF1 api name (``TFName.api``) and the libcst call, and returns the source
-of the Keras expression that computes the same thing, or raises
-``NoKerasEquivalent`` saying why not and what a person should do. Generated code
-names Keras ``keras`` (the migrated program has ``import tf_keras as keras``) and
-uses the legacy optimizers, as ParameterServerStrategy training wants.
+Pure translation tables shared by the Estimator and cluster rewrites (optimizers and
+learning-rate schedules: rewrites/keras_optimizers.py): each function takes the TF1 api
+name (``TFName.api``) and the libcst call, and returns the source of the Keras expression
+that computes the same thing, or raises ``NoKerasEquivalent`` saying why not and what a
+person should do. Generated code names Keras ``keras`` (the migrated program has
+``import tf_keras as keras``).
 
 Before::
 
-    tf.train.AdamOptimizer(0.01)
-    tf.train.RMSPropOptimizer(learning_rate=0.01, decay=0.8)
+    tf.layers.dense(features["x"], 10, activation=tf.nn.relu)
+    tf.layers.conv2d(images, 32, 5)
+    tf.losses.softmax_cross_entropy(onehot_labels, logits)
 
 After::
 
-    keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
-    keras.optimizers.legacy.RMSprop(learning_rate=0.01, rho=0.8, epsilon=1e-10)
-    # after model.compile(...), in the same strategy scope:
-    for variable in model.trainable_variables:
-        optimizer.add_slot(variable, "rms", initializer="ones")
+    keras.layers.Dense(units=10, activation="relu")                       # inputs: features["x"]
+    keras.layers.Conv2D(filters=32, kernel_size=5, data_format="channels_last")
+    keras.losses.CategoricalCrossentropy(from_logits=True)               # (labels, logits)
 
-Arguments are bound to the TF1 signature (positional or keyword) and always
-written as Keras keywords. A TF1 default that differs from Keras' is written out
-(Adam's ``epsilon=1e-08``, ``conv2d``'s ``data_format="channels_last"``), and so is
-what TF1 requires and Keras would default (pooling ``strides``, dropout ``rate``);
-other argument expressions are copied as written.
+Arguments are bound to the TF1 signature (positional or keyword) and always written as
+Keras keywords (rewrites/keras_translation.py). A TF1 default that differs from Keras' is
+written out (``conv2d``'s ``data_format="channels_last"``), and so is what TF1 requires and
+Keras would default (pooling ``strides``, dropout ``rate``); other argument expressions are
+copied as written.
 
 Safety: EXACT where both sides run the same maths (measured differences at float
 rounding level), NUMERIC with a ``why`` where they differ in documented ways,
@@ -33,135 +32,24 @@ NoKerasEquivalent where they compute something else. Numbers: MAPPING.md.
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import libcst as cst
 
 from migrator.findings import Safety
-from rewrites.syntax import bind_arguments, source
-
-
-@dataclass(frozen=True)
-class KerasCode:
-    """A Keras expression and how far it can be trusted.
-
-    why: for Safety.NUMERIC, one line on what differs from TF1 (a finding message); for IDENTITY, why.
-    after_compile: statements to run right after ``model.compile(...)``, inside the same
-        strategy scope, with ``optimizer`` and ``model`` bound and the model built.
-    """
-
-    code: str
-    safety: Safety
-    why: str = ""
-    after_compile: tuple[str, ...] = ()
-
+from rewrites.keras_translation import (KerasCode, NoKerasEquivalent, Translation, bind, is_name_in, is_number,
+                                        keras_call, lookup, signature)
+from rewrites.syntax import source
 
 IDENTITY = KerasCode("", Safety.EXACT, "a no-op in TF1: replace the call by its inputs")
 """What ``layer`` returns for a TF1 layer call that computes its inputs unchanged
 (``dropout`` without ``training``): there is no Keras layer to create."""
 
 
-class NoKerasEquivalent(Exception):
-    """The call cannot be translated safely; str(error) says why and what a person should do."""
-
-
-@dataclass(frozen=True)
-class Translation:
-    """One TF1 callable and its Keras counterpart.
-
-    tf1: the TF1 signature as TF1 documents it; parameters without a default are required.
-    keywords: the Keras keywords in the Keras signature's order: a TF1 parameter name
-        (passed on when given), or ``keyword=source`` (always written). A bound TF1
-        parameter not listed is dropped; the functions below refuse the values of
-        dropped parameters that would change the numbers.
-    renames: TF1 parameter -> Keras keyword, where they differ.
-    explicit: TF1 parameters whose TF1 default differs from Keras': written out when absent.
-    """
-
-    keras: str
-    tf1: str
-    keywords: tuple[str, ...]
-    renames: Mapping[str, str] = field(default_factory=dict)
-    explicit: tuple[str, ...] = ()
-
-
 # TFM206 (Estimator programs) and TFM105 (between-graph programs): ParameterServerStrategy takes one partitioner.
 PARTITIONER_FOR_EVERY_VARIABLE = ("the partitioner moves onto ParameterServerStrategy, which applies it to every "
                                   "variable the program creates, so the variables made here, not partitioned in TF1, "
                                   "are split too (placement only: the numbers are the same)")
-
-_LEGACY = "keras.optimizers.legacy."
-_SCHEDULES = "keras.optimizers.schedules."
-
-OPTIMIZERS = {
-    "train.GradientDescentOptimizer": Translation(
-        _LEGACY + "SGD", "learning_rate, use_locking=False, name='GradientDescent'", ("learning_rate", "name")),
-    "train.MomentumOptimizer": Translation(
-        _LEGACY + "SGD", "learning_rate, momentum, use_locking=False, name='Momentum', use_nesterov=False",
-        ("learning_rate", "momentum", "use_nesterov", "name"), renames={"use_nesterov": "nesterov"}),
-    "train.AdamOptimizer": Translation(
-        _LEGACY + "Adam", "learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, use_locking=False, name='Adam'",
-        ("learning_rate", "beta1", "beta2", "epsilon", "name"), renames={"beta1": "beta_1", "beta2": "beta_2"},
-        explicit=("epsilon",)),
-    # TF1 Adagrad has no epsilon; legacy Keras adds it to sqrt(accumulator) and turns 0 into 1e-7.
-    "train.AdagradOptimizer": Translation(
-        _LEGACY + "Adagrad", "learning_rate, initial_accumulator_value=0.1, use_locking=False, name='Adagrad'",
-        ("learning_rate", "initial_accumulator_value", "epsilon=1e-30", "name"), explicit=("initial_accumulator_value",)),
-    # l1 = l2 = 0 (checked below): plain Adagrad.
-    "train.ProximalAdagradOptimizer": Translation(
-        _LEGACY + "Adagrad", "learning_rate, initial_accumulator_value=0.1, l1_regularization_strength=0.0, "
-        "l2_regularization_strength=0.0, use_locking=False, name='ProximalAdagrad'",
-        ("learning_rate", "initial_accumulator_value", "epsilon=1e-30", "name"), explicit=("initial_accumulator_value",)),
-    "train.RMSPropOptimizer": Translation(
-        _LEGACY + "RMSprop", "learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, use_locking=False, "
-        "centered=False, name='RMSProp'", ("learning_rate", "decay", "momentum", "epsilon", "centered", "name"),
-        renames={"decay": "rho"}, explicit=("epsilon",)),
-    "train.FtrlOptimizer": Translation(
-        _LEGACY + "Ftrl", "learning_rate, learning_rate_power=-0.5, initial_accumulator_value=0.1, "
-        "l1_regularization_strength=0.0, l2_regularization_strength=0.0, use_locking=False, name='Ftrl', "
-        "accum_name=None, linear_name=None, l2_shrinkage_regularization_strength=0.0, beta=None",
-        ("learning_rate", "learning_rate_power", "initial_accumulator_value", "l1_regularization_strength",
-         "l2_regularization_strength", "name", "l2_shrinkage_regularization_strength", "beta")),
-    "train.AdadeltaOptimizer": Translation(
-        _LEGACY + "Adadelta", "learning_rate=0.001, rho=0.95, epsilon=1e-08, use_locking=False, name='Adadelta'",
-        ("learning_rate", "rho", "epsilon", "name"), explicit=("epsilon",)),
-}
-
-# TF1 initialises RMSProp's mean-square slot to ones, Keras to zeros.
-_RMS_SLOTS_TO_ONES = ('# TF1 started the mean-square slots at ones, Keras at zeros.\n'
-                      'for variable in model.trainable_variables:\n    optimizer.add_slot(variable, "rms", initializer="ones")')
-
-# The compat.v1 decay functions evaluate these Keras classes at the global step, which Keras drops.
-SCHEDULES = {
-    "train.exponential_decay": Translation(
-        _SCHEDULES + "ExponentialDecay", "learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None",
-        ("learning_rate", "decay_steps", "decay_rate", "staircase", "name"), renames={"learning_rate": "initial_learning_rate"}),
-    "train.piecewise_constant": Translation(
-        _SCHEDULES + "PiecewiseConstantDecay", "x, boundaries, values, name=None", ("boundaries", "values", "name")),
-    "train.polynomial_decay": Translation(
-        _SCHEDULES + "PolynomialDecay",
-        "learning_rate, global_step, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False, name=None",
-        ("learning_rate", "decay_steps", "end_learning_rate", "power", "cycle", "name"),
-        renames={"learning_rate": "initial_learning_rate"}),
-    "train.inverse_time_decay": Translation(
-        _SCHEDULES + "InverseTimeDecay", "learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None",
-        ("learning_rate", "decay_steps", "decay_rate", "staircase", "name"), renames={"learning_rate": "initial_learning_rate"}),
-    # TF1 builds it as ExponentialDecay with decay_rate exp(-decay_rate): written out for a literal rate.
-    "train.natural_exp_decay": Translation(
-        _SCHEDULES + "ExponentialDecay", "learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None",
-        ("learning_rate", "decay_steps", "decay_rate", "staircase", "name"), renames={"learning_rate": "initial_learning_rate"}),
-    "train.cosine_decay": Translation(
-        _SCHEDULES + "CosineDecay", "learning_rate, global_step, decay_steps, alpha=0.0, name=None",
-        ("learning_rate", "decay_steps", "alpha", "name"), renames={"learning_rate": "initial_learning_rate"}),
-    "train.cosine_decay_restarts": Translation(
-        _SCHEDULES + "CosineDecayRestarts",
-        "learning_rate, global_step, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0, name=None",
-        ("learning_rate", "first_decay_steps", "t_mul", "m_mul", "alpha", "name"),
-        renames={"learning_rate": "initial_learning_rate"}),
-}
 
 # Every TF1 loss ends in these; `weights` and `reduction` are checked, the others dropped.
 _LOSS_TAIL = "scope=None, loss_collection='losses', reduction='weighted_sum_by_nonzero_weights'"
@@ -281,51 +169,15 @@ _TOP_LEVEL_ACTIVATIONS = {"sigmoid", "tanh"}
 # Functional layers that behave differently while training: what Keras does in fit only.
 _TRAINING_ONLY = {"layers.dropout": "drops units", "layers.batch_normalization": "normalises with batch statistics"}
 
+# Losses that are not translated, and why.
 _REFUSED = {
-    "train.SyncReplicasOptimizer": "Keras training under ParameterServerStrategy is asynchronous and has no "
-    "synchronous-replicas optimizer; keep the wrapped optimizer and accept asynchronous updates, or train with "
-    "MultiWorkerMirroredStrategy instead",
     "losses.mean_pairwise_squared_error": "Keras has no pairwise squared error loss; write a custom loss function",
     "losses.cosine_distance": "Keras' CosineSimilarity normalises its inputs and has the opposite sign; "
     "use 1 + keras.losses.CosineSimilarity(axis=...) only if the TF1 inputs were already unit-normalised",
 }
 
 
-# -- the four translations ----------------------------------------------------
-
-
-def optimizer(api: str, call: cst.Call) -> KerasCode:
-    """A ``tf.compat.v1.train.*Optimizer(...)`` call -> a legacy Keras optimizer."""
-    translation = _lookup(OPTIMIZERS, api, "optimizer")
-    bound = _bind(api, call, translation)
-    if api == "train.ProximalAdagradOptimizer":
-        for strength in ("l1_regularization_strength", "l2_regularization_strength"):
-            if strength in bound and not _is_number(bound[strength], 0):
-                raise NoKerasEquivalent(f"{api} with {strength} other than 0: Keras has no proximal Adagrad; keep "
-                                        "this optimizer out of the migration or write a legacy-Adagrad subclass "
-                                        "that calls tf.raw_ops.ResourceApplyProximalAdagrad")
-    code = _keras_call(translation, bound)
-    if api == "train.MomentumOptimizer":
-        return _momentum(api, code, bound["learning_rate"])
-    if api == "train.RMSPropOptimizer":
-        return KerasCode(code, Safety.EXACT, after_compile=(_RMS_SLOTS_TO_ONES,))
-    return KerasCode(code, Safety.EXACT)
-
-
-def learning_rate_schedule(api: str, call: cst.Call) -> KerasCode:
-    """A ``tf.compat.v1.train.*_decay(..., global_step, ...)`` call -> a Keras schedule.
-
-    The global step argument is dropped: the caller checks that it is the global step.
-    """
-    translation = _lookup(SCHEDULES, api, "learning-rate schedule")
-    bound = _bind(api, call, translation)
-    if api == "train.natural_exp_decay":
-        rate = bound["decay_rate"]
-        if not isinstance(rate, (cst.Integer, cst.Float)):
-            raise NoKerasEquivalent(f"{api} with decay_rate={source(rate)}: write keras.optimizers.schedules."
-                                    "ExponentialDecay(..., decay_rate=math.exp(-decay_rate)) by hand")
-        bound["decay_rate"] = cst.Float(repr(math.exp(-rate.evaluated_value)))
-    return KerasCode(_keras_call(translation, bound), Safety.EXACT)
+# -- the translations ---------------------------------------------------------
 
 
 def loss(api: str, call: cst.Call, scalar_weight: bool = False) -> tuple[KerasCode, cst.BaseExpression,
@@ -334,19 +186,19 @@ def loss(api: str, call: cst.Call, scalar_weight: bool = False) -> tuple[KerasCo
 
     ``scalar_weight``: the caller knows ``weights`` is one number w: TF1's loss is then w times the mean, which the
     caller gives Keras as compile's ``loss_weights``."""
-    translation = _lookup(LOSSES, api, "loss")
-    bound = _bind(api, call, translation)
-    if "weights" in bound and not _is_number(bound["weights"], 1) and not scalar_weight:
+    translation = lookup(LOSSES, api, "loss", _REFUSED)
+    bound = bind(api, call, translation)
+    if "weights" in bound and not is_number(bound["weights"], 1) and not scalar_weight:
         raise NoKerasEquivalent(f"{api} with weights: TF1 divides the weighted sum by the number of non-zero weights, "
                                 "Keras by the batch size; pass them as sample weights with reduction='sum' divided by "
                                 "the non-zero weight count, by hand")
     if "reduction" in bound and not _is_reduction(bound["reduction"], _SAME_AS_KERAS_REDUCTION):
         raise NoKerasEquivalent(f"{api} with reduction={source(bound['reduction'])}: Keras losses average over the "
                                 "batch; choose the matching Keras reduction by hand")
-    labels, predictions = (bound[name] for name in list(_signature(translation.tf1))[:2])
-    code = _keras_call(translation, bound)
+    labels, predictions = (bound[name] for name in list(signature(translation.tf1))[:2])
+    code = keras_call(translation, bound)
     if api == "losses.log_loss":
-        if "epsilon" in bound and not _is_number(bound["epsilon"], 1e-07):
+        if "epsilon" in bound and not is_number(bound["epsilon"], 1e-07):
             raise NoKerasEquivalent(f"{api} with epsilon={source(bound['epsilon'])}: Keras' BinaryCrossentropy "
                                     "always uses 1e-07; write the loss by hand")
         why = ("TF1 log_loss adds epsilon inside the logarithms, Keras clips the predictions to [1e-07, 1 - 1e-07] "
@@ -368,22 +220,22 @@ def layer(api: str, call: cst.Call, *, functional: bool,
     ``training`` expression (or an object-form ``Dropout``/``BatchNormalization`` layer,
     called later) must train only in TRAIN mode, which is what Keras ``fit`` does.
     """
-    translation = _lookup(FUNCTIONAL_LAYERS if functional else LAYERS, api, "layer")
-    bound = _bind(api, call, translation)
+    translation = lookup(FUNCTIONAL_LAYERS if functional else LAYERS, api, "layer")
+    bound = bind(api, call, translation)
     if name is not None:
         bound["name"] = cst.parse_expression(name)
-    if "reuse" in bound and not _is_name(bound["reuse"], "None", "False"):
+    if "reuse" in bound and not is_name_in(bound["reuse"], "None", "False"):
         raise NoKerasEquivalent(f"{api} with reuse: Keras shares weights by calling the same layer object twice; "
                                 "create the layer once and call it where the TF1 code reused its variables")
     _check_regularizers(api, bound)
     if "activation" in bound:
         bound["activation"] = _activation(api, bound["activation"])
     inputs, training = bound.get("inputs"), bound.get("training")
-    if api == "layers.dropout" and (training is None or _is_name(training, "False")):
+    if api == "layers.dropout" and (training is None or is_name_in(training, "False")):
         return IDENTITY, inputs
     if api in _TRAINING_ONLY:
         _check_training(api, training)
-    code = _keras_call(translation, bound)
+    code = keras_call(translation, bound)
     if translation.keras == "keras.layers.Dropout":
         return KerasCode(code, Safety.NUMERIC, "dropout masks are random: TF1 and Keras drop different units, so the "
                                                "two runs agree only statistically"), inputs
@@ -392,7 +244,7 @@ def layer(api: str, call: cst.Call, *, functional: bool,
 
 def metric_inputs(api: str, call: cst.Call) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
     """The (labels, predictions) a ``tf.compat.v1.metrics`` call compares."""
-    bound = _bind(api, call, _lookup({"metrics.auc": AUC}, api, "metric"))
+    bound = bind(api, call, lookup({"metrics.auc": AUC}, api, "metric"))
     return bound.get("labels"), bound.get("predictions")
 
 
@@ -401,7 +253,7 @@ def auc(call: cst.Call, name: str, from_logits: bool) -> KerasCode:
 
     ``from_logits``: TF1 read the sigmoid of the model's output, Keras reads the output.
     """
-    bound = _bind("metrics.auc", call, AUC)
+    bound = bind("metrics.auc", call, AUC)
     if "weights" in bound or "thresholds" in bound:
         raise NoKerasEquivalent("metrics.auc with weights or thresholds: write the Keras AUC by hand")
     curve = _string(bound.get("curve"), "ROC")
@@ -423,12 +275,12 @@ def auc(call: cst.Call, name: str, from_logits: bool) -> KerasCode:
 
 def get_variable_arguments(call: cst.Call) -> dict[str, cst.BaseExpression]:
     """The arguments of a ``get_variable(...)`` call by parameter name."""
-    return _bind("get_variable", call, GET_VARIABLE)
+    return bind("get_variable", call, GET_VARIABLE)
 
 
 def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
               lookup: cst.Call) -> tuple[KerasCode, cst.BaseExpression]:
-    """``get_variable(name, [rows, width])`` (its ``table`` arguments) read by ``embedding_lookup(table, ids)``
+    """``get_variable(name, [rows, width])`` (its ``table`` arguments) read by ``embeddinglookup(table, ids)``
     -> (Keras Embedding, ids).
 
     ``partitioned``: the table is split by a partitioner, so TF1's default "mod" lookup
@@ -442,8 +294,8 @@ def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
     if not (isinstance(shape, (cst.List, cst.Tuple)) and len(shape.elements) == 2):
         raise NoKerasEquivalent("get_variable read by embedding_lookup needs a literal [rows, width] shape")
     rows, width = (source(element.value) for element in shape.elements)
-    args = _bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP)
-    if "max_norm" in args and not _is_name(args["max_norm"], "None"):
+    args = bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP)
+    if "max_norm" in args and not is_name_in(args["max_norm"], "None"):
         raise NoKerasEquivalent("embedding_lookup with max_norm: Keras' Embedding does not clip; write it by hand")
     strategy = lookup_strategy(lookup)
     if strategy not in ("mod", "div"):
@@ -457,90 +309,23 @@ def embedding(table: Mapping[str, cst.BaseExpression], partitioned: bool,
 
 
 def lookup_strategy(lookup: cst.Call) -> str | None:
-    """The ``partition_strategy`` of an ``embedding_lookup(...)`` call: "mod" (its default), "div", or None when
+    """The ``partition_strategy`` of an ``embeddinglookup(...)`` call: "mod" (its default), "div", or None when
     not a literal."""
-    strategy = _bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP).get("partition_strategy")
+    strategy = bind("nn.embedding_lookup", lookup, EMBEDDING_LOOKUP).get("partition_strategy")
     return "mod" if strategy is None else strategy.evaluated_value if isinstance(strategy, cst.SimpleString) else None
-
-
-def optimizer_arguments(api: str, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """The arguments of a ``tf.compat.v1.train.*Optimizer`` call by TF1 parameter name (defaults left out)."""
-    return _bind(api, call, _lookup(OPTIMIZERS, api, "optimizer"))
-
-
-def optimizer_default_name(api: str) -> str:
-    """The ``name`` of a TF1 optimizer not given one: its slots are named after it."""
-    return _signature(_lookup(OPTIMIZERS, api, "optimizer").tf1)["name"].evaluated_value
 
 
 def layer_arguments(api: str, call: cst.Call, *, functional: bool) -> dict[str, cst.BaseExpression]:
     """The arguments of a ``tf.compat.v1.layers`` call by TF1 parameter name (``layer`` has checked them)."""
-    return _bind(api, call, _lookup(FUNCTIONAL_LAYERS if functional else LAYERS, api, "layer"))
+    return bind(api, call, lookup(FUNCTIONAL_LAYERS if functional else LAYERS, api, "layer"))
 
 
 # -- helpers ----------------------------------------------------------------
 
 
-def _lookup(table: Mapping[str, Translation], api: str, kind: str) -> Translation:
-    if api in _REFUSED:
-        raise NoKerasEquivalent(f"{api}: {_REFUSED[api]}")
-    if api not in table:
-        raise NoKerasEquivalent(f"{api}: no Keras {kind} is known to compute the same thing; translate it by hand")
-    return table[api]
-
-
-@functools.lru_cache(maxsize=None)
-def _signature(tf1: str) -> dict[str, cst.BaseExpression | None]:
-    """"learning_rate, epsilon=1e-08" -> {"learning_rate": None, "epsilon": <1e-08>}: parameter -> default."""
-    function = cst.ensure_type(cst.parse_statement(f"def f({tf1}): pass"), cst.FunctionDef)
-    return {param.name.value: param.default for param in function.params.params}
-
-
-def _bind(api: str, call: cst.Call, translation: Translation) -> dict[str, cst.BaseExpression]:
-    """TF1 parameter -> argument expression; NoKerasEquivalent when that cannot be known statically."""
-    defaults = _signature(translation.tf1)
-    bound = bind_arguments(call, list(defaults))
-    if bound is None:
-        raise NoKerasEquivalent(f"{api}: the arguments cannot be mapped statically (*args, **kwargs, an unknown "
-                                "keyword or too many arguments); translate the call by hand")
-    missing = [name for name, default in defaults.items() if default is None and name not in bound]
-    if missing:
-        raise NoKerasEquivalent(f"{api}: missing {', '.join(missing)}; TF1 requires it, so this call never ran")
-    return {name: arg.value for name, (_, arg) in bound.items()}
-
-
-def _keras_call(translation: Translation, bound: Mapping[str, cst.BaseExpression]) -> str:
-    """``Keras(keyword=source, ...)``: the given arguments and the TF1 defaults Keras does not share.
-
-    A literal None where TF1's default is None means "the default", as it does in Keras: left out.
-    """
-    defaults = _signature(translation.tf1)
-    arguments = []
-    for name in translation.keywords:
-        if "=" in name:
-            arguments.append(name)
-            continue
-        value = bound.get(name, defaults[name] if name in translation.explicit else None)
-        if value is not None and not (_is_name(value, "None") and _is_name(defaults[name], "None")):
-            arguments.append(f"{translation.renames.get(name, name)}={source(value)}")
-    return f"{translation.keras}({', '.join(arguments)})"
-
-
-def _momentum(api: str, code: str, learning_rate: cst.BaseExpression) -> KerasCode:
-    """TF1 applies the current learning rate to the whole accumulator, Keras folds each step's rate into it."""
-    if isinstance(learning_rate, (cst.Integer, cst.Float)):
-        return KerasCode(code, Safety.EXACT)
-    if isinstance(learning_rate, cst.Call):
-        raise NoKerasEquivalent(f"{api} with learning_rate={source(learning_rate)}: with a changing learning rate "
-                                "Keras' momentum differs from TF1's (measured 2x); write a legacy-SGD subclass whose "
-                                "dense update calls tf.raw_ops.ResourceApplyMomentum, or keep the rate constant")
-    return KerasCode(code, Safety.NUMERIC, f"momentum: same as TF1 only while learning_rate={source(learning_rate)} "
-                                          "stays constant (TF1 scales the whole accumulator by the current rate)")
-
-
 def _check_training(api: str, training: cst.BaseExpression | None) -> None:
     """Keras switches the layer's training behaviour on in fit only: TF1 must have switched by the mode."""
-    if training is None or _is_name(training, "True", "False", "None"):
+    if training is None or is_name_in(training, "True", "False", "None"):
         given = "False (the default)" if training is None else source(training)
         raise NoKerasEquivalent(f"{api} with training={given}: TF1 does the same in every mode, Keras "
                                 f"{_TRAINING_ONLY[api]} in fit only; if TRAIN mode only was meant, pass "
@@ -549,7 +334,7 @@ def _check_training(api: str, training: cst.BaseExpression | None) -> None:
 
 def _check_regularizers(api: str, bound: Mapping[str, cst.BaseExpression]) -> None:
     for name, value in bound.items():
-        if name.endswith("_regularizer") and not _is_name(value, "None"):
+        if name.endswith("_regularizer") and not is_name_in(value, "None"):
             raise NoKerasEquivalent(
                 f"{api} with {name}: TF1 collects the penalty in REGULARIZATION_LOSSES and counts it only if the "
                 "loss adds them (tf1.losses.get_total_loss), Keras always adds it (and tf.contrib l2_regularizer "
@@ -558,7 +343,7 @@ def _check_regularizers(api: str, bound: Mapping[str, cst.BaseExpression]) -> No
 
 def _activation(api: str, value: cst.BaseExpression) -> cst.BaseExpression:
     """A TF1 activation -> the Keras activation name, or None (linear) or a string as given."""
-    if isinstance(value, cst.SimpleString) or _is_name(value, "None"):
+    if isinstance(value, cst.SimpleString) or is_name_in(value, "None"):
         return value
     dotted = _dotted(value)
     if dotted and len(dotted) >= 2:
@@ -593,9 +378,3 @@ def _is_reduction(node: cst.BaseExpression, allowed: Mapping[str, str]) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value in allowed.values()
 
 
-def _is_number(node: cst.BaseExpression, value: float) -> bool:
-    return isinstance(node, (cst.Integer, cst.Float)) and math.isclose(node.evaluated_value, value, rel_tol=1e-12)
-
-
-def _is_name(node: cst.BaseExpression | None, *names: str) -> bool:
-    return isinstance(node, cst.Name) and node.value in names

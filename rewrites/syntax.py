@@ -1,7 +1,7 @@
 """Small syntax helpers every rewrite family may import: reading calls, statements and literals.
 
 No family imports another family's internals; what two families share lives here (or in
-rewrites/base.py for TensorFlow names, rewrites/keras_equivalents.py for the Keras tables).
+rewrites/base.py for TensorFlow names, rewrites/keras_equivalents.py and keras_optimizers.py for the Keras tables).
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from rewrites.keras_equivalents import NoKerasEquivalent, optimizer_arguments, optimizer_default_name
+from rewrites.keras_optimizers import optimizer_arguments, optimizer_default_name
+from rewrites.keras_translation import NoKerasEquivalent
 from rewrites.syntax import is_name
 
 # What each TF1 optimizer keeps beside a variable, in the order it makes them, and the Keras slot that keeps it.

@@ -1,4 +1,4 @@
-"""rewrites.keras_equivalents: TF1 calls -> Keras 2 source, with the TF1 defaults that keep the numbers."""
+"""rewrites.keras_equivalents and keras_optimizers: TF1 calls -> Keras 2 source, with the TF1 defaults that keep the numbers."""
 
 from __future__ import annotations
 
@@ -6,14 +6,8 @@ import libcst as cst
 import pytest
 
 from migrator.findings import Safety
-from rewrites.keras_equivalents import (
-    IDENTITY,
-    NoKerasEquivalent,
-    layer,
-    learning_rate_schedule,
-    loss,
-    optimizer,
-)
+from rewrites.keras_equivalents import IDENTITY, NoKerasEquivalent, layer, loss
+from rewrites.keras_optimizers import learning_rate_schedule, optimizer
 
 E, N = Safety.EXACT, Safety.NUMERIC
 OPT = "keras.optimizers.legacy."
@@ -348,3 +342,21 @@ def test_generated_code_parses():
         layer("layers.conv2d", call("f(x, 8, (3,\n 3))"), functional=True)[0],
     ):
         assert isinstance(cst.parse_expression(result.code), cst.Call)
+
+
+@pytest.mark.parametrize("module", ["rewrites.keras_equivalents", "rewrites.keras_optimizers"])
+def test_the_modules_before_and_after_is_what_they_translate(module):
+    import importlib
+    import re
+
+    doc = importlib.import_module(module).__doc__
+    before = doc[doc.index("Before::"):doc.index("After::")]
+    after = doc[doc.index("After::"):]
+    translate = {r"train\.\w+Optimizer": optimizer, r"train\.\w+_decay": learning_rate_schedule,
+                 r"layers\.\w+": lambda api, node: layer(api, node, functional=True)[0],
+                 r"losses\.\w+": lambda api, node: loss(api, node)[0]}
+    calls = re.findall(r"^    tf\.([\w.]+)(\(.*\))$", before, re.MULTILINE)
+    assert calls
+    for api, arguments in calls:
+        function = next(f for pattern, f in translate.items() if re.fullmatch(pattern, api))
+        assert function(api, call(f"f{arguments}")).code in after, api

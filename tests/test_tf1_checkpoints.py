@@ -1,6 +1,6 @@
 """What the generated restore_tf1_checkpoint is told: TF1's slot names per optimizer, checked against TF1 itself.
 
-keras_equivalents.tf1_slots names the slots a TF1 optimizer saves beside a variable and the Keras slot that
+tf1_checkpoints.tf1_slots names the slots a TF1 optimizer saves beside a variable and the Keras slot that
 keeps each; here every optimizer the migration maps trains a variable in a TF1 graph and saves it, and the
 names are the checkpoint's, and its Keras counterpart, applying a gradient, makes exactly those Keras slots.
 """
@@ -12,7 +12,7 @@ import importlib.util
 import libcst as cst
 import pytest
 
-from rewrites.keras_equivalents import optimizer
+from rewrites.keras_optimizers import optimizer
 from rewrites.tf1_checkpoints import Part, keras_slots, restore_context, restores_shard_slots, tf1_slots
 
 OPTIMIZERS = [

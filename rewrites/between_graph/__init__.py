@@ -66,7 +66,7 @@ strategy, which applies it to every variable the program creates: reported at th
 variable made without one, now split too (placement only: the numbers are the same).
 
 TFM106 between-graph-numerics (numeric). A piece of the graph whose Keras counterpart differs
-from TF1 in a documented way (an optimizer, rewrites/keras_equivalents.py): the message says how.
+from TF1 in a documented way (an optimizer, rewrites/keras_optimizers.py): the message says how.
 
 TFM108 between-graph-checkpoints (exact). A session that wrote checkpoints (a
 Supervisor's ``logdir``, a MonitoredTrainingSession's ``checkpoint_dir``) becomes a

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
+from rewrites import keras_optimizers
 from rewrites.between_graph import synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
@@ -270,7 +271,7 @@ class _Reader:
             self._sync_replicas(graph, target, call)
             return
         try:
-            code = keras_code.optimizer(self.api(call.func), self.spelled(call))
+            code = keras_optimizers.optimizer(self.api(call.func), self.spelled(call))
         except keras_code.NoKerasEquivalent as problem:
             raise Unsupported(call, str(problem)) from None
         if code.safety.value == "numeric":

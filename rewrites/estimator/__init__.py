@@ -122,7 +122,7 @@ only up to a documented difference (``MomentumOptimizer`` with a learning rate t
 constant, ``log_loss``, which Keras clips, dropout's random masks, batch normalization whose
 UPDATE_OPS were never run in TF1, an ``embedding_lookup`` on a partitioned table with TF1's "mod"
 strategy): migrated, with a finding that says what may differ. The tables live in
-rewrites/keras_equivalents.py.
+rewrites/keras_equivalents.py and rewrites/keras_optimizers.py.
 
 TFM402 model-fn-logging (exact). ``tf.summary.*`` and ``tf.logging.*`` calls (and ``tf.identity``
 naming a tensor for a logging hook) in the model_fn ran in TF1's graph: they do not change what

@@ -84,6 +84,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
+from rewrites import keras_optimizers
 from rewrites.estimator.column_reader import ColumnReader
 from rewrites.estimator.columns import (Embedding, Numeric, SharedEmbedding, Weighted, Writer, input_layer,
                                         linear_model, uses_math)
@@ -411,7 +412,7 @@ class CannedReader:
             raise given.fail("the optimizer's arguments must be numbers the migration can read (the Keras model is "
                              "built apart)")
         try:
-            code = keras_code.optimizer(api, call)
+            code = keras_optimizers.optimizer(api, call)
             slots = tf1_slots(api, call, keras_momentum=True)
         except keras_code.NoKerasEquivalent as problem:
             raise Unsupported(given.node if given else call, str(problem)) from None

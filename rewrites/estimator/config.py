@@ -18,7 +18,7 @@ import libcst as cst
 
 from rewrites import hooks as hooks_code
 from rewrites.estimator.program import Checkpoints, FitPlan, Model, WarmStart
-from rewrites.keras_equivalents import NoKerasEquivalent
+from rewrites.keras_translation import NoKerasEquivalent
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
 from rewrites.program.values import Values

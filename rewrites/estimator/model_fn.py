@@ -1,7 +1,7 @@
 """Reading a TF1 ``model_fn`` into the Keras model, loss, optimizer and metrics it stands for.
 
-Used by the Estimator rewrite (rewrites/estimator.py); the translation of single calls
-lives in rewrites/keras_equivalents.py. A model_fn is read statement by statement:
+Used by the Estimator rewrite (rewrites/estimator/); the translation of single calls
+lives in rewrites/keras_equivalents.py and keras_optimizers.py. A model_fn is read statement by statement:
 
 - layers (``tf1.layers.Dense(...)(x)``, ``tf1.layers.dense(x, ...)``) become Keras
   layers called the same way; a straight chain on a ``features`` tensor becomes a
@@ -27,6 +27,7 @@ import libcst as cst
 
 from migrator.findings import Safety
 from rewrites import keras_equivalents as keras_code
+from rewrites import keras_optimizers
 from rewrites.estimator.layers import LayerReading
 from rewrites.estimator.metrics import MetricReading
 from rewrites.estimator.program import Model
@@ -262,15 +263,15 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self._emit(target, self.code(call))
                 self.model.chain = False
                 self.pure[target] = call
-            elif api in keras_code.SCHEDULES:
+            elif api in keras_optimizers.SCHEDULES:
                 self._check_global_step(api, call)
-                self.schedules[target] = keras_code.learning_rate_schedule(api, self.spelled(call)).code
+                self.schedules[target] = keras_optimizers.learning_rate_schedule(api, self.spelled(call)).code
             elif api == "train.MomentumOptimizer" and self._scheduled_rate(call):
                 self.model.optimizer, self.model.tf1_momentum = self._tf1_momentum(call), True
                 self.model.slots = tf1_slots(api, call)
                 self.optimizer_name = target
             elif api.startswith("train.") and api.endswith("Optimizer"):
-                code = keras_code.optimizer(api, self._with_schedule(self.spelled(call)))
+                code = keras_optimizers.optimizer(api, self._with_schedule(self.spelled(call)))
                 self.model.optimizer, self.model.after_compile = self._piece(code, call), code.after_compile
                 self.model.slots = tf1_slots(api, call, keras_momentum=True)
                 self.optimizer_name = target

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
+from rewrites import keras_optimizers
 from rewrites.syntax import Unsupported, bound_values, is_name, single_assign, source
 
 GLOBAL_STEP = {"train.get_global_step", "train.get_or_create_global_step"}
@@ -70,7 +71,7 @@ class TrainingReading:
 
     def _tf1_momentum(self, call: cst.Call) -> str:
         """MomentumOptimizer on a decaying rate: Keras' SGD arguments, TF1's update (the TF1Momentum class)."""
-        keras_sgd = cst.parse_expression(keras_code.optimizer("train.MomentumOptimizer", self.spelled(call)).code)
+        keras_sgd = cst.parse_expression(keras_optimizers.optimizer("train.MomentumOptimizer", self.spelled(call)).code)
         return source(self._with_schedule(keras_sgd.with_changes(func=cst.Name("TF1Momentum"))))
 
     def _is_minimize(self, call: cst.Call) -> bool:
