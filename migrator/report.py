@@ -88,7 +88,7 @@ class Terminal:
 
     def error(self, error: FileError, stream: TextIO) -> None:
         if self.json_lines:
-            print(json.dumps({"type": "error", "path": error.path, "cell": error.cell, "line": error.line,
+            print(json.dumps({"type": "error", "path": error.path, "cell": error.cell or None, "line": error.line,
                               "col": error.col, "message": error.message}), file=stream)
             return
         text = error.format()

@@ -26,6 +26,7 @@ _INTERNAL_MODULES = {
     "tensorflow.python.ops.partitioned_variables": "",
     "tensorflow.python.ops.variable_scope": "",
     "tensorflow_estimator.python.estimator.estimator": "estimator",
+    "tensorflow_estimator.python.estimator.estimator_lib": "estimator",
     "tensorflow_estimator.python.estimator.training": "estimator",
     "tensorflow_estimator.python.estimator.run_config": "estimator",
     "tensorflow_estimator.python.estimator.model_fn": "estimator",
@@ -92,6 +93,14 @@ _ROOTS = (("tensorflow.compat.v1.", "v1", ""), ("tensorflow_estimator.", "v1", "
           ("tensorflow.", "tf", ""))
 
 
+def _is_tensorflow_module(qualified) -> bool:
+    """`tensorflow.compat.v1`, `tensorflow.estimator`: TensorFlow itself or a namespace of its API (lowercase,
+    where its classes and functions are named otherwise), reached through an import."""
+    name = qualified.name
+    return qualified.source is QualifiedNameSource.IMPORT and (name in _TF_MODULES or (
+        parse_tf_name(name) is not None and name.rpartition(".")[2].islower()))
+
+
 def _synonym(api: str) -> str:
     for old, new in _SYNONYMS.items():
         if api == old or api.startswith(old + "."):
@@ -145,16 +154,16 @@ class TFNameReader:
         return None
 
     def _tensorflow_reassignments(self, module: cst.Module) -> dict[str, str]:
-        """Module-level `tf = tf.compat.v1` style rebindings (also inside a module-level if or try): name ->
-        TensorFlow module."""
+        """Module-level `tf = tf.compat.v1`, `tf_estimator = tf.estimator` style rebindings (also inside a
+        module-level if or try): name -> TensorFlow module."""
         aliases = {}
         for statement in module_level_statements(module):
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
                     target = small.targets[0].target
                     for qualified in self.get_metadata(QualifiedNameProvider, small.value, set()):
-                        if isinstance(target, cst.Name) and qualified.name in _TF_MODULES:
-                            aliases[target.value] = _TF_MODULES[qualified.name]
+                        if isinstance(target, cst.Name) and _is_tensorflow_module(qualified):
+                            aliases[target.value] = _TF_MODULES.get(qualified.name, qualified.name)
         return aliases
 
 

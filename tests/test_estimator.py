@@ -147,6 +147,17 @@ def test_from_estimator_import_spelling():
     assert "ParameterServerStrategy" in migrated(source).source
 
 
+@pytest.mark.parametrize("binding", [
+    "tf_estimator = tf1.estimator\n",
+    "import tensorflow_estimator\ntf_estimator = tensorflow_estimator.estimator\n",
+    "from tensorflow_estimator.python.estimator import estimator_lib as tf_estimator\n",
+], ids=["alias of tf.estimator", "alias of the package's", "estimator_lib"])
+def test_the_estimator_namespace_bound_to_a_name_of_its_own(binding):
+    source = SEED.replace("import tensorflow.compat.v1 as tf1\n", "import tensorflow.compat.v1 as tf1\n" + binding)
+    result = migrated(source.replace("tf1.estimator.", "tf_estimator."))
+    assert "ParameterServerStrategy" in result.source and "tf_estimator" not in result.source
+
+
 def test_numeric_piece_gets_its_own_finding():
     source = SEED.replace("tf1.train.AdagradOptimizer(0.05)", "tf1.train.MomentumOptimizer(learning_rate, 0.9)")
     source = source.replace("model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nlearning_rate = 0.1")

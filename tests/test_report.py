@@ -84,7 +84,7 @@ def test_json_lines_on_stdout(project, cli):
     assert {(f["path"], f["rule"], f["level"]) for f in findings} == {
         ("cluster.py", "TFM101", "exact"), ("pkg/train.py", "TFM101", "exact"), ("manual.py", "TFM204", "manual")}
     (error,) = [line for line in lines if line["type"] == "error"]
-    assert error["path"] == "broken.py" and error["line"] == 2
+    assert error["path"] == "broken.py" and error["line"] == 2 and error["cell"] is None  # as a finding's
     assert "files scanned" in err  # the summary stays text, on stderr
 
 
