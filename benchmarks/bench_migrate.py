@@ -2,11 +2,15 @@
 """Time `tf-migrate --check` against TensorFlow's `tf_upgrade_v2` on real trees.
 
 Trees (copied into a temporary folder, `.py` files only):
-  stdlib      the running interpreter's standard library, without site-packages
+  tensorflow  the installed tensorflow package's Python source (TF everywhere: the worst case)
   estimator   the installed tensorflow_estimator package (the parity extra)
+  stdlib      the running interpreter's standard library, without site-packages
+  tf1         TF1-dense: this repository's TF1 example programs and parity programs, --copies times
 
-Also times `tf-migrate --check` on one small file with nothing to migrate (the
-pre-commit case) and `tf-migrate --help`.
+For each tree: wall time, CPU time and peak memory (the largest process) of
+`tf-migrate --check -j 1`, `-j 2` and `tf_upgrade_v2`, the ratio tf-migrate -j 2 /
+tf_upgrade_v2 and the speed-up of -j 2 over -j 1. Also times `tf-migrate --check`
+on one small file with nothing to migrate (the pre-commit case) and `tf-migrate --help`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
+REPOSITORY = Path(__file__).resolve().parent.parent
 TF_MIGRATE = "tf-migrate"
 TF_UPGRADE = "tf_upgrade_v2"
 SKIPPED_DIRS = frozenset({"site-packages", "dist-packages", "__pycache__"})
@@ -57,6 +62,8 @@ class Tree:
 class Timing:
     seconds: float
     result: subprocess.CompletedProcess[str]
+    cpu: float = 0.0         # user + system seconds of the process and its children
+    peak_mb: float = 0.0     # the largest resident set of any one of them
 
 
 def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
@@ -69,8 +76,12 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
         "(tf_upgrade_v2 always runs once: it is slow); default: %(default)s",
     )
     parser.add_argument(
-        "--tree", choices=("stdlib", "estimator", "all"), default="all",
+        "--tree", choices=("tensorflow", "estimator", "stdlib", "tf1", "all"), default="all",
         help="which tree(s) to benchmark; default: %(default)s",
+    )
+    parser.add_argument(
+        "--copies", type=int, default=20, metavar="N",
+        help="copies of the TF1 programs in the tf1 tree; default: %(default)s",
     )
     parser.add_argument(
         "--skip-upgrade", action="store_true",
@@ -103,26 +114,36 @@ def stdlib_tree() -> Tree:
     return Tree("stdlib", f"stdlib ({version})", Path(sysconfig.get_paths()["stdlib"]))
 
 
-def estimator_tree() -> Optional[Tree]:
-    """The tensorflow_estimator source folder, found without importing it."""
-    spec = importlib.util.find_spec("tensorflow_estimator")
+def package_tree(package: str) -> Optional[Tree]:
+    """An installed package's source folder, found without importing it."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
+        print(f'{package} is not installed: pip install ".[parity]"')
         return None
-    source = Path(next(iter(spec.submodule_search_locations)))
-    return Tree("tensorflow_estimator", "tensorflow_estimator", source)
+    return Tree(package, package, Path(next(iter(spec.submodule_search_locations))))
 
 
-def selected_trees(choice: str) -> list[Tree]:
-    trees: list[Tree] = []
-    if choice in ("stdlib", "all"):
-        trees.append(stdlib_tree())
-    if choice in ("estimator", "all"):
-        estimator = estimator_tree()
-        if estimator is None:
-            print('tensorflow_estimator is not installed: pip install ".[parity]"')
-        else:
-            trees.append(estimator)
-    return trees
+def tf1_tree(work: Path, copies: int) -> Tree:
+    """TF1 programs in the shapes people write: the examples' TF1 programs (not their migrations) and the
+    parity programs, each copy in a folder of its own."""
+    programs = [path for path in (REPOSITORY / "examples").rglob("*.py") if "_tf2" not in path.name
+                and "tf2" not in path.parts[-2]]
+    programs += sorted((REPOSITORY / "tests" / "parity_programs").glob("*_tf1.py"))
+    source = work / "tf1-source"
+    for copy in range(copies):
+        for program in programs:
+            target = source / f"copy{copy}" / program.relative_to(REPOSITORY)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(program, target)
+    return Tree("tf1", f"TF1-dense (x{copies})", source)
+
+
+def selected_trees(choice: str, work: Path, copies: int) -> list[Tree]:
+    trees = [package_tree("tensorflow") if choice in ("tensorflow", "all") else None,
+             package_tree("tensorflow_estimator") if choice in ("estimator", "all") else None,
+             stdlib_tree() if choice in ("stdlib", "all") else None,
+             tf1_tree(work, copies) if choice in ("tf1", "all") else None]
+    return [tree for tree in trees if tree is not None]
 
 
 def copy_python_files(source: Path, destination: Path) -> int:
@@ -140,11 +161,17 @@ def copy_python_files(source: Path, destination: Path) -> int:
 
 
 def run_timed(command: Sequence[str | Path], cwd: Path) -> Timing:
+    """Run ``command``; its wall time, and from wait4 its CPU time and the peak memory of its largest process
+    (Linux counts the children a process waited for, so a pool's workers are included)."""
     start = time.perf_counter()
-    result = subprocess.run(
-        [str(part) for part in command], cwd=cwd, capture_output=True, text=True
-    )
-    return Timing(time.perf_counter() - start, result)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen([str(part) for part in command], cwd=cwd, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        result = subprocess.CompletedProcess(process.args, process.returncode, out.read(), err.read())
+    return Timing(seconds, result, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
 def best_of(runs: int, command: Sequence[str | Path], cwd: Path) -> Timing:
@@ -191,12 +218,13 @@ def tf_upgrade_note(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def print_header() -> None:
-    print(f"{'tree':<24} {'files':>6}   {'tool':<14} {'wall s':>8} {'files/s':>9}   notes")
+    print(f"{'tree':<22} {'files':>6}   {'tool':<17} {'wall s':>7} {'cpu s':>7} {'peak MB':>8} {'files/s':>8}   notes")
 
 
 def print_row(tree: Tree, files: int, tool: str, timing: Timing, note: str) -> None:
     rate = f"{files / timing.seconds:.0f}" if timing.seconds > 0 else "-"
-    print(f"{tree.label:<24} {files:>6}   {tool:<14} {timing.seconds:>8.2f} {rate:>9}   {note}")
+    print(f"{tree.label:<22} {files:>6}   {tool:<17} {timing.seconds:>7.2f} {timing.cpu:>7.2f} "
+          f"{timing.peak_mb:>8.0f} {rate:>8}   {note}")
 
 
 def print_tail(tool: str, result: subprocess.CompletedProcess[str]) -> None:
@@ -221,15 +249,18 @@ def bench_tree(
     """Print the rows of one tree; return tf-migrate / tf_upgrade_v2 time, if both ran."""
     copy = work / tree.name
     files = copy_python_files(tree.source, copy)
-    migrate = best_of(runs, [tf_migrate, "--check", copy], work)
-    print_row(tree, files, TF_MIGRATE, migrate, tf_migrate_note(migrate.result))
-    if migrate.result.returncode == 2:
-        print_tail(TF_MIGRATE, migrate.result)  # files it could not read or parse
+    timings = {}
+    for jobs in (1, 2):
+        timings[jobs] = migrate = best_of(runs, [tf_migrate, "--check", "-j", str(jobs), copy], work)
+        print_row(tree, files, f"{TF_MIGRATE} -j {jobs}", migrate, tf_migrate_note(migrate.result))
+        if migrate.result.returncode == 2 and jobs == 1:
+            print_tail(TF_MIGRATE, migrate.result)  # files it could not read or parse
+    print(f"{'':<22} {'':>6}   -j 2 speed-up over -j 1: {timings[1].seconds / timings[2].seconds:.2f}x")
     if tf_upgrade is None:
         return None
     upgrade = time_tf_upgrade(tf_upgrade, copy, work)
     print_row(tree, files, TF_UPGRADE, upgrade, tf_upgrade_note(upgrade.result))
-    ratio = format(migrate.seconds / upgrade.seconds, ".3g")
+    ratio = format(timings[2].seconds / upgrade.seconds, ".3g")
     if upgrade.result.returncode != 0:
         print_tail(TF_UPGRADE, upgrade.result)
         # A whole run would have taken tf_upgrade_v2 longer than its time to the crash.
@@ -239,7 +270,7 @@ def bench_tree(
 
 def print_ratios(ratios: dict[str, Optional[str]]) -> None:
     listed = ", ".join(f"{name} {'n/a' if ratio is None else ratio}" for name, ratio in ratios.items())
-    print(f"ratio {TF_MIGRATE} / {TF_UPGRADE}: {listed}")
+    print(f"ratio {TF_MIGRATE} -j 2 / {TF_UPGRADE} (wall): {listed}")
 
 
 def bench_small_commands(tf_migrate: Path, runs: int, work: Path) -> None:
@@ -263,14 +294,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     tf_upgrade = None if args.skip_upgrade else find_executable(TF_UPGRADE)
     if tf_upgrade is None and not args.skip_upgrade:
         print(f'{TF_UPGRADE} not found: it comes with the parity extra, pip install ".[parity]"')
-    trees = selected_trees(args.tree)
-    if not trees:
-        print("nothing to benchmark")
-        return 1
     ratios: dict[str, Optional[str]] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="bench-tf-migrate-") as temp:
             work = Path(temp)
+            trees = selected_trees(args.tree, work, args.copies)
+            if not trees:
+                print("nothing to benchmark")
+                return 1
             print_header()
             for tree in trees:
                 ratios[tree.name] = bench_tree(tree, tf_migrate, tf_upgrade, args.runs, work)

@@ -19,7 +19,6 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,12 +26,14 @@ from typing import TYPE_CHECKING
 
 from migrator import __version__
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
-from migrator.engine import Result, families_for, migrate_group, program_groups
+from migrator.engine import Result
+from migrator.scanning import may_need
 from migrator.files import Candidate, Source, StagedWrites, common_folder, discover, read_source, write_atomic
 from migrator.notebooks import Notebook, changed_cells, with_sources
 from migrator.report import FileRecord, RunSummary, Terminal, write_report
 from migrator.findings import FileError, Finding, Safety
 from migrator.verifying import Verifications, program_of
+from migrator.workers import migrate_all
 from rewrites import FAMILIES, RULES
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
             sources[candidate] = read_source(candidate.path)
         except FileError as error:
             outcome.errors.append(error)
-    todo = [candidate for candidate, source in sources.items() if families_for(source.text, enabled)]
+    todo = [candidate for candidate, source in sources.items() if may_need(source.text, enabled)]
     results = migrate_all(todo, sources, enabled, args.keras or config.keras, args.jobs)
     verifications = Verifications(verifier, sources, results) if verifier is not None else None
     programs: dict[tuple[str, ...], StagedWrites] = {}
@@ -401,50 +402,6 @@ def status_on_terminal(text: str) -> Iterator[None]:
 def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
     for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"{name}\t(original)", f"{name}\t(migrated)"):
         yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-
-
-def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
-                jobs: int) -> dict[Candidate, Result | FileError]:
-    """Migrate the files that need it, each program's files together, on all cores when there are several."""
-    names = {str(candidate.path): candidate for candidate in sources}
-    python = {name: sources[candidate].text for name, candidate in names.items() if not sources[candidate].notebook}
-    wanted = {str(candidate.path) for candidate in todo}
-    groups = [group for group in program_groups(python, enabled) if wanted & set(group)]
-    groups += [[name] for name in sorted(wanted - set(python))]  # notebooks: a program of their own
-    groups.sort(key=lambda group: -sum(len(names[name].path.name) + len(sources[names[name]].text) for name in group))
-    texts = [{name: sources[names[name]].text for name in group} for group in groups]
-    enabled_each, keras_each = [enabled] * len(texts), [keras] * len(texts)
-    results: dict[Candidate, Result | FileError] = {}
-    if jobs > 1 and len(texts) > 1:
-        with ProcessPoolExecutor(min(jobs, len(texts))) as pool:
-            done = with_progress(pool.map(migrate_group_or_errors, texts, enabled_each, keras_each), len(texts))
-            for group in done:
-                results.update((names[name], result) for name, result in group.items())
-    else:
-        for group in with_progress(map(migrate_group_or_errors, texts, enabled_each, keras_each), len(texts)):
-            results.update((names[name], result) for name, result in group.items())
-    return results
-
-
-def migrate_group_or_errors(texts: dict[str, str], enabled: frozenset[str], keras: str) -> dict[str, Result | FileError]:
-    try:
-        return migrate_group(texts, enabled, keras)
-    except Exception as error:  # a crash on one group must not stop the others
-        return {name: FileError(name, f"internal error: {error!r}; file left unchanged") for name in texts}
-
-
-def with_progress(results: Iterator, total: int) -> Iterator:
-    """A progress bar on a terminal for runs long enough to want one; nothing otherwise."""
-    if total < 8 or not on_terminal():
-        yield from results
-        return
-    from rich.progress import Progress
-
-    with Progress(transient=True) as progress:
-        task = progress.add_task("migrating", total=total)
-        for result in results:
-            progress.advance(task)
-            yield result
 
 
 def plural(count: int, noun: str) -> str:

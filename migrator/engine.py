@@ -5,8 +5,10 @@ see ``program_groups``) and runs the enabled rewrite families in catalogue order
 families on each file, one parse each; then the program families over all the group's modules
 at once, so a program whose model_fn lives in another module is migrated in all its files or
 in none. Every result is parsed again (a result that does not parse is a bug: that file is
-left untouched), and a second run changes nothing. Files that mention none of the words a
-family handles are never parsed, and libcst is imported only when some file needs it.
+left untouched), and a second run changes nothing. Files whose code uses none of the names a
+family handles are never parsed by libcst (migrator/scanning.py), and libcst is imported only when
+some file needs it. The families of a file share one parse and one resolution of its metadata
+until one of them changes the code.
 """
 
 from __future__ import annotations
@@ -17,13 +19,11 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 from migrator.findings import FileError, Finding
+from migrator.scanning import FAMILY, Scan, families_for, may_need, scan
 from rewrites import FAMILIES, RULES, Family
 
 # What a Python 2 line a Python 3 parser chokes on usually looks like.
 _PYTHON2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"']|except\s+[\w.]+\s*,\s*\w+\s*:)|`|\b0[0-7]+\b|\bur[\"']")
-# Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, its specs, or the
-# feature columns a featurizer module makes for it).
-PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn", "feature_column")
 
 
 @dataclass
@@ -33,23 +33,16 @@ class Result:
     program: tuple[str, ...] = ()   # the files of the migrated program this file is part of, its entry first
 
 
-def families_for(source: str, enabled: Collection[str]) -> list[Family]:
-    """The families that could have anything to do in ``source``: a cheap text test."""
-    if "tensorflow" not in source:
-        return []
-    return [
-        family
-        for family in FAMILIES
-        if any(rule.id in enabled for rule in family.rules) and any(word in source for word in family.triggers)
-    ]
-
-
-def program_groups(texts: dict[str, str], enabled: Collection[str]) -> list[list[str]]:
-    """The files in groups to migrate together: a program and the modules of the run it imports."""
+def program_groups(texts: dict[str, str], enabled: Collection[str],
+                   scans: dict[str, Scan] | None = None) -> list[list[str]]:
+    """The files in groups to migrate together: a program and the modules of the run it imports.
+    ``scans``: each file's Scan if the caller has them (files without one need nothing)."""
     from rewrites.program.imports import program_groups as groups
 
-    program = [family for family in FAMILIES if family.kind == "program"]
-    return groups(texts, lambda text: any(family in families_for(text, enabled) for family in program), PROGRAM_WORDS)
+    if scans is None:
+        scans = {path: scan(text, enabled) for path, text in texts.items() if may_need(text, enabled)}
+    imports = {path: found.imports for path, found in scans.items() if found.imports is not None}
+    return groups(texts, lambda path: path in scans and scans[path].wakes_a_program, imports)
 
 
 def migrate(source: str, path: str, enabled: Collection[str], keras: str = "tf_keras") -> Result:
@@ -64,22 +57,28 @@ def migrate(source: str, path: str, enabled: Collection[str], keras: str = "tf_k
 
 
 def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str = "tf_keras",
-                  exists: Callable[[str], bool] = os.path.isfile) -> dict[str, Result | FileError]:
-    """Migrate the files of one group; each file's Result, or the FileError that left it untouched."""
-    todo = {path: families_for(text, enabled) for path, text in sources.items()}
+                  exists: Callable[[str], bool] = os.path.isfile,
+                  woken: dict[str, tuple[str, ...]] | None = None) -> dict[str, Result | FileError]:
+    """Migrate the files of one group; each file's Result, or the FileError that left it untouched.
+    ``woken``: the families each file wakes (Scan.families), if the caller knows them."""
+    if woken is None:
+        todo = {path: families_for(text, enabled) for path, text in sources.items()}
+    else:
+        todo = {path: [FAMILY[module] for module in woken.get(path, ())] for path in sources}
     program_families = [family for family in FAMILIES if family.kind == "program"
                         and any(family in families for families in todo.values())]
     if not program_families and not any(todo.values()):
         return {path: Result(text) for path, text in sources.items()}
-    import libcst as cst
-
     states: dict[str, _FileState | FileError] = {}
     for path, text in sources.items():
-        if todo[path] or (program_families and len(sources) > 1):
+        if todo[path]:
             states[path] = _per_file(text, path, [f for f in todo[path] if f.kind == "file"], enabled, keras)
     for family in program_families:
-        parsed = {path: state for path, state in states.items() if isinstance(state, _FileState)}
-        failed = _program_family(family, parsed, enabled, keras, exists)
+        modules = {path: state for path, state in states.items() if isinstance(state, _FileState)}
+        modules.update((path, _FileState(path, [text])) for path, text in sources.items() if path not in states)
+        failed = _program_family(family, modules, [path for path in sources if family in todo[path]],
+                                 enabled, keras, exists)
+        states.update((path, state) for path, state in modules.items() if path not in states)
         for path in failed:
             if family in todo[path]:
                 states[path] = failed[path]
@@ -91,67 +90,84 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
         elif isinstance(state, FileError):
             results[path] = state
         else:
-            results[path] = state.result(cst)
+            results[path] = state.result()
     return results
 
 
 @dataclass
 class _FileState:
-    """One file as the families rewrite it: its module now, and the texts it went through."""
+    """One file as the families rewrite it: its module now, with the metadata resolved on it (shared by every
+    family until one changes the code), and the texts it went through."""
 
     path: str
-    original: str
-    module: object
     texts: list[str]
+    wrapper: object = None  # None: not parsed yet (a module of the group no family woke)
     findings: list[Finding] = field(default_factory=list)
     program: tuple[str, ...] = ()
 
-    def advance(self, module, findings: list[Finding]) -> None:
-        """A family's result: its findings are on lines of the current text; map them to the user's."""
-        self.findings.extend(_in_original_lines(findings, self.texts))
-        if module.code != self.texts[-1]:
-            self.texts.append(module.code)
-        self.module = module
+    @property
+    def module(self):
+        return self.wrapper.module
 
-    def result(self, cst) -> Result | FileError:
-        new_source = self.module.code
-        if new_source != self.original:
-            try:
-                cst.parse_module(new_source)
-            except cst.ParserSyntaxError as error:
-                return FileError(self.path, f"internal error: the migrated code does not parse ({error.message}); "
-                                            "file left unchanged")
-        return Result(new_source, sorted(self.findings), self.program)
+    def advance(self, code: str, findings: list[Finding]) -> None:
+        """A family's result: its findings are on lines of the current text; map them to the user's.
+        Raises FileError when the family's code does not parse (a bug: the file is left as it was)."""
+        self.findings.extend(_in_original_lines(findings, self.texts))
+        if code != self.texts[-1]:
+            self.wrapper = _wrapped(_parse(code, self.path, internal=True))
+            self.texts.append(code)
+
+    def result(self) -> Result:
+        return Result(self.texts[-1], sorted(self.findings), self.program)
+
+
+def _wrapped(module):
+    from libcst.metadata import MetadataWrapper
+
+    return MetadataWrapper(module, unsafe_skip_copy=True)  # parsed here and never shared: no copy needed
 
 
 def _per_file(text: str, path: str, families: list[Family], enabled, keras: str) -> _FileState | FileError:
     from libcst.codemod import CodemodContext
 
     try:
-        module = _parse(text, path)
+        state = _FileState(path, [text], _wrapped(_parse(text, path)))
+        for family in families:
+            rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
+            try:
+                code = _transform(rewrite, state.wrapper).code
+            except Exception as error:  # a bug in a rewrite must not cost the user their file
+                return FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged")
+            state.advance(code, rewrite.findings)
     except FileError as error:
         return error
-    state = _FileState(path, text, module, [text])
-    for family in families:
-        rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
-        try:
-            new_module = rewrite.transform_module(state.module)
-        except Exception as error:  # a bug in a rewrite must not cost the user their file
-            return FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged")
-        state.advance(new_module, rewrite.findings)
     return state
 
 
-def _program_family(family: Family, states: dict[str, _FileState], enabled, keras: str,
-                    exists) -> dict[str, FileError]:
-    """Run a program family over the group's modules; each module it changes is parsed again for the next.
-    A crash of the family fails the files that woke it (returned), and changes nothing."""
-    import libcst as cst
+def _transform(rewrite, wrapper):
+    """What libcst's ``transform_module`` does, on metadata already resolved instead of on a copy of the tree."""
+    from dataclasses import replace as changed
 
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+    with rewrite.resolve(wrapper):
+        rewrite.context = changed(rewrite.context, wrapper=wrapper)
+        module = wrapper.module.visit(rewrite)
+    for scheduled in (AddImportsVisitor, RemoveImportsVisitor):
+        if scheduled.CONTEXT_KEY in rewrite.context.scratch:
+            module = scheduled(rewrite.context).transform_module(module)
+    return module
+
+
+def _program_family(family: Family, states: dict[str, _FileState], woken: list[str], enabled, keras: str,
+                    exists) -> dict[str, FileError]:
+    """Run a program family over the group's modules (programs start in the ``woken`` ones); each module it
+    changes is parsed again for the next. A crash of the family fails the files (returned), and changes nothing."""
     from rewrites.program.modules import Tree
 
-    tree = Tree({path: state.module.code for path, state in states.items()}, exists=exists,
-                parsed={path: state.module for path, state in states.items()})
+    tree = Tree({path: state.texts[-1] for path, state in states.items()}, exists=exists,
+                parsed={path: state.wrapper for path, state in states.items() if state.wrapper is not None},
+                woken=woken)
     try:
         outcome = family.load().migrate(tree, frozenset(enabled), keras)
     except Exception as error:  # a bug in a rewrite must not cost the user their files
@@ -168,10 +184,13 @@ def _program_family(family: Family, states: dict[str, _FileState], enabled, kera
         program = tuple(_state_path(states, path) for path in paths)
         for path in program:
             states[path].program = program
+    failed = {}
     for path, state in states.items():
-        module = cst.parse_module(changed[path]) if path in changed else state.module
-        state.advance(module, findings.get(path, []))
-    return {}
+        try:
+            state.advance(changed.get(path, state.texts[-1]), findings.get(path, []))
+        except FileError as error:
+            failed[path] = error
+    return failed
 
 
 def _state_path(states: dict, path: str) -> str:
@@ -203,12 +222,15 @@ def _line_origin(before: str, after: str):
     return origin
 
 
-def _parse(source: str, path: str):
+def _parse(source: str, path: str, internal: bool = False):
     import libcst as cst
 
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
+        if internal:
+            raise FileError(path, f"internal error: the migrated code does not parse ({error.message}); "
+                                  "file left unchanged") from None
         message, line, col = _python_syntax_error(source) or (error.message, error.raw_line, error.raw_column + 1)
         line_text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
         hint = " (this looks like Python 2: run 2to3 first)" if _PYTHON2_HINTS.search(line_text) else ""

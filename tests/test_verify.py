@@ -51,15 +51,15 @@ def edit(text: str, old: str, new: str) -> str:
 
 def with_migrations_edited(monkeypatch, old: str, new: str) -> None:
     """tf-migrate makes one slip in every migrated text (the migration runs in-process for a single file)."""
-    from migrator import cli
+    from migrator import workers
 
-    real_migrate = cli.migrate_group
+    real_migrate = workers.migrate_group
 
     def migrate_group(*args, **kwargs):
         return {name: dataclasses.replace(result, source=edit(result.source, old, new))
                 for name, result in real_migrate(*args, **kwargs).items()}
 
-    monkeypatch.setattr(cli, "migrate_group", migrate_group)
+    monkeypatch.setattr(workers, "migrate_group", migrate_group)
 
 
 def test_in_place_writes_a_program_at_parity_and_its_reports(program, cli, tmp_path):

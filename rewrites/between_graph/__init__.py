@@ -135,7 +135,7 @@ class Rewrite(TFCodemod):
         if not openings:
             return updated_node
         view = Tree({self.path: original_node.code}, exists=lambda path: False,
-                    parsed={self.path: original_node}).view(self.path)
+                    parsed={self.path: self.context.wrapper}).view(self.path)
         try:
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
             devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]

@@ -64,7 +64,7 @@ def _local_references(view: ModuleView, statement: cst.CSTNode, name: cst.Name):
     found = []
     for assignment in scope[name.value]:
         if getattr(assignment, "node", None) is name:
-            found += [(view, reference.node) for reference in assignment.references]
+            found += [(view, reference.node) for reference in view.in_order(assignment.references)]
     if view.parent(statement) is view.module:
         found += [(where, node) for where, node in view.tree.references_to(view, name.value) if where is not view]
     return found

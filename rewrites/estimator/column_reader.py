@@ -155,10 +155,9 @@ class ColumnReader:
         binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
                         and step.value.node is columns.node), None)
         assignment = getattr(binding, "assignment", None)
-        items = []
-        for reference in getattr(assignment, "references", ()):
+        items, view = [], columns.view
+        for reference in view.in_order(getattr(assignment, "references", ())):
             node = reference.node
-            view = columns.view
             attribute, call = view.parent(node), view.parent(view.parent(node))
             if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append" and \
                     isinstance(call, cst.Call) and len(call.args) == 1:

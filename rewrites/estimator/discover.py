@@ -113,7 +113,7 @@ class Discovery:
         """The pipelines of the tree, in order; a pipeline that cannot be taken is its Unsupported."""
         found: dict[int, list[tuple[Driver, list]]] = {}
         estimators: dict[int, Value] = {}
-        for view in self.tree.views:
+        for view in self.tree.entries:
             for node in subtree(view.module):
                 if isinstance(node, cst.ClassDef):
                     self._subclass(view, node)
@@ -251,7 +251,7 @@ class Discovery:
         assignments = [a for a in (scope[target.value] if scope is not None and target.value in scope else ())
                        if isinstance(a, Assignment) and a.node is target]
         for assignment in assignments:
-            for reference in assignment.references:
+            for reference in view.in_order(assignment.references):
                 node = reference.node
                 parent = view.parent(node)
                 if isinstance(parent, cst.Attribute) and parent.value is node:

@@ -6,9 +6,9 @@ parsed by the rewrites, and rewrites/program/modules.py resolves imports with th
 
 from __future__ import annotations
 
-import ast
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 
 
 def search_path(folder: str, is_file: Callable[[str], bool]) -> Iterator[str]:
@@ -41,30 +41,19 @@ def find_module(importer: str, dotted: str, level: int, is_file: Callable[[str],
     return None
 
 
-def imported_modules(importer: str, text: str, is_file: Callable[[str], bool]) -> set[str]:
-    """The files of the modules ``text`` imports (`import a.b`, `from a import b`, `from . import b`) that exist."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                found.add(find_module(importer, alias.name, 0, is_file))
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            for alias in node.names:
-                found.add(find_module(importer, f"{base}.{alias.name}" if base else alias.name, node.level, is_file))
-            found.add(find_module(importer, base, node.level, is_file))
+def imported_modules(importer: str, imports: Iterable[tuple[str, int]], is_file: Callable[[str], bool]) -> set[str]:
+    """The files of the modules ``imports`` names ((dotted, leading dots) of `import a.b`, `from a import b`,
+    `from . import b`, see migrator/scanning.py) that exist."""
+    found = {find_module(importer, dotted, level, is_file) for dotted, level in imports}
     found.discard(None)
     return found
 
 
-def program_groups(texts: dict[str, str], wakes: Callable[[str], bool], words: tuple[str, ...]) -> list[list[str]]:
+def program_groups(texts: dict[str, str], wakes: Callable[[str], bool],
+                   imports: dict[str, Iterable[tuple[str, int]]]) -> list[list[str]]:
     """The files of the run in groups that may hold one program: a file that wakes a program family, with the
-    modules of the run it imports and that import it, where both mention one of ``words``; every other file on
-    its own. Groups keep the order of ``texts``."""
+    modules of the run it imports and that import it, where both are related to a program (have ``imports``);
+    every other file on its own. Groups keep the order of ``texts``."""
     paths = {os.path.normpath(path): path for path in texts}
     parent = {path: path for path in texts}
 
@@ -74,12 +63,14 @@ def program_groups(texts: dict[str, str], wakes: Callable[[str], bool], words: t
             path = parent[path]
         return path
 
-    related = {path for path, text in texts.items() if any(word in text for word in words)}
-    for path in related:
-        for imported in imported_modules(path, texts[path], lambda p: os.path.normpath(p) in paths or
-                                         os.path.isfile(p)):
+    @cache
+    def is_file(path: str) -> bool:
+        return os.path.normpath(path) in paths or os.path.isfile(path)
+
+    for path, named in imports.items():
+        for imported in imported_modules(path, named, is_file):
             other = paths.get(imported)
-            if other is not None and other in related and (wakes(texts[path]) or wakes(texts[other])
+            if other is not None and other in imports and (wakes(path) or wakes(other)
                                                            or _chained(texts[path], texts[other])):
                 parent[root(path)] = root(other)
     groups: dict[str, list[str]] = {}

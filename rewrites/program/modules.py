@@ -39,11 +39,11 @@ class ModuleView(TFNameReader, cst.MetadataDependent):
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, path: str, module: cst.Module, tree: Tree) -> None:
+    def __init__(self, path: str, wrapper: MetadataWrapper, tree: Tree) -> None:
         super().__init__()
-        self.path, self.module, self.tree = path, module, tree
-        self.metadata = MetadataWrapper(module, unsafe_skip_copy=True).resolve_many(self.get_inherited_dependencies())
-        self.read_aliases(module)
+        self.path, self.module, self.tree = path, wrapper.module, tree
+        self.metadata = wrapper.resolve_many(self.get_inherited_dependencies())
+        self.read_aliases(self.module)
 
     def __repr__(self) -> str:
         return f"ModuleView({self.path!r})"
@@ -60,6 +60,11 @@ class ModuleView(TFNameReader, cst.MetadataDependent):
         """(line, column from 1) where ``node`` starts."""
         start = self.get_metadata(PositionProvider, node).start
         return start.line, start.column + 1
+
+    def in_order(self, accesses) -> list:
+        """Assignments or references (libcst keeps them in sets) in the order of the source: a finding that
+        names the first of them names the same one on every run."""
+        return sorted(accesses, key=lambda access: self.position(access.node))
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)
@@ -139,26 +144,34 @@ class Tree:
     """The modules a run may read for one program: parsed on demand, each once.
 
     ``sources``: path -> code of the files of the run (after the per-file rewrites);
-    ``exists``: whether a path is a file on disk (for modules outside the run).
+    ``exists``: whether a path is a file on disk (for modules outside the run);
+    ``parsed``: the modules already parsed, with the metadata already resolved on them (kept, not redone);
+    ``woken``: the modules whose code names what the family handles (default: all), where programs start.
     """
 
     def __init__(self, sources: dict[str, str], exists: Callable[[str], bool] = os.path.isfile,
-                 parsed: dict[str, cst.Module] | None = None) -> None:
+                 parsed: dict[str, MetadataWrapper] | None = None, woken: Collection[str] | None = None) -> None:
         self.sources = {os.path.normpath(path): text for path, text in sources.items()}
+        self.woken = [os.path.normpath(path) for path in woken] if woken is not None else list(self.sources)
         self.exists = exists
-        self._parsed = {os.path.normpath(path): module for path, module in (parsed or {}).items()}
+        self._parsed = {os.path.normpath(path): wrapper for path, wrapper in (parsed or {}).items()}
         self._views: dict[str, ModuleView] = {}
 
     def view(self, path: str) -> ModuleView:
         path = os.path.normpath(path)
         if path not in self._views:
-            module = self._parsed.get(path) or cst.parse_module(self.sources[path])
-            self._views[path] = ModuleView(path, module, self)
+            wrapper = self._parsed.get(path) or MetadataWrapper(cst.parse_module(self.sources[path]), unsafe_skip_copy=True)
+            self._views[path] = ModuleView(path, wrapper, self)
         return self._views[path]
 
     @property
     def views(self) -> list[ModuleView]:
         return [self.view(path) for path in self.sources]
+
+    @property
+    def entries(self) -> list[ModuleView]:
+        """The modules a program may start in; the others are parsed when something leads to them."""
+        return [self.view(path) for path in self.woken]
 
     def loaded(self) -> list[ModuleView]:
         return list(self._views.values())
@@ -179,8 +192,8 @@ class Tree:
         """Where the module-level ``name`` of ``view`` is used: in its module, and through imports in the others."""
         found = []
         scope = view.get_metadata(ScopeProvider, view.module, None)
-        for assignment in scope[name] if scope is not None and name in scope else ():
-            found += [(view, reference.node) for reference in assignment.references]
+        for assignment in view.in_order(scope[name]) if scope is not None and name in scope else ():
+            found += [(view, reference.node) for reference in view.in_order(assignment.references)]
         for other in self.views:
             if other is view:
                 continue
@@ -204,7 +217,7 @@ class Tree:
         for assignment in scope[bound.split(".")[0]]:
             if getattr(assignment, "node", None) is not statement:
                 continue
-            for reference in assignment.references:
+            for reference in other.in_order(assignment.references):
                 node = reference.node
                 if obj == name:
                     found.append((other, node))

@@ -1,0 +1,127 @@
+"""What a file may need before any rewrite parses it: the families it wakes and the imports that tie it to others.
+
+Most files of a tree have nothing to migrate, and a tree of TensorFlow code mentions "Server" or
+"estimator." in thousands of docstrings. Two tests, cheapest first, keep libcst away from them: the
+words of a family in the text, then in the code itself (the names Python's own parser finds, not
+strings or comments). ``scan`` runs in the workers, so a big tree's parsing is shared by the cores;
+the grouping of files into programs then needs only the imports it returns.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from rewrites import FAMILIES, Family
+
+# Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, its specs, or the
+# feature columns a featurizer module makes for it).
+PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn", "feature_column")
+
+
+@dataclass(frozen=True)
+class Scan:
+    families: tuple[str, ...]                      # the modules of the families the file wakes, in catalogue order
+    imports: tuple[tuple[str, int], ...] | None    # (dotted module, leading dots) of each import, if it is related
+                                                   # to a program (mentions one of PROGRAM_WORDS)
+
+    @property
+    def wakes_a_program(self) -> bool:
+        return any(FAMILY[module].kind == "program" for module in self.families)
+
+
+FAMILY: dict[str, Family] = {family.module: family for family in FAMILIES}
+
+
+def may_need(source: str, enabled: Collection[str]) -> bool:
+    """Could ``source`` wake a family or belong to a program? The text test alone: cheap enough for every file."""
+    return bool(_by_text(source, enabled)) or any(word in source for word in PROGRAM_WORDS)
+
+
+def families_for(source: str, enabled: Collection[str], tree: ast.Module | None = None) -> list[Family]:
+    """The families that could have anything to do in ``source``: their words in its text, then in its code."""
+    candidates = _by_text(source, enabled)
+    if not candidates:
+        return []
+    if tree is None:
+        tree = _parsed(source)
+    if tree is None:
+        return candidates  # the rewrites' parser says what is wrong with it
+    names = _names(tree)
+    return [family for family in candidates if any(_in_code(word, names, source) for word in family.triggers)]
+
+
+def scan(source: str, enabled: Collection[str]) -> Scan:
+    """One file's Scan: Python's parser runs once for both questions, and only if the text asks for it."""
+    by_text = _by_text(source, enabled)
+    related = any(word in source for word in PROGRAM_WORDS)
+    tree = _parsed(source) if by_text or related else None
+    families = families_for(source, enabled, tree) if by_text else []
+    return Scan(tuple(family.module for family in families), _imports(tree) if related and tree else None)
+
+
+def _by_text(source: str, enabled: Collection[str]) -> list[Family]:
+    if "tensorflow" not in source:
+        return []
+    return [family for family in FAMILIES
+            if any(rule.id in enabled for rule in family.rules) and any(word in source for word in family.triggers)]
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The names the code uses, one per line: all of them, those it calls, and those it reads an attribute of
+    (definitions' own names are not uses)."""
+
+    used: str
+    called: str
+    holders: str
+
+
+def _names(tree: ast.Module) -> _Names:
+    used, called, holders = set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+            holders.add(_last_name(node.value))
+        elif isinstance(node, ast.Call):
+            called.add(_last_name(node.func))
+        elif isinstance(node, ast.alias):
+            used.update((node.name, node.asname or ""))
+        elif isinstance(node, ast.ImportFrom):
+            used.add(node.module or "")
+    return _Names("\n".join(used), "\n".join(called), "\n".join(holders))
+
+
+def _last_name(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def _in_code(word: str, names: _Names, source: str) -> bool:
+    """A trigger is a name the code calls ("Estimator(": DNNEstimator(...) too), reads an attribute of
+    ("estimator.") or uses ("Server"), or else a string the code holds ("/job:ps")."""
+    name = word.strip("(.")
+    if not name.isidentifier():
+        return word in source
+    return name in (names.called if word.endswith("(") else names.holders if word.endswith(".") else names.used)
+
+
+def _imports(tree: ast.Module) -> tuple[tuple[str, int], ...]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            found += [(f"{base}.{alias.name}" if base else alias.name, node.level) for alias in node.names]
+            found.append((base, node.level))
+    return tuple(found)

@@ -1,0 +1,102 @@
+"""Which files the rewrites parse at all, and how much work a file costs them (migrator/scanning.py, engine)."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+
+from migrator import engine
+from migrator.scanning import families_for, scan
+from rewrites import RULES
+
+ALL_RULES = frozenset(RULES)
+
+
+def woken(source: str) -> list[str]:
+    return [family.module for family in families_for(dedent(source), ALL_RULES)]
+
+
+@pytest.mark.parametrize("source", [
+    '''
+    """Starts a tf.train.Server and a tf.estimator.Estimator(model_fn) with a fixed_size_partitioner."""
+    import tensorflow as tf
+    ''',
+    '''
+    import tensorflow as tf
+    # server = tf.train.Server(cluster); MonitoredTrainingSession(...); tf.estimator.Estimator(...)
+    HELP = "numpy_input_fn, replica_device_setter, Supervisor"
+    ''',
+    '''
+    import tensorflow as tf
+
+
+    class Server:  # a definition is not a use of TensorFlow's
+        def Estimator(self):
+            pass
+    ''',
+])
+def test_words_only_in_strings_comments_or_definitions_wake_nothing(source):
+    assert woken(source) == []
+
+
+@pytest.mark.parametrize("source, family", [
+    ("import tensorflow as tf\nserver = tf.train.Server(cluster)\n", "servers"),
+    ("from tensorflow.train import Server\n", "servers"),
+    ("import tensorflow as tf\nest = tf.estimator.DNNEstimator(head)\n", "estimator"),
+    ("import tensorflow as tf\nmode = tf.estimator.ModeKeys.TRAIN\n", "estimator"),
+    ("from tensorflow.estimator import train_and_evaluate\ntrain_and_evaluate(est, train, test)\n", "estimator"),
+    ("import tensorflow as tf\nwith tf.device('/job:ps/task:0'):\n    pass\n", "tf1_cluster"),
+    ("import tensorflow as tf\nwith tf.train.MonitoredTrainingSession(master=target) as sess:\n    pass\n",
+     "between_graph"),
+])
+def test_names_the_code_uses_wake_their_family(source, family):
+    assert family in woken(source)
+
+
+def test_a_file_python_cannot_parse_keeps_its_text_candidates_so_its_error_is_reported():
+    source = "import tensorflow as tf\nprint 'starting'\nserver = tf.train.Server(cluster)\n"
+    assert woken(source) == ["servers"]
+    with pytest.raises(engine.FileError, match="not valid Python 3"):
+        engine.migrate(source, "old.py", ALL_RULES)
+
+
+def test_a_scan_lists_the_imports_of_a_file_related_to_a_program():
+    found = scan("import tensorflow as tf\nfrom . import model\nfrom trainer.util import input_fn\n", ALL_RULES)
+    assert found.families == ()
+    assert set(found.imports) == {("tensorflow", 0), ("model", 1), ("", 1), ("trainer.util.input_fn", 0),
+                                  ("trainer.util", 0)}
+    assert scan("import os\n", ALL_RULES).imports is None
+
+
+def test_libcst_never_parses_a_file_whose_trigger_words_are_only_in_its_docstring(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(engine, "_parse", refuse)
+    source = '"""Replaces tf.train.Server and tf.estimator.Estimator(...)."""\nimport tensorflow as tf\n'
+    assert engine.migrate(source, "doc.py", ALL_RULES).source == source
+
+
+def test_the_families_of_a_file_share_one_resolution_of_its_names(monkeypatch):
+    """Four families wake on this file and none changes it: its qualified names are resolved once."""
+    from libcst.metadata import QualifiedNameProvider
+
+    resolutions = []
+    real = QualifiedNameProvider.__init__
+
+    def counted(self, *args, **kwargs):
+        resolutions.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(QualifiedNameProvider, "__init__", counted)
+    source = dedent("""\
+        import tensorflow as tf
+
+        def describe(cluster):
+            print(cluster.Server, cluster.MonitoredTrainingSession, cluster.fixed_size_partitioner)
+        """)
+    assert woken(source) == ["servers", "partitioners", "between_graph", "tf1_cluster"]
+    result = engine.migrate(source, "describe.py", ALL_RULES)
+    assert result.source == source and result.findings == []
+    assert len(resolutions) == 1
