@@ -90,10 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="skip files and folders matching GLOB inside the folders given (repeatable)")
     parser.add_argument("--keras", choices=KERAS_CHOICES, default=None,
-                        help="how generated code imports Keras 2: `import tf_keras as keras` (runs on TF 2.15 and, with "
-                             "`pip install tf-keras`, on every later TF) or `from tensorflow import keras` (TF 2.15 and "
-                             "older only: later tf.keras is Keras 3, which ParameterServerStrategy cannot train); "
-                             "default: `keras` from the config, else tf_keras")
+                        help="how generated code imports Keras 2: auto: `import keras` where it is Keras 2 (TF 2.15 "
+                             "and older), else tf_keras (TF 2.16+ comes with Keras 3, which ParameterServerStrategy "
+                             "cannot train), fast to start everywhere; tf_keras: `import tf_keras as keras` (every TF "
+                             "with `pip install tf-keras`; on TF 2.15 autograph converts all of tf_keras at the first "
+                             "fit, seconds at every start); tf.keras: `from tensorflow import keras` (TF 2.15 and "
+                             "older only); default: `keras` from the config, else auto")
     parser.add_argument("--config", type=Path, metavar="PYPROJECT",
                         help="read [tool.tf-migrate] from this pyproject.toml instead of the nearest one")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",

@@ -4,7 +4,7 @@
     select = ["TFM1", "TFM2"]        # rule ids or prefixes; default: all
     ignore = ["TFM102"]
     exclude = ["legacy/", "*_pb2.py"]  # globs, relative to the pyproject.toml's folder
-    keras = "tf_keras"               # how generated code imports Keras: "tf_keras" or "tf.keras"
+    keras = "auto"                   # how generated code imports Keras: "auto", "tf_keras" or "tf.keras"
 """
 
 from __future__ import annotations
@@ -23,9 +23,13 @@ else:  # pragma: no cover
 
 LIST_KEYS = ("select", "ignore", "exclude")
 
-# How generated code imports Keras 2: the tf_keras package (TensorFlow 2.15 and every
-# later release with `pip install tf-keras`), or tf.keras (Keras 2 only up to TF 2.15).
-KERAS_CHOICES = ("tf_keras", "tf.keras")
+# How generated code imports Keras 2 as `keras` (rewrites/base.py KERAS_IMPORTS):
+# "auto": the keras package where it is Keras 2 (TensorFlow 2.15 and older), else tf_keras (from 2.16,
+#   Keras 3, which ParameterServerStrategy cannot train); fast to start on every release;
+# "tf_keras": the tf_keras package (TensorFlow 2.15 and every later release with `pip install tf-keras`;
+#   on 2.15 autograph converts all of tf_keras at the first fit: seconds more at every start);
+# "tf.keras": `from tensorflow import keras` (Keras 2 only up to TF 2.15).
+KERAS_CHOICES = ("auto", "tf_keras", "tf.keras")
 
 
 class ConfigError(Exception):
@@ -37,7 +41,7 @@ class Config:
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    keras: str = "tf_keras"
+    keras: str = "auto"
     root: Path | None = None      # the folder of the pyproject.toml it came from
     source: Path | None = None
 
@@ -64,7 +68,7 @@ def load_config(pyproject: Path | None) -> Config:
     if unknown:
         raise ConfigError(f"{pyproject}: unknown key(s) in [tool.tf-migrate]: {', '.join(unknown)} "
                           f"(known: {', '.join(LIST_KEYS)}, keras)")
-    keras = table.get("keras", "tf_keras")
+    keras = table.get("keras", "auto")
     if keras not in KERAS_CHOICES:
         raise ConfigError(f"{pyproject}: [tool.tf-migrate] keras must be one of {', '.join(map(repr, KERAS_CHOICES))}, "
                           f"not {keras!r}")

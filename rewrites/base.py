@@ -17,7 +17,7 @@ from libcst.metadata import ImportAssignment, PositionProvider, QualifiedNamePro
 
 from migrator.findings import Finding
 from rewrites import RULES
-from rewrites.syntax import source, subtree
+from rewrites.syntax import subtree
 
 # TensorFlow internals real code imports from, and the public namespace they back.
 _INTERNAL_MODULES = {
@@ -54,8 +54,16 @@ _TF_MODULES = {"tensorflow": "tensorflow", "tensorflow.compat.v1": "tensorflow.c
 
 _TF2_ALIAS_CHOICES = ("tf", "tf2", "tensorflow")
 
-# --keras: the module and name each spelling imports Keras 2 as `keras` from.
-KERAS_IMPORTS = {"tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
+# --keras: the module and name each choice imports Keras 2 as `keras` from. "auto" imports the keras package,
+# TensorFlow's own Keras 2 up to TF 2.15 (autograph leaves it as it is, where it converts all of tf_keras' code at
+# the first fit: seconds at every start), and KERAS_3_FALLBACK, after the module's imports, takes tf_keras where
+# the keras package is Keras 3 (TF 2.16 and later), which cannot train with ParameterServerStrategy.
+KERAS_IMPORTS = {"auto": ("keras", None), "tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
+KERAS_3_FALLBACK = """\
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+    import tf_keras as keras
+"""
 
 
 @dataclass(frozen=True)
@@ -197,11 +205,11 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
 
-    def __init__(self, context: CodemodContext, enabled: Collection[str], path: str, keras: str = "tf_keras") -> None:
+    def __init__(self, context: CodemodContext, enabled: Collection[str], path: str, keras: str = "auto") -> None:
         super().__init__(context)
         self.enabled = frozenset(enabled)
         self.path = path
-        self.keras = keras  # how generated code imports Keras: "tf_keras" or "tf.keras"
+        self.keras = keras  # how generated code imports Keras: "auto", "tf_keras" or "tf.keras" (KERAS_IMPORTS)
         self.findings: list[Finding] = []
         self._module_aliases: dict[str, str] = {}
         self._tf2_alias: str | None = None
@@ -289,33 +297,5 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
         or `from module import object`."""
         return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras]}
 
-    def generated_import_conflict(self, module: cst.Module) -> tuple[cst.CSTNode, str] | None:
-        """(where, why) when the module binds `tf` or `keras` to something else than generated code means."""
-        scope = self.get_metadata(ScopeProvider, module)
-        for name, (imported, obj) in self.generated_imports().items():
-            for assignment in scope[name] if name in scope else ():
-                if not _imports(assignment.node, name, imported, obj):
-                    return assignment.node, (f"the migrated program needs `{name}` for "
-                                             f"{imported}{'.' + obj if obj else ''}, which this module binds to "
-                                             "something else")
-        return None
-
-    def add_generated_imports(self) -> None:
-        for name, (module, obj) in self.generated_imports().items():
-            AddImportsVisitor.add_needed_import(self.context, module, obj, asname=None if name in (module, obj) else name)
-
     def wants(self, rule_id: str) -> bool:
         return rule_id in self.enabled
-
-
-
-def _imports(node: cst.CSTNode, name: str, module: str, obj: str | None) -> bool:
-    """Does the import statement ``node`` bind ``name`` to ``module`` (obj None) or to ``module.obj``?"""
-    if obj is None and isinstance(node, cst.Import):
-        return any(alias.evaluated_name == module and (alias.evaluated_alias or alias.evaluated_name) == name
-                   for alias in node.names)
-    if (obj is not None and isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative
-            and not isinstance(node.names, cst.ImportStar)):
-        return source(node.module) == module and any(
-            alias.evaluated_name == obj and (alias.evaluated_alias or obj) == name for alias in node.names)
-    return False

@@ -4,8 +4,8 @@ Pure translation tables shared by the Estimator and cluster rewrites (optimizers
 learning-rate schedules: rewrites/keras_optimizers.py): each function takes the TF1 api
 name (``TFName.api``) and the libcst call, and returns the source of the Keras expression
 that computes the same thing, or raises ``NoKerasEquivalent`` saying why not and what a
-person should do. Generated code names Keras ``keras`` (the migrated program has
-``import tf_keras as keras``).
+person should do. Generated code names Keras 2 ``keras`` (the migrated program imports it as
+``--keras`` says: rewrites/base.py KERAS_IMPORTS).
 
 Before::
 

@@ -157,6 +157,24 @@ def test_keras_option_chooses_the_keras_import():
     assert "from tensorflow import keras\n" in code and "tf_keras" not in code
 
 
+def test_keras_auto_imports_the_keras_package_and_tf_keras_where_that_is_keras_3():
+    result = run(PS_CLUSTER, keras="auto")
+    assert run(result.source, keras="auto").source == result.source, "a second run changes nothing"
+    code = result.source
+    assert "\nimport keras\nimport tensorflow.compat.v1 as tf1\nimport tensorflow as tf\n\n# Keras 2, as " in code
+    assert '\nif not keras.__version__.startswith("2."):\n  import tf_keras as keras\n\nNUM_FEATURES = 3\n' in code
+
+
+@pytest.mark.parametrize("keras, taken", [("tf_keras", "import keras\n"), ("auto", "from tensorflow import keras\n"),
+                                          ("tf.keras", "keras = None\n")])
+def test_keras_bound_to_something_else_leaves_the_program_whole(keras, taken):
+    source = PS_CLUSTER.replace("import numpy as np\n", "import numpy as np\n" + taken)
+    result = run(source, keras=keras)
+    assert "ClusterCoordinator" not in result.source and "tf_keras" not in result.source.replace(taken, "")
+    (finding,) = [finding for finding in result.findings if finding.rule == "TFM104"]
+    assert "needs `keras`" in finding.message and source.splitlines()[finding.line - 1] == taken.strip()
+
+
 TF_AS_COMPAT_V1 = {
     "import as tf": "import tensorflow.compat.v1 as tf\n",
     "disable_v2_behavior": "import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n",

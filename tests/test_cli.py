@@ -117,12 +117,17 @@ def test_pyproject_config(tree, cli):
 ESTIMATOR_PROGRAM = "examples/regression/train.py"
 
 
+AUTO_KERAS = ("\nimport keras\nimport tensorflow as tf\n", "\nif not keras.__version__.startswith(\"2.\"):\n"
+              "  import tf_keras as keras\n")
+
+
 @pytest.mark.parametrize("option, config, expected", [
-    ((), "", "import tf_keras as keras\n"),
-    (("--keras", "tf.keras"), "", "from tensorflow import keras\n"),
-    ((), 'keras = "tf.keras"\n', "from tensorflow import keras\n"),
-    (("--keras", "tf_keras"), 'keras = "tf.keras"\n', "import tf_keras as keras\n"),
-], ids=["default", "option", "config", "option over config"])
+    ((), "", AUTO_KERAS),
+    (("--keras", "tf.keras"), "", ("\nfrom tensorflow import keras\n",)),
+    ((), 'keras = "tf.keras"\n', ("\nfrom tensorflow import keras\n",)),
+    (("--keras", "tf_keras"), 'keras = "tf.keras"\n', ("\nimport tf_keras as keras\n",)),
+    (("--keras", "auto"), 'keras = "tf_keras"\n', AUTO_KERAS),
+], ids=["default", "option", "config", "option over config", "auto over config"])
 def test_keras_import_of_generated_code(tmp_path, cli, option, config, expected):
     from pathlib import Path
 
@@ -130,13 +135,17 @@ def test_keras_import_of_generated_code(tmp_path, cli, option, config, expected)
     (tmp_path / "train.py").write_text((Path(__file__).parent.parent / ESTIMATOR_PROGRAM).read_text())
     code, out, err = cli(*option, "train.py")
     assert code == 0, err
-    assert expected in (tmp_path / "train.py").read_text()
+    text = (tmp_path / "train.py").read_text()
+    assert all(part in text for part in expected), text[:1000]
+    bindings = [line for line in text.splitlines() if line.strip() in ("import keras", "import tf_keras as keras",
+                                                                         "from tensorflow import keras")]
+    assert len(bindings) == len(expected), bindings  # auto: `import keras`, and tf_keras where that is Keras 3
 
 
 def test_unknown_keras_choice_is_a_usage_error(tree, cli, capsys):
     (tree / "pyproject.toml").write_text('[tool.tf-migrate]\nkeras = "keras3"\n')
     code, _, err = cli(".")
-    assert code == 2 and "keras must be one of 'tf_keras', 'tf.keras', not 'keras3'" in err
+    assert code == 2 and "keras must be one of 'auto', 'tf_keras', 'tf.keras', not 'keras3'" in err
     with pytest.raises(SystemExit):
         cli("--keras", "keras3", ".")
 

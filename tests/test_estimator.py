@@ -106,8 +106,33 @@ def test_keras_option_chooses_how_generated_code_imports_keras():
     compile(code, "migrated.py", "exec")
 
 
+KERAS_3_FALLBACK = ("\n\n# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.\n"
+                    "if not keras.__version__.startswith(\"2.\"):\n  import tf_keras as keras\n\n")
+
+
+def test_keras_auto_imports_the_keras_package_where_it_is_keras_2_and_else_tf_keras():
+    """On TF 2.15 autograph converts all of tf_keras at the first fit (seconds at every start), not TensorFlow's
+    own Keras 2; on TF 2.16+ the keras package is Keras 3, which ParameterServerStrategy cannot train."""
+    code = migrated(SEED, keras="auto").source
+    assert code.startswith("import os\nimport tempfile\n\nimport keras\nimport tensorflow.compat.v1 as tf1\n"
+                           "import tensorflow as tf" + KERAS_3_FALLBACK + "features = ")
+    assert code.count("import tf_keras as keras") == 1 and "keras.optimizers.legacy.Adagrad(" in code
+    compile(code, "migrated.py", "exec")
+
+
+@pytest.mark.parametrize("imported", ["import keras\n", "import tf_keras as keras\n"])
+def test_keras_auto_keeps_a_keras_2_import_of_the_module(imported):
+    """`import keras` gets its fallback once; tf_keras is Keras 2 on every TensorFlow: kept as it is."""
+    source = SEED.replace("import tempfile\n", "import tempfile\n\n" + imported)
+    code = migrated(source, keras="auto").source
+    assert code.count(imported) == 1 and code.count("import tf_keras as keras") == 1
+    assert (KERAS_3_FALLBACK in code) == (imported == "import keras\n")
+
+
 @pytest.mark.parametrize("keras, taken", [("tf_keras", "from tensorflow import keras\n"),
-                                          ("tf.keras", "import tf_keras as keras\n")])
+                                          ("tf.keras", "import tf_keras as keras\n"),
+                                          ("auto", "from tensorflow import keras\n"),
+                                          ("auto", "keras = None\n")])
 def test_keras_bound_to_the_other_spelling_is_left_whole(keras, taken):
     source = SEED.replace("import tempfile\n", "import tempfile\n" + taken)
     result = run(source, keras=keras)

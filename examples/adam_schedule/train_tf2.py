@@ -17,8 +17,12 @@ import shutil
 import tempfile
 
 import numpy as np
+import keras
 import tensorflow as tf
-import tf_keras as keras
+
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+  import tf_keras as keras
 
 NUM_FEATURES = 48
 

@@ -14,9 +14,13 @@ import shutil
 import tempfile
 
 import numpy as np
+import keras
 import tensorflow.compat.v1 as tf1
-import tf_keras as keras
 import tensorflow as tf
+
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+  import tf_keras as keras
 
 NUM_CLASSES = 3
 BATCH_SIZE = 16

@@ -13,8 +13,12 @@ import shutil
 import tempfile
 
 import numpy as np
+import keras
 import tensorflow as tf
-import tf_keras as keras
+
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+  import tf_keras as keras
 
 tf.compat.v1.app.flags.DEFINE_integer("train_steps", 20, "steps to train")
 tf.compat.v1.app.flags.DEFINE_integer("batch_size", 32, "examples per batch")

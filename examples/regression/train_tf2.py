@@ -13,9 +13,13 @@ import random
 import shutil
 import tempfile
 
+import keras
 import tensorflow as tf
 import tensorflow.compat.v1 as tf1
-import tf_keras as keras
+
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+  import tf_keras as keras
 
 features = [[1., 1.5], [2., 2.5], [3., 3.5]]
 labels = [[0.3], [0.5], [0.7]]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrites.base import KERAS_IMPORTS
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.session import Session, as_tuple
 from rewrites.between_graph.synchronous import Server
@@ -119,6 +120,9 @@ def make_tf2(edits: ModuleEdits, spelling: Spelling, replaced: set[cst.CSTNode],
     for node in _other_names_of_tensorflow(view, edits):
         edits.expressions[node] = cst.Name("tf")
     for name, (module, obj) in imports.items():
+        if name == "keras":
+            edits.import_keras(next(choice for choice, spelled in KERAS_IMPORTS.items() if spelled == (module, obj)))
+            continue
         edits.add_import(module, obj, None if name in (module, obj) else name)
 
 

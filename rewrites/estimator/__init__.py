@@ -136,6 +136,6 @@ from rewrites.estimator.migration import Migration, Outcome
 from rewrites.program.modules import Tree
 
 
-def migrate(tree: Tree, enabled: frozenset[str], keras: str = "tf_keras") -> Outcome:
+def migrate(tree: Tree, enabled: frozenset[str], keras: str = "auto") -> Outcome:
     """The family's work on the modules of ``tree``: new texts of the modules it changes, and findings."""
     return Migration(tree, enabled, keras).run()

@@ -23,7 +23,7 @@ import textwrap
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from rewrites.base import KERAS_IMPORTS, module_level_statements
+from rewrites.base import module_level_statements
 from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
 from rewrites.program.edits import ModuleEdits
@@ -31,7 +31,7 @@ from rewrites.program.modules import ModuleView
 from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, source, subtree, with_blank_lines
+from rewrites.syntax import source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -321,17 +321,9 @@ class Emitter:
         return source(relocate(self.values, value, program.place, spell=lambda v, n: self.spelling(v).reference(n)))
 
     def _imports(self, view: ModuleView) -> None:
-        """`import tf_keras as keras` (or `from tensorflow import keras`) and TF2's `import tensorflow as tf`."""
+        """Keras 2 as `keras` (KERAS_IMPORTS, as --keras says) and TF2's `import tensorflow as tf`."""
         edits = self.module_edits(view)
-        module, obj = KERAS_IMPORTS[self.keras]
-        wanted = f"{module}:{obj}" if obj else module
-        bound = view.imported("keras")
-        if (bound is not None and bound != wanted) or (bound is None and "keras" in view.top_level):
-            where = next((n for n in view.top_level.get("keras", [])), view.module)
-            raise Unsupported(_import_of(view, "keras") or where,
-                              f"the migrated program needs `keras` for {module}{'.' + obj if obj else ''} (--keras "
-                              f"{self.keras}), which this module binds to {bound or 'something else'}", view.path)
-        edits.add_import(module, obj, None if obj == "keras" or module == "keras" else "keras")
+        edits.import_keras(self.keras)
         edits.add_import("tensorflow", None, "tf")
 
 
@@ -343,16 +335,6 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
     else:
         parts = [Part("model", "model.optimizer", model.slots)]
     return dict(model=True, restore=restore, renamed=model.tf1_renamed, **restore_context(parts, model.mod_tables))
-
-
-def _import_of(view: ModuleView, name: str) -> cst.CSTNode | None:
-    """The module-level import statement that binds ``name``."""
-    for statement in module_level_statements(view.module):
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar) and any(
-                    (alias.evaluated_alias or alias.evaluated_name.split(".")[0]) == name for alias in small.names):
-                return statement
-    return None
 
 
 def _snake(name: str) -> str:

@@ -16,6 +16,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ImportAssignment
 
+from rewrites.base import KERAS_3_FALLBACK, KERAS_IMPORTS, module_level_statements
 from rewrites.program.modules import ModuleView
 from rewrites.syntax import Unsupported, subtree, with_blank_lines
 
@@ -48,6 +49,21 @@ class ModuleEdits:
         if (module, obj, asname, relative) not in self.imports:
             self.imports.append((module, obj, asname, relative))
 
+    def import_keras(self, choice: str) -> None:
+        """Keras 2 as `keras`, imported as ``--keras choice`` says (KERAS_IMPORTS), unless the module binds it
+        already: to the same, or, with "auto", to tf_keras (Keras 2 on every TensorFlow). A module that binds
+        `keras` to something else is left as it is."""
+        view = self.view
+        bound = view.imported("keras") or ("something else" if "keras" in view.top_level else None)
+        module, obj = KERAS_IMPORTS[choice]
+        if choice == "auto" and bound == "tf_keras":
+            return
+        if bound is not None and bound != (f"{module}:{obj}" if obj else module):
+            where = _import_statement_of(view.module, "keras") or view.top_level.get("keras", [view.module])[0]
+            raise Unsupported(where, f"the migrated program needs `keras` for {module}{'.' + obj if obj else ''} "
+                                     f"(--keras {choice}), which this module binds to {bound}", view.path)
+        self.add_import(module, obj, None if "keras" in (module, obj) else "keras")
+
     def merge(self, other: ModuleEdits) -> None:
         """Add another program's edits of the same module."""
         for statement, new in other.statements.items():
@@ -78,6 +94,8 @@ class ModuleEdits:
             AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
         module = AddImportsVisitor(context).transform_module(module)
         module = RemoveImportsVisitor(context).transform_module(module)
+        if any(imported[:3] == ("keras", None, None) for imported in self.imports) and "keras" in used:
+            module = _with_keras_3_fallback(module)
         return module.code
 
     def _imports_of_removed_code(self) -> set[tuple[str, str | None, str | None]]:
@@ -100,16 +118,47 @@ def _beside_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, l
     person would put them (AddImportsVisitor would append them to the last import, of whatever package);
     the other imports are left to AddImportsVisitor."""
     body = list(module.body)
-    last = max((index for index, statement in enumerate(body) if _imports_from(statement, "tensorflow")), default=None)
-    ours = [i for i in imports if not i[3] and i[0].split(".")[0] in ("tensorflow", "tf_keras")]
-    if last is None or not ours:
+    tensorflow = [index for index, statement in enumerate(body) if _imports_from(statement, "tensorflow")]
+    ours = [i for i in imports if not i[3] and i[0].split(".")[0] in ("tensorflow", "tf_keras", "keras")]
+    if not tensorflow or not ours:
         return module, imports
     bound = {name for statement in body for name in _bound_by_import(statement)}
     lines = [cst.parse_statement(f"from {name} import {obj}" + (f" as {asname}" if asname else "") if obj else
                                  f"import {name}" + (f" as {asname}" if asname else ""))
              for name, obj, asname, _ in ours if (asname or obj or name) not in bound]
-    body[last + 1:last + 1] = lines
+    before = [line for line in lines if _imported_modules(line) == ["keras"]]  # `import keras`: as isort sorts it
+    after = [line for line in lines if line not in before]
+    body[tensorflow[-1] + 1:tensorflow[-1] + 1] = after
+    if before:  # taking the place of the first import of TensorFlow, with its blank lines and comments
+        first = tensorflow[0]
+        before[0] = before[0].with_changes(leading_lines=body[first].leading_lines)
+        body[first] = body[first].with_changes(leading_lines=[])
+        body[first:first] = before
     return module.with_changes(body=body), [i for i in imports if i not in ours]
+
+
+def _with_keras_3_fallback(module: cst.Module) -> cst.Module:
+    """`import keras` (--keras auto) with KERAS_3_FALLBACK after the imports it stands among: Keras 2 as
+    `keras` on every TensorFlow. Once: a module that has it keeps it."""
+    body = list(module.body)
+    if any(isinstance(statement, cst.If) and any(
+            "tf_keras" in _imported_modules(inner) and "keras" in _bound_by_import(inner)
+            for inner in statement.body.body) for statement in body):
+        return module
+    at = next((index for index, statement in enumerate(body) if "keras" in _imported_modules(statement)
+               and "keras" in _bound_by_import(statement)), None)
+    if at is None:
+        return module
+    while at + 1 < len(body) and _bound_by_import(body[at + 1]) and all(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in body[at + 1].body):
+        at += 1
+    comment, code = KERAS_3_FALLBACK.split("\n", 1)
+    fallback = cst.parse_statement(code, config=module.config_for_parsing)
+    body.insert(at + 1, fallback.with_changes(
+        leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(comment))]))
+    if at + 2 < len(body) and not body[at + 2].leading_lines:
+        body[at + 2] = body[at + 2].with_changes(leading_lines=[cst.EmptyLine()])
+    return module.with_changes(body=body)
 
 
 def _before_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, list]:
@@ -135,6 +184,14 @@ def _before_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, l
             body[at] = body[at].with_changes(leading_lines=[])
         body[at:at] = [line]
     return module.with_changes(body=body), [i for i in imports if i not in ours]
+
+
+def _import_statement_of(module: cst.Module, name: str) -> cst.CSTNode | None:
+    """The module-level import statement that binds ``name``."""
+    for statement in module_level_statements(module):
+        if name in (bound.split(".")[0] for bound in _bound_by_import(statement)):
+            return statement
+    return None
 
 
 def _imports_standard_library(statement: cst.CSTNode) -> bool:

@@ -1,6 +1,10 @@
 """The model of the trainer: its model_fn, a CSV input_fn factory, and build_estimator."""
+import keras
 import tensorflow as tf
-import tf_keras as keras
+
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+  import tf_keras as keras
 
 CSV_COLUMNS = ["rooms", "age", "distance", "price"]
 FEATURES = CSV_COLUMNS[:-1]

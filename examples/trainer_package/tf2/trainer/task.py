@@ -10,10 +10,14 @@ import shutil
 import tempfile
 
 import numpy as np
+import keras
 import tensorflow as tf
-import tf_keras as keras
 
 from trainer import model
+
+# Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.
+if not keras.__version__.startswith("2."):
+  import tf_keras as keras
 
 
 def write_csv(path, rows, seed):
