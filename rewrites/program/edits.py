@@ -92,8 +92,9 @@ class ModuleEdits:
         module, needed = _before_tensorflow(module, needed)
         for module_name, obj, asname, relative in needed:
             AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
-        module = AddImportsVisitor(context).transform_module(module)
-        module = RemoveImportsVisitor(context).transform_module(module)
+        for scheduled in (AddImportsVisitor, RemoveImportsVisitor):  # each a pass over the module: only with work
+            if context.scratch.get(scheduled.CONTEXT_KEY):
+                module = scheduled(context).transform_module(module)
         if any(imported[:3] == ("keras", None, None) for imported in self.imports) and "keras" in used:
             module = _with_keras_3_fallback(module)
         return module.code
