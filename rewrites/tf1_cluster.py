@@ -77,6 +77,10 @@ class Rewrite(TFCodemod):
             self._uses.append((node, f"{api.rpartition('.')[2]} of TF1 cluster code", ALONGSIDE[api]))
         return api is None  # the parts of a named API are not APIs of their own
 
+    def visit_Expr(self, node: cst.Expr) -> bool:
+        """A string that is a statement of its own (a docstring) names no device, whatever it shows."""
+        return not isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if "/job:ps" in node.value:
             self._tf1_only = True

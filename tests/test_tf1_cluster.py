@@ -95,6 +95,14 @@ def test_a_device_string_naming_the_ps_job():
     assert len(found) == 2 and at(found, '"/job:ps/task:%d" % i', '/job:ps/task:{i}"')
 
 
+def test_a_docstring_that_shows_a_ps_device_is_not_one():
+    """tensorflow/python/framework/test_util.py's create_local_cluster documents `tf.device("/job:ps/task:0")`."""
+    source = ('import tensorflow as tf\n\ndef create_local_cluster(num_ps):\n'
+              '  """Example:\n\n  with tf.device("/job:ps/task:0"):\n    ...\n  """\n'
+              '  "/job:ps" f"/job:ps/task:{num_ps}"\n  return tf.device("/job:ps/task:0")\n')
+    assert [finding.line for finding in run(source).findings] == [10]
+
+
 @pytest.mark.parametrize("example", ["ps_cluster", "supervisor_flags"])
 def test_a_migrated_program_leaves_no_tf1_cluster_code_to_report(example):
     result = run((EXAMPLES / example / "train.py").read_text())
