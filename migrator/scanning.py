@@ -97,6 +97,9 @@ def _names(tree: ast.Module) -> _Names:
             called.add(_last_name(node.func))
         elif isinstance(node, ast.alias):
             used.update((node.name, node.asname or ""))
+            if node.asname:  # `from ... import Estimator as E`: E(...) is a call of Estimator
+                called.add(node.name)
+                holders.add(node.name)
         elif isinstance(node, ast.ImportFrom):
             used.add(node.module or "")
     return _Names("\n".join(used), "\n".join(called), "\n".join(holders))

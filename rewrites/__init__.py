@@ -116,7 +116,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "estimator",
         triggers=("Estimator(", "Classifier(", "Regressor(", "estimator.", "Experiment(", "learn_runner",
-                  "model_to_estimator(", "train_in_memory(", "train_and_evaluate("),
+                  "model_to_estimator(", "train_in_memory(", "train_and_evaluate(", "estimator import"),
         kind="program",
         rules=(
             Rule("TFM301", "estimator-program", N,

@@ -46,6 +46,8 @@ def test_words_only_in_strings_comments_or_definitions_wake_nothing(source):
     ("import tensorflow as tf\nest = tf.estimator.DNNEstimator(head)\n", "estimator"),
     ("import tensorflow as tf\nmode = tf.estimator.ModeKeys.TRAIN\n", "estimator"),
     ("from tensorflow.estimator import train_and_evaluate\ntrain_and_evaluate(est, train, test)\n", "estimator"),
+    ("from tensorflow.estimator import Estimator as E\nest = E(model_fn)\n", "estimator"),
+    ("from tensorflow import estimator as tfe\nest = tfe.Estimator(model_fn)\n", "estimator"),
     ("import tensorflow as tf\nwith tf.device('/job:ps/task:0'):\n    pass\n", "tf1_cluster"),
     ("import tensorflow as tf\nwith tf.train.MonitoredTrainingSession(master=target) as sess:\n    pass\n",
      "between_graph"),
