@@ -145,18 +145,17 @@ def _per_file(text: str, path: str, families: list[Family], enabled, keras: str)
 
 
 def _transform(rewrite, wrapper):
-    """What libcst's ``transform_module`` does, on metadata already resolved instead of on a copy of the tree."""
+    """What libcst's ``transform_module`` does, on the tree itself instead of a copy, its metadata resolved on
+    demand."""
     from dataclasses import replace as changed
 
-    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+    from rewrites.import_passes import apply_scheduled
+    from rewrites.metadata import lazily_resolved
 
-    with rewrite.resolve(wrapper):
-        rewrite.context = changed(rewrite.context, wrapper=wrapper)
-        module = wrapper.module.visit(rewrite)
-    for scheduled in (AddImportsVisitor, RemoveImportsVisitor):
-        if scheduled.CONTEXT_KEY in rewrite.context.scratch:
-            module = scheduled(rewrite.context).transform_module(module)
-    return module
+    rewrite.metadata = lazily_resolved(wrapper, rewrite.get_inherited_dependencies())
+    rewrite.context = changed(rewrite.context, wrapper=wrapper)
+    module = wrapper.module.visit(rewrite)
+    return apply_scheduled(module, rewrite.context)
 
 
 def _program_family(family: Family, states: dict[str, _FileState], woken: list[str], enabled, keras: str,

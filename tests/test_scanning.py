@@ -81,17 +81,17 @@ def test_libcst_never_parses_a_file_whose_trigger_words_are_only_in_its_docstrin
 
 
 def test_the_families_of_a_file_share_one_resolution_of_its_names(monkeypatch):
-    """Four families wake on this file and none changes it: its qualified names are resolved once."""
-    from libcst.metadata import QualifiedNameProvider
+    """Four families wake on this file and none changes it: its scopes are resolved once, and what nobody asks
+    for (positions: no finding; the qualified names of every node) not at all."""
+    from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
     resolutions = []
-    real = QualifiedNameProvider.__init__
+    for provider in (ScopeProvider, QualifiedNameProvider, PositionProvider, ParentNodeProvider):
+        def counted(self, *args, real=provider.__init__, **kwargs):
+            resolutions.append(type(self).__name__)
+            real(self, *args, **kwargs)
 
-    def counted(self, *args, **kwargs):
-        resolutions.append(self)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(QualifiedNameProvider, "__init__", counted)
+        monkeypatch.setattr(provider, "__init__", counted)
     source = dedent("""\
         import tensorflow as tf
 
@@ -101,4 +101,4 @@ def test_the_families_of_a_file_share_one_resolution_of_its_names(monkeypatch):
     assert woken(source) == ["servers", "partitioners", "between_graph", "tf1_cluster"]
     result = engine.migrate(source, "describe.py", ALL_RULES)
     assert result.source == source and result.findings == []
-    assert len(resolutions) == 1
+    assert resolutions == ["ScopeProvider"]

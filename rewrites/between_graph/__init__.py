@@ -96,8 +96,8 @@ from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, las
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
-from rewrites.syntax import (Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree,
-                             with_blank_lines)
+from rewrites.syntax import (Unsupported, bind_arguments, children, is_name, single_assign, source, statement_value,
+                             subtree, with_blank_lines)
 from rewrites.tf1_checkpoints import restores_shard_slots
 
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
@@ -418,7 +418,7 @@ def _statements(module: cst.Module):
 def _blocks(node: cst.CSTNode) -> list[cst.IndentedBlock]:
     """The indented blocks right below ``node`` (not those inside them)."""
     found = []
-    for child in node.children:
+    for child in children(node):
         if isinstance(child, cst.IndentedBlock):
             found.append(child)
         elif not isinstance(child, cst.BaseStatement) or child is getattr(node, "orelse", None):  # `elif`

@@ -31,7 +31,7 @@ from rewrites.program.modules import ModuleView
 from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import source, subtree, with_blank_lines
+from rewrites.syntax import children, source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -72,7 +72,7 @@ def taken(view: ModuleView, owner: cst.CSTNode, skip: set[int] = frozenset()) ->
             continue
         if isinstance(node, cst.Name) and _reaches(view.scope(node), scope, node.value):
             found.add(node.value)
-        stack.extend(node.children)
+        stack.extend(children(node))
     return found
 
 

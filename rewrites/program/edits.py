@@ -17,6 +17,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ImportAssignment
 
 from rewrites.base import KERAS_3_FALLBACK, KERAS_IMPORTS, module_level_statements
+from rewrites.import_passes import apply_scheduled
 from rewrites.program.modules import ModuleView
 from rewrites.syntax import Unsupported, subtree, with_blank_lines
 
@@ -92,9 +93,7 @@ class ModuleEdits:
         module, needed = _before_tensorflow(module, needed)
         for module_name, obj, asname, relative in needed:
             AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
-        for scheduled in (AddImportsVisitor, RemoveImportsVisitor):  # each a pass over the module: only with work
-            if context.scratch.get(scheduled.CONTEXT_KEY):
-                module = scheduled(context).transform_module(module)
+        module = apply_scheduled(module, context)
         if any(imported[:3] == ("keras", None, None) for imported in self.imports) and "keras" in used:
             module = _with_keras_3_fallback(module)
         return module.code

@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from rewrites.base import TFNameReader, module_level_statements
+from rewrites.metadata import lazily_resolved
 from rewrites.program.imports import find_module
 from rewrites.tf_api import V1_ONLY_DATASET_MEMBERS
 from rewrites.syntax import subtree
@@ -42,7 +43,7 @@ class ModuleView(TFNameReader, cst.MetadataDependent):
     def __init__(self, path: str, wrapper: MetadataWrapper, tree: Tree) -> None:
         super().__init__()
         self.path, self.module, self.tree = path, wrapper.module, tree
-        self.metadata = wrapper.resolve_many(self.get_inherited_dependencies())
+        self.metadata = lazily_resolved(wrapper, self.get_inherited_dependencies())
         self.read_aliases(self.module)
 
     def __repr__(self) -> str:

@@ -14,7 +14,7 @@ from libcst.metadata import ScopeProvider
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, Place, Value
 from rewrites.program.values import MAX_DEPTH, Values
-from rewrites.syntax import Replace, source
+from rewrites.syntax import Replace, children, source
 
 
 def relocate(values: Values, value: Value, target: Place, spell=None) -> cst.BaseExpression:
@@ -54,7 +54,7 @@ class _Relocation:
             return
         if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             raise value.fail(f"`{source(node)}` is not migrated where it is used: bind it to a name first")
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, cst.Arg):
                 self._collect(child.value, value, replacements, depth)
             elif not isinstance(child, (cst.AssignEqual,)):

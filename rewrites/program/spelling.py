@@ -45,7 +45,7 @@ import libcst as cst
 from rewrites import tf_api
 from rewrites.base import module_level_statements
 from rewrites.program.modules import ModuleView
-from rewrites.syntax import Replace, Unsupported, first_line, source, statement_value, subtree
+from rewrites.syntax import Replace, Unsupported, children, first_line, source, statement_value, subtree
 
 TF = "tf"
 MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "eval",
@@ -168,7 +168,7 @@ class Spelling:
             if isinstance(node, cst.Attribute):
                 stack.append(node.value)
                 continue
-            stack.extend(node.children)
+            stack.extend(children(node))
 
     # -- one reference ------------------------------------------------------------------------
 

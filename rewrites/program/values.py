@@ -18,7 +18,7 @@ from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 from rewrites.program.constants import ConstantReading
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, CallSite, Place, Value
-from rewrites.syntax import bind_arguments, subtree
+from rewrites.syntax import bind_arguments, children, subtree
 
 # Calls whose value depends only on their arguments: they may be read where a value is used.
 PURE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "min", "max", "abs", "round", "tuple", "list",
@@ -294,9 +294,9 @@ def _argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseE
 
 def _own_nodes(function: cst.FunctionDef):
     """The nodes of a function's body, not those of functions (or classes) nested in it."""
-    stack = list(function.body.children)
+    stack = list(children(function.body))
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            stack.extend(node.children)
+            stack.extend(children(node))
