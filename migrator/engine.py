@@ -87,10 +87,8 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
         state = states.get(path)
         if state is None:
             results[path] = Result(text)
-        elif isinstance(state, FileError):
-            results[path] = state
         else:
-            results[path] = state.result()
+            results[path] = state if isinstance(state, FileError) else state.result()
     return results
 
 
@@ -101,24 +99,50 @@ class _FileState:
 
     path: str
     texts: list[str]
-    wrapper: object = None  # None: not parsed yet (a module of the group no family woke)
+    wrapper: object = None  # None: its text is not parsed (yet)
     findings: list[Finding] = field(default_factory=list)
     program: tuple[str, ...] = ()
+    printed: str = ""  # libcst's printing of the user's text, once a family changed it
 
-    @property
-    def module(self):
-        return self.wrapper.module
+    def parsed(self):
+        """The wrapper of the current text, parsed when first needed: the last family's code only by Python's
+        own parser (in ``result``). Raises FileError when a family's code does not parse (a bug: the file is
+        left as it was)."""
+        if self.wrapper is None:
+            self.wrapper = _wrapped(_parse(self.texts[-1], self.path, internal=len(self.texts) > 1))
+        return self.wrapper
 
     def advance(self, code: str, findings: list[Finding]) -> None:
-        """A family's result: its findings are on lines of the current text; map them to the user's.
-        Raises FileError when the family's code does not parse (a bug: the file is left as it was)."""
+        """A family's result: its findings are on lines of the current text; map them to the user's."""
         self.findings.extend(_in_original_lines(findings, self.texts))
         if code != self.texts[-1]:
-            self.wrapper = _wrapped(_parse(code, self.path, internal=True))
+            if len(self.texts) == 1:
+                self.printed = self.parsed().module.code
+            self.wrapper = None
             self.texts.append(code)
 
-    def result(self) -> Result:
-        return Result(self.texts[-1], sorted(self.findings), self.program)
+    def result(self) -> Result | FileError:
+        from migrator.untouched import first_difference, with_untouched_lines
+
+        text = self.texts[-1]
+        if len(self.texts) > 1:
+            if self.wrapper is None and (error := _generated_syntax_error(text, self.path)):
+                return error
+            text = with_untouched_lines(self.texts[0], self.printed, text)
+            if text is None:
+                return FileError(self.path, "libcst does not print this file back as it is (line "
+                                            f"{first_difference(self.texts[0], self.printed)}); file left unchanged")
+        return Result(text, sorted(self.findings), self.program)
+
+
+def _generated_syntax_error(code: str, path: str) -> FileError | None:
+    import ast
+
+    try:
+        compile(code, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError) as error:
+        return FileError(path, f"internal error: the migrated code does not parse ({error}); file left unchanged")
+    return None
 
 
 def _wrapped(module):
@@ -131,11 +155,12 @@ def _per_file(text: str, path: str, families: list[Family], enabled, keras: str)
     from libcst.codemod import CodemodContext
 
     try:
-        state = _FileState(path, [text], _wrapped(_parse(text, path)))
+        state = _FileState(path, [text])
         for family in families:
+            wrapper = state.parsed()
             rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
             try:
-                code = _transform(rewrite, state.wrapper).code
+                code = _transform(rewrite, wrapper).code
             except Exception as error:  # a bug in a rewrite must not cost the user their file
                 return FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged")
             state.advance(code, rewrite.findings)
@@ -160,13 +185,21 @@ def _transform(rewrite, wrapper):
 
 def _program_family(family: Family, states: dict[str, _FileState], woken: list[str], enabled, keras: str,
                     exists) -> dict[str, FileError]:
-    """Run a program family over the group's modules (programs start in the ``woken`` ones); each module it
-    changes is parsed again for the next. A crash of the family fails the files (returned), and changes nothing."""
+    """Run a program family over the group's modules (programs start in the ``woken`` ones). A crash of the
+    family fails the files (returned), and changes nothing."""
     from rewrites.program.modules import Tree
 
-    tree = Tree({path: state.texts[-1] for path, state in states.items()}, exists=exists,
-                parsed={path: state.wrapper for path, state in states.items() if state.wrapper is not None},
-                woken=woken)
+    failed = {}
+    for path, state in states.items():
+        try:
+            if len(state.texts) > 1:  # an earlier family's code: parsed now, where its errors fail only its file
+                state.parsed()
+        except FileError as error:
+            failed[path] = error
+    readable = {path: state for path, state in states.items() if path not in failed}
+    tree = Tree({path: state.texts[-1] for path, state in readable.items()}, exists=exists,
+                parsed={path: state.wrapper for path, state in readable.items() if state.wrapper is not None},
+                woken=[path for path in woken if path in readable])
     try:
         outcome = family.load().migrate(tree, frozenset(enabled), keras)
     except Exception as error:  # a bug in a rewrite must not cost the user their files
@@ -183,8 +216,7 @@ def _program_family(family: Family, states: dict[str, _FileState], woken: list[s
         program = tuple(_state_path(states, path) for path in paths)
         for path in program:
             states[path].program = program
-    failed = {}
-    for path, state in states.items():
+    for path, state in readable.items():
         try:
             state.advance(changed.get(path, state.texts[-1]), findings.get(path, []))
         except FileError as error:
