@@ -17,7 +17,7 @@ from libcst.metadata import ImportAssignment, PositionProvider, QualifiedNamePro
 
 from migrator.findings import Finding
 from rewrites import RULES
-from rewrites.syntax import subtree
+from rewrites.syntax import children, subtree
 
 # TensorFlow internals real code imports from, and the public namespace they back.
 _INTERNAL_MODULES = {
@@ -124,9 +124,19 @@ class TFNameReader:
     """
 
     _module_aliases: dict[str, str] = {}
+    _imported: frozenset[str] | None = None  # the names imports bind anywhere in the module; None: a star import
 
     def read_aliases(self, module: cst.Module) -> None:
+        self._imported = _names_imports_bind(module)
         self._module_aliases = self._tensorflow_reassignments(module)
+
+    def _may_name_tensorflow(self, node: cst.CSTNode) -> bool:
+        """Only a name an import binds (or a rebinding of one) can lead to TensorFlow: the others are not worth
+        a qualified-name lookup, which on a module of many statements was most of the time."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return (self._imported is None or not isinstance(node, cst.Name) or node.value in self._imported
+                or node.value in self._module_aliases)
 
     def tf_name(self, node: cst.CSTNode) -> TFName | None:
         """The TensorFlow API ``node`` refers to, through any import spelling, or None (also for an attribute of
@@ -134,7 +144,7 @@ class TFNameReader:
         root = node
         while isinstance(root, cst.Attribute):
             root = root.value
-        if root is not node and not isinstance(root, cst.Name):
+        if root is not node and not isinstance(root, cst.Name) or not self._may_name_tensorflow(root):
             return None
         found: set[TFName] = set()
         for qualified in self.get_metadata(QualifiedNameProvider, node, set()):
@@ -167,12 +177,27 @@ class TFNameReader:
         aliases = {}
         for statement in module_level_statements(module):
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and self._may_name_tensorflow(small.value):
                     target = small.targets[0].target
                     for qualified in self.get_metadata(QualifiedNameProvider, small.value, set()):
                         if isinstance(target, cst.Name) and _is_tensorflow_module(qualified):
                             aliases[target.value] = _TF_MODULES.get(qualified.name, qualified.name)
         return aliases
+
+
+def _names_imports_bind(module: cst.Module) -> frozenset[str] | None:
+    """Every name an import statement binds, in any scope of the module; None if one imports ``*``."""
+    names = set()
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            if isinstance(node.names, cst.ImportStar):
+                return None
+            names.update(alias.evaluated_alias or alias.evaluated_name.split(".")[0] for alias in node.names)
+        elif not isinstance(node, cst.BaseExpression):
+            stack.extend(children(node))
+    return frozenset(names)
 
 
 def module_level_statements(module: cst.Module) -> Iterator[cst.BaseStatement]:
