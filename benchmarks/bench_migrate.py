@@ -9,8 +9,10 @@ Trees (copied into a temporary folder, `.py` files only):
 
 For each tree: wall time, CPU time and peak memory (the largest process) of
 `tf-migrate --check -j 1`, `-j 2` and `tf_upgrade_v2`, the ratio tf-migrate -j 2 /
-tf_upgrade_v2 and the speed-up of -j 2 over -j 1. Also times `tf-migrate --check`
-on one small file with nothing to migrate (the pre-commit case) and `tf-migrate --help`.
+tf_upgrade_v2 and the speed-up of -j 2 over -j 1; with --floor also the least a libcst
+migration costs (bench_floor.py: parse and scopes of every file, one process). Also times
+`tf-migrate --check` on one small file with nothing to migrate (the pre-commit case) and
+`tf-migrate --help`.
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument(
         "--tree", choices=("tensorflow", "estimator", "stdlib", "tf1", "all"), default="all",
         help="which tree(s) to benchmark; default: %(default)s",
+    )
+    parser.add_argument(
+        "--floor", action="store_true",
+        help="also time libcst's parse and scope analysis of every file (bench_floor.py), one process",
     )
     parser.add_argument(
         "--copies", type=int, default=20, metavar="N",
@@ -243,12 +249,22 @@ def time_tf_upgrade(tf_upgrade: Path, tree: Path, work: Path) -> Timing:
     return timing
 
 
+def bench_floor(tree: Tree, files: int, copy: Path, work: Path) -> None:
+    """One row: libcst's parse and scope analysis of every file, the least a libcst migration costs."""
+    floor = run_timed([sys.executable, REPOSITORY / "benchmarks" / "bench_floor.py", copy], work)
+    if floor.result.returncode != 0:
+        raise BenchmarkError(f"bench_floor.py exited {floor.result.returncode}:\n{last_lines(floor.result.stderr)}")
+    print_row(tree, files, "libcst floor", floor, floor.result.stdout.strip().split(": ", 1)[-1])
+
+
 def bench_tree(
-    tree: Tree, tf_migrate: Path, tf_upgrade: Optional[Path], runs: int, work: Path
+    tree: Tree, tf_migrate: Path, tf_upgrade: Optional[Path], runs: int, work: Path, floor: bool = False
 ) -> Optional[str]:
     """Print the rows of one tree; return tf-migrate / tf_upgrade_v2 time, if both ran."""
     copy = work / tree.name
     files = copy_python_files(tree.source, copy)
+    if floor:
+        bench_floor(tree, files, copy, work)
     timings = {}
     for jobs in (1, 2):
         timings[jobs] = migrate = best_of(runs, [tf_migrate, "--check", "-j", str(jobs), copy], work)
@@ -304,7 +320,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 return 1
             print_header()
             for tree in trees:
-                ratios[tree.name] = bench_tree(tree, tf_migrate, tf_upgrade, args.runs, work)
+                ratios[tree.name] = bench_tree(tree, tf_migrate, tf_upgrade, args.runs, work, args.floor)
             if tf_upgrade is not None:
                 print_ratios(ratios)
             bench_small_commands(tf_migrate, args.runs, work)
