@@ -20,10 +20,11 @@ from dataclasses import dataclass, field, replace
 
 from migrator.findings import FileError, Finding
 from migrator.scanning import FAMILY, Scan, families_for, may_need, scan
-from rewrites import FAMILIES, RULES, Family
+from rewrites import FAMILIES, RULES, Family, in_running_order
 
 # What a Python 2 line a Python 3 parser chokes on usually looks like.
-_PYTHON2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"']|except\s+[\w.]+\s*,\s*\w+\s*:)|`|\b0[0-7]+\b|\bur[\"']")
+_PYTHON2_HINTS = re.compile(
+    r"^\s*(print\s+[^\s(=]|exec\s+[\"']|except\s+([\w.]+|\([\w.,\s]*\))\s*,\s*\w+\s*:)|`|\b0[0-7]+\b|\bur[\"']")
 
 
 @dataclass
@@ -72,7 +73,8 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     states: dict[str, _FileState | FileError] = {}
     for path, text in sources.items():
         if todo[path]:
-            states[path] = _per_file(text, path, [f for f in todo[path] if f.kind == "file"], enabled, keras)
+            states[path] = _per_file(text, path, in_running_order([f for f in todo[path] if f.kind == "file"]),
+                                     enabled, keras)
     for family in program_families:
         modules = {path: state for path, state in states.items() if isinstance(state, _FileState)}
         modules.update((path, _FileState(path, [text])) for path, text in sources.items() if path not in states)
@@ -254,29 +256,33 @@ def _line_origin(before: str, after: str):
 
 
 def _parse(source: str, path: str, internal: bool = False):
+    """libcst's module of ``source``. The user's code goes to Python's own parser first: libcst takes some
+    Python 2 (``except E, e:``), crashes on code nested too deep, and says less clearly what is wrong."""
     import libcst as cst
 
+    if not internal:
+        _check_python(source, path)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         if internal:
             raise FileError(path, f"internal error: the migrated code does not parse ({error.message}); "
                                   "file left unchanged") from None
-        message, line, col = _python_syntax_error(source) or (error.message, error.raw_line, error.raw_column + 1)
-        line_text = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
-        hint = " (this looks like Python 2: run 2to3 first)" if _PYTHON2_HINTS.search(line_text) else ""
-        reason = message.splitlines()[0][:200] if message else "syntax error"
-        raise FileError(path, f"not valid Python 3: {reason}{hint}", line, col) from None
+        reason = error.message.splitlines()[0][:200] if error.message else "syntax error"
+        raise FileError(path, f"Python 3 that libcst cannot parse: {reason}", error.raw_line,
+                        error.raw_column + 1) from None
 
 
-def _python_syntax_error(source: str) -> tuple[str, int, int] | None:
-    """CPython's own account of a syntax error: clearer than the parser's token list."""
+def _check_python(source: str, path: str) -> None:
+    """Raises FileError with CPython's account of why ``source`` is not Python 3, if it is not."""
     import ast
 
     try:
-        ast.parse(source)
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
-        return error.msg, error.lineno or 0, error.offset or 0
-    except (ValueError, RecursionError):
-        return None
-    return None
+        line, lines = error.lineno or 0, source.splitlines()
+        line_text = lines[line - 1] if 0 < line <= len(lines) else ""
+        hint = " (this looks like Python 2: run 2to3 first)" if _PYTHON2_HINTS.search(line_text) else ""
+        raise FileError(path, f"not valid Python 3: {error.msg}{hint}", line, error.offset or 0) from None
+    except (RecursionError, MemoryError):  # what CPython raises for code nested too deep
+        raise FileError(path, "not valid Python 3: nested too deeply for Python's parser") from None

@@ -30,6 +30,9 @@ class Family:
     triggers: tuple[str, ...]
     rules: tuple[Rule, ...]
     kind: str = "file"
+    # A family that changes no code runs as early as the families it must follow allow (those of them a file
+    # wakes): the families after it then share its parse and metadata instead of paying for their own.
+    reads_only_after: tuple[str, ...] | None = None
 
     def load(self):
         module = importlib.import_module(f"rewrites.{self.module}")
@@ -41,7 +44,7 @@ class Family:
 
 E, N, M = Safety.EXACT, Safety.NUMERIC, Safety.MANUAL
 
-# In the order the engine runs them.
+# In the order the engine runs them (a family that reads only may run earlier: reads_only_after).
 FAMILIES: tuple[Family, ...] = (
     Family(
         "servers",
@@ -92,6 +95,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "tf1_cluster",
         triggers=("replica_device_setter", "MonitoredTrainingSession", "Supervisor", "SyncReplicasOptimizer", "/job:ps"),
+        reads_only_after=("between_graph",),
         rules=(
             Rule("TFM107", "cluster-code-left", M,
                  "TF1 cluster code left as it is (replica_device_setter, MonitoredTrainingSession, Supervisor, "
@@ -147,3 +151,13 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.rules}
+
+
+def in_running_order(families: list[Family]) -> list[Family]:
+    """``families`` (in FAMILIES order) with each family that changes no code moved before the others that do
+    not have to precede it."""
+    ordered = [family for family in families if family.reads_only_after is None]
+    for family in (family for family in families if family.reads_only_after is not None):
+        needed = [index for index, other in enumerate(ordered) if other.module in family.reads_only_after]
+        ordered.insert(needed[-1] + 1 if needed else 0, family)
+    return ordered

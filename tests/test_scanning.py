@@ -102,3 +102,31 @@ def test_the_families_of_a_file_share_one_resolution_of_its_names(monkeypatch):
     result = engine.migrate(source, "describe.py", ALL_RULES)
     assert result.source == source and result.findings == []
     assert resolutions == ["ScopeProvider"]
+
+
+def test_a_family_that_only_reads_runs_before_one_that_rewrites_and_shares_its_resolution(monkeypatch):
+    """tf1_cluster changes no code: on a file servers rewrites too it runs first, on the same scopes, and its
+    findings point at the user's columns."""
+    from libcst.metadata import ScopeProvider
+
+    resolutions = []
+    real = ScopeProvider.__init__
+
+    def counted(self, *args, **kwargs):
+        resolutions.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ScopeProvider, "__init__", counted)
+    source = dedent("""\
+        import tensorflow as tf
+
+        server = tf.train.Server(cluster, job_name="worker")
+        with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+            pass
+        """)
+    assert woken(source) == ["servers", "tf1_cluster"]
+    result = engine.migrate(source, "cluster.py", ALL_RULES)
+    assert "server = tf.distribute.Server(cluster" in result.source
+    assert sorted((f.rule, f.line, f.col) for f in result.findings) == [
+        ("TFM101", 3, 10), ("TFM107", 3, 10), ("TFM107", 4, 16)]
+    assert len(resolutions) == 1
