@@ -1,18 +1,33 @@
-"""The files of a run migrated on all cores: every file scanned, then the groups that need it migrated.
+"""The files of a run migrated in worker processes: every file scanned, then the groups that need it migrated.
 
-Both steps share one pool of worker processes, started only when the run is big enough to gain from it.
-Groups go out biggest first, one at a time, so that no big file is left to finish alone at the end.
+Migrating always happens in workers, even with -j 1: a file that crashes libcst's native parser, exhausts memory
+or nests too deeply then costs only its own group, whose files are reported as failed and left unchanged, while
+the other groups still complete. Scanning moves to the workers only when the run is big enough to gain from it, so
+a run with nothing to migrate (the pre-commit case) starts no process. Each worker runs one task at a time, so the
+group of a worker that dies is known, and a new worker takes the next task. Groups go out biggest first, so that no
+big file is left to finish alone at the end. Workers die with the main process, and leave Ctrl-C to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from migrator.engine import Result, migrate_group, program_groups
 from migrator.files import Candidate, Source
 from migrator.findings import FileError
 from migrator.scanning import Scan, scan
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import BaseContext
 
 
 def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
@@ -20,60 +35,268 @@ def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled
     """Migrate the files that may need it (``todo``), each program's files together."""
     names = {str(candidate.path): candidate for candidate in todo}
     texts = {name: sources[candidate].text for name, candidate in names.items()}
+    notebooks = {name for name, candidate in names.items() if sources[candidate].notebook}
+    results: dict[str, Result | FileError] = {}
     with Workers(jobs) as workers:
-        order = sorted(texts, key=lambda name: -len(texts[name]))
-        parallel = sum(map(len, texts.values())) > SCAN_IN_PARALLEL_FROM
-        scans = dict(zip(order, workers.map(scan_text, [texts[name] for name in order], [enabled] * len(order),
-                                            parallel=parallel)))
-        python = {name: text for name, text in texts.items() if not sources[names[name]].notebook}
-        groups = program_groups(python, enabled, scans) + [[name] for name in texts if name not in python]
-        groups = [group for group in groups if any(scans[name].families for name in group)]
-        groups.sort(key=lambda group: -sum(len(texts[name]) for name in group))
-        results: dict[Candidate, Result | FileError] = {}
-        done = workers.map(migrate_group_or_errors, [{name: texts[name] for name in group} for group in groups],
-                           [enabled] * len(groups), [keras] * len(groups),
-                           [{name: scans[name].families for name in group} for group in groups],
-                           parallel=len(groups) > 1)
-        for group in with_progress(done, len(groups)):
-            results.update((names[name], result) for name, result in group.items())
-    return results
+        scans: dict[str, Scan] = {}
+        for name, scanned in scan_all(texts, enabled, workers):
+            if isinstance(scanned, Failure):
+                results.update(failed((name,), scanned))
+            else:
+                scans[name] = scanned
+        tasks = {tuple(group): ({name: texts[name] for name in group}, enabled, keras,
+                                {name: scans[name].families for name in group})
+                 for group in groups_to_migrate(texts, scans, notebooks, enabled)}
+        for group, migrated in with_progress(workers.run(migrate_group_of, tasks), len(tasks)):
+            results.update(failed(group, migrated) if isinstance(migrated, Failure) else migrated)
+    return {names[name]: result for name, result in results.items()}
 
 
 # Below this many characters, scanning in this process is quicker than starting workers.
 SCAN_IN_PARALLEL_FROM = 500_000
 
 
+def scan_all(texts: dict[str, str], enabled: frozenset[str], workers: Workers) -> Iterator[tuple[str, Scan | Failure]]:
+    """Each file's Scan (or the Failure of its worker), on the workers if the run is big enough to gain from it."""
+    order = sorted(texts, key=lambda name: -len(texts[name]))
+    if sum(map(len, texts.values())) <= SCAN_IN_PARALLEL_FROM:
+        return ((name, scan(texts[name], enabled)) for name in order)
+    return workers.run(scan, {name: (texts[name], enabled) for name in order})
+
+
+def groups_to_migrate(texts: dict[str, str], scans: dict[str, Scan], notebooks: set[str],
+                      enabled: frozenset[str]) -> list[list[str]]:
+    """The scanned files in groups to migrate together (a program and its modules; a notebook alone), those that
+    wake a family, biggest first."""
+    python = {name: text for name, text in texts.items() if name in scans and name not in notebooks}
+    groups = program_groups(python, enabled, scans) + [[name] for name in texts if name in scans and name in notebooks]
+    groups = [group for group in groups if any(scans[name].families for name in group)]
+    return sorted(groups, key=lambda group: -sum(len(texts[name]) for name in group))
+
+
+def migrate_group_of(texts: dict[str, str], enabled: frozenset[str], keras: str,
+                     woken: dict[str, tuple[str, ...]]) -> dict[str, Result | FileError]:
+    return migrate_group(texts, enabled, keras, woken=woken)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a task has no result: its worker died ("crashed"), or it raised ("memory", "recursion", "error")."""
+
+    kind: str
+    detail: str = ""
+
+    def message(self, files: int) -> str:
+        subject = "this file" if files == 1 else f"this file or another of the {files} files of its program"
+        return FAILURES[self.kind].format(subject=subject, detail=self.detail) + "; file left unchanged"
+
+
+FAILURES = {
+    "crashed": "tf-migrate crashed on {subject} (worker died: {detail})",
+    "memory": "tf-migrate ran out of memory on {subject}",
+    "recursion": "tf-migrate ran out of stack on {subject}: its code nests too deeply",
+    "error": "internal error on {subject}: {detail}",
+}
+
+
+def failed(names: tuple[str, ...], failure: Failure) -> dict[str, FileError]:
+    return {name: FileError(name, failure.message(len(names))) for name in names}
+
+
 class Workers:
-    """``map`` on a pool of ``jobs`` processes, started the first time it is worth it; in this process otherwise."""
+    """Up to ``jobs`` worker processes, each running one task at a time, started as tasks need them. A worker that
+    dies fails its task, and is replaced for the next one."""
 
     def __init__(self, jobs: int) -> None:
-        self.jobs, self.pool = jobs, None
+        self.jobs = jobs
+        self.workers: list[_Worker] = []
+        self.idle: list[_Worker] = []
 
     def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+        for worker in self.workers:
+            worker.stop()
 
-    def map(self, function, *arguments, parallel: bool) -> Iterator:
-        if self.jobs <= 1 or not parallel:
-            return map(function, *arguments)
-        if self.pool is None:
-            self.pool = ProcessPoolExecutor(self.jobs)
-        return self.pool.map(function, *arguments)
+    def run(self, function: Callable, tasks: dict[Hashable, tuple]) -> Iterator[tuple[Hashable, object]]:
+        """``function(*arguments)`` of each task (key: arguments), as tasks finish: (key, its result, or the
+        Failure that left it without one)."""
+        if not tasks:  # nothing to import multiprocessing for
+            return
+        from multiprocessing.connection import wait
+
+        pending = list(tasks.items())[::-1]
+        busy: dict[Connection, tuple[_Worker, Hashable]] = {}
+        while pending or busy:
+            while pending and (self.idle or len(self.workers) < self.jobs):
+                key, arguments = pending.pop()
+                worker = self.idle.pop() if self.idle else self._start()
+                if worker.send((function, arguments)):
+                    busy[worker.connection] = worker, key
+                else:
+                    yield key, self._lost(worker)
+            for connection in wait(list(busy)):
+                worker, key = busy.pop(connection)
+                yield key, self._result(worker)
+
+    def _start(self) -> _Worker:
+        worker = _Worker(_context())
+        self.workers.append(worker)  # before it starts: a Ctrl-C from then on stops it
+        worker.start()
+        return worker
+
+    def _result(self, worker: _Worker) -> object:
+        try:
+            result = worker.connection.recv()
+        except (EOFError, OSError):
+            return self._lost(worker)
+        self.idle.append(worker)
+        return result
+
+    def _lost(self, worker: _Worker) -> Failure:
+        self.workers.remove(worker)
+        worker.stop()
+        return Failure("crashed", _exit_status(worker.process.exitcode))
 
 
-def scan_text(text: str, enabled: frozenset[str]) -> Scan:
-    return scan(text, enabled)
+def _context() -> BaseContext:
+    import multiprocessing
+
+    # fork is cheapest to start (one small file must not wait for a new interpreter) and safe here: this process
+    # runs no other thread. Elsewhere the platform's default.
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
 
 
-def migrate_group_or_errors(texts: dict[str, str], enabled: frozenset[str], keras: str,
-                            woken: dict[str, tuple[str, ...]] | None = None) -> dict[str, Result | FileError]:
+class _Worker:
+    def __init__(self, context: BaseContext) -> None:
+        self.connection, self.child_end = context.Pipe()
+        self.process = context.Process(target=_serve, args=(self.child_end, os.getpid()), daemon=True)
+
+    def start(self) -> None:
+        with _interrupts_held():
+            self.process.start()
+        self.child_end.close()
+
+    def send(self, task: tuple) -> bool:
+        try:
+            self.connection.send(task)
+        except OSError:  # it died while idle
+            return False
+        return True
+
+    def stop(self) -> None:
+        if self.process.pid is not None:
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """A Ctrl-C while a worker starts interrupts this process once the worker is started, and never reaches the
+    new worker before it ignores Ctrl-C (it would print a traceback)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        return migrate_group(texts, enabled, keras, woken=woken)
-    except Exception as error:  # a crash on one group must not stop the others
-        return {name: FileError(name, f"internal error: {error!r}; file left unchanged") for name in texts}
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _exit_status(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"signal {-code}, {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+def _serve(connection: Connection, parent: int) -> None:
+    """A worker: run the tasks the main process sends, one at a time, until it closes the connection."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the main process ends us
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _die_with(parent)
+    _bound_memory()
+    while True:
+        try:
+            function, arguments = connection.recv()
+        except EOFError:
+            return
+        connection.send(_outcome(function, arguments))
+
+
+def _outcome(function: Callable, arguments: tuple) -> object:
+    try:
+        return function(*arguments)
+    except MemoryError:
+        return Failure("memory")
+    except RecursionError:
+        return Failure("recursion")
+    except Exception as error:  # a bug on one group must not stop the others
+        return Failure("error", repr(error))
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when the main process ends, however it ends (SIGKILL included)."""
+    if not _killed_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it ended before we asked
+        os._exit(1)
+
+
+def _killed_with_parent() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(1)
+
+
+# The address space a worker may add to its own, at the least; half the machine's memory if that is more. The
+# largest file of TensorFlow's source needs under 300 MB: a file needing more is pathological.
+MEMORY_BUDGET = 4 << 30
+
+
+def _bound_memory() -> None:
+    """A file that exhausts memory fails its worker with MemoryError instead of exhausting the machine."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        limit = _address_space() + max(MEMORY_BUDGET, memory // 2)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        if soft == resource.RLIM_INFINITY or soft > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, ValueError, OSError):  # no such limit here (Windows; macOS refuses it)
+        pass
+
+
+def _address_space() -> int:
+    """The bytes of address space this process uses now (0 where /proc does not say)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def with_progress(results: Iterator, total: int) -> Iterator:
@@ -85,8 +308,9 @@ def with_progress(results: Iterator, total: int) -> Iterator:
         return
     from rich.progress import Progress
 
-    with Progress(transient=True) as progress:
+    # Redrawn as groups finish, not by a thread of its own: a new worker must not fork a process running threads.
+    with Progress(transient=True, auto_refresh=False) as progress:
         task = progress.add_task("migrating", total=total)
         for result in results:
-            progress.advance(task)
+            progress.update(task, advance=1, refresh=True)
             yield result
