@@ -81,23 +81,33 @@ model_dir = tempfile.mkdtemp()
 
 def strategy_for_this_task():
   """This task's type in the TF_CONFIG cluster, and the strategy it trains with."""
-  # ps and worker tasks serve the chief and never return. Without TF_CONFIG the
-  # program trains locally with the default strategy, as the TF1 program did.
+  # ps and worker tasks serve the chief and never return; an evaluator evaluates beside
+  # the cluster. Without TF_CONFIG the program trains locally with the default strategy,
+  # as the TF1 program did.
   resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
   if not resolver.cluster_spec().jobs:
     return None, tf.distribute.get_strategy()
+  if resolver.task_type == "evaluator":
+    return resolver.task_type, tf.distribute.get_strategy()
+  # The cluster that trains: not the evaluator, which runs no server (the chief would
+  # wait for it forever, tensorflow/tensorflow#46169).
+  jobs = resolver.cluster_spec().as_dict()
+  jobs.pop("evaluator", None)
+  cluster = tf.train.ClusterSpec(jobs)
   if resolver.task_type in ("ps", "worker"):
     server = tf.distribute.Server(
-        resolver.cluster_spec(),
+        cluster,
         job_name=resolver.task_type,
         task_index=resolver.task_id,
         protocol=resolver.rpc_layer or "grpc",
         start=True)
     server.join()
-  if resolver.task_type == "evaluator":
-    return resolver.task_type, tf.distribute.get_strategy()
   return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
-      resolver,
+      tf.distribute.cluster_resolver.SimpleClusterResolver(
+          cluster,
+          task_type=resolver.task_type,
+          task_id=resolver.task_id,
+          rpc_layer=resolver.rpc_layer),
       variable_partitioner=None)
 
 

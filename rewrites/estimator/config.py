@@ -155,7 +155,8 @@ class ConfigReader:
         if hooks.last_step is not None:
             count = self._earlier_stop(count, hooks.last_step, steps.absolute)
         code = self.code(count) if count is not None else None
-        whole = FitPlan("1", code, steps.absolute and count is not None, repeat=count is None)
+        absolute = steps.absolute and count is not None
+        whole = FitPlan("1", code, absolute, repeat=count is None, last_step=code if absolute else None)
         if checkpoints is None:
             return whole
         if hooks.checkpoint_steps is not None:  # the Estimator then adds no saver of its own
@@ -176,7 +177,7 @@ class ConfigReader:
                           "migrated program saves one checkpoint, at the end of training"))
             return whole
         checkpoints.comment = f"every {checkpoints.every_steps} steps (one epoch each)"
-        return FitPlan(str(total // every), checkpoints.every_steps, whole.absolute)
+        return FitPlan(str(total // every), checkpoints.every_steps, whole.absolute, last_step=whole.last_step)
 
     def _every(self, hooks: hooks_code.Hooks, checkpoints: Checkpoints) -> object:
         view, node = checkpoints.every_node

@@ -36,7 +36,7 @@ from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
 DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "model", "checkpoints", "save_checkpoint",
-                "tf1_checkpoint", "steps_done", "warm_start", "predictor")
+                "tf1_checkpoint", "steps_done", "warm_start", "predictor", "checkpoint_path")
 PREFERRED = {"bootstrap": "strategy_for_this_task"}
 BUILD_LOCALS = ("model", "optimizer", "predictor")
 
@@ -359,8 +359,8 @@ def _codes(program: Program, plans: list[DriverPlan]) -> list[str]:
         codes += [setup.checkpoints.keep, setup.checkpoints.every_steps]
     for plan in plans:
         codes += [piece.input.code for piece in (plan.train, plan.evaluate) if piece is not None]
-        codes += [plan.predict.code if plan.predict else None, plan.train.fit.steps_per_epoch if plan.train else None,
-                  plan.evaluate.steps if plan.evaluate else None]
+        codes += [plan.predict.code if plan.predict else None, plan.evaluate.steps if plan.evaluate else None]
+        codes += [plan.train.fit.steps_per_epoch, plan.train.fit.last_step] if plan.train else []
     codes += [source(value.node) for value in setup.model_fn.keywords.values()]
     return [code for code in codes if code]
 

@@ -134,6 +134,7 @@ class FitPlan:
     steps_per_epoch: str | None  # None: one pass over an input that ends, counted (its cardinality)
     absolute: bool        # the steps count those of earlier runs (max_steps), so a resumed run trains the rest
     repeat: bool = False  # the input ends: fit trains on it repeated (one pass of it, counted)
+    last_step: str | None = None  # absolute: the step training ends at (max_steps), that of its last checkpoint
 
 
 @dataclass
