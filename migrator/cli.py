@@ -28,9 +28,10 @@ from migrator import __version__
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
 from migrator.engine import Result
 from migrator.scanning import may_need
-from migrator.files import Candidate, Source, StagedWrites, common_folder, discover, read_source, write_atomic
+from migrator.files import (Candidate, Cleaned, Source, StagedWrites, common_folder, discover, read_source,
+                            write_atomic)
 from migrator.notebooks import Notebook, changed_cells, with_sources
-from migrator.report import FileRecord, RunSummary, Terminal, write_report
+from migrator.report import FileRecord, RunSummary, Terminal, printable, write_report
 from migrator.findings import FileError, Finding, Safety
 from migrator.verifying import Verifications, program_of
 from migrator.workers import migrate_all
@@ -213,7 +214,7 @@ def write_reports(paths: list[Path], outcome: Outcome, dry_run: bool) -> None:
         except OSError as error:
             problem = FileError(str(path), f"cannot write the report: {error.strerror or error}")
             outcome.report_errors.append(problem)
-            print(problem.format(), file=sys.stderr)
+            print(printable(problem.format()), file=sys.stderr)
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:
@@ -254,9 +255,15 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
     outcome = Outcome()
     terminal = terminal_for(args)
     sources: dict[Candidate, Source] = {}
-    for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out):
+    in_place = not (args.diff or args.check or args.out)
+    for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out,
+                              clean=in_place):
         if isinstance(candidate, FileError):
             outcome.errors.append(candidate)
+            continue
+        if isinstance(candidate, Cleaned):
+            terminal.note(f"tf-migrate: {candidate.folder}: removed {plural(len(candidate.names), 'temporary file')} "
+                          "an interrupted run left", sys.stderr)
             continue
         outcome.scanned += 1
         try:
@@ -402,6 +409,7 @@ def status_on_terminal(text: str) -> Iterator[None]:
 
 
 def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
+    name = printable(name)
     for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"{name}\t(original)", f"{name}\t(migrated)"):
         yield line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
 

@@ -73,15 +73,15 @@ def read_notebook(path: str, text: str) -> Notebook:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise FileError(path, f"not a notebook: invalid JSON ({error.msg})", error.lineno, error.colno) from None
+    except RecursionError:
+        raise FileError(path, "not a notebook: JSON nested too deeply") from None
+    _check_version(path, data)
     try:
         node = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
-        if node.get("nbformat") != 4:
-            raise FileError(path, f"nbformat {node.get('nbformat')} notebook: only version 4 is migrated (convert it "
-                                  "with `jupyter nbconvert --to notebook --nbformat 4`)")
         nbformat.validate(node)
     except nbformat.ValidationError as error:
         raise FileError(path, f"not a valid nbformat 4 notebook: {error.message}") from None
-    except (AttributeError, TypeError, KeyError):  # JSON that is no notebook at all
+    except (AttributeError, TypeError, KeyError, ValueError):  # JSON that is no notebook at all (nbformat trips)
         raise FileError(path, "not a notebook: no nbformat 4 structure") from None
     notebook = Notebook(path, data, _indent(text))
     if dump(notebook) != text:
@@ -89,6 +89,20 @@ def read_notebook(path: str, text: str) -> Notebook:
                               "open and save it in Jupyter first")
     _build_program(notebook)
     return notebook
+
+
+def _check_version(path: str, data: object) -> None:
+    """Before nbformat, which asserts, or fails to import a module, on a version it does not know."""
+    if not isinstance(data, dict):
+        raise FileError(path, "not a notebook: no nbformat 4 structure")
+    if "nbformat" not in data:
+        raise FileError(path, "not a notebook: no nbformat version")
+    for key in ("nbformat", "nbformat_minor"):
+        if key in data and type(data[key]) is not int:  # nor a bool
+            raise FileError(path, f"not a notebook: {key} {json.dumps(data[key])} is not a version number")
+    if data["nbformat"] != 4:
+        raise FileError(path, f"nbformat {data['nbformat']} notebook: only version 4 is migrated (convert it with "
+                              "`jupyter nbconvert --to notebook --nbformat 4`)")
 
 
 def _indent(text: str) -> int:

@@ -6,6 +6,7 @@ line instead. `--report PATH.html` / `PATH.json` write the whole run: a summary,
 findings per rule, and per file what was rewritten (its diff), the findings by level
 with the code they point at and what to do, and the parity verdict of each verified
 program with a link to its parity report. The JSON's layout is REPORT_SCHEMA_VERSION.
+A file name that is not UTF-8 is shown with its bytes escaped (``caf\\xe9.py``) in all of them.
 """
 
 from __future__ import annotations
@@ -66,40 +67,70 @@ class Terminal:
         if self.quiet and finding.safety is not Safety.MANUAL:
             return
         if self.json_lines:
-            print(json.dumps({"type": "finding", **finding_json(finding)}), file=stream)
+            _print_json({"type": "finding", **finding_json(finding)}, stream)
             return
         text = finding.format()
         if self.colored(stream):
             place = where(finding.path, finding.cell, finding.line, finding.col)
             text = (f"{place}: \033[1m{finding.rule}\033[0m \033[{LEVEL_COLORS[finding.safety]}m[{finding.safety}]"
                     f"\033[0m {finding.message}")
-        print(text, file=stream)
+        _print(text, stream)
 
     def verdict(self, path: str, verification: Verification, suffix: str, stream: TextIO) -> None:
         if self.quiet and verification.verdict == "parity":
             return
         if self.json_lines:
-            print(json.dumps({"type": "verification", "path": path, **asdict(verification)}), file=stream)
+            _print_json({"type": "verification", "path": path, **asdict(verification)}, stream)
             return
         verdict = verification.verdict
         if self.colored(stream):
             verdict = f"\033[1;{VERDICT_COLORS[verdict]}m{verdict}\033[0m"
-        print(f"{path}: {verdict}: {verification.message}{suffix}", file=stream)
+        _print(f"{path}: {verdict}: {verification.message}{suffix}", stream)
 
     def error(self, error: FileError, stream: TextIO) -> None:
         if self.json_lines:
-            print(json.dumps({"type": "error", "path": error.path, "cell": error.cell or None, "line": error.line,
-                              "col": error.col, "message": error.message}), file=stream)
+            _print_json({"type": "error", "path": error.path, "cell": error.cell or None, "line": error.line,
+                         "col": error.col, "message": error.message}, stream)
             return
         text = error.format()
-        print(f"\033[31m{text}\033[0m" if self.colored(stream) else text, file=stream)
+        _print(f"\033[31m{text}\033[0m" if self.colored(stream) else text, stream)
 
     def file_status(self, record: FileRecord, stream: TextIO) -> None:
         """--verbose: one line per file scanned."""
         if self.verbose:
             counts = Counter(finding.safety.value for finding in record.findings)
             detail = ", ".join(f"{count} {level}" for level, count in counts.items())
-            print(f"{record.path}: {record.status}" + (f" ({detail})" if detail else ""), file=stream)
+            _print(f"{record.path}: {record.status}" + (f" ({detail})" if detail else ""), stream)
+
+    def note(self, text: str, stream: TextIO) -> None:
+        """A line about the run, not about a file's code (silent with --quiet)."""
+        if not self.quiet:
+            _print(text, stream)
+
+
+def printable(text: str) -> str:
+    """``text`` with the bytes of a file name that is not UTF-8 (os.fsdecode's surrogates, which no UTF-8 output
+    takes) as ``\\xNN``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def printable_json(value):
+    """``printable`` on every string of a JSON value."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {key: printable_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_json(item) for item in value]
+    return value
+
+
+def _print(text: str, stream: TextIO) -> None:
+    print(printable(text), file=stream)
+
+
+def _print_json(value: dict, stream: TextIO) -> None:
+    print(json.dumps(printable_json(value)), file=stream)
 
 
 def finding_json(finding: Finding) -> dict:
@@ -126,7 +157,7 @@ def report_json(summary: RunSummary, records: list[FileRecord], rules: dict) -> 
     from migrator import __version__
 
     counts = Counter(finding.rule for record in records for finding in record.findings)
-    return {
+    return printable_json({
         "schema_version": REPORT_SCHEMA_VERSION,
         "tool": {"name": "tf-migrate", "version": __version__},
         "summary": asdict(summary),
@@ -138,7 +169,7 @@ def report_json(summary: RunSummary, records: list[FileRecord], rules: dict) -> 
             "diff": record.diff, "lines_added": _diff_lines(record.diff, "+"), "lines_removed": _diff_lines(record.diff, "-"),
             "verification": asdict(record.verification) if record.verification else None,
         } for record in sorted(records, key=_attention)],
-    }
+    })
 
 
 def _attention(record: FileRecord) -> tuple[int, str]:

@@ -113,6 +113,14 @@ def test_a_second_run_changes_nothing(tmp_path, cli):
     assert (code, out) == (0, "") and path.read_bytes() == first
 
 
+def _with_version(major: object, minor: object = 5) -> bytes:
+    """A notebook of version ``major``.``minor`` (None: no nbformat at all)."""
+    notebook = {"cells": [], "metadata": {}, "nbformat_minor": minor}
+    if major is not None:
+        notebook["nbformat"] = major
+    return (json.dumps(notebook, indent=1) + "\n").encode()
+
+
 @pytest.mark.parametrize("content, message", [
     (b"{not json", "not a notebook: invalid JSON"),
     (json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": []}).encode(),
@@ -121,7 +129,17 @@ def test_a_second_run_changes_nothing(tmp_path, cli):
      "not a valid nbformat 4 notebook"),
     (notebook_text(TF1 + PARTITIONER).encode().replace(b"A notebook", b"A \xff notebook"), "not valid utf-8"),
     (notebook_text(TF1 + PARTITIONER, layout={"indent": 4}).encode()[:-1] + b"  \n", "JSON layout"),
-], ids=["invalid JSON", "nbformat 3", "not nbformat 4", "not utf-8", "layout Jupyter does not write"])
+    (b"[" * 100_000 + b"]" * 100_000, "not a notebook: JSON nested too deeply"),
+    (_with_version(5), "nbformat 5 notebook: only version 4 is migrated"),
+    (_with_version(-1), "nbformat -1 notebook: only version 4 is migrated"),
+    (_with_version("4"), 'not a notebook: nbformat "4" is not a version number'),
+    (_with_version(4.0), "not a notebook: nbformat 4.0 is not a version number"),
+    (_with_version(None), "not a notebook: no nbformat version"),
+    (_with_version(4, "5"), 'not a notebook: nbformat_minor "5" is not a version number'),
+    (notebook_text(TF1).encode().replace(b'"cell_type": "code"', b'"cell_type": {"a": 1}'), "no nbformat 4 structure"),
+], ids=["invalid JSON", "nbformat 3", "not nbformat 4", "not utf-8", "layout Jupyter does not write", "nested JSON",
+        "nbformat 5", "nbformat -1", "nbformat a string", "nbformat a float", "no nbformat", "nbformat_minor a string",
+        "cell_type an object"])
 def test_a_notebook_that_cannot_be_read_is_one_clear_error_and_untouched(tmp_path, cli, content, message):
     path = tmp_path / "bad.ipynb"
     path.write_bytes(content)
@@ -136,6 +154,18 @@ def test_a_syntax_error_points_at_its_cell(tmp_path, cli):
     path.write_text(notebook_text(TF1, PARTITIONER + "def f(:\n    pass"))
     code, out, err = cli("s.ipynb")
     assert code == 2 and "s.ipynb:cell 3:2:" in err and "not valid Python 3" in err
+
+
+def test_python_2_in_a_cell_is_not_migrated_and_points_at_its_cell(tmp_path, cli):
+    """libcst would take `except E, e:`, Python 3 does not; the magic of the cell before it is still no error."""
+    path = tmp_path / "p.ipynb"
+    python_2 = "try:\n    pass\nexcept Exception, e:\n    pass"
+    path.write_text(notebook_text("%matplotlib inline\n" + TF1, PARTITIONER + python_2))
+    before = path.read_bytes()
+    code, out, err = cli("p.ipynb")
+    assert code == 2 and path.read_bytes() == before
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert line.startswith("p.ipynb:cell 3:4:") and "this looks like Python 2" in line
 
 
 def test_notebooks_are_found_in_folders(tmp_path, cli):
