@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers import GENERATED_EXAMPLES
+from test_parity_signals import LOOPBACK, assert_interrupted, cluster_up, never_ending, started, wait_for
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf-keras, portpicker)", allow_module_level=True)
@@ -480,52 +481,33 @@ def test_missing_program_is_a_usage_error(tmp_path):
     assert result.returncode == 2 and "nope.py: no such file" in result.stderr
 
 
+@pytest.mark.parametrize("new", ["X.py", "./X.py", "link.py", "{folder}/X.py"])
+def test_the_same_file_twice_is_a_usage_error(new, tmp_path, monkeypatch, capsys):
+    from migrator.parity.command import main
+
+    (tmp_path / "X.py").write_text("print('a program')\n")
+    (tmp_path / "link.py").symlink_to("X.py")
+    monkeypatch.chdir(tmp_path)
+    assert main(["X.py", new.format(folder=tmp_path)]) == 2
+    assert capsys.readouterr().err == "tf-migrate parity: error: OLD and NEW are the same file: X.py\n"
+
+
 def test_missing_interpreter_is_a_usage_error(tmp_path):
     result = parity(REGRESSION_TF1, REGRESSION_TF2, "--old-python", str(tmp_path / "python9"))
     assert result.returncode == 2 and f"--old-python {tmp_path / 'python9'}: not an executable" in result.stderr
 
 
-def listening_ports() -> set[int]:
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as lines:
-            for line in list(lines)[1:]:
-                fields = line.split()
-                if fields[3] == "0A":  # LISTEN
-                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
-def side_processes(marker: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline and "migrator.parity" in cmdline:
-            found.append(int(pid))
-    return found
-
-
 def test_ctrl_c_leaves_no_process_port_or_folder(tmp_path):
-    before = listening_ports()
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
-    env.pop("TF_CONFIG", None)
-    parent = subprocess.Popen([TF_MIGRATE, "parity", str(EXAMPLES / "partitioned" / "train.py"),
-                               str(EXAMPLES / "partitioned" / "train_tf2.py")], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not (listening_ports() - before) and time.monotonic() < deadline:  # the new side's cluster is up
-        time.sleep(0.2)
-    assert listening_ports() - before, "the in-process cluster never started"
-    assert side_processes(str(tmp_path)), "both sides are running"
-    parent.send_signal(signal.SIGINT)
-    _, err = parent.communicate(timeout=60)
-    assert parent.returncode == 130 and "interrupted" in err
-    assert side_processes(str(tmp_path)) == []
-    assert listening_ports() - before == set()
-    assert list(tmp_path.iterdir()) == []
+    """A SIGINT while both sides train, the new side's in-process cluster up (on 127.0.0.1 only): exit 130, the
+    sides and their ports gone, the work folder removed."""
+    work, programs = tmp_path / "work", tmp_path / "programs"
+    work.mkdir()
+    old, new = (never_ending(EXAMPLES / "partitioned" / name, programs) for name in ("train.py", "train_tf2.py"))
+    with started("parity", old, new, tmpdir=work) as run:
+        ports = wait_for(run, lambda: cluster_up(work), "the new side's cluster listening")
+        assert set(ports.values()) <= LOOPBACK, ports
+        run.send_signal(signal.SIGINT)
+        assert_interrupted(run, work, ports)
 
 
 # -- how a side runs the program: `python PROGRAM ARG...` or `python -m pkg.module ARG...` (no TensorFlow) ----------

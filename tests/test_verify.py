@@ -9,23 +9,20 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import os
 import signal
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 from conftest import snapshot
+from test_parity_signals import (NEVER_ENDING, a_parity_report, assert_interrupted, cluster_up, ctrl_c_during_fsync,
+                                 sigint_ignored, started, wait_for)
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf-keras, portpicker)", allow_module_level=True)
 
 pytestmark = pytest.mark.tensorflow
 
-TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
 REGRESSION_TF1 = Path(__file__).resolve().parents[1] / "examples" / "regression" / "train.py"
 INLINE_DATA = "features = [[1., 1.5], [2., 2.5], [3., 3.5]]\nlabels = [[0.3], [0.5], [0.7]]\n"
 DATA_NEXT_TO_IT = (
@@ -109,19 +106,31 @@ def test_check_verifies_and_writes_nothing(program, cli, tmp_path, tmp_path_fact
 
 
 def test_ctrl_c_leaves_the_file_and_no_temporary_folder(program, tmp_path_factory):
+    """A SIGINT while both sides train, the new side's in-process cluster up: exit 130, the file as it was, no side,
+    no port, no temporary folder."""
     scratch = tmp_path_factory.mktemp("scratch")
-    env = {**os.environ, "TMPDIR": str(scratch)}
-    run = subprocess.Popen([TF_MIGRATE, "--verify", str(program)], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not list(scratch.glob("tf-migrate-parity-*/*.log")) and time.monotonic() < deadline:  # the sides started
-        time.sleep(0.2)
-    run.send_signal(signal.SIGINT)
-    _, err = run.communicate(timeout=60)
-    assert run.returncode == 130
-    assert err.strip() == "tf-migrate: interrupted; files not yet written are left as they were"
+    program.write_text(program.read_text() + NEVER_ENDING)
+    before = program.read_bytes()
+    with started("--verify", str(program), tmpdir=scratch) as run:
+        ports = wait_for(run, lambda: cluster_up(scratch), "the new side's cluster listening")
+        run.send_signal(signal.SIGINT)
+        assert_interrupted(run, scratch, ports, "tf-migrate: interrupted; files not yet written are left as they were")
+    assert program.read_bytes() == before
+
+
+def test_ctrl_c_while_the_parity_reports_are_written_leaves_the_file(program, cli, monkeypatch, tmp_path):
+    """A SIGINT arriving as the first parity report is written: exit 130, the file as it was, no report, no
+    half-written temporary file; even in a process started with SIGINT ignored."""
+    from migrator.parity.verify import Verifier
+
+    monkeypatch.setattr(Verifier, "verify", lambda self, entry, files: a_parity_report())
+    ctrl_c_during_fsync(monkeypatch)
+    with sigint_ignored():
+        code, out, err = cli("--verify", "--verify-reports", "reports", "train.py")
+    assert code == 130
+    assert err.splitlines()[-1] == "tf-migrate: interrupted; files not yet written are left as they were"
     assert program.read_bytes() == REGRESSION_TF1.read_bytes()
-    assert list(scratch.iterdir()) == []
+    assert [path for path in (tmp_path / "reports").rglob("*") if path.is_file()] == []
 
 
 def test_program_runs_as_if_at_its_own_path(cli, tmp_path):

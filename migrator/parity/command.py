@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from migrator.parity.interrupts import interruptible
 from migrator.parity.runner import Options
 
 EXIT_PARITY, EXIT_MISMATCH, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -23,9 +23,9 @@ An Estimator program (OLD) trains locally (TF_CONFIG removed) in a temporary
 model_dir; its initial weights (before step 1) are loaded into the new side's Keras
 model, matched by creation order and shape. The new side trains under its own
 ParameterServerStrategy against an in-process cluster of one worker and --ps
-parameter servers (or locally with --cluster none). Both see byte-identical
-batches: the first --steps batches of the old program's own input, or synthetic
-ones.
+parameter servers, listening on 127.0.0.1 only (or locally with --cluster none).
+Both see byte-identical batches: the first --steps batches of the old program's
+own input, or synthetic ones.
 
 A between-graph program (OLD: a loop of runs in a MonitoredTrainingSession or a
 Supervisor's session) and its ClusterCoordinator migration (NEW; or, for a
@@ -53,6 +53,7 @@ exit status:
   0  parity: every step, the eval loss and every final weight within tolerance
   1  mismatch: the report names the first diverging step and the variables that differ
   2  a side failed to run (its error output is shown), or a usage error
+  130  interrupted (Ctrl-C, SIGTERM): both sides stopped, their files removed
 """
 
 
@@ -118,6 +119,15 @@ def split_program_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def main(argv: Sequence[str]) -> int:
+    with interruptible():  # from here on, even when this process was started with SIGINT ignored
+        try:
+            return run(argv)
+        except KeyboardInterrupt:
+            print("tf-migrate parity: interrupted; both sides stopped and their files removed", file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+
+def run(argv: Sequence[str]) -> int:
     parser = build_parser()
     own, program_args = split_program_args(argv)
     args = parser.parse_args(own)
@@ -132,12 +142,7 @@ def main(argv: Sequence[str]) -> int:
                       atol=args.atol, timeout=args.timeout, seed=args.seed,
                       old_python=args.old_python, new_python=args.new_python, program_args=tuple(program_args),
                       resume=args.resume)
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        report = run_parity(args.old, args.new, options)
-    except KeyboardInterrupt:
-        print("tf-migrate parity: interrupted; both sides stopped and their files removed", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    report = run_parity(args.old, args.new, options)
     for path, write in ((args.json, write_json), (args.html, write_html)):
         if path is None:
             continue
@@ -154,13 +159,11 @@ def usage_problem(args: argparse.Namespace) -> str | None:
     for program in (args.old, args.new):
         if not program.is_file():
             return f"{program}: no such file"
+    if os.path.samefile(args.old, args.new):
+        return f"OLD and NEW are the same file: {args.old}"
     for flag, python in (("--old-python", args.old_python), ("--new-python", args.new_python)):
         if not os.access(python, os.X_OK):
             return f"{flag} {python}: not an executable"
     if importlib.util.find_spec("numpy") is None:
         return "the parity harness needs the parity extra: pip install 'tf-migrate[parity]'"
     return None
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt

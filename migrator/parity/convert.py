@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -24,7 +23,8 @@ from pathlib import Path
 
 from migrator.parity.command import EXIT_ERROR, EXIT_INTERRUPTED, positive, split_program_args
 from migrator.parity.exchange import Exchange
-from migrator.parity.runner import SideProcess, side_environment
+from migrator.parity.interrupts import check, held, interruptible
+from migrator.parity.runner import SideProcess, side_environment, work_folder_prefix
 
 DESCRIPTION = """\
 Convert a TF1 checkpoint for its migrated program, without training: the program's own
@@ -71,9 +71,9 @@ def main(argv: Sequence[str]) -> int:
         return error(f"{args.program}: no such file")
     if not os.access(args.python, os.X_OK):
         return error(f"--python {args.python}: not an executable")
-    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        result = convert(args.program, args.checkpoint, args.to, list(program_args), args.python, args.timeout)
+        with interruptible():
+            result = convert(args.program, args.checkpoint, args.to, list(program_args), args.python, args.timeout)
     except KeyboardInterrupt:
         return error("interrupted; the program stopped and nothing was written", EXIT_INTERRUPTED)
     except RuntimeError as problem:
@@ -88,28 +88,30 @@ def main(argv: Sequence[str]) -> int:
 
 
 def convert(program: Path, checkpoint: str, to: str | None, argv: list[str], python: str, timeout: float) -> dict:
-    folder = Path(tempfile.mkdtemp(prefix="tf-migrate-checkpoint-"))
-    side = None
-    try:
-        exchange = Exchange(folder)
-        (folder / "lib").mkdir()
-        (folder / "tmp").mkdir()
-        import migrator
+    with held():  # a Ctrl-C ends the run while the program runs, never half-way through starting or stopping it
+        folder = Path(tempfile.mkdtemp(prefix=work_folder_prefix("checkpoint")))
+        side = None
+        try:
+            exchange = Exchange(folder)
+            (folder / "lib").mkdir()
+            (folder / "tmp").mkdir()
+            import migrator
 
-        (folder / "lib" / "migrator").symlink_to(Path(migrator.__file__).parent, target_is_directory=True)
-        exchange.write_json("job.json", {"argv": argv, "checkpoint": checkpoint, "to": to})
-        side = SideProcess("convert", python, program, folder, side_environment(folder))
-        while side.poll() is None:
-            if side.elapsed() > timeout:
-                raise RuntimeError(f"the program did not finish within {timeout:g} s; nothing was converted")
-            time.sleep(0.1)
-        if side.poll() != 0 or not exchange.path("converted.json").exists():
-            raise RuntimeError(failure(side.error_tail()))
-        return exchange.read_json("converted.json")
-    finally:
-        if side is not None:
-            side.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+            (folder / "lib" / "migrator").symlink_to(Path(migrator.__file__).parent, target_is_directory=True)
+            exchange.write_json("job.json", {"argv": argv, "checkpoint": checkpoint, "to": to})
+            side = SideProcess("convert", python, program, folder, side_environment(folder))
+            while side.poll() is None:
+                check()
+                if side.elapsed() > timeout:
+                    raise RuntimeError(f"the program did not finish within {timeout:g} s; nothing was converted")
+                time.sleep(0.1)
+            if side.poll() != 0 or not exchange.path("converted.json").exists():
+                raise RuntimeError(failure(side.error_tail()))
+            return exchange.read_json("converted.json")
+        finally:
+            if side is not None:
+                side.stop()
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def failure(tail: str) -> str:
@@ -132,7 +134,3 @@ def summary(result: dict) -> str:
 def error(message: str, status: int = EXIT_ERROR) -> int:
     print(f"tf-migrate checkpoint: error: {message}", file=sys.stderr)
     return status
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt

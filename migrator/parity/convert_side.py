@@ -29,6 +29,7 @@ import os
 import sys
 
 from migrator.parity.exchange import Exchange
+from migrator.parity.lifeline import end_with_parent
 from migrator.parity.new_side import start_in_process_cluster
 from migrator.parity.program import run_program
 
@@ -175,6 +176,7 @@ class _NamedReader:
 
 
 def main(argv: list[str]) -> int:
+    end_with_parent()
     workdir, program = argv[:2]
     exchange = Exchange(workdir)
     job = exchange.read_json("job.json")

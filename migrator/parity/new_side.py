@@ -40,6 +40,8 @@ import time
 
 from migrator.parity.alignment import dropout_note, turn_off_dropout
 from migrator.parity.exchange import Exchange, versions
+from migrator.parity.lifeline import end_with_parent
+from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.pairing import assign_full_value, full_value, group_variables, model_variables, pair_variables
 from migrator.parity.program import run_program
 from migrator.parity.resume import keras_slots, redirect_checkpoints, slot_mapping, step_mapping
@@ -293,12 +295,14 @@ def let_autograph_skip_tf_keras() -> None:
 
 
 def start_in_process_cluster(tf, ps_count: int) -> list:
-    """One worker and ``ps_count`` parameter servers in this process; TF_CONFIG names it the chief."""
+    """One worker and ``ps_count`` parameter servers in this process, listening on 127.0.0.1 only; TF_CONFIG names
+    it the chief."""
     import portpicker
 
+    listen_on_loopback_only(os.path.dirname(tf.__file__))
     ports = [portpicker.pick_unused_port() for _ in range(2 + ps_count)]
-    cluster = {"chief": [f"localhost:{ports[0]}"], "worker": [f"localhost:{ports[1]}"],
-               "ps": [f"localhost:{port}" for port in ports[2:]]}
+    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"],
+               "ps": [f"127.0.0.1:{port}" for port in ports[2:]]}
     os.environ["TF_CONFIG"] = json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})
     spec = tf.train.ClusterSpec(cluster)
     worker_config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=4)  # as the TF guide's in-process cluster
@@ -308,6 +312,7 @@ def start_in_process_cluster(tf, ps_count: int) -> list:
 
 
 def main(argv: list[str]) -> int:
+    end_with_parent()
     workdir, program, *rest = argv
     as_path = rest[0] if rest else program  # run PROGRAM's code as if it were the file AS_PATH
     started = time.perf_counter()
@@ -317,7 +322,11 @@ def main(argv: list[str]) -> int:
     import tensorflow as tf
 
     let_autograph_skip_tf_keras()
-    servers = start_in_process_cluster(tf, job["ps"]) if job["cluster"] == "in-process" else []
+    try:
+        servers = start_in_process_cluster(tf, job["ps"]) if job["cluster"] == "in-process" else []
+    except LoopbackUnavailable as error:
+        raise RuntimeError(f"the in-process cluster would listen on every interface ({error}): run with "
+                           "--cluster none") from None
     side = NewSide(exchange, job)
     if side.resume:
         redirect_checkpoints(tf, exchange)

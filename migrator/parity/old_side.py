@@ -37,6 +37,8 @@ import time
 
 from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout
 from migrator.parity.exchange import Exchange, versions
+from migrator.parity.lifeline import end_with_parent
+from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.old_session import SessionRecorder, describe, model_variables
 from migrator.parity.program import run_program
 from migrator.parity.resume import STEP, describe_slots, keep_checkpoint
@@ -224,6 +226,7 @@ class OldSide:
 
 
 def main(argv: list[str]) -> int:
+    end_with_parent()
     workdir, program, *rest = argv
     as_path = rest[0] if rest else program  # run PROGRAM's code as if it were the file AS_PATH
     started = time.perf_counter()
@@ -231,6 +234,11 @@ def main(argv: list[str]) -> int:
     exchange = Exchange(workdir)
     job = exchange.read_json("job.json")
     side = OldSide(exchange, job)
+    try:  # the servers of a between-graph program's own cluster too
+        listen_on_loopback_only(os.path.dirname(side.tf.__file__))
+    except LoopbackUnavailable as error:
+        print(f"tf-migrate parity: the old program's servers listen where TensorFlow puts them: {error}",
+              file=sys.stderr)
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)

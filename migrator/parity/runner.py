@@ -2,8 +2,10 @@
 
 Each side is a child process in a session of its own, so that it and anything it
 starts can be killed as one process group: on success, failure, time-out, or
-Ctrl-C. The work folder (recorded data, checkpoints, logs, the sides' temporary
-files) is removed in every case.
+Ctrl-C (migrator/parity/interrupts.py); and by the side itself when the parent is
+gone, even killed with kill -9 (migrator/parity/lifeline.py). The work folder
+(recorded data, checkpoints, logs, the sides' temporary files) is removed in every
+case; one left by a parent killed with kill -9 is removed by a later run.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -23,6 +26,8 @@ from pathlib import Path
 import migrator
 from migrator.parity.compare import fill_comparisons
 from migrator.parity.exchange import Exchange
+from migrator.parity.interrupts import check, held
+from migrator.parity.lifeline import LIFELINE
 from migrator.parity.model import ParityReport, SideRun, load
 
 ERROR_TAIL_LINES = 30
@@ -30,6 +35,8 @@ PHASE = "TF_MIGRATE_PARITY_PHASE"  # the old side's phase in a resume run
 # "2026-11-22 20:59:15.062757: I external/...cc:31] ..." at level INFO, WARNING or ERROR; and the
 # line that continues the CPU-feature notice.
 TF_CPP_LOG_LINE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWE] |To enable the following instructions: ")
+# A temporary folder of a run, named after the process that made it (work_folder_prefix).
+WORK_FOLDER = re.compile(r"tf-migrate-(?:parity|verify|checkpoint)-(\d+)-")
 
 
 @dataclass
@@ -63,11 +70,19 @@ class SideProcess:
         as_if = [str(as_path)] if as_path else []
         env = {**env, PHASE: phase} if phase else env
         self.arguments = (python, program, folder, env, as_path)
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [python, "-m", f"migrator.parity.{side}_side", str(folder), str(program), *as_if],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            )
+        lifeline, self.lifeline = os.pipe()  # the side ends when this end closes: when this process ends
+        try:
+            with open(self.log_path, "wb") as log:
+                self.process = subprocess.Popen(
+                    [python, "-m", f"migrator.parity.{side}_side", str(folder), str(program), *as_if],
+                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    env={**env, LIFELINE: str(lifeline)}, pass_fds=(lifeline,), start_new_session=True,
+                )
+        except BaseException:
+            os.close(self.lifeline)
+            raise
+        finally:
+            os.close(lifeline)
         self.started = time.monotonic()
         self.python = python
 
@@ -84,6 +99,7 @@ class SideProcess:
         except ProcessLookupError:
             pass
         self.process.wait()
+        os.close(self.lifeline)
 
     def error_tail(self) -> str:
         """The last lines of the side's output, without TensorFlow's C++ start-up chatter (fatal lines stay)."""
@@ -101,25 +117,58 @@ def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = No
     that code as the module at its real path (``tf-migrate --verify`` of a program of several files).
     """
     started = time.perf_counter()
-    folder = Path(tempfile.mkdtemp(prefix="tf-migrate-parity-"))
-    sides: list[SideProcess] = []
-    try:
-        stand_ins = {side: {os.path.abspath(real): os.path.abspath(code) for real, code in (files or {}).items()}
-                     for side, files in (("old", old_files), ("new", new_files))}
-        exchange = prepare(folder, options, stand_ins)
-        env = side_environment(folder)
-        sides = [SideProcess("old", options.old_python, old, folder, env, as_path,
-                             "first" if options.resume else None),
-                 SideProcess("new", options.new_python, new, folder, env, as_path)]
-        failure = supervise(sides, exchange, options.timeout)
-        report = build_report(exchange, sides, failure, options)
-    finally:
-        for side in sides:
-            side.stop()
-        shutil.rmtree(folder, ignore_errors=True)
+    remove_stale_work_folders(Path(tempfile.gettempdir()))
+    with held():  # a Ctrl-C ends the run while the sides run, never half-way through starting or stopping one
+        folder = Path(tempfile.mkdtemp(prefix=work_folder_prefix("parity")))
+        sides: list[SideProcess] = []
+        try:
+            stand_ins = {side: {os.path.abspath(real): os.path.abspath(code) for real, code in (files or {}).items()}
+                         for side, files in (("old", old_files), ("new", new_files))}
+            exchange = prepare(folder, options, stand_ins)
+            env = side_environment(folder)
+            sides.append(SideProcess("old", options.old_python, old, folder, env, as_path,
+                                     "first" if options.resume else None))
+            sides.append(SideProcess("new", options.new_python, new, folder, env, as_path))
+            failure = supervise(sides, exchange, options.timeout)
+            report = build_report(exchange, sides, failure, options)
+        finally:
+            for side in sides:
+                side.stop()
+            shutil.rmtree(folder, ignore_errors=True)
     report.old_source, report.new_source = read_text(old), read_text(new)
     report.wall_seconds = time.perf_counter() - started
     return report
+
+
+def work_folder_prefix(kind: str) -> str:
+    """The name of a temporary folder of this process's starts with its pid: whether it is stale can be told."""
+    return f"tf-migrate-{kind}-{os.getpid()}-"
+
+
+def remove_stale_work_folders(root: Path) -> None:
+    """Remove this user's work folders in ``root`` whose process is gone (killed by kill -9, the machine stopped)."""
+    for folder in root.glob("tf-migrate-*"):
+        owner = WORK_FOLDER.match(folder.name)
+        if owner and not process_exists(int(owner[1])) and owned_folder(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        pass
+    return True
+
+
+def owned_folder(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
 
 
 def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]]) -> Exchange:
@@ -147,6 +196,7 @@ def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> t
     """Wait for both sides; the first failure (a crash or a time-out) ends the run. The first phase of a resume
     run's old side is followed by its second, which resumes from the checkpoint the first wrote."""
     while True:
+        check()
         old = sides[0]
         codes = [side.poll() for side in sides]
         if codes[0] == 0 and old.phase == "first":
@@ -154,6 +204,7 @@ def supervise(sides: list[SideProcess], exchange: Exchange, timeout: float) -> t
                 return old, ("the old program wrote no checkpoint to resume from (an Estimator's model_dir, a "
                              "MonitoredTrainingSession's checkpoint_dir, a Supervisor's logdir)")
             sides[0] = SideProcess("old", *old.arguments, phase="resume")
+            old.stop()  # what the first phase started and left running
             continue
         if codes[0] == 0 and not exchange.path("train.ready").exists():
             return old, ("the old program finished without training (no Estimator.train, no training run - a train op "

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from migrator.findings import FileError
+from migrator.parity.interrupts import held, interruptible
 from migrator.parity.model import ParityReport
 from migrator.parity.report import write_html, write_json
-from migrator.parity.runner import Options, run_parity
+from migrator.parity.runner import Options, run_parity, work_folder_prefix
 
 REPORT_WRITERS = ((".parity.html", write_html), (".parity.json", write_json))
 
@@ -50,7 +49,7 @@ class Verifier:
         if entry_key not in texts:
             text = Path(entry).read_bytes()
             texts[entry_key] = (text, text)
-        with sigterm_as_interrupt(), tempfile.TemporaryDirectory(prefix="tf-migrate-verify-") as folder:
+        with held(), tempfile.TemporaryDirectory(prefix=work_folder_prefix("verify")) as folder:
             copies: dict[str, dict[Path, Path]] = {"old": {}, "new": {}}
             for number, (path, pair) in enumerate(sorted(texts.items())):
                 for side, text in zip(("old", "new"), pair):
@@ -70,7 +69,8 @@ class Verifier:
         for suffix, write in REPORT_WRITERS:
             path = self.reports / (relative + suffix)
             try:
-                write(report, path)
+                with interruptible():  # even in a process started with SIGINT ignored
+                    write(report, path)
             except OSError as error:
                 raise FileError(str(path), f"cannot write the parity report: {error.strerror or error}") from None
         return self.reports / (relative + REPORT_WRITERS[0][0])
@@ -78,17 +78,3 @@ class Verifier:
 
 def absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
-
-
-@contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """A SIGTERM stops the run like Ctrl-C, so the sides are killed and the temporary files removed."""
-    previous = signal.signal(signal.SIGTERM, raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
