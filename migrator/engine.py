@@ -187,8 +187,9 @@ def _transform(rewrite, wrapper):
 
 def _program_family(family: Family, states: dict[str, _FileState], woken: list[str], enabled, keras: str,
                     exists) -> dict[str, FileError]:
-    """Run a program family over the group's modules (programs start in the ``woken`` ones). A crash of the
-    family fails the files (returned), and changes nothing."""
+    """Run a program family over the group's modules (programs start in the ``woken`` ones). A module that is
+    not Python 3 fails alone (the family runs again without it); a crash of the family fails the files
+    (returned), and changes nothing."""
     from rewrites.program.modules import Tree
 
     failed = {}
@@ -198,15 +199,20 @@ def _program_family(family: Family, states: dict[str, _FileState], woken: list[s
                 state.parsed()
         except FileError as error:
             failed[path] = error
-    readable = {path: state for path, state in states.items() if path not in failed}
-    tree = Tree({path: state.texts[-1] for path, state in readable.items()}, exists=exists,
-                parsed={path: state.wrapper for path, state in readable.items() if state.wrapper is not None},
-                woken=[path for path in woken if path in readable])
-    try:
-        outcome = family.load().migrate(tree, frozenset(enabled), keras)
-    except Exception as error:  # a bug in a rewrite must not cost the user their files
-        return {path: FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged")
-                for path in states}
+    while True:
+        readable = {path: state for path, state in states.items() if path not in failed}
+        tree = Tree({path: state.texts[-1] for path, state in readable.items()}, exists=exists,
+                    parsed={path: state.wrapper for path, state in readable.items() if state.wrapper is not None},
+                    woken=[path for path in woken if path in readable],
+                    parse=lambda path, code: _wrapped(_parse(code, path)))
+        try:
+            outcome = family.load().migrate(tree, frozenset(enabled), keras)
+            break
+        except FileError as error:  # a module an import led to, which does not parse
+            failed[_state_path(states, error.path)] = error
+        except Exception as error:  # a bug in a rewrite must not cost the user their files
+            return {path: FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left "
+                                          "unchanged") for path in states}
     findings: dict[str, list[Finding]] = {}
     for reported in outcome.findings:
         line, col = reported.view.position(reported.node)

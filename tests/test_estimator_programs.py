@@ -369,3 +369,19 @@ def test_a_name_assigned_again_where_order_does_not_decide_is_not_followed(chang
     assert result.source == program
     (finding,) = [f for f in result.findings if f.rule == "TFM302"]
     assert "Estimator(config=...) is migrated when it is a RunConfig(...) call" in finding.message, finding.message
+
+
+def test_a_module_of_the_program_in_python_2_fails_alone_with_cpythons_reason():
+    """The model module still prints like Python 2 (seen in real trainer packages): it is one error line of its
+    own, and the driver that imports it is told where its model_fn is, not crashed with it."""
+    tree = {"trainer/__init__.py": "",
+            "trainer/task.py": dedent(TASK_MODULE.format(import_model="from trainer import model", model="model.")),
+            "trainer/model.py": dedent(MODEL_MODULE) + 'print "built"\n'}
+    results = migrate_group(tree, ALL_RULES, exists=lambda path: path in tree)
+    model_error, task = results["trainer/model.py"], results["trainer/task.py"]
+    assert isinstance(model_error, FileError) and "not valid Python 3" in model_error.message
+    assert "Python 2" in model_error.message and model_error.line == len(dedent(MODEL_MODULE).splitlines()) + 1
+    assert not isinstance(task, FileError), task.format()
+    assert [finding.rule for finding in task.findings] == ["TFM302"]
+    assert "trainer/model.py" in task.findings[0].message
+    assert task.source == tree["trainer/task.py"]

@@ -147,21 +147,24 @@ class Tree:
     ``sources``: path -> code of the files of the run (after the per-file rewrites);
     ``exists``: whether a path is a file on disk (for modules outside the run);
     ``parsed``: the modules already parsed, with the metadata already resolved on them (kept, not redone);
-    ``woken``: the modules whose code names what the family handles (default: all), where programs start.
+    ``woken``: the modules whose code names what the family handles (default: all), where programs start;
+    ``parse``: (path, code) -> the wrapper of a module not parsed yet; its errors end the family's run.
     """
 
     def __init__(self, sources: dict[str, str], exists: Callable[[str], bool] = os.path.isfile,
-                 parsed: dict[str, MetadataWrapper] | None = None, woken: Collection[str] | None = None) -> None:
+                 parsed: dict[str, MetadataWrapper] | None = None, woken: Collection[str] | None = None,
+                 parse: Callable[[str, str], MetadataWrapper] | None = None) -> None:
         self.sources = {os.path.normpath(path): text for path, text in sources.items()}
         self.woken = [os.path.normpath(path) for path in woken] if woken is not None else list(self.sources)
         self.exists = exists
         self._parsed = {os.path.normpath(path): wrapper for path, wrapper in (parsed or {}).items()}
+        self._parse = parse or (lambda path, code: MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True))
         self._views: dict[str, ModuleView] = {}
 
     def view(self, path: str) -> ModuleView:
         path = os.path.normpath(path)
         if path not in self._views:
-            wrapper = self._parsed.get(path) or MetadataWrapper(cst.parse_module(self.sources[path]), unsafe_skip_copy=True)
+            wrapper = self._parsed.get(path) or self._parse(path, self.sources[path])
             self._views[path] = ModuleView(path, wrapper, self)
         return self._views[path]
 
