@@ -167,11 +167,12 @@ def test_html_file_replaces_an_existing_report(parity_report, tmp_path):
 def test_unwritable_report_path_is_one_clear_error(parity_report, monkeypatch, tmp_path, capsys):
     pytest.importorskip("numpy")
     monkeypatch.setattr("migrator.parity.runner.run_parity", lambda old, new, options: parity_report)
-    program = tmp_path / "program.py"
-    program.write_text("")
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text("")
+    new.write_text("")
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code = command.main([str(program), str(program), "--html", str(blocker / "report.html")])
+    code = command.main([str(old), str(new), "--html", str(blocker / "report.html")])
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith(f"tf-migrate parity: error: cannot write {blocker / 'report.html'}") and err.count("\n") == 1
@@ -208,12 +209,13 @@ def test_arguments_after_double_dash_go_to_both_programs(parity_report, monkeypa
     pytest.importorskip("numpy")
     calls = []
     monkeypatch.setattr("migrator.parity.runner.run_parity", lambda old, new, options: calls.append(options) or parity_report)
-    program = tmp_path / "task.py"
-    program.write_text("")
-    assert command.main([str(program), str(program), "--steps", "3", "--", "--train_steps", "5", "--", "--steps", "x"]) == 0
+    old, new = tmp_path / "task.py", tmp_path / "task_tf2.py"
+    old.write_text("")
+    new.write_text("")
+    assert command.main([str(old), str(new), "--steps", "3", "--", "--train_steps", "5", "--", "--steps", "x"]) == 0
     (options,) = calls
     assert options.steps == 3 and options.program_args == ("--train_steps", "5", "--", "--steps", "x")
-    assert command.main([str(program), str(program)]) == 0
+    assert command.main([str(old), str(new)]) == 0
     assert calls[1].program_args == ()
 
 
