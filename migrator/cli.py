@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated rule ids or prefixes to skip, added to `ignore` from the config")
     parser.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                         help="skip files and folders matching GLOB inside the folders given (repeatable)")
+    parser.add_argument("--force-exclude", action="store_true",
+                        help="apply the exclude globs to the files and folders named on the command line too "
+                             "(pre-commit names every file: its hooks pass this); default: `force-exclude` from the "
+                             "config")
     parser.add_argument("--keras", choices=KERAS_CHOICES, default=None,
                         help="how generated code imports Keras 2: auto: `import keras` where it is Keras 2 (TF 2.15 "
                              "and older), else tf_keras (TF 2.16+ comes with Keras 3, which ParameterServerStrategy "
@@ -257,7 +261,7 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
     sources: dict[Candidate, Source] = {}
     in_place = not (args.diff or args.check or args.out)
     for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out,
-                              clean=in_place):
+                              clean=in_place, force_exclude=args.force_exclude or config.force_exclude):
         if isinstance(candidate, FileError):
             outcome.errors.append(candidate)
             continue

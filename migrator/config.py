@@ -4,6 +4,7 @@
     select = ["TFM1", "TFM2"]        # rule ids or prefixes; default: all
     ignore = ["TFM102"]
     exclude = ["legacy/", "*_pb2.py"]  # globs, relative to the pyproject.toml's folder
+    force-exclude = true             # exclude files named on the command line too (as pre-commit names them)
     keras = "auto"                   # how generated code imports Keras: "auto", "tf_keras" or "tf.keras"
 """
 
@@ -22,6 +23,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 LIST_KEYS = ("select", "ignore", "exclude")
+BOOL_KEYS = ("force-exclude",)
 
 # How generated code imports Keras 2 as `keras` (rewrites/base.py KERAS_IMPORTS):
 # "auto": the keras package where it is Keras 2 (TensorFlow 2.15 and older), else tf_keras (from 2.16,
@@ -42,6 +44,7 @@ class Config:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     keras: str = "auto"
+    force_exclude: bool = False
     root: Path | None = None      # the folder of the pyproject.toml it came from
     source: Path | None = None
 
@@ -64,10 +67,10 @@ def load_config(pyproject: Path | None) -> Config:
             table = tomllib.load(handle).get("tool", {}).get("tf-migrate", {})
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"{pyproject}: cannot read [tool.tf-migrate]: {error}") from None
-    unknown = sorted(set(table) - {*LIST_KEYS, "keras"})
+    unknown = sorted(set(table) - {*LIST_KEYS, *BOOL_KEYS, "keras"})
     if unknown:
         raise ConfigError(f"{pyproject}: unknown key(s) in [tool.tf-migrate]: {', '.join(unknown)} "
-                          f"(known: {', '.join(LIST_KEYS)}, keras)")
+                          f"(known: {', '.join(LIST_KEYS)}, {', '.join(BOOL_KEYS)}, keras)")
     keras = table.get("keras", "auto")
     if keras not in KERAS_CHOICES:
         raise ConfigError(f"{pyproject}: [tool.tf-migrate] keras must be one of {', '.join(map(repr, KERAS_CHOICES))}, "
@@ -78,8 +81,11 @@ def load_config(pyproject: Path | None) -> Config:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{pyproject}: [tool.tf-migrate] {key} must be a list of strings")
         values[key] = tuple(value)
+    for key in BOOL_KEYS:
+        if not isinstance(table.get(key, False), bool):
+            raise ConfigError(f"{pyproject}: [tool.tf-migrate] {key} must be true or false, not {table[key]!r}")
     return Config(select=values["select"] or ("ALL",), ignore=values["ignore"], exclude=values["exclude"],
-                  keras=keras, root=pyproject.parent, source=pyproject)
+                  keras=keras, force_exclude=table.get("force-exclude", False), root=pyproject.parent, source=pyproject)
 
 
 def expand(selectors: Iterable[str]) -> set[str]:

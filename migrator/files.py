@@ -79,10 +79,11 @@ def _is_virtualenv(path: str) -> bool:
 
 
 def discover(inputs: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None,
-             skip: Path | None = None, clean: bool = False) -> Iterator[Candidate | FileError | Cleaned]:
+             skip: Path | None = None, clean: bool = False,
+             force_exclude: bool = False) -> Iterator[Candidate | FileError | Cleaned]:
     """Every source file below ``inputs``, each once, in a stable order.
 
-    Files named directly are always taken. A folder that cannot be listed comes out
+    Files named directly are taken, unless ``force_exclude`` and ``exclude`` matches them. A folder that cannot be listed comes out
     as a FileError, and the walk goes on. Inside folders: *.py and *.ipynb files (symlinked
     files too, so a dangling one is reported), not following symlinked folders, not
     descending into SKIPPED_DIRS, virtual environments, ``skip`` (the --out folder)
@@ -127,6 +128,8 @@ def discover(inputs: Iterable[Path], exclude: Iterable[str] = (), root: Path | N
                 yield from take(entry.path)
 
     for path in inputs:
+        if force_exclude and patterns and is_excluded(relative_to_root(str(path)), patterns):
+            continue
         if os.path.isdir(path):
             yield from walk(str(path))
         else:
