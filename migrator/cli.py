@@ -1,7 +1,7 @@
 """The ``tf-migrate`` command.
 
     tf-migrate [migrate] PATH... [--diff | --check | --out DIR] [--select IDS] [--ignore IDS] [--verify]
-    tf-migrate rules [RULE]
+    tf-migrate rules [RULE | PREFIX]
     tf-migrate parity OLD.py NEW.py [options]
     tf-migrate checkpoint TF1_CHECKPOINT --program NEW.py [--to DIR] [-- ARG...]
 
@@ -35,7 +35,7 @@ from migrator.report import FileRecord, RunSummary, Terminal, printable, write_r
 from migrator.findings import FileError, Finding, Safety
 from migrator.verifying import Verifications, program_of
 from migrator.workers import migrate_all
-from rewrites import FAMILIES, RULES
+from rewrites import RULES
 
 if TYPE_CHECKING:
     from migrator.parity.verify import Verifier
@@ -64,7 +64,8 @@ exit status:
   130  interrupted: files not yet written are left as they were
 
 other commands:
-  tf-migrate rules          list every rule with its id, level and summary
+  tf-migrate rules          list every rule, sorted by id, with its level and summary
+  tf-migrate rules TFM2     list the rules whose id starts with TFM2 (any case)
   tf-migrate rules TFM201   explain one rule, with a TF1 before and TF2 after
   tf-migrate parity OLD NEW train both programs and compare them step by step
                             (needs the parity extra; see tf-migrate parity --help)
@@ -438,21 +439,23 @@ def print_summary(outcome: Outcome, dry_run: bool, verify: bool = False) -> None
 
 
 def rules_main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="tf-migrate rules", description="List the rules, or explain one.")
-    parser.add_argument("rule", nargs="?", help="a rule id, e.g. TFM201: print its documentation")
+    from migrator import rules_doc
+
+    parser = argparse.ArgumentParser(
+        prog="tf-migrate rules", description="List the rules sorted by id, or explain one.",
+        epilog="examples:\n  tf-migrate rules          every rule: id, level, name, summary\n"
+               "  tf-migrate rules TFM3     the rules whose id starts with TFM3\n"
+               "  tf-migrate rules tfm301   one rule: what it does, why, what may differ, a before and after\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("rule", nargs="?", metavar="RULE",
+                        help="a rule id (explain that rule) or an id prefix (list those rules); any case")
     args = parser.parse_args(argv)
-    if args.rule is None:
-        width = max(len(rule.name) for rule in RULES.values())
-        for rule in RULES.values():
-            print(f"{rule.id}  {rule.safety.value:<7}  {rule.name:<{width}}  {rule.summary}")
-        return EXIT_OK
-    rule = RULES.get(args.rule.upper())
-    if rule is None:
-        print(f"tf-migrate rules: error: unknown rule {args.rule!r} (see `tf-migrate rules`)", file=sys.stderr)
+    try:
+        print(rules_doc.render(args.rule), end="")
+    except ConfigError:
+        print(f"tf-migrate rules: error: no rule id starts with {args.rule!r} (see `tf-migrate rules`)",
+              file=sys.stderr)
         return EXIT_ERROR
-    family = next(family for family in FAMILIES if rule in family.rules)
-    print(f"{rule.id} {rule.name} ({rule.safety}): {rule.summary}\n")
-    print(family.documentation())
     return EXIT_OK
 
 

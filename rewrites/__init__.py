@@ -4,10 +4,12 @@ This module is read on every run, so it imports nothing heavy: the rewrite modul
 (which import libcst, a third of a second) are loaded only for files that mention
 one of a family's trigger words.
 
-Each family lives in ``rewrites/<module>.py`` and defines ``Rewrite``, a libcst
-codemod whose docstring shows the TF1 code before and the TF2 code after. Rule ids
-are stable and grouped: TFM1xx cluster and servers, TFM2xx partitioners, TFM3xx
-Estimator, TFM4xx model_fn pieces, TFM9xx diagnostics.
+Each family lives in ``rewrites/<module>`` and defines ``Rewrite``, a libcst codemod
+(or ``migrate``, for a program family); its module docstring (or that of the module
+``pages_in`` names) holds a page per rule, what `tf-migrate rules TFMnnn` prints
+(migrator/rules_doc.py): what the rule does, why, what may differ, and a before and
+after that tests/test_rules_cmd.py runs. Rule ids are stable and grouped: TFM1xx
+cluster and servers, TFM2xx partitioners, TFM3xx Estimator, TFM4xx model_fn pieces.
 """
 
 from __future__ import annotations
@@ -33,13 +35,15 @@ class Family:
     # A family that changes no code runs as early as the families it must follow allow (those of them a file
     # wakes): the families after it then share its parse and metadata instead of paying for their own.
     reads_only_after: tuple[str, ...] | None = None
+    # The module whose docstring holds the family's rule pages (`tf-migrate rules TFMnnn`), if not the family's own.
+    pages_in: str | None = None
 
     def load(self):
         module = importlib.import_module(f"rewrites.{self.module}")
         return module.Rewrite if self.kind == "file" else module
 
-    def documentation(self) -> str:
-        return importlib.import_module(f"rewrites.{self.module}").__doc__ or ""
+    def pages(self) -> str:
+        return importlib.import_module(f"rewrites.{self.pages_in or self.module}").__doc__ or ""
 
 
 E, N, M = Safety.EXACT, Safety.NUMERIC, Safety.MANUAL
@@ -73,6 +77,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "between_graph",
         triggers=("MonitoredTrainingSession", "Supervisor"),
+        pages_in="between_graph.rules",
         rules=(
             Rule("TFM103", "between-graph-program", N,
                  "between-graph training (Server, replica_device_setter, MonitoredTrainingSession) -> TF1's chief "
@@ -122,6 +127,7 @@ FAMILIES: tuple[Family, ...] = (
         triggers=("Estimator(", "Classifier(", "Regressor(", "estimator.", "Experiment(", "learn_runner",
                   "model_to_estimator(", "train_in_memory(", "train_and_evaluate(", "estimator import"),
         kind="program",
+        pages_in="estimator.rules",
         rules=(
             Rule("TFM301", "estimator-program", N,
                  "an Estimator program -> a Keras model trained with fit under ParameterServerStrategy"),

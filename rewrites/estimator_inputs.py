@@ -1,39 +1,90 @@
-"""TFM306-307: tf.estimator.inputs.numpy_input_fn / pandas_input_fn -> tf.data input functions.
+"""TFM306-308: tf.estimator.inputs.numpy_input_fn / pandas_input_fn -> tf.data input functions.
 
-The TF1 helpers feed arrays through queues; a ``tf.data`` pipeline yields the same
-batches in the same order: the examples in order (``shuffle=False``), ``num_epochs``
-passes over them, batches of ``batch_size`` that run across the end of a pass, a
-short last batch only when the passes end. An Estimator takes either input_fn, so
-the rewritten program still runs with TF1; the Estimator rewrite then reads it like
-any ``tf.data`` input_fn.
+The TF1 helpers feed arrays through queues; a tf.data pipeline yields the same batches in the same order: the
+examples in order (shuffle=False), num_epochs passes over them, batches of batch_size that run across the end of
+a pass, a short last batch only when the passes end. An Estimator takes either input function, so the rewritten
+program still runs with TF1; the Estimator rewrite then reads it like any tf.data input function.
 
-TFM306 numpy-pandas-input (exact): ``shuffle=False``. A module-level
-``name = numpy_input_fn(...)`` becomes ``def name(): return <dataset>``, an input_fn
-written inline becomes ``lambda: <dataset>``.
+x and y must be read, not computed (names, attributes, literal subscripts, in literals): TF1 evaluated them once,
+the new input function does at every call. A pandas_input_fn is migrated when y is absent or visibly one column
+(frame["label"]): TF1 turns a DataFrame y into a dict, and frame.pop("label"), which TF1 ran once, would run at
+every call of the new input function.
 
-TFM307 shuffled-input (numeric): ``shuffle=True`` becomes ``.shuffle(queue_capacity)``
-before the passes: the same examples in batches of the same size, in another random
-order (the TF1 queue's order cannot be reproduced).
+TFM306 numpy-pandas-input
 
-``x`` and ``y`` must be read, not computed (names, attributes, literal subscripts, in
-literals): TF1 evaluated them once, the new input function does at every call.
-A ``pandas_input_fn`` is migrated when ``y`` is absent or visibly one column
-(``frame["label"]``): TF1 turns a DataFrame ``y`` into a dict, and ``frame.pop("label")``,
-which TF1 ran once, would run at every call of the new input function.
+What it does: tf.estimator.inputs.numpy_input_fn or pandas_input_fn with shuffle=False becomes an input function
+returning a tf.data dataset: from_tensor_slices, repeat for num_epochs passes (forever when num_epochs is None),
+batch(batch_size). A module-level "name = numpy_input_fn(...)" becomes "def name(): return <dataset>", an input
+function written inline becomes "lambda: <dataset>".
+Why: the TF1 helpers feed arrays through queues, which TensorFlow 2 does not run; the Estimator migration then
+reads the new function like any tf.data input function. The program still runs with TF1 too.
+What may differ: nothing: the same batches in the same order.
 
-TFM308 input-fn-manual (manual): a call that cannot be migrated safely (``shuffle`` not a
-literal, ``x`` or ``y`` computed, a ``y`` that is not one column, ``target_column``, arguments
-that cannot be read) is left as it is, saying why.
+Before:
 
-Before::
+    import tensorflow.compat.v1 as tf1
 
     train_input_fn = tf1.estimator.inputs.numpy_input_fn(
         x={"x": train_x}, y=train_y, batch_size=16, num_epochs=None, shuffle=False)
 
-After::
+After:
+
+    import tensorflow as tf
+
 
     def train_input_fn():
         return tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y)).repeat().batch(16)
+
+TFM307 shuffled-input
+
+What it does: the same as TFM306 for shuffle=True: the dataset gets .shuffle(queue_capacity) before its passes.
+Why: as for TFM306: TensorFlow 2 does not run the TF1 queues.
+What may differ: the order of the examples: the same examples in batches of the same size, in another random
+order (the order of the TF1 queue cannot be reproduced).
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+    train_input_fn = tf1.estimator.inputs.numpy_input_fn(
+        x={"x": train_x}, y=train_y, batch_size=16, num_epochs=1, shuffle=True)
+
+After:
+
+    import tensorflow as tf
+
+
+    def train_input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y)).shuffle(1000).batch(16)
+
+TFM308 input-fn-manual
+
+What it does: reports a numpy_input_fn or pandas_input_fn that cannot be migrated safely and leaves it as it is:
+shuffle not written as True or False, x or y computed by a call, a y that is not one column, target_column,
+arguments that cannot be read.
+Why: TF1 evaluated x and y once; the new input function would compute them again at every call, and the other
+cases have no tf.data equivalent the migration can be sure of.
+What may differ: the code is unchanged; the finding says what to change (for example, bind a computed x to a
+name first) before running tf-migrate again.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+    train_input_fn = tf1.estimator.inputs.numpy_input_fn(
+        x={"x": load_features()}, y=train_y, batch_size=16, shuffle=False)
+
+After:
+
+    import tensorflow.compat.v1 as tf1
+
+    train_input_fn = tf1.estimator.inputs.numpy_input_fn(
+        x={"x": load_features()}, y=train_y, batch_size=16, shuffle=False)
+
+Finding:
+
+    3:18: TFM308 [manual] numpy_input_fn left as it is: `{"x": load_features()}` is computed, once in TF1 but at
+    every call of the new input_fn; bind it to a name first
 """
 
 from __future__ import annotations

@@ -1,39 +1,117 @@
 """TFM201-205: compat.v1 partitioners -> tf.distribute.experimental.partitioners.
 
-The TF2 classes compute the same shards as the TF1 functions along axis 0 (the
-TF2 ones call the TF1 code), and they accept the ``(shape, dtype)`` call that
-``get_variable(partitioner=...)`` makes, so the rewritten code still runs under
-TF1 too. Every TF1 default equals the TF2 default, so none needs spelling out.
+The TF2 classes compute the same shards as the TF1 functions along axis 0 (the TF2 ones call the TF1 code), and
+they accept the (shape, dtype) call that get_variable(partitioner=...) makes, so the rewritten code still runs
+under TF1 too. Every TF1 default equals the TF2 default, so none needs spelling out. Moving a partitioner from
+get_variable / variable_scope onto the strategy is part of the Estimator and cluster rewrites (TFM206, TFM105).
 
-======  ================================  ===================================================
-rule    TF1                               TF2
-======  ================================  ===================================================
-TFM201  fixed_size_partitioner(           FixedShardsPartitioner(num_shards)
-          num_shards, axis=0)
-TFM202  variable_axis_size_partitioner(   MaxSizePartitioner(max_shard_bytes, max_shards=None,
-          max_shard_bytes, axis=0,          bytes_per_string=16)
-          bytes_per_string_element=16,
-          max_shards=None)
-TFM203  min_max_variable_partitioner(     MinSizePartitioner(min_shard_bytes=256 << 10,
-          max_partitions=1, axis=0,         max_shards=1, bytes_per_string=16)
-          min_slice_size=256 << 10,
-          bytes_per_string_element=16)
-======  ================================  ===================================================
+TFM201 fixed-size-partitioner
 
-Before::
+What it does: tf.compat.v1.fixed_size_partitioner(num_shards) becomes
+tf.distribute.experimental.partitioners.FixedShardsPartitioner(num_shards).
+Why: TensorFlow 2's strategies take partitioner objects; the TF1 function is gone from the TF2 API.
+What may differ: nothing: the variable is split into the same shards.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+    partitioner = tf1.fixed_size_partitioner(4)
+
+After:
+
+    import tensorflow as tf
+
+    partitioner = tf.distribute.experimental.partitioners.FixedShardsPartitioner(4)
+
+TFM202 variable-axis-size-partitioner
+
+What it does: tf.compat.v1.variable_axis_size_partitioner becomes
+tf.distribute.experimental.partitioners.MaxSizePartitioner, with bytes_per_string_element renamed
+bytes_per_string.
+Why: TensorFlow 2's strategies take partitioner objects; the TF1 function is gone from the TF2 API.
+What may differ: nothing: the variable is split into the same shards.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+    partitioner = tf1.variable_axis_size_partitioner(64 << 20, bytes_per_string_element=32)
+
+After:
+
+    import tensorflow as tf
+
+    partitioner = tf.distribute.experimental.partitioners.MaxSizePartitioner(64 << 20, bytes_per_string=32)
+
+TFM203 min-max-variable-partitioner
+
+What it does: tf.compat.v1.min_max_variable_partitioner becomes
+tf.distribute.experimental.partitioners.MinSizePartitioner, its arguments renamed: max_partitions becomes
+max_shards, min_slice_size becomes min_shard_bytes, bytes_per_string_element becomes bytes_per_string.
+Why: TensorFlow 2's strategies take partitioner objects; the TF1 function is gone from the TF2 API.
+What may differ: nothing: the variable is split into the same shards.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
 
     partitioner = tf1.min_max_variable_partitioner(max_partitions=4, min_slice_size=64 << 10)
 
-After::
+After:
+
+    import tensorflow as tf
 
     partitioner = tf.distribute.experimental.partitioners.MinSizePartitioner(min_shard_bytes=64 << 10, max_shards=4)
 
-TFM204 partitioner-axis (manual): TF2 partitioners split axis 0 only, so a call
-with ``axis=1`` (or an axis that is not a literal) is left as it is.
-TFM205 partitioner-arguments (manual): ``*args`` / ``**kwargs`` or unknown
-arguments cannot be mapped statically; the call is left as it is.
-(Moving a partitioner from ``get_variable`` / ``variable_scope`` onto the
-strategy is part of the Estimator and cluster rewrites.)
+TFM204 partitioner-axis
+
+What it does: reports a partitioner called with an axis other than 0 (or an axis that is not a number written
+in the code) and leaves the call as it is.
+Why: TensorFlow 2's partitioners split axis 0 only, so no TF2 partitioner computes the same shards.
+What may differ: the code is unchanged; reshape or transpose the variable so it is split along axis 0, or keep
+it unpartitioned.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+    partitioner = tf1.fixed_size_partitioner(4, axis=1)
+
+After:
+
+    import tensorflow.compat.v1 as tf1
+
+    partitioner = tf1.fixed_size_partitioner(4, axis=1)
+
+Finding:
+
+    3:15: TFM204 [manual] fixed_size_partitioner with an axis other than 0: TF2 partitioners split axis 0 only;
+    reshape or transpose the variable so it is sharded along axis 0, or keep it unpartitioned
+
+TFM205 partitioner-arguments
+
+What it does: reports a partitioner called with *args, **kwargs or argument names the TF1 function does not
+have, and leaves the call as it is.
+Why: which TF1 argument each value is cannot be read from the code, so the call cannot be translated safely.
+What may differ: the code is unchanged; write the TF2 partitioner by hand.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+    partitioner = tf1.fixed_size_partitioner(*shards)
+
+After:
+
+    import tensorflow.compat.v1 as tf1
+
+    partitioner = tf1.fixed_size_partitioner(*shards)
+
+Finding:
+
+    3:15: TFM205 [manual] fixed_size_partitioner: arguments cannot be mapped statically (*args, **kwargs or
+    unknown names); rewrite it by hand as tf.distribute.experimental.partitioners.FixedShardsPartitioner
 """
 
 from __future__ import annotations

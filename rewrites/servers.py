@@ -1,28 +1,41 @@
 """TFM101-102: the cluster's servers and spec under their TF2 names.
 
-TFM101 train-server (exact). ``tf.train.Server`` is TF1-only; TF2 exports the very
-same class as ``tf.distribute.Server``. Arguments are kept as they are.
+TFM101 train-server
 
-Before::
+What it does: tf.train.Server (TF1's spelling) becomes tf.distribute.Server; its arguments stay as they are.
+Why: TensorFlow 2 has no tf.train.Server; it exports the very same class as tf.distribute.Server.
+What may differ: nothing: it is the same class.
+
+Before:
 
     import tensorflow.compat.v1 as tf1
+
     server = tf1.train.Server(cluster, job_name="ps", task_index=0)
 
-After::
+After:
 
     import tensorflow as tf
+
     server = tf.distribute.Server(cluster, job_name="ps", task_index=0)
 
-TFM102 cluster-spec (exact). ``tf.train.ClusterSpec`` is the same class in TF1 and
-TF2; only the compat.v1 (or TensorFlow-internal) spelling goes.
+TFM102 cluster-spec
 
-Before::
+What it does: tf.compat.v1.train.ClusterSpec becomes tf.train.ClusterSpec.
+Why: the cluster spec is the same class in TensorFlow 1 and 2; only its compatibility-module spelling goes,
+so the module no longer needs tf.compat.v1 for it.
+What may differ: nothing: it is the same class.
 
-    cluster = tf.compat.v1.train.ClusterSpec({"ps": ps_hosts, "worker": worker_hosts})
+Before:
 
-After::
+    import tensorflow as tf
 
-    cluster = tf.train.ClusterSpec({"ps": ps_hosts, "worker": worker_hosts})
+    cluster = tf.compat.v1.train.ClusterSpec({"ps": ["ps0:2222"], "worker": ["worker0:2222"]})
+
+After:
+
+    import tensorflow as tf
+
+    cluster = tf.train.ClusterSpec({"ps": ["ps0:2222"], "worker": ["worker0:2222"]})
 """
 
 from __future__ import annotations

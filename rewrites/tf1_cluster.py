@@ -1,25 +1,40 @@
 """TFM107: TF1 cluster code that stays TF1 is never left without a word.
 
-TFM107 cluster-code-left (manual). When a module still holds TF1's between-graph machinery
-after the rewrites (``replica_device_setter``, ``MonitoredTrainingSession``, a ``Supervisor``,
-``SyncReplicasOptimizer``, a device string naming ``/job:ps``), the program around it was not
-migrated: TFM103 migrates a ``Server`` per task, a ``replica_device_setter`` graph and a
-``MonitoredTrainingSession`` or ``Supervisor`` loop, and a TFM104 finding says why a program of
-that shape was left. Each such use gets a finding at its line and column saying what to do
-with it, and so do the module's ``ClusterSpec``, ``Server`` and ``server.join()`` (a rename by
-TFM101 is then not the only word on the file). A module whose cluster code was migrated, or
-that only starts a server and joins it (a ps launcher, TF2 as it stands), gets none. It
-changes no code.
+This family changes no code: it runs after the between-graph rewrite and reports what that left.
 
-Before::
+TFM107 cluster-code-left
+
+What it does: reports each use of TF1's between-graph machinery still in a module after the rewrites
+(replica_device_setter, MonitoredTrainingSession, a Supervisor, SyncReplicasOptimizer, a device string naming
+/job:ps, and beside them the module's ClusterSpec, Server and server.join()), each at its line and column with
+what to do. A module whose cluster code was migrated, or that only starts a server and joins it (a parameter
+server launcher, which is TF2 as it stands), gets none.
+Why: the program around such code was not migrated (TFM103 migrates one shape of program, and a TFM104 finding
+says why a program of that shape was left); a rename by TFM101 must not be the only word on the file.
+What may differ: the code is unchanged; migrate it by hand as the finding says.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
 
     def device_fn(cluster):
-      return tf.train.replica_device_setter(cluster=cluster)
+      return tf1.train.replica_device_setter(cluster=cluster)
 
-After::
+After:
 
-    def device_fn(cluster):  # TFM107 at replica_device_setter: left as TF1, what to do
-      return tf.train.replica_device_setter(cluster=cluster)
+    import tensorflow.compat.v1 as tf1
+
+
+    def device_fn(cluster):
+      return tf1.train.replica_device_setter(cluster=cluster)
+
+Finding:
+
+    5:10: TFM107 [manual] replica_device_setter left as TF1: the program around it is not migrated (TFM103's
+    shape: a replica_device_setter graph trained in a MonitoredTrainingSession or Supervisor loop; a TFM104
+    finding says why one was left); ParameterServerStrategy places variables on the ps tasks itself: create
+    them in strategy.scope()
 """
 
 from __future__ import annotations

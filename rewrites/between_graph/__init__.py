@@ -1,87 +1,10 @@
-"""TFM103-104: a between-graph parameter-server program becomes a ClusterCoordinator program.
+"""TFM103-109: a between-graph parameter-server program becomes a ClusterCoordinator program.
 
-TFM103 between-graph-program (numeric). The TF1 shape: each task starts a
-``Server`` for its ``job_name`` / ``task_index``, ps tasks ``join()``, every worker builds
-the graph under ``tf.device(replica_device_setter(...))`` (placeholders, variables, the
-loss, an optimizer and ``minimize``) and runs ``train_op`` in a loop of a
-``MonitoredTrainingSession`` until a ``StopAtStepHook``, or of a ``Supervisor``'s
-``managed_session`` / ``prepare_or_wait_for_session`` until the loop's own step limit
-(session.py). The program may stand at module level, in ``main(_)`` under ``tf.app.run``,
-in a function per role, nested in ``if job_name == ...`` branches; ``tf`` may be TF1's
-(``import tensorflow.compat.v1 as tf``, ``tf = tf.compat.v1``): the migrated module
-imports TF2 as ``tf`` and spells what stays TF1 ``tf.compat.v1.X`` (rewrites/program/spelling.py). In TF2 one client drives the
-cluster: TF1's chief (the ``is_chief`` worker) builds a ``ParameterServerStrategy`` over
-the same cluster (``SimpleClusterResolver``), creates the variables and the optimizer in
-its scope, and schedules each step, a ``tf.function`` running the TF1 ops under a
-``GradientTape``, on the workers with a ``ClusterCoordinator``; the other workers serve
-it. The loop stays the program's own loop, the placeholders' values become the step's
-arguments, and the loss is reported as the loop reported it. The command line stays as
-it was, so the launch scripts still start every task. Float results may differ in the
-last bits: prove it with ``tf-migrate parity``. A graph trained by a
-``SyncReplicasOptimizer`` (synchronous) becomes a ``MultiWorkerMirroredStrategy`` program
-every worker runs instead (synchronous.py).
-
-Before::
-
-    server = tf1.train.Server(cluster, job_name=flags.job_name, task_index=flags.task_index)
-    if flags.job_name == "ps":
-      server.join()
-      return
-    with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
-      x = tf1.placeholder(tf1.float32, [None, 3])
-      y = tf1.placeholder(tf1.float32, [None, 1])
-      weights = tf1.get_variable("weights", [3, 1])
-      global_step = tf1.train.get_or_create_global_step()
-      loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
-      train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
-    hooks = [tf1.train.StopAtStepHook(last_step=20)]
-    with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=flags.task_index == 0,
-                                            hooks=hooks) as sess:
-      while not sess.should_stop():
-        _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
-
-After::
-
-    server = tf.distribute.Server(cluster, job_name=flags.job_name, task_index=flags.task_index)
-    if flags.job_name == "ps":
-      server.join()
-      return
-    if not (flags.task_index == 0):
-      server.join()  # TF1's chief drives the cluster's training; the other workers serve it
-    strategy = tf.distribute.experimental.ParameterServerStrategy(
-        tf.distribute.cluster_resolver.SimpleClusterResolver(cluster, rpc_layer="grpc"))
-    with strategy.scope():
-      weights = tf.Variable(tf1.glorot_uniform_initializer()([3, 1]), name="weights")
-      optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
-    coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-
-    @tf.function
-    def train_step(x, y):
-      ...  # the loss under a GradientTape, apply_gradients, on a worker: strategy.run
-    while int(optimizer.iterations) < 20:
-      loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y)).fetch()
-
-TFM105 between-graph-partitioner (exact). A ``get_variable``'s partitioner moves onto the
-strategy, which applies it to every variable the program creates: reported at the first
-variable made without one, now split too (placement only: the numbers are the same).
-
-TFM106 between-graph-numerics (numeric). A piece of the graph whose Keras counterpart differs
-from TF1 in a documented way (an optimizer, rewrites/keras_optimizers.py): the message says how.
-
-TFM108 between-graph-checkpoints (exact). A session that wrote checkpoints (a
-Supervisor's ``logdir``, a MonitoredTrainingSession's ``checkpoint_dir``) becomes a
-``tf.train.CheckpointManager`` in the ``tf2`` folder of that directory, which the program
-resumes from and saves to when training ends; TF1 also saved on a timer.
-
-TFM109 between-graph-summaries (exact). ``tf.summary.*`` ops in the graph only fed TF1's
-summary writers: they go (the step computes the same), the finding says where to log now.
-
-TFM104 between-graph-manual (manual). A program in a shape not migrated safely
-(``SyncReplicasOptimizer`` with backup workers or moving averages, a plain ``Session``, queue runners, hooks
-other than ``StopAtStepHook``, ``tf.layers`` in the graph, partitioners other than one
-axis-0 partitioner of ``get_variable`` (which moves onto the strategy), graph
-collections, other uses of the session, ...): left untouched, the finding points at the
-construct and says what to do.
+For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter) and session.py (the
+MonitoredTrainingSession or Supervisor loop); emit.py writes the TF2 program; a SyncReplicasOptimizer graph
+becomes a MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled
+tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
+rules.py.
 """
 
 from __future__ import annotations

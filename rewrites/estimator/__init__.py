@@ -1,6 +1,6 @@
 """TFM301-305, TFM309, TFM206, TFM401-402: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
-TFM301 estimator-program (numeric). An Estimator (or a TPUEstimator with ``use_tpu=False``)
+For developers: how TFM301 reads and writes a program. An Estimator (or a TPUEstimator with ``use_tpu=False``)
 driven by ``train_and_evaluate`` or by ``train`` / ``evaluate`` / ``predict`` calls, wherever
 the program stands: at module level or in ``main()`` / ``run(args)`` / ``if __name__ ==
 "__main__":``, its Estimator made by a ``build_estimator(config)`` of another module, its specs
@@ -85,49 +85,7 @@ After::
             steps_per_epoch=args.train_steps - steps_done,
             ...
 
-TFM302 estimator-manual (manual). An Estimator program in a shape not migrated safely (another
-model_fn structure, custom hooks, exporters, a canned estimator, an Estimator passed to code the
-migration cannot follow, a model_fn in a module outside the paths given, ...): every file of the
-program is left as it is, and the finding points at the construct and says what a person should
-do. Every Estimator, Estimator subclass and ``tf.contrib.learn`` runner the migration leaves gets
-one. Never a half-migrated program.
-
-TFM303 eval-steps (numeric). ParameterServerStrategy needs a repeating eval dataset, so
-``evaluate`` runs exactly ``EvalSpec.steps`` batches of the repeated input, where TF1 stopped at
-the end of the input if that came first. Reported when the eval ``input_fn`` does not repeat.
-
-TFM304 checkpoint-cadence (exact). RunConfig's checkpoints become a ``tf.train.CheckpointManager``
-in ``model_dir`` that the program resumes from, saved once per Keras epoch of
-``save_checkpoints_steps`` steps. Reported when they cannot be saved at TF1's moments:
-``save_checkpoints_secs`` (Keras has no timer) or steps that do not visibly divide ``max_steps``;
-the migrated program then saves at the end of training.
-
-TFM305 tpu-on-cpu (exact). A ``TPUEstimator`` whose ``use_tpu`` is a flag defaulting to False:
-migrated for ``use_tpu=False`` (its batch sizes reach the input functions as
-``params["batch_size"]``); the migrated program trains on CPU/GPU workers whatever the flag says.
-
-TFM309 canned-estimator (numeric). A canned ``DNN`` or ``Linear`` ``Classifier`` / ``Regressor`` stands where a
-model_fn would: rewrites/estimator/canned.py writes the function building the Keras model of the same
-layers, with its head's loss and metrics and the optimizer its version made (v1 and v2 differ in
-optimizer, rate and loss reduction; the finding says which version the spelling was taken as).
-Other canned estimators stay manual (TFM302).
-
-TFM206 partitioner-scope (exact). TF1 attached a partitioner to a ``variable_scope`` (or one
-``get_variable``); ParameterServerStrategy takes one partitioner for every variable the model
-creates. Reported at the first layer with weights outside the partitioned scope: its variables
-are split too. Placement only: the numbers are the same.
-
-TFM401 keras-numerics (numeric). A model_fn piece whose Keras counterpart computes the same thing
-only up to a documented difference (``MomentumOptimizer`` with a learning rate that is not a
-constant, ``log_loss``, which Keras clips, dropout's random masks, batch normalization whose
-UPDATE_OPS were never run in TF1, an ``embedding_lookup`` on a partitioned table with TF1's "mod"
-strategy): migrated, with a finding that says what may differ. The tables live in
-rewrites/keras_equivalents.py and rewrites/keras_optimizers.py.
-
-TFM402 model-fn-logging (exact). ``tf.summary.*`` and ``tf.logging.*`` calls (and ``tf.identity``
-naming a tensor for a logging hook) in the model_fn ran in TF1's graph: they do not change what
-the model computes and the Keras model has no place for them, so they go (log from a Keras
-callback, or ``keras.callbacks.TensorBoard``).
+The rule pages, what `tf-migrate rules TFMnnn` prints, are in rules.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,283 @@
+"""The pages of the between-graph family's rules: what `tf-migrate rules TFMnnn` prints
+(tests/test_rules_cmd.py runs their examples).
+
+TFM103 between-graph-program
+
+What it does: a between-graph training program (each task starts a Server for its job name and task index,
+parameter server tasks join(), every worker builds the graph under tf.device(replica_device_setter(...)) and
+runs its train_op in a MonitoredTrainingSession loop until a StopAtStepHook, or in a Supervisor's session loop
+until its own step limit) becomes a TensorFlow 2 program: TF1's chief worker builds a ParameterServerStrategy
+over the same cluster, creates the variables and a Keras optimizer in its scope, and schedules each step, a
+tf.function running the TF1 operations under a GradientTape, on the workers with a ClusterCoordinator, from the
+program's own loop. The other workers serve it. The command line stays as it was, so the launch scripts still
+start every task. A graph trained by a SyncReplicasOptimizer (synchronous training) becomes a
+MultiWorkerMirroredStrategy program every worker runs instead.
+Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
+parameter-server cluster.
+What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+
+    def main(cluster, job_name, task_index, batch_x, batch_y):
+      server = tf1.train.Server(cluster, job_name=job_name, task_index=task_index)
+      if job_name == "ps":
+        server.join()
+        return
+      with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+        x = tf1.placeholder(tf1.float32, [None, 3])
+        y = tf1.placeholder(tf1.float32, [None, 1])
+        weights = tf1.get_variable("weights", [3, 1])
+        global_step = tf1.train.get_or_create_global_step()
+        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+      hooks = [tf1.train.StopAtStepHook(last_step=20)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks) as sess:
+        while not sess.should_stop():
+          _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
+
+After:
+
+    ...
+      if not (task_index == 0):
+        # TF1's chief drives the cluster's training now; the other workers serve it.
+        server.join()
+    ...
+      strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)
+      with strategy.scope():
+        weights = tf.Variable(tf.compat.v1.glorot_uniform_initializer()([3, 1]), name="weights")
+        optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
+      coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
+
+      @tf.function
+      def train_step(x, y):
+    ...
+      scheduled_steps = int(optimizer.iterations)
+      while scheduled_steps < 20:
+        loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))
+        scheduled_steps += 1
+      coordinator.join()
+
+TFM104 between-graph-manual
+
+What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
+as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
+workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
+Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, other uses of the
+session.
+Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
+What may differ: the program is unchanged; the finding points at the construct and says what to do.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+
+    def main(cluster, job_name, task_index, batch_x, batch_y):
+      server = tf1.train.Server(cluster, job_name=job_name, task_index=task_index)
+      if job_name == "ps":
+        server.join()
+        return
+      with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+        x = tf1.placeholder(tf1.float32, [None, 3])
+        y = tf1.placeholder(tf1.float32, [None, 1])
+        weights = tf1.get_variable("weights", [3, 1])
+        global_step = tf1.train.get_or_create_global_step()
+        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+      hooks = [tf1.train.StopAtStepHook(last_step=20), tf1.train.LoggingTensorHook({"loss": loss}, every_n_iter=10)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks) as sess:
+        while not sess.should_stop():
+          _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
+
+After:
+
+    ...
+      hooks = [tf1.train.StopAtStepHook(last_step=20), tf1.train.LoggingTensorHook({"loss": loss}, every_n_iter=10)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks) as sess:
+    ...
+
+Finding:
+
+    16:52: TFM104 [manual] between-graph program left as it is: a hook other than StopAtStepHook(last_step=...):
+    rewrite it as code around the migrated loop by hand
+
+TFM105 between-graph-partitioner
+
+What it does: reports where the partitioner of a get_variable, moved onto ParameterServerStrategy, now also
+splits other variables: at the first variable the program creates without one.
+Why: ParameterServerStrategy takes one partitioner, which it applies to every variable created in its scope.
+What may differ: only where the variables are placed (split across the parameter servers); the numbers are the
+same.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+
+    def main(cluster, job_name, task_index, batch_x, batch_y):
+      server = tf1.train.Server(cluster, job_name=job_name, task_index=task_index)
+      if job_name == "ps":
+        server.join()
+        return
+      with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+        x = tf1.placeholder(tf1.float32, [None, 3])
+        y = tf1.placeholder(tf1.float32, [None, 1])
+        weights = tf1.get_variable("weights", [3, 1], partitioner=tf1.fixed_size_partitioner(3))
+        bias = tf1.get_variable("bias", [1])
+        global_step = tf1.train.get_or_create_global_step()
+        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+      hooks = [tf1.train.StopAtStepHook(last_step=20)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks) as sess:
+        while not sess.should_stop():
+          _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
+
+After:
+
+    ...
+      strategy = tf.distribute.experimental.ParameterServerStrategy(
+          resolver,
+          variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(3))
+      with strategy.scope():
+        weights = tf.Variable(tf.compat.v1.glorot_uniform_initializer()([3, 1]), name="weights")
+        bias = tf.Variable(tf.compat.v1.glorot_uniform_initializer()([1]), name="bias")
+    ...
+
+TFM106 between-graph-numerics
+
+What it does: migrates, with TFM103, a piece of the graph whose TensorFlow 2 counterpart differs from TF1 in a
+known way, and says how in the finding: an optimizer whose Keras counterpart computes slightly differently, or
+a read of the global step in the run that increments it.
+Why: the TensorFlow 2 program is the closest there is; the difference is small and said rather than hidden.
+What may differ: what the finding says; prove the migration with `tf-migrate parity`.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+
+    def main(cluster, job_name, task_index, batch_x, batch_y):
+      server = tf1.train.Server(cluster, job_name=job_name, task_index=task_index)
+      if job_name == "ps":
+        server.join()
+        return
+      with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+        x = tf1.placeholder(tf1.float32, [None, 3])
+        y = tf1.placeholder(tf1.float32, [None, 1])
+        weights = tf1.get_variable("weights", [3, 1])
+        global_step = tf1.train.get_or_create_global_step()
+        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+      hooks = [tf1.train.StopAtStepHook(last_step=20)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks) as sess:
+        while not sess.should_stop():
+          _, step, loss_value = sess.run([train_op, global_step, loss], feed_dict={x: batch_x, y: batch_y})
+
+After:
+
+    ...
+      while scheduled_steps < 20:
+        loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))
+        scheduled_steps += 1
+        step = scheduled_steps
+      coordinator.join()
+
+Finding:
+
+    19:7: TFM106 [numeric] TF1 read the global step in the run that incremented it, racing the increment (most
+    often the value before it); the migrated loop reads it after the step
+
+TFM108 between-graph-checkpoints
+
+What it does: a session that wrote checkpoints (a Supervisor's logdir, a MonitoredTrainingSession's
+checkpoint_dir) gets a tf.train.CheckpointManager in the tf2 folder of that directory: the migrated program
+resumes from it, or else from the TF1 program's latest checkpoint there (its variables, the optimizer's slots
+and the step), and saves when training ends.
+Why: TensorFlow 2 has no session to save checkpoints; a run that stops can carry on where it was, from TF1's
+training too.
+What may differ: when checkpoints are written: TF1 also saved on a timer. TF1's own files are only read.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+
+    def main(cluster, job_name, task_index, batch_x, batch_y):
+      server = tf1.train.Server(cluster, job_name=job_name, task_index=task_index)
+      if job_name == "ps":
+        server.join()
+        return
+      with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+        x = tf1.placeholder(tf1.float32, [None, 3])
+        y = tf1.placeholder(tf1.float32, [None, 1])
+        weights = tf1.get_variable("weights", [3, 1])
+        global_step = tf1.train.get_or_create_global_step()
+        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+      hooks = [tf1.train.StopAtStepHook(last_step=20)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks,
+                                             checkpoint_dir="/tmp/train") as sess:
+        while not sess.should_stop():
+          _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
+
+After:
+
+    import os
+    ...
+      checkpoint = tf.train.Checkpoint(optimizer=optimizer, weights=weights)
+      manager = tf.train.CheckpointManager(
+          checkpoint, os.path.join("/tmp/train", "tf2"), max_to_keep=5)
+      # Carry on from the latest checkpoint: this program's own, or else the TF1 program's.
+      tf1_checkpoint = tf.train.latest_checkpoint("/tmp/train")
+      if manager.latest_checkpoint:
+        checkpoint.restore(manager.latest_checkpoint)
+      elif tf1_checkpoint:
+    ...
+      coordinator.join()
+      manager.save()
+
+TFM109 between-graph-summaries
+
+What it does: tf.summary operations in the graph, which only fed TF1's summary writers, go.
+Why: the migrated step has no session that writes them; they do not change what the step computes.
+What may differ: nothing the program computes; to keep the summaries, log from the loop with a
+tf.summary.create_file_writer.
+
+Before:
+
+    import tensorflow.compat.v1 as tf1
+
+
+    def main(cluster, job_name, task_index, batch_x, batch_y):
+      server = tf1.train.Server(cluster, job_name=job_name, task_index=task_index)
+      if job_name == "ps":
+        server.join()
+        return
+      with tf1.device(tf1.train.replica_device_setter(cluster=cluster)):
+        x = tf1.placeholder(tf1.float32, [None, 3])
+        y = tf1.placeholder(tf1.float32, [None, 1])
+        weights = tf1.get_variable("weights", [3, 1])
+        global_step = tf1.train.get_or_create_global_step()
+        loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+        tf1.summary.scalar("loss", loss)
+        train_op = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+      hooks = [tf1.train.StopAtStepHook(last_step=20)]
+      with tf1.train.MonitoredTrainingSession(master=server.target, is_chief=task_index == 0, hooks=hooks) as sess:
+        while not sess.should_stop():
+          _, loss_value = sess.run([train_op, loss], feed_dict={x: batch_x, y: batch_y})
+
+After:
+
+    ...
+      with strategy.scope():
+        weights = tf.Variable(tf.compat.v1.glorot_uniform_initializer()([3, 1]), name="weights")
+        optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
+    ...
+          with tf.GradientTape() as tape:
+            loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
+          variables = [weights]
+    ...
+"""

@@ -1,0 +1,425 @@
+"""The pages of the Estimator family's rules: what `tf-migrate rules TFMnnn` prints (tests/test_rules_cmd.py
+runs their examples).
+
+TFM301 estimator-program
+
+What it does: an Estimator program (or a TPUEstimator with use_tpu=False) driven by train_and_evaluate or by
+train, evaluate and predict calls becomes a Keras program: its model_fn becomes, where it stands, a function
+building the compiled Keras model of the same layers, loss and optimizer; before the first driver the program
+gets its strategy (with TF_CONFIG's cluster, the chief trains with ParameterServerStrategy, parameter server
+and worker tasks serve, an evaluator evaluates checkpoints; without TF_CONFIG it trains locally), the training
+dataset, the model built in the strategy's scope and the checkpoints of RunConfig restored: its own (in
+model_dir's tf2 folder), or else the TF1 program's latest in model_dir. train becomes fit for max_steps over
+every run, as TF1 counted, evaluate becomes evaluate, predict a generator of predictions. The program's own
+expressions (flags, arguments, params) stay, so its command line keeps working. A program across modules is
+migrated in all its files or none, with a finding in each.
+Why: TensorFlow 2 has no Estimator that trains under ParameterServerStrategy; Keras' fit does.
+What may differ: float results, in the last bits, and what the finding says (for example, Keras averages the
+eval loss per example where TF1 averaged it per batch); prove the migration with `tf-migrate parity`.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+    def build_model(input_spec):
+      \"\"\"The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer.\"\"\"
+      features = {
+          name: keras.Input(shape=spec.shape[1:], dtype=spec.dtype, name=name)
+          for name, spec in input_spec.items()}
+      predictions = keras.layers.Dense(units=1, name="dense")(features["x"])
+      model = keras.Model(inputs=features, outputs=predictions)
+      optimizer = keras.optimizers.legacy.Adagrad(
+          learning_rate=0.1, initial_accumulator_value=0.1, epsilon=1e-30)
+      model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+      return model
+    ...  # strategy_for_this_task(), and restore_tf1_checkpoint(path, model)
+    task_type, strategy = strategy_for_this_task()
+
+    dataset = input_fn()
+
+    with strategy.scope():
+      model = build_model(dataset.element_spec[0])
+    ...  # RunConfig's checkpoints in /tmp/model/tf2, restored, or else TF1's in /tmp/model
+    steps_done = int(model.optimizer.iterations)
+    if steps_done < 100:
+      model.fit(
+          dataset, epochs=1, steps_per_epoch=100 - steps_done, callbacks=[save_checkpoint], verbose=2)
+
+TFM302 estimator-manual
+
+What it does: reports an Estimator program in a shape the migration cannot carry over safely and leaves every
+file of it as it is: another model_fn structure, custom hooks, exporters, a canned estimator other than
+TFM309's, a TPU in use, an Estimator passed to code the migration cannot follow, a model_fn in a module outside
+the paths given, a rule it needs switched off. Every Estimator, Estimator subclass and tf.contrib.learn runner
+the migration leaves gets one.
+Why: a half-migrated program would neither run as TF1 nor as TensorFlow 2.
+What may differ: the program is unchanged; the finding points at the construct and says what a person should
+do.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100, hooks=[MyHook()])
+
+After:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100, hooks=[MyHook()])
+
+Finding:
+
+    16:49: TFM302 [manual] Estimator program left as it is: a SessionRunHook runs in TF1's session loop: rewrite
+    it as a Keras callback by hand (epoch-level: ParameterServerStrategy refuses batch-level custom callbacks)
+
+TFM303 eval-steps
+
+What it does: with TFM301, an eval input function whose dataset does not repeat gets .repeat(), and evaluate
+runs exactly the EvalSpec's steps batches of it.
+Why: ParameterServerStrategy needs an eval dataset that repeats.
+What may differ: TF1 stopped at the end of the eval input if that came first; the two evaluate the same
+batches only if the input has at least that many.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def eval_input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[3.0]]}, [[0.9]])).batch(1)
+
+
+    def model_fn(features, labels, mode):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    tf.estimator.train_and_evaluate(
+        estimator, tf.estimator.TrainSpec(input_fn, max_steps=100), tf.estimator.EvalSpec(eval_input_fn, steps=10))
+
+After:
+
+    ...
+    eval_dataset = eval_input_fn().repeat()
+    ...
+    model.evaluate(eval_dataset, steps=10, return_dict=True, verbose=2)
+
+Finding:
+
+    21:65: TFM303 [numeric] the eval input does not repeat: TF1 stopped at its end, the migrated evaluate runs
+    exactly steps=10 batches (the same if it has at least that many)
+
+TFM304 checkpoint-cadence
+
+What it does: with TFM301, RunConfig's checkpoints become a tf.train.CheckpointManager in model_dir's tf2
+folder that the program resumes from, saved once per Keras epoch of save_checkpoints_steps steps. This rule
+reports checkpoints it cannot save at TF1's moments: save_checkpoints_secs, or steps that do not visibly divide
+max_steps. The migrated program then saves at the end of training.
+Why: Keras saves at the end of an epoch; it has no timer.
+What may differ: when checkpoints are written, not what the program computes.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    config = tf.estimator.RunConfig(model_dir="/tmp/model", save_checkpoints_secs=600)
+    estimator = tf.estimator.Estimator(model_fn, config=config)
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+    # RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
+    checkpoints = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=model, optimizer=model.optimizer),
+        os.path.join("/tmp/model", "tf2"),
+        max_to_keep=5)
+    ...
+
+Finding:
+
+    15:79: TFM304 [exact] Keras has no checkpoints on a timer: the migrated program saves one at the end of
+    training; give RunConfig save_checkpoints_steps for regular ones
+
+TFM305 tpu-on-cpu
+
+What it does: with TFM301, a TPUEstimator whose use_tpu is a flag defaulting to False is migrated for
+use_tpu=False: its batch sizes reach the input functions as params["batch_size"].
+Why: such a program trains on CPU or GPU unless told otherwise; TPUs are another migration, to TPUStrategy.
+What may differ: the migrated program trains on CPU or GPU workers whatever the flag says.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+    tf.flags.DEFINE_bool("use_tpu", False, "Train on a TPU.")
+    FLAGS = tf.flags.FLAGS
+
+
+    def input_fn(params):
+      dataset = tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]]))
+      return dataset.repeat().batch(params["batch_size"], drop_remainder=True)
+
+
+    def model_fn(features, labels, mode, params):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    def main(_):
+      estimator = tf.estimator.tpu.TPUEstimator(
+          model_fn, model_dir="/tmp/model", use_tpu=FLAGS.use_tpu, train_batch_size=2)
+      estimator.train(input_fn, max_steps=100)
+
+
+    if __name__ == "__main__":
+      tf.app.run(main)
+
+After:
+
+    ...
+    def main(_):
+      task_type, strategy = strategy_for_this_task()
+
+      dataset = input_fn(params={"batch_size": 2})
+
+      with strategy.scope():
+        model = build_model(dataset.element_spec[0], params={"batch_size": 2})
+    ...
+
+Finding:
+
+    21:49: TFM305 [exact] TPUEstimator migrated for use_tpu=False (the flag's default): the migrated program
+    trains on CPU/GPU workers whatever the flag says; a TPU is another migration (TPUStrategy)
+
+TFM309 canned-estimator
+
+What it does: a canned DNN, Linear or DNNLinearCombined (wide and deep) Classifier or Regressor stands where a
+model_fn would: the migration writes the function building the Keras model of the same layers and feature
+columns, with its head's loss and metrics and the optimizer its version made, then migrates the program as
+TFM301 does.
+Why: TensorFlow 2 has no canned Estimators that train under ParameterServerStrategy.
+What may differ: float results, in the last bits; the estimator's version matters (version 1,
+tf.compat.v1.estimator, and version 2 differ in optimizer, learning rate and whether the loss is summed or
+averaged over the batch): the finding says which version the spelling was taken as, and which eval metrics TF1
+reported that the Keras model does not.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    columns = [tf.feature_column.numeric_column("x")]
+    estimator = tf.estimator.DNNRegressor(hidden_units=[4], feature_columns=columns, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+    def build_dnn_regressor_model(input_spec):
+      \"\"\"TF1's canned DNNRegressor as a Keras model, compiled as it trained.\"\"\"
+    ...
+      net = keras.layers.Dense(units=4, activation="relu", name="dnn/hiddenlayer_0")(net)
+      logits = keras.layers.Dense(units=1, name="dnn/logits")(net)
+      model = keras.Model(inputs=features, outputs=logits)
+      optimizer = keras.optimizers.legacy.Adagrad(
+          learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)
+      model.compile(
+          optimizer,
+          loss=keras.losses.MeanSquaredError(reduction="sum"),
+          metrics=[keras.metrics.MeanSquaredError(name="average_loss")])
+      return model
+    ...
+
+Finding:
+
+    9:13: TFM309 [numeric] canned DNNRegressor -> a Keras model of the same layers, trained as v1
+    (tf.compat.v1.estimator.DNNRegressor): Adagrad at 0.05, the loss summed over the batch
+
+TFM206 partitioner-scope
+
+What it does: with TFM301, reports where a partitioner TF1 attached to a variable_scope (or one get_variable),
+moved onto ParameterServerStrategy, now also splits other variables: at the first layer with weights outside
+the partitioned scope.
+Why: ParameterServerStrategy takes one partitioner for every variable the model creates.
+What may differ: only where the variables are placed (split across the parameter servers); the numbers are the
+same.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      with tf.variable_scope("hidden", partitioner=tf.fixed_size_partitioner(2)):
+        hidden = tf.layers.dense(features["x"], 4)
+      predictions = tf.layers.dense(hidden, 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+          variable_partitioner=tf.distribute.experimental.partitioners.FixedShardsPartitioner(2))
+    ...
+
+Finding:
+
+    11:17: TFM206 [exact] the partitioner moves onto ParameterServerStrategy, which applies it to every variable
+    the program creates, so the variables made here, not partitioned in TF1, are split too (placement only: the
+    numbers are the same)
+
+TFM401 keras-numerics
+
+What it does: with TFM301, migrates a model_fn piece whose Keras counterpart computes the same thing only up to
+a known difference, and says what may differ: MomentumOptimizer with a learning rate that is not a constant,
+log_loss (which Keras clips), dropout's random masks, batch normalization whose update operations TF1 never ran,
+an embedding_lookup on a partitioned table with TF1's "mod" strategy.
+Why: the Keras piece is the closest there is; the difference is said rather than hidden.
+What may differ: what the finding says; prove the migration with `tf-migrate parity`.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      hidden = tf.layers.dropout(features["x"], 0.5, training=mode == tf.estimator.ModeKeys.TRAIN)
+      predictions = tf.layers.dense(hidden, 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+      hidden = keras.layers.Dropout(rate=0.5)(features["x"])
+      predictions = keras.layers.Dense(units=1, name="dense")(hidden)
+    ...
+
+Finding:
+
+    9:12: TFM401 [numeric] dropout masks are random: TF1 and Keras drop different units, so the two runs agree
+    only statistically
+
+TFM402 model-fn-logging
+
+What it does: with TFM301, tf.summary and tf.logging calls in the model_fn (and tf.identity naming a tensor for
+a logging hook) go.
+Why: they ran in TF1's graph and do not change what the model computes; the Keras model has no place for them.
+What may differ: nothing the model computes; log from a Keras callback, or keras.callbacks.TensorBoard.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode):
+      predictions = tf.layers.dense(features["x"], 1)
+      loss = tf.losses.mean_squared_error(labels, predictions)
+      tf.summary.scalar("loss", loss)
+      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, model_dir="/tmp/model")
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+      predictions = keras.layers.Dense(units=1, name="dense")(features["x"])
+      model = keras.Model(inputs=features, outputs=predictions)
+    ...
+"""
