@@ -30,9 +30,9 @@ from migrator.engine import Result
 from migrator.scanning import may_need
 from migrator.files import (Candidate, Cleaned, Source, StagedWrites, common_folder, discover, read_source,
                             write_atomic)
-from migrator.notebooks import Notebook, changed_cells, with_sources
+from migrator.notebooks import Notebook, migrated_text
 from migrator.report import FileRecord, RunSummary, Terminal, printable, write_report
-from migrator.findings import FileError, Finding, Safety
+from migrator.findings import FileError, Finding, Note, Safety
 from migrator.verifying import Verifications, program_of
 from migrator.workers import migrate_all
 from rewrites import RULES
@@ -81,7 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders to migrate")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--diff", action="store_true", help="print unified diffs of what would change; write nothing")
+    mode.add_argument("--diff", action="store_true",
+                      help="print unified diffs of what would change (a notebook's of its .ipynb file): one patch "
+                           "that `git apply -p0` or `patch -p0` applies; write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work")
     mode.add_argument("--out", type=Path, metavar="DIR",
                       help="write migrated copies of the files into DIR (mirroring the inputs' folders); leave the inputs untouched")
@@ -333,19 +335,15 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     stream = sys.stderr if args.diff else sys.stdout
     notebook = source.notebook
     findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
-    for finding in findings:
-        terminal.finding(finding, stream)
+    for item in sorted([*findings, *(notebook.notes if notebook else ())], key=lambda item: (item.cell, item.line)):
+        (terminal.note_at if isinstance(item, Note) else terminal.finding)(item, stream)
     outcome.findings.extend(findings)
-    changed = result.source != source.text
-    cells = changed_cells(notebook, result.source) if notebook and changed else {}
-    if notebook:
-        changed = bool(cells)
-        data = with_sources(notebook, cells).encode() if changed else source.raw
-    else:
-        data = result.source.encode(source.encoding) if changed else source.raw
+    before, after = (notebook.text, migrated_text(notebook, result.source)) if notebook else (source.text, result.source)
+    changed = after != before
+    data = after.encode(source.encoding) if changed else source.raw
     record = FileRecord(name, "changed" if changed else "unchanged", findings, [code_at(source, f) for f in findings])
     if changed:
-        record.diff = "".join(cell_diffs(name, cells) if notebook else unified_diff(name, source.text, result.source))
+        record.diff = "".join(unified_diff(name, before, after))
     program = program_of(name, result) if verifications is not None else ()
     if program:
         if program[0] == name:
@@ -383,12 +381,6 @@ def in_cell(finding: Finding, notebook: Notebook) -> Finding:
 def error_in_cell(error: FileError, notebook: Notebook) -> FileError:
     cell, line = notebook.locate(error.line)
     return FileError(error.path, error.message, line, error.col, cell)
-
-
-def cell_diffs(name: str, cells: dict[int, tuple[str, str]]) -> Iterator[str]:
-    """One unified diff per changed code cell, named `NOTEBOOK (cell N)`."""
-    for index, (before, after) in sorted(cells.items()):
-        yield from unified_diff(f"{name} (cell {index + 1})", before + "\n", after + "\n")
 
 
 def verdict_suffix(verdict: str, args: argparse.Namespace) -> str:

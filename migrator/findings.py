@@ -44,6 +44,21 @@ class Finding:
         return f"{where(self.path, self.cell, self.line, self.col)}: {self.rule} [{self.safety}] {self.message}"
 
 
+@dataclass(frozen=True)
+class Note:
+    """Something a user should know about a place in a file that is neither a finding nor an error: a notebook
+    cell that was not read as Python."""
+
+    path: str
+    cell: int
+    line: int
+    col: int
+    message: str
+
+    def format(self) -> str:
+        return f"{where(self.path, self.cell, self.line, self.col)}: note: {self.message}"
+
+
 def where(path: str, cell: int, line: int, col: int) -> str:
     """`path:line:col`, or `path:cell N:line:col` in a notebook."""
     return f"{path}:cell {cell}:{line}:{col}" if cell else f"{path}:{line}:{col}"

@@ -10,10 +10,20 @@ brackets), and the first line of a cell magic that runs Python (``%%time``), bec
 (``%%bash``) keeps its whole cell out of the program. After the migration the
 program is cut at the markers and the hidden lines are put back as they were.
 
-Only the ``source`` of changed code cells is replaced; every other byte of the file
-stays: cell count, order, ids, metadata, markdown and outputs, and the JSON layout
-(indent, key order, escaping, trailing newline), so a git diff shows only the changed
-source lines. The notebook is read and checked with nbformat (version 4).
+A code cell that still does not parse as Python 3 is told apart like this: it is
+not Python, and left out of the program with a note, when its first line is a
+one-`%` magic that is not one of IPython's line magics (Datalab wrote cell magics so:
+``%bash``, ``%bq query``), or when Python's parser stops on a statement that starts
+with an IPython command written without `%` followed by its arguments (automagic:
+``ls -la``, ``cd dir``, ``pip install x``). Any other cell that does not parse is
+Python with a syntax error, and the notebook fails as a .py file would. A cell is
+never migrated unless it parsed.
+
+Only the ``source`` of changed code cells is replaced in the JSON text (see
+migrator.notebook_json); every other byte of the file stays: cell count, order, ids,
+metadata, markdown and outputs, and the JSON layout, whatever it is, so a git diff
+shows only the changed source lines. The notebook is read and checked with nbformat
+(version 4).
 """
 
 from __future__ import annotations
@@ -26,13 +36,25 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrator.findings import FileError
+from migrator.findings import FileError, Note
+from migrator.notebook_json import replace_sources
 
 CELL = "__tf_migrate_cell__"
 MAGIC = "__tf_migrate_magic__"
 _CELL_LINE = re.compile(rf"^{CELL}\((\d+)\)$")
 _MAGIC_LINE = re.compile(rf"^(\s*){MAGIC}\((\d+)\)$", re.MULTILINE)
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
+# IPython's line magics and aliases (and the line magics of common extensions): the names IPython also runs
+# without `%` (automagic), and the one-`%` first lines that are no Datalab cell magic.
+LINE_MAGICS = set("""alias alias_magic autoawait autocall automagic autosave bookmark cat cd clear colors conda config
+    connect_info cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf lk ll load
+    load_ext loadpy logoff logon logstart logstate logstop ls lsmagic lx macro magic mamba man matplotlib micromamba
+    mkdir more mv notebook page pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision prun psearch
+    psource pushd pwd pycat pylab qtconsole quickref recall rehashx reload_ext rep rerun reset reset_selective rm
+    rmdir run save sc set_env store sx system tb time timeit unalias unload_ext who who_ls whos xdel xmode
+    autoreload aimport tensorflow_version tensorboard""".split())
+_AUTOMAGIC = re.compile(r"^\s*(\w+)[ \t]+(?![=,\s]|[-+*/%&|^<>!]?=)")  # `ls -la`, `cd dir`; not `ls = 1`, `ls += 1`
+NOT_PYTHON = "not read as Python: {}; left as it is, and the names it defines are unknown to the other cells"
 _IPYTHON_LINE = re.compile(r"""^\s*(
     [%!?]                                  # %magic, !shell, ?help
   | %{0,2}[\w.*]+\?{1,2}\s*$               # help?, obj.attr??, %magic?
@@ -46,10 +68,11 @@ class Notebook:
 
     path: str
     data: dict                   # the JSON, keys in the file's order
-    indent: int                  # of the JSON
+    text: str                    # the JSON as the file spells it
     program: str = ""            # the code cells as one program, IPython lines hidden
     magics: list[str] = field(default_factory=list)   # the hidden lines, by placeholder number
     starts: dict[int, int] = field(default_factory=dict)  # code cell index -> program line of its first line
+    notes: list[Note] = field(default_factory=list)   # code cells left out of the program: not Python
 
     @property
     def cells(self) -> list[dict]:
@@ -83,10 +106,7 @@ def read_notebook(path: str, text: str) -> Notebook:
         raise FileError(path, f"not a valid nbformat 4 notebook: {error.message}") from None
     except (AttributeError, TypeError, KeyError, ValueError):  # JSON that is no notebook at all (nbformat trips)
         raise FileError(path, "not a notebook: no nbformat 4 structure") from None
-    notebook = Notebook(path, data, _indent(text))
-    if dump(notebook) != text:
-        raise FileError(path, "the notebook's JSON layout is not the one Jupyter writes, so it could not be kept: "
-                              "open and save it in Jupyter first")
+    notebook = Notebook(path, data, text)
     _build_program(notebook)
     return notebook
 
@@ -105,16 +125,6 @@ def _check_version(path: str, data: object) -> None:
                               "`jupyter nbconvert --to notebook --nbformat 4`)")
 
 
-def _indent(text: str) -> int:
-    second = text.split("\n", 2)[1] if text.count("\n") >= 2 else ""
-    return len(second) - len(second.lstrip(" "))
-
-
-def dump(notebook: Notebook) -> str:
-    """The JSON as Jupyter writes it, in the file's own key order and indent."""
-    return json.dumps(notebook.data, indent=notebook.indent, separators=(",", ": "), ensure_ascii=False) + "\n"
-
-
 def _source(cell: dict) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else source
@@ -126,9 +136,16 @@ def _build_program(notebook: Notebook) -> None:
         text = _source(cell)
         if cell.get("cell_type") != "code" or _is_foreign_cell(text):
             continue  # markdown, raw, and cells of another language (%%bash, %%writefile)
+        hidden = len(notebook.magics)
+        program = _hide_ipython(text, notebook.magics)
+        reason = _not_python(text, program)
+        if reason:
+            del notebook.magics[hidden:]
+            notebook.notes.append(Note(notebook.path, index + 1, reason[0], 1, NOT_PYTHON.format(reason[1])))
+            continue
         lines.append(f"{CELL}({index})")
         notebook.starts[index] = len(lines) + 1
-        lines.extend(_hide_ipython(text, notebook.magics).split("\n"))
+        lines.extend(program.split("\n"))
     notebook.program = "\n".join(lines) + "\n"
 
 
@@ -147,17 +164,38 @@ def _hide_ipython(text: str, magics: list[str]) -> str:
         pass
     hidden: list[str] = []
     statement: list[str] = []  # the lines of a statement still open (a bracket, string or backslash)
+    continued = None  # the indentation of an IPython line that ends with a backslash: its next line is its own
     for line in text.split("\n"):
-        if not statement and _IPYTHON_LINE.match(line):
-            indent = line[: len(line) - len(line.lstrip())]
+        if continued is not None or (not statement and _IPYTHON_LINE.match(line)):
+            indent = line[: len(line) - len(line.lstrip())] if continued is None else continued
             hidden.append(f"{indent}{MAGIC}({len(magics)})")
             magics.append(line)
+            continued = indent if line.endswith("\\") else None
             continue
         hidden.append(line)
         statement.append(line)
         if not _is_open(statement):
             statement.clear()
     return "\n".join(hidden)
+
+
+def _not_python(text: str, program: str) -> tuple[int, str] | None:
+    """(line, why) if a code cell (``program``: its IPython lines hidden) is not Python, as the module's docstring
+    tells; None if it parses, or is Python with a syntax error."""
+    try:
+        compile(program, "<cell>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # the engine reports these
+        stop = getattr(error, "lineno", None) or 1
+    lines = text.split("\n")
+    first = next((number for number, line in enumerate(lines) if line.strip()), 0)
+    magic = re.match(r"\s*%(\w+)", lines[first])
+    if magic and magic.group(1) not in LINE_MAGICS:
+        return first + 1, f"`%{magic.group(1)}` on its first line makes it a cell magic (Datalab's `%%{magic.group(1)}`)"
+    command = _AUTOMAGIC.match(lines[stop - 1]) if stop <= len(lines) else None
+    if command and command.group(1) in LINE_MAGICS and not _is_open(program.split("\n")[:stop - 1]):
+        return stop, f"`{lines[stop - 1].strip()}` is an IPython command written without `%`"
+    return None
 
 
 def _is_open(lines: list[str]) -> bool:
@@ -182,13 +220,14 @@ def changed_cells(notebook: Notebook, program: str) -> dict[int, tuple[str, str]
     return changes
 
 
-def with_sources(notebook: Notebook, changes: dict[int, tuple[str, str]]) -> str:
-    """The notebook's JSON, each changed cell's source replaced, as a list of lines if it was one."""
-    data = json.loads(json.dumps(notebook.data))
-    for index, (_, text) in changes.items():
-        cell = data["cells"][index]
-        cell["source"] = text.splitlines(keepends=True) if isinstance(cell.get("source"), list) else text
-    return dump(Notebook(notebook.path, data, notebook.indent))
+def migrated_text(notebook: Notebook, program: str) -> str:
+    """The notebook's JSON text, the source of each cell the migrated program changes replaced, in the file's own
+    layout (the text itself if none changes)."""
+    changes = {index: text for index, (_, text) in changed_cells(notebook, program).items()}
+    try:
+        return replace_sources(notebook.text, notebook.data, changes) if changes else notebook.text
+    except ValueError as error:
+        raise FileError(notebook.path, f"internal error: {error}; file left unchanged") from None
 
 
 def split(notebook: Notebook, program: str) -> dict[int, str]:

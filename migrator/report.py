@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from migrator.files import write_report_file
-from migrator.findings import FileError, Finding, Safety, where
+from migrator.findings import FileError, Finding, Note, Safety, where
 
 REPORT_SCHEMA_VERSION = 1
 LEVEL_COLORS = {Safety.EXACT: "32", Safety.NUMERIC: "33", Safety.MANUAL: "31"}  # ANSI green, yellow, red
@@ -106,6 +106,17 @@ class Terminal:
         """A line about the run, not about a file's code (silent with --quiet)."""
         if not self.quiet:
             _print(text, stream)
+
+    def note_at(self, note: Note, stream: TextIO) -> None:
+        """A note on a place in a file, `path:cell N:line:col: note: ...` (silent with --quiet)."""
+        if self.quiet:
+            return
+        if self.json_lines:
+            _print_json({"type": "note", "path": note.path, "cell": note.cell or None, "line": note.line,
+                         "col": note.col, "message": note.message}, stream)
+            return
+        _print(note.format(), stream)
+
 
 
 def printable(text: str) -> str:

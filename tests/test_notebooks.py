@@ -11,7 +11,7 @@ from conftest import snapshot
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "notebook" / "train.ipynb"
 
 
-def notebook_text(*cells: str | list[str], layout: dict | None = None) -> str:
+def notebook_text(*cells: str | list[str]) -> str:
     """A notebook as Jupyter writes it: a markdown cell, then one code cell per argument (a markdown cell for a
     list holding one string)."""
     entries = [{"cell_type": "markdown", "id": "intro", "metadata": {}, "source": ["# A notebook"]}]
@@ -26,7 +26,7 @@ def notebook_text(*cells: str | list[str], layout: dict | None = None) -> str:
     notebook = {"cells": entries, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
                                                              "name": "python3"}},
                 "nbformat": 4, "nbformat_minor": 5}
-    return json.dumps(notebook, **{"sort_keys": True, "indent": 1, "ensure_ascii": False, **(layout or {})}) + "\n"
+    return json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
 TF1 = "import tensorflow.compat.v1 as tf1\n"
@@ -94,14 +94,14 @@ def test_a_cell_of_another_language_is_not_python(tmp_path, cli):
     assert sources(path)[2] == "%%bash\ntf1.fixed_size_partitioner(2)"
 
 
-def test_diff_shows_one_diff_per_changed_cell_and_writes_nothing(tmp_path, cli):
+def test_diff_is_one_diff_of_the_notebook_file_and_writes_nothing(tmp_path, cli):
     path = tmp_path / "d.ipynb"
     path.write_text(notebook_text(TF1, PARTITIONER, "print(1)"))
     before = snapshot(tmp_path)
     code, out, err = cli("--diff", "d.ipynb")
     assert code == 1 and snapshot(tmp_path) == before
-    assert "--- d.ipynb (cell 2)\t(original)" in out and "--- d.ipynb (cell 3)\t(original)" in out
-    assert "cell 4" not in out and "+" + TF2_PARTITIONER in out
+    assert out.startswith("--- d.ipynb\t(original)\n+++ d.ipynb\t(migrated)\n") and out.count("--- ") == 1
+    assert f"+    {json.dumps(TF2_PARTITIONER)}\n" in out
 
 
 def test_a_second_run_changes_nothing(tmp_path, cli):
@@ -128,7 +128,6 @@ def _with_version(major: object, minor: object = 5) -> bytes:
     (json.dumps({"cells": "no", "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode(),
      "not a valid nbformat 4 notebook"),
     (notebook_text(TF1 + PARTITIONER).encode().replace(b"A notebook", b"A \xff notebook"), "not valid utf-8"),
-    (notebook_text(TF1 + PARTITIONER, layout={"indent": 4}).encode()[:-1] + b"  \n", "JSON layout"),
     (b"[" * 100_000 + b"]" * 100_000, "not a notebook: JSON nested too deeply"),
     (_with_version(5), "nbformat 5 notebook: only version 4 is migrated"),
     (_with_version(-1), "nbformat -1 notebook: only version 4 is migrated"),
@@ -137,7 +136,7 @@ def _with_version(major: object, minor: object = 5) -> bytes:
     (_with_version(None), "not a notebook: no nbformat version"),
     (_with_version(4, "5"), 'not a notebook: nbformat_minor "5" is not a version number'),
     (notebook_text(TF1).encode().replace(b'"cell_type": "code"', b'"cell_type": {"a": 1}'), "no nbformat 4 structure"),
-], ids=["invalid JSON", "nbformat 3", "not nbformat 4", "not utf-8", "layout Jupyter does not write", "nested JSON",
+], ids=["invalid JSON", "nbformat 3", "not nbformat 4", "not utf-8", "nested JSON",
         "nbformat 5", "nbformat -1", "nbformat a string", "nbformat a float", "no nbformat", "nbformat_minor a string",
         "cell_type an object"])
 def test_a_notebook_that_cannot_be_read_is_one_clear_error_and_untouched(tmp_path, cli, content, message):
