@@ -19,12 +19,12 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrator import __version__
+from migrator.console import COLOR_CHOICES, Progress, color_wanted, colored_diff
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
 from migrator.engine import Result
 from migrator.scanning import may_need
@@ -34,7 +34,7 @@ from migrator.notebooks import Notebook, migrated_text
 from migrator.report import FileRecord, RunSummary, Terminal, printable, write_report
 from migrator.findings import FileError, Finding, Note, Safety
 from migrator.verifying import Verifications, program_of
-from migrator.workers import migrate_all
+from migrator.workers import migrate_each
 from rewrites import RULES
 
 if TYPE_CHECKING:
@@ -112,8 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print only errors, manual findings and verifications without parity")
     parser.add_argument("--verbose", "-v", action="store_true", help="also print one line per file scanned, on stderr")
     parser.add_argument("--output-format", choices=("text", "json"), default="text",
-                        help="findings, verdicts and errors as `path:line:col: ...` lines (text, coloured on a "
-                             "terminal unless NO_COLOR is set) or as one JSON object a line on stdout (json)")
+                        help="findings, verdicts and errors as `path:line:col: ...` lines (text) or as one JSON "
+                             "object a line on stdout (json)")
+    parser.add_argument("--color", choices=COLOR_CHOICES, default="auto",
+                        help="colour findings and --diff: auto (default): on a terminal, unless NO_COLOR is set to "
+                             "something; also elsewhere if FORCE_COLOR is set to something")
     parser.add_argument("--report", metavar="PATH", type=Path, action="append", default=[],
                         help="write the whole run as a report: PATH.html (a page a person reads) or PATH.json "
                              "(for CI; README documents its schema); repeatable")
@@ -205,6 +208,7 @@ def migrate_main(argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         print("tf-migrate: interrupted; files not yet written are left as they were", file=sys.stderr)
         return EXIT_INTERRUPTED
+    print_manual_files(outcome)
     print_summary(outcome, dry_run=args.diff or args.check, verify=args.verify)
     write_reports(args.report, outcome, dry_run=args.diff or args.check)
     return outcome.exit_code(dry_run=args.diff or args.check)
@@ -278,33 +282,46 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
         except FileError as error:
             outcome.errors.append(error)
     todo = [candidate for candidate, source in sources.items() if may_need(source.text, enabled)]
-    results = migrate_all(todo, sources, enabled, args.keras or config.keras, args.jobs)
+    progress = Progress(shown=False if args.quiet else None)
+    results: dict[Candidate, Result | FileError] = {}
     verifications = Verifications(verifier, sources, results) if verifier is not None else None
     programs: dict[tuple[str, ...], StagedWrites] = {}
+    finished = migrate_each(todo, sources, enabled, args.keras or config.keras, args.jobs, progress)
+    if verifications is not None:  # a program is proven before its files print, all its files' results at hand
+        finished = iter([{candidate: result for group in finished for candidate, result in group.items()}])
+    order = {candidate: index for index, candidate in enumerate(sources)}
+    printed = print_errors(outcome, terminal, 0)
     try:
+        for group in finished:
+            results.update(group)
+            with progress.above():
+                for candidate in sorted(group, key=order.__getitem__):
+                    apply_result(candidate, sources[candidate], group[candidate], args, outcome, terminal,
+                                 verifications, programs)
+                printed = print_errors(outcome, terminal, printed)
         for candidate, source in sources.items():
-            result = results.get(candidate, Result(source.text))
-            try:
-                if isinstance(result, FileError):
-                    raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
-                apply(candidate, source, result, args, outcome, terminal, verifications, programs)
-            except FileError as error:
-                outcome.errors.append(error)
-            except OSError as error:
-                outcome.errors.append(FileError(str(candidate.path), f"cannot write: {error.strerror or error}"))
+            if candidate not in results:  # nothing to migrate in it
+                apply_result(candidate, source, Result(source.text), args, outcome, terminal)
         for program, staged in programs.items():
             write_program(program, staged, outcome)
     finally:
+        progress.finish()
         for staged in programs.values():
             staged.discard()
-    for error in outcome.errors:
-        terminal.error(error, sys.stdout if terminal.json_lines else sys.stderr)
-        outcome.records.append(FileRecord(error.path, "failed", error=error.format()))
+    print_errors(outcome, terminal, printed)
+    outcome.records.extend(FileRecord(error.path, "failed", error=error.format()) for error in outcome.errors)
     return outcome
 
 
+def print_errors(outcome: Outcome, terminal: Terminal, printed: int) -> int:
+    """Print the run's errors from the ``printed``-th on; how many are printed now."""
+    for error in outcome.errors[printed:]:
+        terminal.error(error, sys.stdout if terminal.json_lines else sys.stderr)
+    return len(outcome.errors)
+
+
 def terminal_for(args: argparse.Namespace) -> Terminal:
-    return Terminal(json_lines=args.output_format == "json", quiet=args.quiet, verbose=args.verbose)
+    return Terminal(json_lines=args.output_format == "json", quiet=args.quiet, verbose=args.verbose, color=args.color)
 
 
 def write_program(program: tuple[str, ...], staged: StagedWrites, outcome: Outcome) -> None:
@@ -325,6 +342,19 @@ def write_program(program: tuple[str, ...], staged: StagedWrites, outcome: Outco
             outcome.errors.append(FileError(name, f"not written: {failed[0]}, of the same program, could not be"))
 
 
+def apply_result(candidate: Candidate, source: Source, result: Result | FileError, *args) -> None:
+    """``apply`` a file's result; a file that failed is an error of the run."""
+    outcome = args[1]
+    try:
+        if isinstance(result, FileError):
+            raise error_in_cell(result, source.notebook) if source.notebook and result.line else result
+        apply(candidate, source, result, *args)
+    except FileError as error:
+        outcome.errors.append(error)
+    except OSError as error:
+        outcome.errors.append(FileError(str(candidate.path), f"cannot write: {error.strerror or error}"))
+
+
 def apply(candidate: Candidate, source: Source, result: Result, args: argparse.Namespace, outcome: Outcome,
           terminal: Terminal, verifications: Verifications | None = None,
           programs: dict[tuple[str, ...], StagedWrites] | None = None) -> None:
@@ -335,6 +365,7 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     stream = sys.stderr if args.diff else sys.stdout
     notebook = source.notebook
     findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
+    findings = sorted(findings, key=lambda finding: (finding.cell, finding.line, finding.col))
     for item in sorted([*findings, *(notebook.notes if notebook else ())], key=lambda item: (item.cell, item.line)):
         (terminal.note_at if isinstance(item, Note) else terminal.finding)(item, stream)
     outcome.findings.extend(findings)
@@ -352,7 +383,8 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
         if verifications.report(program).verdict != "parity" and not dry_run:
             changed, data, record.status = False, source.raw, "kept"
     if args.diff and changed:
-        sys.stdout.write(record.diff)
+        diff = record.diff.splitlines(True)
+        sys.stdout.writelines(colored_diff(diff) if color_wanted(sys.stdout, args.color) else diff)
     if args.out:
         write_atomic(args.out / candidate.relative, data, mode=candidate.path.stat().st_mode & 0o7777)
     elif changed and not dry_run and len(result.program) > 1 and programs is not None:
@@ -389,22 +421,6 @@ def verdict_suffix(verdict: str, args: argparse.Namespace) -> str:
     return "; copied unchanged" if args.out else "; left unchanged"
 
 
-def on_terminal() -> bool:
-    return sys.stderr.isatty() and not os.environ.get("CI")
-
-
-@contextmanager
-def status_on_terminal(text: str) -> Iterator[None]:
-    """A spinner saying what is going on, on a terminal; nothing otherwise."""
-    if not on_terminal():
-        yield
-        return
-    from rich.console import Console
-
-    with Console(stderr=True).status(text):
-        yield
-
-
 def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
     name = printable(name)
     for line in difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"{name}\t(original)", f"{name}\t(migrated)"):
@@ -413,6 +429,15 @@ def unified_diff(name: str, before: str, after: str) -> Iterator[str]:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def print_manual_files(outcome: Outcome) -> None:
+    """Before the summary, the files a person has to finish, so that no manual finding goes unseen in a long run."""
+    manual = Counter(finding.path for finding in outcome.findings if finding.safety is Safety.MANUAL)
+    if manual:
+        print(f"tf-migrate: manual migration needed in {plural(len(manual), 'file')}:", file=sys.stderr)
+        for path, count in sorted(manual.items()):
+            print(f"  {printable(path)}: {plural(count, 'manual finding')}", file=sys.stderr)
 
 
 def print_summary(outcome: Outcome, dry_run: bool, verify: bool = False) -> None:

@@ -1,7 +1,7 @@
 """What a migration run reports: terminal lines, JSON lines, and the --report files (HTML, JSON).
 
-The terminal shows each finding as `path[:cell N]:line:col: RULE [level] message`, coloured
-on a terminal unless NO_COLOR is set; `--output-format json` prints one JSON object a
+The terminal shows each finding as `path[:cell N]:line:col: RULE [level] message`, coloured as
+`--color` says (migrator/console.py); `--output-format json` prints one JSON object a
 line instead. `--report PATH.html` / `PATH.json` write the whole run: a summary, the
 findings per rule, and per file what was rewritten (its diff), the findings by level
 with the code they point at and what to do, and the parity verdict of each verified
@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from migrator.console import color_wanted
 from migrator.files import write_report_file
 from migrator.findings import FileError, Finding, Note, Safety, where
 
@@ -56,12 +57,12 @@ class FileRecord:
 class Terminal:
     """Where and how findings, verdicts and errors are printed."""
 
-    def __init__(self, json_lines: bool = False, quiet: bool = False, verbose: bool = False) -> None:
-        self.json_lines, self.quiet, self.verbose = json_lines, quiet, verbose
+    def __init__(self, json_lines: bool = False, quiet: bool = False, verbose: bool = False,
+                 color: str = "auto") -> None:
+        self.json_lines, self.quiet, self.verbose, self.color = json_lines, quiet, verbose, color
 
-    @staticmethod
-    def colored(stream: TextIO) -> bool:
-        return stream.isatty() and "NO_COLOR" not in os.environ
+    def colored(self, stream: TextIO) -> bool:
+        return color_wanted(stream, self.color)
 
     def finding(self, finding: Finding, stream: TextIO) -> None:
         if self.quiet and finding.safety is not Safety.MANUAL:

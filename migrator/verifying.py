@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from migrator.console import status_on_terminal
 from migrator.engine import Result
 from migrator.files import Candidate, Source
 from migrator.findings import FileError
@@ -41,8 +42,6 @@ class Verifications:
 
     def report(self, program: tuple[str, ...]) -> ParityReport:
         if program not in self._reports:
-            from migrator.cli import status_on_terminal
-
             entry = self.candidates[program[0]]
             with status_on_terminal(f"verifying {entry.path}: training the program and its migration"):
                 self._reports[program] = self.verifier.verify(entry.path, self._files(program))

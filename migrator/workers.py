@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from migrator.engine import Result, migrate_group, program_groups
 from migrator.files import Candidate, Source
+from migrator.console import Progress
 from migrator.findings import FileError
 from migrator.scanning import Scan, scan
 
@@ -30,26 +31,32 @@ if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
 
 
-def migrate_all(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
-                jobs: int) -> dict[Candidate, Result | FileError]:
-    """Migrate the files that may need it (``todo``), each program's files together."""
+def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
+                 jobs: int, progress: Progress | None = None) -> Iterator[dict[Candidate, Result | FileError]]:
+    """Migrate the files that may need it (``todo``), each program's files together, yielding the results of each
+    group (a file whose scan failed: alone) as it finishes."""
+    progress = progress or Progress(shown=False)
     names = {str(candidate.path): candidate for candidate in todo}
     texts = {name: sources[candidate].text for name, candidate in names.items()}
     notebooks = {name for name, candidate in names.items() if sources[candidate].notebook}
-    results: dict[str, Result | FileError] = {}
     with Workers(jobs) as workers:
         scans: dict[str, Scan] = {}
+        progress.start("scanning", len(texts))
         for name, scanned in scan_all(texts, enabled, workers):
+            progress.advance()
             if isinstance(scanned, Failure):
-                results.update(failed((name,), scanned))
+                yield {names[name]: error for name, error in failed((name,), scanned).items()}
             else:
                 scans[name] = scanned
         tasks = {tuple(group): ({name: texts[name] for name in group}, enabled, keras,
                                 {name: scans[name].families for name in group})
                  for group in groups_to_migrate(texts, scans, notebooks, enabled)}
-        for group, migrated in with_progress(workers.run(migrate_group_of, tasks), len(tasks)):
-            results.update(failed(group, migrated) if isinstance(migrated, Failure) else migrated)
-    return {names[name]: result for name, result in results.items()}
+        progress.start("migrating", sum(map(len, tasks)))
+        for group, migrated in workers.run(migrate_group_of, tasks):
+            progress.advance(len(group))
+            results = failed(group, migrated) if isinstance(migrated, Failure) else migrated
+            yield {names[name]: result for name, result in results.items()}
+    progress.finish()
 
 
 # Below this many characters, scanning in this process is quicker than starting workers.
@@ -297,20 +304,3 @@ def _address_space() -> int:
             return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
-
-
-def with_progress(results: Iterator, total: int) -> Iterator:
-    """A progress bar on a terminal for runs long enough to want one; nothing otherwise."""
-    from migrator.cli import on_terminal
-
-    if total < 8 or not on_terminal():
-        yield from results
-        return
-    from rich.progress import Progress
-
-    # Redrawn as groups finish, not by a thread of its own: a new worker must not fork a process running threads.
-    with Progress(transient=True, auto_refresh=False) as progress:
-        task = progress.add_task("migrating", total=total)
-        for result in results:
-            progress.update(task, advance=1, refresh=True)
-            yield result

@@ -66,3 +66,43 @@ def test_estimator_family_example_is_what_the_rewrite_does():
     for part in re.split(r"^ *\.\.\..*\n", shown, flags=re.MULTILINE):
         assert part in main, part
         main = main[main.index(part) + len(part):]
+
+
+def _options(parser) -> set[str]:
+    return {option for action in parser._actions for option in action.option_strings} - {"-h", "--help"}
+
+
+def _usage_block() -> str:
+    return README.split("## Usage", 1)[1].split("```", 2)[1]
+
+
+@pytest.mark.parametrize("command", ["migrate", "parity", "checkpoint"])
+def test_readme_usage_block_lists_every_option(command):
+    from migrator import cli
+    from migrator.parity import command as parity_command
+    from migrator.parity import convert
+
+    parser = {"migrate": cli.build_parser, "parity": parity_command.build_parser,
+              "checkpoint": convert.build_parser}[command]()
+    usage = _usage_block()
+    missing = sorted(option for option in _options(parser) if not re.search(rf"{option}\b(?!-)", usage))
+    assert not missing, f"the README's usage block lacks {missing}"
+
+
+def test_readme_option_table_has_a_row_for_every_migrate_option():
+    from migrator import cli
+
+    table = README.split("## Usage", 1)[1].split("\n#", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    missing = sorted(option for option in _options(cli.build_parser()) - {"--version"}
+                     if not any(re.search(rf"`{option}\b(?!-)", row) for row in rows))
+    assert not missing, f"the README's option table lacks {missing}"
+
+
+def test_versions_in_the_readmes_sample_output_are_the_pinned_ones():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    pins = {name.replace("-cpu", "").replace("-", "_"): version
+            for name, version in re.findall(r'"([a-z-]+)==([0-9.]+)"', pyproject)}
+    shown = re.findall(r"\b(tensorflow|tensorflow_estimator|tf_keras) (\d+\.\d+\.\d+)[,;)]", README)
+    assert len(shown) >= 6
+    assert [(name, version) for name, version in shown if pins.get(name) != version] == []

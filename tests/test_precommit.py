@@ -113,6 +113,8 @@ def test_readme_rev_is_the_tag_of_this_version():
 
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert readme_rev() == f"v{version}"
+    if not git("tag", "--list", cwd=ROOT).split():
+        pytest.skip("this checkout has no tags (fetched without them): the release tag cannot be checked here")
     tags = git("tag", "--list", readme_rev(), cwd=ROOT).split()
     assert tags == [readme_rev()], f"this repository has no tag {readme_rev()}: git tag -a {readme_rev()}"
 
