@@ -210,18 +210,21 @@ def migrate_main(argv: Sequence[str]) -> int:
         return EXIT_INTERRUPTED
     print_manual_files(outcome)
     print_summary(outcome, dry_run=args.diff or args.check, verify=args.verify)
-    write_reports(args.report, outcome, dry_run=args.diff or args.check)
+    write_reports(args, outcome)
     return outcome.exit_code(dry_run=args.diff or args.check)
 
 
-def write_reports(paths: list[Path], outcome: Outcome, dry_run: bool) -> None:
-    """--report: the run as HTML and/or JSON; a report that cannot be written is an error of the run."""
+def write_reports(args: argparse.Namespace, outcome: Outcome) -> None:
+    """--report: the run as HTML and/or JSON, each path written said on stderr (not with --quiet); a report that
+    cannot be written is an error of the run."""
     unchanged = outcome.scanned - len(outcome.changed) - len(outcome.errors)
     summary = RunSummary(outcome.scanned, len(outcome.changed), max(unchanged, 0), len(outcome.errors),
-                         sum(record.manual for record in outcome.records), dict(outcome.verdicts), dry_run)
-    for path in paths:
+                         sum(record.manual for record in outcome.records), dict(outcome.verdicts),
+                         dry_run=args.diff or args.check, verify=args.verify)
+    for path in args.report:
         try:
             write_report(path, summary, outcome.records, RULES)
+            terminal_for(args).note(f"tf-migrate: wrote report {path}", sys.stderr)
         except OSError as error:
             problem = FileError(str(path), f"cannot write the report: {error.strerror or error}")
             outcome.report_errors.append(problem)
@@ -259,7 +262,7 @@ def make_verifier(args: argparse.Namespace) -> Verifier:
 
     html = next((path for path in args.report if path.suffix.lower() in (".html", ".htm")), None)
     reports = args.verify_reports or (html.with_name(html.stem + "-parity") if html else None)
-    return Verifier(args.verify_steps, args.verify_timeout, reports)
+    return Verifier(args.verify_steps, args.verify_timeout, reports, quiet=args.quiet)
 
 
 def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verifier: Verifier | None = None) -> Outcome:

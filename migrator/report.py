@@ -3,9 +3,9 @@
 The terminal shows each finding as `path[:cell N]:line:col: RULE [level] message`, coloured as
 `--color` says (migrator/console.py); `--output-format json` prints one JSON object a
 line instead. `--report PATH.html` / `PATH.json` write the whole run: a summary, the
-findings per rule, and per file what was rewritten (its diff), the findings by level
-with the code they point at and what to do, and the parity verdict of each verified
-program with a link to its parity report. The JSON's layout is REPORT_SCHEMA_VERSION.
+findings per rule, and per file what was rewritten (its diff), the findings in the order of
+their lines with the code they point at and what to do, and the parity verdict of each
+verified program with a link to its parity report. The JSON's layout is REPORT_SCHEMA_VERSION.
 A file name that is not UTF-8 is shown with its bytes escaped (``caf\\xe9.py``) in all of them.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -162,6 +163,8 @@ class RunSummary:
     manual: int               # files left with manual work
     verified: dict[str, int]  # verdict -> programs
     dry_run: bool
+    verify: bool = False      # whether --verify ran: no verdicts without it is not the same as none with it
+
 
 
 def report_json(summary: RunSummary, records: list[FileRecord], rules: dict) -> dict:
@@ -177,11 +180,17 @@ def report_json(summary: RunSummary, records: list[FileRecord], rules: dict) -> 
                    "findings": counts[rule.id]} for rule in rules.values() if counts[rule.id]],
         "files": [{
             "path": record.path, "status": record.status, "error": record.error,
-            "findings": [{**finding_json(finding), "code": code} for finding, code in zip(record.findings, record.code)],
+            "findings": [{**finding_json(finding), "code": code}
+                         for finding, code in sorted(zip(record.findings, record.code), key=_position)],
             "diff": record.diff, "lines_added": _diff_lines(record.diff, "+"), "lines_removed": _diff_lines(record.diff, "-"),
             "verification": asdict(record.verification) if record.verification else None,
         } for record in sorted(records, key=_attention)],
     })
+
+
+def _position(pair: tuple[Finding, str]) -> tuple[int, int, int]:
+    finding = pair[0]
+    return finding.cell or 0, finding.line, finding.col
 
 
 def _attention(record: FileRecord) -> tuple[int, str]:
@@ -212,4 +221,37 @@ def render_html(data: dict, path: Path) -> str:
         verification = record["verification"]
         if verification and verification["report"]:
             verification["link"] = os.path.relpath(verification["report"], path.parent.absolute())
-    return render("migration_report.html.j2", report=data, levels=[level.value for level in Safety])
+    return render("migration_report.html.j2", report=data, levels=[level.value for level in Safety],
+                  code=code_html, prose=prose_html)
+
+
+# Where code may wrap besides its spaces: after a slash, comma, opening bracket or a name's dot, never inside a name.
+BREAK_IN_CODE = re.compile(r"([/,(\[]|(?<=\w)\.(?=[A-Za-z_]))(?=[^\s)\]])")
+BREAK_IN_NAME = re.compile(r"(?<=[A-Za-z_])([./])(?=[A-Za-z_])")  # a dotted name in prose: tf.distribute.Server
+ARROW = ("-&gt;", '<span class="arrow">-&gt;</span>')  # "a -> b" never split after its hyphen
+CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
+
+
+def code_html(text: str):
+    """Code as HTML (escaped) that a browser may wrap at its spaces and after ``BREAK_IN_CODE``'s characters."""
+    from markupsafe import Markup, escape
+
+    return Markup(BREAK_IN_CODE.sub(r"\1<wbr>", str(escape(text))))
+
+
+def prose_html(text: str):
+    """A message as HTML (escaped): its `code` spans as <code>, dotted names breakable between their parts."""
+    from markupsafe import Markup
+
+    parts, end = [], 0
+    for match in CODE_SPAN.finditer(text):
+        parts += [_plain_html(text[end:match.start()]), f"<code>{code_html(match.group(1) or match.group(2))}</code>"]
+        end = match.end()
+    parts.append(_plain_html(text[end:]))
+    return Markup("".join(parts))
+
+
+def _plain_html(text: str) -> str:
+    from markupsafe import escape
+
+    return BREAK_IN_NAME.sub(r"\1<wbr>", str(escape(text))).replace(*ARROW)

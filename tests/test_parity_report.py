@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from html.parser import HTMLParser
 
 import pytest
+from test_report import needs_chromium, overflow
 
 from migrator.parity import command
 from migrator.parity.compare import fill_comparisons
@@ -236,3 +238,125 @@ def test_arguments_are_in_every_report(parity_report, tmp_path):
     data = json.loads(path.read_text())
     assert data["program_args"] == ["--train_steps", "5", "--name", "two words"]
     assert ParityReport.from_json(data) == parity_report
+
+
+# -- the paths of the reports written ---------------------------------------------------------------------------------
+
+
+def test_parity_names_each_report_it_wrote_on_stderr(parity_report, monkeypatch, tmp_path, capsys):
+    pytest.importorskip("numpy")
+    monkeypatch.setattr("migrator.parity.runner.run_parity", lambda old, new, options: parity_report)
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text("")
+    new.write_text("")
+    assert command.main([str(old), str(new), "--json", str(tmp_path / "p.json"), "--html", str(tmp_path / "p.html")]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"tf-migrate parity: wrote report {tmp_path / 'p.json'}",
+                                         f"tf-migrate parity: wrote report {tmp_path / 'p.html'}"]
+    assert captured.out.startswith("PARITY")
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_verify_names_each_parity_report_it_wrote_unless_quiet(parity_report, tmp_path, capsys, quiet):
+    pytest.importorskip("numpy")
+    from migrator.parity.verify import Verifier
+
+    html = Verifier(None, None, tmp_path / "reports", quiet=quiet).write_reports(parity_report, "pkg/train.py")
+    lines = capsys.readouterr().err.splitlines()
+    written = [html, tmp_path / "reports" / "pkg" / "train.py.parity.json"]
+    assert all(path.exists() for path in written)
+    assert lines == ([] if quiet else [f"tf-migrate: wrote parity report {path}" for path in written])
+
+
+# -- the page as a browser shows it -----------------------------------------------------------------------------------
+
+
+class Nesting(HTMLParser):
+    """Each table row with the classes and tags of the elements around it."""
+
+    VOID = {"wbr", "br", "meta", "line", "polyline", "img", "input"}
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.open: list[tuple[str, str]] = []
+        self.rows: list[tuple[str, list[tuple[str, str]]]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        classes = dict(attrs).get("class") or ""
+        if tag == "tr":
+            self.rows.append((classes, list(self.open)))
+        if tag not in self.VOID:
+            self.open.append((tag, classes))
+
+    def handle_endtag(self, tag):
+        while self.open and self.open.pop()[0] != tag:
+            pass
+
+
+def step_rows(html: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    return [(classes, around) for classes, around in Nesting(html).rows if ("table", "steps") in around]
+
+
+def test_every_step_and_the_eval_row_are_shown_outside_any_scroll_box(parity_report):
+    rows = step_rows(render_html(parity_report))
+    assert len([row for row in rows if ("tbody", "") in row[1]]) == len(LOSSES)
+    (eval_row,) = [row for row in rows if "eval" in row[0].split()]
+    assert ("tfoot", "") in eval_row[1]
+    assert rows and not [around for _, around in rows if any("scroll" in classes.split() for _, classes in around)]
+
+
+def test_the_loss_axis_is_labelled_with_round_ticks(parity_report):
+    html = render_html(parity_report)
+    assert re.search(r'<text transform="rotate\(-90\)"[^>]*>loss</text>', html)
+    assert re.search(r'<text [^>]*>step</text>', html)
+    labels = [float(label) for label in re.findall(r'text-anchor="end"[^>]*>([-\d.]+)</text>', html)]
+    assert labels == [4, 6, 8, 10]  # LOSSES run from 4.3 to 10: every 2
+
+
+@pytest.mark.parametrize("low, high", [(35.81, 124.8), (4.3, 10.0), (0.693121, 0.693187), (-3.0, 2.5), (1e-9, 7e-9),
+                                       (1200.0, 98000.0)])
+def test_ticks_are_round_evenly_spaced_and_cover_the_losses(low, high):
+    from migrator.parity.report import nice_ticks
+
+    ticks, interval = nice_ticks(low, high, 5)
+    mantissa = interval / 10 ** math.floor(math.log10(interval))
+    assert any(math.isclose(mantissa, m) for m in (1, 2, 5))
+    assert 4 <= len(ticks) <= 7 and ticks[0] <= low and ticks[-1] >= high
+    assert ticks[0] > low - interval and ticks[-1] < high + interval
+    assert all(math.isclose(b - a, interval) for a, b in zip(ticks, ticks[1:]))
+    assert all(math.isclose(tick / interval, round(tick / interval), abs_tol=1e-9) for tick in ticks)
+
+
+def test_labels_show_the_digits_the_interval_needs():
+    report = make_report([0.693121 + 1e-5 * step for step in range(7)], [0.693121 + 1e-5 * step for step in range(7)])
+    labels = re.findall(r'text-anchor="end"[^>]*>([-\d.]+)</text>', render_html(report))
+    assert len(set(labels)) == len(labels) >= 4  # 2e-5 apart: five decimals
+    assert all(re.fullmatch(r"0\.693\d\d", label) for label in labels)
+
+
+def test_names_and_source_wrap_only_between_names(parity_report):
+    html = render_html(parity_report)
+    assert "<code>dense/<wbr>kernel</code>" in html
+    assert "tf.<wbr>keras.<wbr>optimizers.<wbr>Adagrad(<wbr>lr)" in html  # the new source line
+    assert not re.search(r"overflow-wrap:\s*anywhere|word-break:\s*break-all", html)
+
+
+def test_backticks_in_the_message_and_adjustments_are_code(parity_report):
+    parity_report.message = "20 steps match; `<b>` is text"
+    parity_report.old.adjustments = ["dropout off (`dropout`): random masks cannot be matched"]
+    html = render_html(parity_report)
+    assert "20 steps match; <code>&lt;b&gt;</code> is text" in html and "dropout off (<code>dropout</code>)" in html
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [700, 1400])
+def test_the_page_is_no_wider_than_the_window(mismatch_report, tmp_path, width):
+    """A wide table scrolls in its own box; the page itself never does sideways (paths and names as long as the
+    census example's)."""
+    for run in (mismatch_report.old, mismatch_report.new):
+        run.program, run.python = f"examples/census_wide_deep/train_{run.side}.py", "/work/main/.venv/bin/python3"
+    variable = mismatch_report.variables[0]
+    variable.name = "dnn/input_from_feature_columns/input_layer/occupation_embedding/embedding_weights"
+    variable.new_name = "age_bucketized_X_education_weights/kernel"
+    assert overflow(render_html(mismatch_report), tmp_path, width)["page"] <= 0

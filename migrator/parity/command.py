@@ -151,6 +151,7 @@ def run(argv: Sequence[str]) -> int:
         except OSError as error:
             print(f"tf-migrate parity: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
             return EXIT_ERROR
+        print(f"tf-migrate parity: wrote report {path}", file=sys.stderr)
     print(terminal_summary(report, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return report.exit_code
 

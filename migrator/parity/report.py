@@ -11,6 +11,7 @@ from pathlib import Path
 
 from migrator.files import write_report_file
 from migrator.parity.model import ParityReport, SideRun
+from migrator.report import code_html, prose_html
 
 VERDICT_COLORS = {"parity": "32", "mismatch": "31", "error": "33"}  # ANSI green, red, yellow
 TABLE_HEAD, TABLE_TAIL, TABLE_AROUND = 3, 2, 1  # steps the terminal table shows of a long run
@@ -106,7 +107,8 @@ def render_html(report: ParityReport) -> str:
     from templates import render
 
     return render("parity_report.html.j2", report=report, chart=loss_chart(report),
-                  source_rows=side_by_side(report.old_source, report.new_source), fmt=fmt)
+                  source_rows=side_by_side(report.old_source, report.new_source), fmt=fmt, code=code_html,
+                  prose=prose_html)
 
 
 @dataclass
@@ -116,6 +118,7 @@ class Chart:
     width: int
     height: int
     left: int
+    top: int
     bottom: int
     old_points: str
     new_points: str
@@ -128,11 +131,14 @@ def loss_chart(report: ParityReport, width: int = 760, height: int = 300) -> Cha
     finite = [v for v in report.old.losses + report.new.losses if math.isfinite(v)]
     if not finite:
         return None
-    left, right, top, bottom = 70, 20, 15, height - 35
+    left, right, top, bottom = 80, 20, 15, height - 35
     steps = max(len(report.old.losses), len(report.new.losses), 2)
     low, high = min(finite), max(finite)
     if high == low:
         low, high = low - 0.5, high + 0.5
+    y_values, y_step = nice_ticks(low, high, 5)
+    low, high = y_values[0], y_values[-1]  # the axis runs from tick to tick
+    decimals = max(0, -math.floor(math.log10(y_step)))
 
     def x(step: float) -> float:
         return left + (step - 1) / (steps - 1) * (width - left - right)
@@ -143,12 +149,22 @@ def loss_chart(report: ParityReport, width: int = 760, height: int = 300) -> Cha
     def points(losses: list[float]) -> str:
         return " ".join(f"{x(step):.1f},{y(loss):.1f}" for step, loss in enumerate(losses, 1) if math.isfinite(loss))
 
-    tick_steps = sorted({1, steps, *range(5, steps, max(5, steps // 8 // 5 * 5))})
-    y_values = [low + (high - low) * i / 4 for i in range(5)]
+    step_every = max(1, round(nice_ticks(1, steps, 8)[1]))
+    tick_steps = sorted({1, *range(step_every, steps + 1, step_every)})
     divergence = report.first_diverging_step
-    return Chart(width, height, left, bottom, points(report.old.losses), points(report.new.losses),
-                 [(x(s), str(s)) for s in tick_steps], [(y(v), f"{v:.4g}") for v in y_values],
+    return Chart(width, height, left, top, bottom, points(report.old.losses), points(report.new.losses),
+                 [(x(s), str(s)) for s in tick_steps], [(y(v), f"{v:.{decimals}f}") for v in y_values],
                  x(divergence) if divergence else None)
+
+
+def nice_ticks(low: float, high: float, count: int) -> tuple[list[float], float]:
+    """About ``count`` intervals of a round size (1, 2 or 5 times a power of ten) covering [low, high]: the
+    ticks, from the round value at or below ``low`` to the one at or above ``high``, and the interval."""
+    rough = (high - low) / count
+    power = 10.0 ** math.floor(math.log10(rough))
+    interval = next(power * multiple for multiple in (1, 2, 5, 10) if power * multiple >= rough)
+    first, last = math.floor(low / interval), math.ceil(high / interval)
+    return [k * interval for k in range(first, last + 1)], interval
 
 
 @dataclass

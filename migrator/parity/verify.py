@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,15 +22,16 @@ from migrator.parity.interrupts import held, interruptible
 from migrator.parity.model import ParityReport
 from migrator.parity.report import write_html, write_json
 from migrator.parity.runner import Options, run_parity, work_folder_prefix
+from migrator.report import printable
 
 REPORT_WRITERS = ((".parity.html", write_html), (".parity.json", write_json))
 
 
 class Verifier:
-    def __init__(self, steps: int | None, timeout: float | None, reports: Path | None) -> None:
+    def __init__(self, steps: int | None, timeout: float | None, reports: Path | None, quiet: bool = False) -> None:
         defaults = Options()
         self.options = Options(steps=steps or defaults.steps, timeout=timeout or defaults.timeout)
-        self.reports = reports
+        self.reports, self.quiet = reports, quiet
 
     def verify(self, entry: Path, files: Mapping[Path, tuple[bytes, bytes]] | bytes, migrated: bytes | None = None,
                *, args: Sequence[str] = ()) -> ParityReport:
@@ -63,7 +65,8 @@ class Verifier:
             return run_parity(old, new, options, as_path=entry, old_files=copies["old"], new_files=copies["new"])
 
     def write_reports(self, report: ParityReport, relative: str) -> Path | None:
-        """The report as DIR/RELATIVE.parity.html and .parity.json, if a DIR was given: the HTML's path."""
+        """The report as DIR/RELATIVE.parity.html and .parity.json, if a DIR was given, each path written said on
+        stderr (not when quiet): the HTML's path."""
         if self.reports is None:
             return None
         for suffix, write in REPORT_WRITERS:
@@ -73,6 +76,8 @@ class Verifier:
                     write(report, path)
             except OSError as error:
                 raise FileError(str(path), f"cannot write the parity report: {error.strerror or error}") from None
+            if not self.quiet:
+                print(printable(f"tf-migrate: wrote parity report {path}"), file=sys.stderr)
         return self.reports / (relative + REPORT_WRITERS[0][0])
 
 
