@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from migrator import __version__
 from migrator.console import COLOR_CHOICES, Progress, color_wanted, colored_diff
 from migrator.config import KERAS_CHOICES, Config, ConfigError, enabled_rules, find_pyproject, load_config
-from migrator.engine import Result
+from migrator.engine import Result, with_unused_suppressions
 from migrator.scanning import may_need
 from migrator.files import (Candidate, Cleaned, Source, StagedWrites, common_folder, discover, read_source,
                             write_atomic)
@@ -36,6 +36,7 @@ from migrator.findings import FileError, Finding, Note, Safety
 from migrator.verifying import Verifications, program_of
 from migrator.workers import migrate_each
 from rewrites import RULES
+from rewrites.suppressions import UNUSED_RULE
 
 if TYPE_CHECKING:
     from migrator.parity.verify import Verifier
@@ -56,6 +57,12 @@ possible) or manual (left unchanged: a person must migrate it).
 """
 
 EPILOG = """\
+suppressing a finding:
+  `# tf-migrate: ignore[TFM302]` (ids or prefixes, comma-separated) or a bare
+  `# tf-migrate: ignore`, on the line a finding points at or on any line of its
+  statement: the finding is not printed (it is counted as suppressed) and its
+  rewrite is not made; --check reports a comment that suppresses nothing (TFM001)
+
 exit status:
   0    nothing to do, or every change applied
   1    --check/--diff found changes to make, manual findings remain, or --verify
@@ -151,6 +158,7 @@ class Outcome:
     verdicts: Counter = field(default_factory=Counter)  # --verify: "parity", "mismatch", "error" -> programs
     report_errors: list[FileError] = field(default_factory=list)  # --verify-reports that could not be written
     records: list[FileRecord] = field(default_factory=list)  # one per file, for --report and --verbose
+    suppressed: int = 0  # findings a `# tf-migrate: ignore` comment suppressed
 
     def by_level(self) -> Counter:
         return Counter(finding.safety for finding in self.findings)
@@ -200,6 +208,7 @@ def migrate_main(argv: Sequence[str]) -> int:
     try:
         config = load_config(args.config or find_pyproject(Path(common_folder(args.paths))))
         enabled = enabled_rules(split_ids(args.select) or config.select, [*config.ignore, *split_ids(args.ignore)])
+        enabled -= set() if args.check else {UNUSED_RULE}  # unused suppressions: reported by --check only
     except ConfigError as error:
         print(f"tf-migrate: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -220,7 +229,7 @@ def write_reports(args: argparse.Namespace, outcome: Outcome) -> None:
     unchanged = outcome.scanned - len(outcome.changed) - len(outcome.errors)
     summary = RunSummary(outcome.scanned, len(outcome.changed), max(unchanged, 0), len(outcome.errors),
                          sum(record.manual for record in outcome.records), dict(outcome.verdicts),
-                         dry_run=args.diff or args.check, verify=args.verify)
+                         dry_run=args.diff or args.check, verify=args.verify, suppressed=outcome.suppressed)
     for path in args.report:
         try:
             write_report(path, summary, outcome.records, RULES)
@@ -304,7 +313,8 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
                 printed = print_errors(outcome, terminal, printed)
         for candidate, source in sources.items():
             if candidate not in results:  # nothing to migrate in it
-                apply_result(candidate, source, Result(source.text), args, outcome, terminal)
+                apply_result(candidate, source, with_unused_suppressions(Result(source.text), str(candidate.path),
+                                                                         source.text, enabled), args, outcome, terminal)
         for program, staged in programs.items():
             write_program(program, staged, outcome)
     finally:
@@ -372,6 +382,7 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     for item in sorted([*findings, *(notebook.notes if notebook else ())], key=lambda item: (item.cell, item.line)):
         (terminal.note_at if isinstance(item, Note) else terminal.finding)(item, stream)
     outcome.findings.extend(findings)
+    outcome.suppressed += len(result.suppressed)
     before, after = (notebook.text, migrated_text(notebook, result.source)) if notebook else (source.text, result.source)
     changed = after != before
     data = after.encode(source.encoding) if changed else source.raw
@@ -451,7 +462,7 @@ def print_summary(outcome: Outcome, dry_run: bool, verify: bool = False) -> None
     print(
         f"tf-migrate: {plural(outcome.scanned, 'file')} scanned: {len(outcome.changed)} {verb}, {max(unchanged, 0)} unchanged, "
         f"{len(outcome.errors)} failed; findings: "
-        + ", ".join(f"{levels[level]} {level}" for level in Safety)
+        + ", ".join([*(f"{levels[level]} {level}" for level in Safety), f"{outcome.suppressed} suppressed"])
         + (f"; verified: {verdicts['parity']} parity, {verdicts['mismatch']} mismatch, {verdicts['error']} failed"
            if verify else ""),
         file=sys.stderr,

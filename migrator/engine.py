@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
-from migrator.findings import FileError, Finding
+from migrator.findings import FileError, Finding, Safety
 from migrator.scanning import FAMILY, Scan, families_for, may_need, scan
-from rewrites import FAMILIES, RULES, Family, in_running_order
+from rewrites import FAMILIES, RULES, Family, in_running_order, suppressions
 
 # What a Python 2 line a Python 3 parser chokes on usually looks like.
 _PYTHON2_HINTS = re.compile(
@@ -32,6 +32,7 @@ class Result:
     source: str
     findings: list[Finding] = field(default_factory=list)
     program: tuple[str, ...] = ()   # the files of the migrated program this file is part of, its entry first
+    suppressed: list[Finding] = field(default_factory=list)  # findings a `# tf-migrate: ignore` comment suppressed
 
 
 def program_groups(texts: dict[str, str], enabled: Collection[str],
@@ -69,7 +70,7 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     program_families = [family for family in FAMILIES if family.kind == "program"
                         and any(family in families for families in todo.values())]
     if not program_families and not any(todo.values()):
-        return {path: Result(text) for path, text in sources.items()}
+        return {path: with_unused_suppressions(Result(text), path, text, enabled) for path, text in sources.items()}
     states: dict[str, _FileState | FileError] = {}
     for path, text in sources.items():
         if todo[path]:
@@ -88,10 +89,19 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     for path, text in sources.items():
         state = states.get(path)
         if state is None:
-            results[path] = Result(text)
+            results[path] = with_unused_suppressions(Result(text), path, text, enabled)
         else:
-            results[path] = state if isinstance(state, FileError) else state.result()
+            results[path] = state if isinstance(state, FileError) else with_unused_suppressions(
+                state.result(), path, text, enabled)
     return results
+
+
+def with_unused_suppressions(result: Result, path: str, text: str, enabled: Collection[str]) -> Result:
+    """``result`` with a TFM001 finding for each `# tf-migrate: ignore` comment of ``text`` that suppressed
+    nothing, if TFM001 is on (the command line turns it on with --check only)."""
+    found = suppressions.of(text) if suppressions.UNUSED_RULE in enabled else None
+    unused = found.unused(path, result.suppressed) if found else []
+    return replace(result, findings=sorted([*result.findings, *unused])) if unused else result
 
 
 @dataclass
@@ -103,6 +113,7 @@ class _FileState:
     texts: list[str]
     wrapper: object = None  # None: its text is not parsed (yet)
     findings: list[Finding] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)
     program: tuple[str, ...] = ()
     printed: str = ""  # libcst's printing of the user's text, once a family changed it
 
@@ -114,9 +125,17 @@ class _FileState:
             self.wrapper = _wrapped(_parse(self.texts[-1], self.path, internal=len(self.texts) > 1))
         return self.wrapper
 
-    def advance(self, code: str, findings: list[Finding]) -> None:
-        """A family's result: its findings are on lines of the current text; map them to the user's."""
+    def advance(self, code: str, findings: list[Finding], suppressed: list[Finding], family: str,
+                enabled: Collection[str]) -> None:
+        """A family's result: its findings are on lines of the current text; map them to the user's. Where rule
+        enabling is applied: a finding of a rule that is off is dropped, and a change that no finding of a rule
+        that is on explains (exact or numeric) is a bug of the family: FileError, the file left as it was."""
+        findings = [finding for finding in findings if finding.rule in enabled]
+        if code != self.texts[-1] and all(finding.safety is Safety.MANUAL for finding in findings):
+            raise FileError(self.path, f"internal error in rewrite {family!r}: it changed the file without an "
+                                       "exact or numeric finding of a rule that is on; file left unchanged")
         self.findings.extend(_in_original_lines(findings, self.texts))
+        self.suppressed.extend(_in_original_lines(suppressed, self.texts))
         if code != self.texts[-1]:
             if len(self.texts) == 1:
                 self.printed = self.parsed().module.code
@@ -134,7 +153,7 @@ class _FileState:
             if text is None:
                 return FileError(self.path, "libcst does not print this file back as it is (line "
                                             f"{first_difference(self.texts[0], self.printed)}); file left unchanged")
-        return Result(text, sorted(self.findings), self.program)
+        return Result(text, sorted(self.findings), self.program, sorted(set(self.suppressed)))
 
 
 def _generated_syntax_error(code: str, path: str) -> FileError | None:
@@ -161,11 +180,12 @@ def _per_file(text: str, path: str, families: list[Family], enabled, keras: str)
         for family in families:
             wrapper = state.parsed()
             rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
+            rewrite.suppressions = suppressions.of(state.texts[-1])
             try:
                 code = _transform(rewrite, wrapper).code
             except Exception as error:  # a bug in a rewrite must not cost the user their file
                 return FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged")
-            state.advance(code, rewrite.findings)
+            state.advance(code, rewrite.findings, rewrite.suppressed, family.module, enabled)
     except FileError as error:
         return error
     return state
@@ -214,10 +234,12 @@ def _program_family(family: Family, states: dict[str, _FileState], woken: list[s
             return {path: FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left "
                                           "unchanged") for path in states}
     findings: dict[str, list[Finding]] = {}
-    for reported in outcome.findings:
+    suppressed: dict[str, list[Finding]] = {}
+    for reported, into in [*((each, findings) for each in outcome.findings),
+                           *((each, suppressed) for each in outcome.suppressed)]:
         line, col = reported.view.position(reported.node)
         path = _state_path(states, reported.view.path)
-        findings.setdefault(path, []).append(
+        into.setdefault(path, []).append(
             Finding(path, line, col, reported.rule, RULES[reported.rule].safety, reported.message))
     changed = {_state_path(states, path): text for path, text in outcome.texts.items()}
     for paths in outcome.programs:
@@ -226,7 +248,8 @@ def _program_family(family: Family, states: dict[str, _FileState], woken: list[s
             states[path].program = program
     for path, state in readable.items():
         try:
-            state.advance(changed.get(path, state.texts[-1]), findings.get(path, []))
+            state.advance(changed.get(path, state.texts[-1]), findings.get(path, []), suppressed.get(path, []),
+                          family.module, enabled)
         except FileError as error:
             failed[path] = error
     return failed

@@ -120,7 +120,6 @@ class Terminal:
         _print(note.format(), stream)
 
 
-
 def printable(text: str) -> str:
     """``text`` with the bytes of a file name that is not UTF-8 (os.fsdecode's surrogates, which no UTF-8 output
     takes) as ``\\xNN``."""
@@ -164,7 +163,7 @@ class RunSummary:
     verified: dict[str, int]  # verdict -> programs
     dry_run: bool
     verify: bool = False      # whether --verify ran: no verdicts without it is not the same as none with it
-
+    suppressed: int = 0       # findings a `# tf-migrate: ignore` comment suppressed
 
 
 def report_json(summary: RunSummary, records: list[FileRecord], rules: dict) -> dict:

@@ -9,7 +9,8 @@ Each family lives in ``rewrites/<module>`` and defines ``Rewrite``, a libcst cod
 ``pages_in`` names) holds a page per rule, what `tf-migrate rules TFMnnn` prints
 (migrator/rules_doc.py): what the rule does, why, what may differ, and a before and
 after that tests/test_rules_cmd.py runs. Rule ids are stable and grouped: TFM1xx
-cluster and servers, TFM2xx partitioners, TFM3xx Estimator, TFM4xx model_fn pieces.
+cluster and servers, TFM2xx partitioners, TFM3xx Estimator, TFM4xx model_fn pieces, TFM0xx
+what tf-migrate says about its own comments.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class Family:
     """A rewrite family: ``rewrites/<module>``, the words that wake it, its rules (each in exactly one family).
 
     kind "file": a libcst codemod ``Rewrite`` run on each file; kind "program": a ``migrate(tree, enabled,
-    keras)`` run over the modules of a program at once (rewrites/program/).
+    keras)`` run over the modules of a program at once (rewrites/program/); kind "diagnostic": no rewrite (no
+    triggers: it never wakes), rules the engine reports itself.
     """
 
     module: str
@@ -50,6 +52,15 @@ E, N, M = Safety.EXACT, Safety.NUMERIC, Safety.MANUAL
 
 # In the order the engine runs them (a family that reads only may run earlier: reads_only_after).
 FAMILIES: tuple[Family, ...] = (
+    Family(
+        "suppressions",
+        triggers=(),
+        kind="diagnostic",
+        rules=(
+            Rule("TFM001", "unused-suppression", M,
+                 "with --check: a `# tf-migrate: ignore[...]` comment (or an id in it) that suppresses no finding"),
+        ),
+    ),
     Family(
         "servers",
         triggers=("Server", "ClusterSpec"),

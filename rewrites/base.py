@@ -17,6 +17,7 @@ from libcst.metadata import ImportAssignment, PositionProvider, QualifiedNamePro
 
 from migrator.findings import Finding
 from rewrites import RULES
+from rewrites.suppressions import Suppressions
 from rewrites.syntax import children, subtree
 
 # TensorFlow internals real code imports from, and the public namespace they back.
@@ -229,6 +230,7 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
     """Base of every rewrite family."""
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
+    suppressions: Suppressions | None = None  # the file's `# tf-migrate: ignore` comments, set by the engine
 
     # No rewrite uses libcst's matcher decorators: their bookkeeping on every node made a pass 4x slower.
     # (__init__ does not set them up either.)
@@ -243,6 +245,7 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
         self.path = path
         self.keras = keras  # how generated code imports Keras: "auto", "tf_keras" or "tf.keras" (KERAS_IMPORTS)
         self.findings: list[Finding] = []
+        self.suppressed: list[Finding] = []  # findings a `# tf-migrate: ignore` comment suppressed
         self._module_aliases: dict[str, str] = {}
         self._tf2_alias: str | None = None
         self._tf2_alias_imported = False
@@ -296,12 +299,13 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
     # -- results ------------------------------------------------------------
 
     def report(self, rule_id: str, node: cst.CSTNode, message: str) -> None:
+        """A finding at ``node``, if its rule is on (in ``suppressed`` if a comment there suppresses it)."""
         if rule_id not in self.enabled:
             return
         start = self.get_metadata(PositionProvider, node).start
-        self.findings.append(
-            Finding(self.path, start.line, start.column + 1, rule_id, RULES[rule_id].safety, message)
-        )
+        finding = Finding(self.path, start.line, start.column + 1, rule_id, RULES[rule_id].safety, message)
+        suppressed = self.suppressions is not None and self.suppressions.covers(rule_id, start.line)
+        (self.suppressed if suppressed else self.findings).append(finding)
 
     def replace(self, rule_id: str, original: cst.CSTNode, new: cst.CSTNode, message: str) -> cst.CSTNode:
         """Report the rewrite and let the imports ``original`` used go if nothing else uses them."""
@@ -329,5 +333,15 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
         or `from module import object`."""
         return {"tf": ("tensorflow", None), "keras": KERAS_IMPORTS[self.keras]}
 
-    def wants(self, rule_id: str) -> bool:
-        return rule_id in self.enabled
+    def wants(self, rule_id: str, node: cst.CSTNode) -> bool:
+        """Is the rewrite of ``rule_id`` at ``node`` to be made: its rule on, its finding there not suppressed (then
+        counted as suppressed)?"""
+        if rule_id not in self.enabled:
+            return False
+        if self.suppressions is None:  # no `# tf-migrate: ignore` in the file: no position needed
+            return True
+        start = self.get_metadata(PositionProvider, node).start
+        if not self.suppressions.covers(rule_id, start.line):
+            return True
+        self.suppressed.append(Finding(self.path, start.line, start.column + 1, rule_id, RULES[rule_id].safety, ""))
+        return False

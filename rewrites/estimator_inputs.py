@@ -160,7 +160,7 @@ class Rewrite(TFCodemod):
         if computed is not None:
             return self._manual(call, f"`{source(computed)}` is computed, once in TF1 but at every call of the new "
                                       "input_fn; bind it to a name first")
-        if not self.wants(self._rule(call)):
+        if not self.wants(self._rule(call), call):
             return None
         if api.endswith("pandas_input_fn"):
             features, labels = self._pandas_columns(call, bound)

@@ -174,7 +174,7 @@ class Rewrite(TFCodemod):
             self.report("TFM204", original, f"{name.api} with an axis other than 0: TF2 partitioners split axis 0 only; "
                         "reshape or transpose the variable so it is sharded along axis 0, or keep it unpartitioned")
             return updated
-        if not self.wants(partitioner.rule):
+        if not self.wants(partitioner.rule, original):
             return updated
         call = updated.with_changes(
             func=self.tf2(f"distribute.experimental.partitioners.{partitioner.tf2_class}"),

@@ -56,8 +56,8 @@ class Rewrite(TFCodemod):
         name = self.tf_name(original)
         if name is None:
             return updated
-        if name.api == "train.Server" and self.wants("TFM101"):
+        if name.api == "train.Server" and self.wants("TFM101", original):
             return self.replace("TFM101", original, self.tf2("distribute.Server"), "tf.train.Server -> tf.distribute.Server")
-        if name.api == "train.ClusterSpec" and name.via != "tf" and self.wants("TFM102"):
+        if name.api == "train.ClusterSpec" and name.via != "tf" and self.wants("TFM102", original):
             return self.replace("TFM102", original, self.tf2("train.ClusterSpec"), "compat.v1 ClusterSpec -> tf.train.ClusterSpec")
         return updated

@@ -63,7 +63,8 @@ def test_files_needing_a_person_are_listed_before_the_summary(tmp_path, cli):
         "tf-migrate: manual migration needed in 2 files:",
         "  b.py: 1 manual finding",
         "  c.py: 2 manual findings",
-        "tf-migrate: 3 files scanned: 1 would change, 2 unchanged, 0 failed; findings: 1 exact, 0 numeric, 3 manual",
+        "tf-migrate: 3 files scanned: 1 would change, 2 unchanged, 0 failed; findings: 1 exact, 0 numeric, 3 manual, "
+        "0 suppressed",
     ]
 
 

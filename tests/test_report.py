@@ -31,7 +31,7 @@ def test_json_report_holds_the_summary_rules_and_every_file(project, cli):
     report = json.loads((project / "r.json").read_text())
     assert report["schema_version"] == REPORT_SCHEMA_VERSION and report["tool"]["name"] == "tf-migrate"
     assert report["summary"] == {"scanned": 6, "changed": 2, "unchanged": 3, "failed": 1, "manual": 1,
-                                 "verified": {}, "dry_run": True, "verify": False}
+                                 "verified": {}, "dry_run": True, "verify": False, "suppressed": 0}
     assert {rule["id"]: rule["findings"] for rule in report["rules"]} == {"TFM101": 2, "TFM204": 1}
     files = {entry["path"]: entry for entry in report["files"]}
     assert [entry["path"] for entry in report["files"]][:2] == ["broken.py", "manual.py"]  # what needs a person first

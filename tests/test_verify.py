@@ -68,7 +68,7 @@ def test_in_place_writes_a_program_at_parity_and_its_reports(program, cli, tmp_p
         f"tf-migrate: wrote parity report {Path('reports/train.py.parity.html')}",
         f"tf-migrate: wrote parity report {Path('reports/train.py.parity.json')}",
         "tf-migrate: 1 file scanned: 1 changed, 0 unchanged, 0 failed; findings: 0 exact, 2 numeric, "
-        "0 manual; verified: 1 parity, 0 mismatch, 0 failed"], "nothing else on stderr when not a terminal"
+        "0 manual, 0 suppressed; verified: 1 parity, 0 mismatch, 0 failed"], "nothing else on stderr when not a terminal"
     report = json.loads((tmp_path / "reports" / "train.py.parity.json").read_text())
     assert report["verdict"] == "parity" and len(report["old"]["losses"]) == 5
     assert report["old"]["program"] == report["new"]["program"] == "train.py"

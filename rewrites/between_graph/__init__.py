@@ -19,6 +19,7 @@ from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, las
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
+from rewrites.suppressions import needed
 from rewrites.syntax import (Unsupported, bind_arguments, children, is_name, single_assign, source, statement_value,
                              subtree, with_blank_lines)
 from rewrites.tf1_checkpoints import restores_shard_slots
@@ -60,6 +61,11 @@ class Rewrite(TFCodemod):
         view = Tree({self.path: original_node.code}, exists=lambda path: False,
                     parsed={self.path: self.context.wrapper}).view(self.path)
         try:
+            if "TFM103" not in self.enabled:
+                raise Unsupported(openings[0][0], "TFM103 (between-graph-program) is switched off")
+            openings = [(statement, block) for statement, block in openings if self.wants("TFM103", statement)]
+            if not openings:  # suppressed: left as it is
+                return updated_node
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
             devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
             spelling = Spelling(view, devices)
@@ -67,6 +73,9 @@ class Rewrite(TFCodemod):
             program = _Program(self, view, spelling, names, supervisors)
             for statement, block in openings:
                 program.migrate(statement, block)
+            for rule, node, message in program.notes:
+                if not self.wants(rule, node):
+                    raise Unsupported(node, needed(rule, self.enabled, message))
             emit.make_tf2(program.edits, spelling, program.replaced, self.generated_imports())
             code = program.edits.apply()
         except Unsupported as problem:

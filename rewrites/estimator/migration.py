@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from rewrites import suppressions
 from rewrites.estimator.discover import Discovery, Pipeline
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.read import ProgramReader
@@ -19,6 +20,7 @@ from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.program.values import Values
+from rewrites.suppressions import needed
 from rewrites.syntax import Unsupported
 
 MAIN = "Estimator program -> Keras fit under ParameterServerStrategy{}; prove it with tf-migrate parity"
@@ -40,6 +42,11 @@ class Outcome:
     texts: dict[str, str] = field(default_factory=dict)        # path -> new code, for the modules changed
     findings: list[Reported] = field(default_factory=list)
     programs: list[list[str]] = field(default_factory=list)    # the files of each program migrated, its entry first
+    suppressed: list[Reported] = field(default_factory=list)   # findings a `# tf-migrate: ignore` comment suppressed
+
+
+class Suppressed(Exception):
+    """A program whose TFM301 finding a comment suppresses: left as it is."""
 
 
 class Migration:
@@ -68,6 +75,8 @@ class Migration:
                 taken.add(id(pipeline.estimator.node))
             except Unsupported as problem:
                 self._manual(problem, pipeline)
+            except Suppressed:  # left as it is, as its comment asks
+                pass
         for view, node, why in discovery.leftovers(taken, reported):
             self._report("TFM302", view, node, why)
         for view in self._edited_views():
@@ -88,36 +97,39 @@ class Migration:
         from rewrites.estimator.checks import check_program
 
         check_program(self.tree, program, plans, emitter)
-        notes = [*program.notes]
-        disabled = next((note for note in notes if note.rule not in self.enabled), None)
-        if disabled is not None:
-            from rewrites import RULES
-
-            raise Unsupported(disabled.node, f"it needs {disabled.rule} ({RULES[disabled.rule].name}), which is "
-                                             f"switched off: {disabled.message}", disabled.view.path)
+        others = [view.path for view in program.views if view is not program.place.view]
+        findings = [*self._program_findings(program, plans, others), *program.notes]
+        if any(self._suppressed(main) for main in findings if main.rule == "TFM301"):
+            raise Suppressed()
+        blocker = next((note for note in program.notes if note.rule not in self.enabled or self._suppressed(note)),
+                       None)
+        if blocker is not None:
+            raise Unsupported(blocker.node, needed(blocker.rule, self.enabled, blocker.message), blocker.view.path)
         for edits in emitter.edits.values():
             done = self._edits(edits.view)
             self._check_tf2(edits.view, {*done.statements, *done.expressions, *edits.statements, *edits.expressions})
         for edits in emitter.edits.values():
             self._edits(edits.view).merge(edits)
-        views = program.views
-        others = [view.path for view in views if view is not program.place.view]
         self.outcome.programs.append([program.place.view.path, *others])
+        for finding in findings:
+            self._report(finding.rule, finding.view, finding.node, finding.message)
+
+    def _program_findings(self, program, plans, others: list[str]) -> list[Reported]:
+        """The TFM301 findings of a migrated program: at its first driver, and at its model_fn in another module."""
         with_others = f" (with {', '.join(others)})" if others else ""
         evaluates = any(plan.evaluate is not None for plan in plans)
-        self._report("TFM301", program.place.view, plans[0].driver.statement,
-                     MAIN.format(EVAL_LOSS if evaluates else "") + with_others)
+        found = [Reported("TFM301", program.place.view, plans[0].driver.statement,
+                          MAIN.format(EVAL_LOSS if evaluates else "") + with_others)]
         model_fn = program.setup.model_fn
         if model_fn.canned is not None and model_fn.view is not program.place.view:
-            self._report("TFM301", model_fn.view, model_fn.reference.node,
-                         f"canned {model_fn.canned} -> `{model_fn.new_name}`, its Keras model, for the Estimator "
-                         f"program driven in {program.place.view.path}")
+            found.append(Reported("TFM301", model_fn.view, model_fn.reference.node,
+                                  f"canned {model_fn.canned} -> `{model_fn.new_name}`, its Keras model, for the "
+                                  f"Estimator program driven in {program.place.view.path}"))
         elif model_fn.view is not program.place.view:
-            self._report("TFM301", model_fn.view, model_fn.function,
-                         f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras model of the "
-                         f"Estimator program driven in {program.place.view.path}")
-        for note in notes:
-            self._report(note.rule, note.view, note.node, note.message)
+            found.append(Reported("TFM301", model_fn.view, model_fn.function,
+                                  f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras "
+                                  f"model of the Estimator program driven in {program.place.view.path}"))
+        return found
 
     def _edits(self, view: ModuleView) -> ModuleEdits:
         if id(view) not in self.edits:
@@ -168,8 +180,20 @@ class Migration:
                          f"Estimator program left as it is: see {view.path}:{line}:{col}")
 
     def _report(self, rule: str, view: ModuleView, node: cst.CSTNode, message: str) -> None:
-        if rule in self.enabled:
-            self.outcome.findings.append(Reported(rule, view, node, message))
+        finding = Reported(rule, view, node, message)
+        if rule in self.enabled and not self._suppressed(finding):
+            self.outcome.findings.append(finding)
+
+    def _suppressed(self, finding: Reported) -> bool:
+        """Does a `# tf-migrate: ignore` comment suppress ``finding`` (then counted as suppressed)?"""
+        found = suppressions.of(self.tree.sources.get(finding.view.path, ""))
+        if found is None or finding.rule not in self.enabled:
+            return False
+        if not found.covers(finding.rule, finding.view.position(finding.node)[0]):
+            return False
+        if finding not in self.outcome.suppressed:
+            self.outcome.suppressed.append(finding)
+        return True
 
 
 def _in(view: ModuleView, node: cst.CSTNode) -> bool:
