@@ -378,13 +378,14 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     stream = sys.stderr if args.diff else sys.stdout
     notebook = source.notebook
     findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
-    findings = sorted(findings, key=lambda finding: (finding.cell, finding.line, finding.col))
-    for item in sorted([*findings, *(notebook.notes if notebook else ())], key=lambda item: (item.cell, item.line)):
+    before, after = (notebook.text, migrated_text(notebook, result.source)) if notebook else (source.text, result.source)
+    changed = after != before
+    # A cell left out as not Python matters where the notebook has TF1 code; elsewhere its note is noise.
+    notes = notebook.notes if notebook and (findings or changed) else []
+    for item in sorted([*findings, *notes], key=lambda item: (item.cell, item.line, item.col)):
         (terminal.note_at if isinstance(item, Note) else terminal.finding)(item, stream)
     outcome.findings.extend(findings)
     outcome.suppressed += len(result.suppressed)
-    before, after = (notebook.text, migrated_text(notebook, result.source)) if notebook else (source.text, result.source)
-    changed = after != before
     data = after.encode(source.encoding) if changed else source.raw
     record = FileRecord(name, "changed" if changed else "unchanged", findings, [code_at(source, f) for f in findings])
     if changed:

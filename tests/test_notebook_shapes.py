@@ -99,6 +99,13 @@ def test_a_cell_magic_of_another_language_needs_no_note(tmp_path, cli):
         "%%bigquery df\nSELECT x\n  FROM t", TF2_PARTITIONER]
 
 
+def test_a_notebook_without_tf1_code_gets_no_note(tmp_path, cli):
+    """The pre-commit case: a notebook of shell and pandas cells is none of tf-migrate's business."""
+    (tmp_path / "n.ipynb").write_text(notebook_text("import pandas as pd", "%bash\ngsutil ls gs://b", "pd.read_csv(x)"))
+    code, out, err = cli("--check", "n.ipynb")
+    assert (code, out) == (0, "")
+
+
 def test_the_note_is_a_json_object_with_output_format_json(tmp_path, cli):
     (tmp_path / "n.ipynb").write_text(notebook_text("%bash\ngsutil ls gs://b", TF1 + PARTITIONER))
     code, out, err = cli("--check", "--output-format", "json", "n.ipynb")
