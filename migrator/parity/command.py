@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from migrator.console import color_wanted
 from migrator.parity.interrupts import interruptible
 from migrator.parity.runner import Options
 
@@ -152,7 +153,7 @@ def run(argv: Sequence[str]) -> int:
             print(f"tf-migrate parity: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
             return EXIT_ERROR
         print(f"tf-migrate parity: wrote report {path}", file=sys.stderr)
-    print(terminal_summary(report, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    print(terminal_summary(report, color=color_wanted(sys.stdout)))
     return report.exit_code
 
 
