@@ -106,3 +106,19 @@ def test_versions_in_the_readmes_sample_output_are_the_pinned_ones():
     shown = re.findall(r"\b(tensorflow|tensorflow_estimator|tf_keras) (\d+\.\d+\.\d+)[,;)]", README)
     assert len(shown) >= 6
     assert [(name, version) for name, version in shown if pins.get(name) != version] == []
+
+
+def test_readmes_check_output_on_the_examples_is_what_the_tool_prints(capsys, monkeypatch):
+    """The abridged `tf-migrate --check examples/` at the top and the end of a run in the Output section."""
+    from migrator.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["--check", "-j", "1", "examples/"]) == 1
+    printed = capsys.readouterr()
+    sample = README.split("$ tf-migrate --check examples/          # abridged\n", 1)[1].split("```", 1)[0]
+    findings = [line for line in sample.splitlines() if not line.startswith(("tf-migrate:", "  "))]
+    assert len(findings) >= 10 and set(findings) <= set(printed.out.splitlines())
+    end_of_run = printed.err.splitlines()
+    assert sample.splitlines()[len(findings):] == end_of_run
+    output = README.split("### Output", 1)[1].split("```\n", 2)[1]
+    assert output.splitlines() == end_of_run
