@@ -125,20 +125,24 @@ class _FileState:
             self.wrapper = _wrapped(_parse(self.texts[-1], self.path, internal=len(self.texts) > 1))
         return self.wrapper
 
+    def unexplained(self, code: str, findings: list[Finding]) -> bool:
+        """Whether ``code`` changes the file with no exact or numeric finding (of a rule that is on) saying why."""
+        return code != self.texts[-1] and all(finding.safety is Safety.MANUAL for finding in findings)
+
     def advance(self, code: str, findings: list[Finding], suppressed: list[Finding], family: str,
                 enabled: Collection[str]) -> None:
         """A family's result: its findings are on lines of the current text; map them to the user's. Where rule
         enabling is applied: a finding of a rule that is off is dropped, and a change that no finding of a rule
         that is on explains (exact or numeric) is a bug of the family: FileError, the file left as it was."""
         findings = [finding for finding in findings if finding.rule in enabled]
-        if code != self.texts[-1] and all(finding.safety is Safety.MANUAL for finding in findings):
+        if self.unexplained(code, findings):
             raise FileError(self.path, f"internal error in rewrite {family!r}: it changed the file without an "
                                        "exact or numeric finding of a rule that is on; file left unchanged")
         self.findings.extend(_in_original_lines(findings, self.texts))
         self.suppressed.extend(_in_original_lines(suppressed, self.texts))
         if code != self.texts[-1]:
             if len(self.texts) == 1:
-                self.printed = self.parsed().module.code
+                self.printed = self.parsed().printing.code  # printed already if the family reported positions
             self.wrapper = None
             self.texts.append(code)
 
@@ -167,9 +171,9 @@ def _generated_syntax_error(code: str, path: str) -> FileError | None:
 
 
 def _wrapped(module):
-    from libcst.metadata import MetadataWrapper
+    from rewrites.metadata import Parsed
 
-    return MetadataWrapper(module, unsafe_skip_copy=True)  # parsed here and never shared: no copy needed
+    return Parsed(module)
 
 
 def _per_file(text: str, path: str, families: list[Family], enabled, keras: str) -> _FileState | FileError:
@@ -246,6 +250,12 @@ def _program_family(family: Family, states: dict[str, _FileState], woken: list[s
         program = tuple(_state_path(states, path) for path in paths)
         for path in program:
             states[path].program = program
+    unexplained = [path for path, state in readable.items() if state.unexplained(
+        changed.get(path, state.texts[-1]), [each for each in findings.get(path, []) if each.rule in enabled])]
+    if unexplained:  # a program changes in all its files or none
+        return {path: FileError(path, f"internal error in rewrite {family.module!r}: it changed {unexplained[0]} "
+                                      "without an exact or numeric finding of a rule that is on; file left unchanged")
+                for path in states}
     for path, state in readable.items():
         try:
             state.advance(changed.get(path, state.texts[-1]), findings.get(path, []), suppressed.get(path, []),

@@ -121,7 +121,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import bind_arguments, is_literal_int, keyword_arg, without_trailing_comma
+from rewrites.syntax import VisitsWhatMentions, bind_arguments, is_literal_int, keyword_arg, without_trailing_comma
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,9 @@ PARTITIONERS = {
 }
 
 
-class Rewrite(TFCodemod):
+class Rewrite(VisitsWhatMentions, TFCodemod):
+    MENTIONS = tuple(PARTITIONERS)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         name = self.tf_name(original.func)
         partitioner = PARTITIONERS.get(name.api) if name else None

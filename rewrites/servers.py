@@ -43,9 +43,12 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
+from rewrites.syntax import VisitsWhatMentions
 
 
-class Rewrite(TFCodemod):
+class Rewrite(VisitsWhatMentions, TFCodemod):
+    MENTIONS = ("Server", "ClusterSpec")
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         return self._rename(original, updated)
 

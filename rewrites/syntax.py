@@ -6,7 +6,7 @@ rewrites/base.py for TensorFlow names, rewrites/keras_equivalents.py and keras_o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 import libcst as cst
 
@@ -48,6 +48,63 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif isinstance(value, (tuple, list)):
             found.extend(item for item in value if isinstance(item, cst.CSTNode))
     return found
+
+
+def statements_mentioning(module: cst.Module, names: Collection[str], fragments: Collection[str] = ()
+                          ) -> set[cst.BaseStatement]:
+    """The statements (at any depth) whose code uses one of ``names``, as a name or an attribute, or under another
+    name an import binds it to (`from m import Server as S`), or holds a string with one of ``fragments`` in it."""
+    names = set(names)
+    aliases: set[str] = set()
+    found = _mentioning(module, names, fragments, aliases)
+    if aliases - names:  # an import binds a name under another: look again for that one too
+        found = _mentioning(module, names | aliases, fragments, set())
+    return found
+
+
+def _mentioning(module: cst.Module, names: set[str], fragments: Collection[str], aliases: set[str]
+                ) -> set[cst.BaseStatement]:
+    """statements_mentioning's walk; adds to ``aliases`` the names imports bind one of ``names`` under."""
+    found: set[cst.BaseStatement] = set()
+
+    def mentions(statement: cst.BaseStatement) -> bool:
+        hit = False
+        stack = children(statement)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.BaseStatement):
+                hit = mentions(node) or hit
+            elif isinstance(node, cst.Name):
+                hit = hit or node.value in names
+            elif isinstance(node, (cst.SimpleString, cst.FormattedStringText)):
+                hit = hit or any(fragment in node.value for fragment in fragments)
+            else:
+                if isinstance(node, cst.ImportAlias) and node.asname and node.evaluated_name.split(".")[-1] in names:
+                    aliases.add(node.evaluated_alias)
+                stack.extend(children(node))
+        if hit:
+            found.add(statement)
+        return hit
+
+    for statement in module.body:
+        mentions(statement)
+    return found
+
+
+class VisitsWhatMentions:
+    """A codemod (mixed in before its base class) whose work all starts at a use of one of ``MENTIONS`` (the last
+    names of the APIs it handles) or at a string holding one of ``FRAGMENTS``: it visits only the statements that
+    mention one (see statements_mentioning). Of the others only the statement's own visit_ and leave_ methods
+    run, not those of the nodes inside."""
+
+    MENTIONS: Collection[str] = ()
+    FRAGMENTS: Collection[str] = ()
+    _visited: set[cst.BaseStatement]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Module):
+            self._visited = statements_mentioning(node, self.MENTIONS, self.FRAGMENTS)
+        return super().on_visit(node) and (node in self._visited or not isinstance(node, cst.BaseStatement))
 
 
 _VISITING_ORDER: dict[type, tuple[str, ...]] = {}

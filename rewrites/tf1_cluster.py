@@ -42,6 +42,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
+from rewrites.syntax import VisitsWhatMentions
 
 WHY = ("the program around it is not migrated (TFM103's shape: a replica_device_setter graph trained in a "
        "MonitoredTrainingSession or Supervisor loop; a TFM104 finding says why one was left)")
@@ -70,7 +71,10 @@ ALONGSIDE = {
 JOIN = "ps tasks keep serving with server.join() once the training is migrated"
 
 
-class Rewrite(TFCodemod):
+class Rewrite(VisitsWhatMentions, TFCodemod):
+    MENTIONS = (*(api.rpartition(".")[2] for api in (*TF1_ONLY, *ALONGSIDE)), "join")
+    FRAGMENTS = ("/job:ps",)
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._uses: list[tuple[cst.CSTNode, str, str]] = []   # (node, what, what to do)

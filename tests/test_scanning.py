@@ -130,3 +130,45 @@ def test_a_family_that_only_reads_runs_before_one_that_rewrites_and_shares_its_r
     assert sorted((f.rule, f.line, f.col) for f in result.findings) == [
         ("TFM101", 3, 10), ("TFM107", 3, 10), ("TFM107", 4, 16)]
     assert len(resolutions) == 1
+
+
+def test_a_family_sees_only_the_statements_that_mention_its_names(monkeypatch):
+    """servers handles Server and ClusterSpec: of a function that names neither it sees the def, not the code."""
+    from rewrites import servers
+
+    seen = []
+    real = servers.Rewrite.leave_Name
+
+    def recording(self, original, updated):
+        seen.append(original.value)
+        return real(self, original, updated)
+
+    monkeypatch.setattr(servers.Rewrite, "leave_Name", recording)
+    source = dedent("""\
+        import tensorflow as tf
+
+        def start(cluster):
+            return tf.train.Server(cluster)
+
+        def unrelated(values):
+            return sorted(values)
+        """)
+    assert "tf.distribute.Server(cluster)" in engine.migrate(source, "start.py", ALL_RULES).source
+    assert "cluster" in seen and "sorted" not in seen and "values" not in seen
+
+
+def test_the_users_module_is_printed_once_for_the_positions_of_the_findings_and_the_lines_kept(monkeypatch):
+    import libcst as cst
+
+    printed = []
+    real = cst.Module._codegen
+
+    def counted(self, state, **kwargs):
+        printed.append(self)
+        real(self, state, **kwargs)
+
+    monkeypatch.setattr(cst.Module, "_codegen", counted)
+    source = "import tensorflow as tf\n\nserver = tf.train.Server(cluster)\n"
+    result = engine.migrate(source, "server.py", ALL_RULES)
+    assert [(f.rule, f.line, f.col) for f in result.findings] == [("TFM101", 3, 10)]
+    assert len(printed) == 2  # the user's module, once; the migrated one

@@ -20,7 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from rewrites.base import TFNameReader, module_level_statements
-from rewrites.metadata import lazily_resolved
+from rewrites.metadata import Parsed, lazily_resolved
 from rewrites.program.imports import find_module
 from rewrites.tf_api import V1_ONLY_DATASET_MEMBERS
 from rewrites.syntax import subtree
@@ -158,7 +158,7 @@ class Tree:
         self.woken = [os.path.normpath(path) for path in woken] if woken is not None else list(self.sources)
         self.exists = exists
         self._parsed = {os.path.normpath(path): wrapper for path, wrapper in (parsed or {}).items()}
-        self._parse = parse or (lambda path, code: MetadataWrapper(cst.parse_module(code), unsafe_skip_copy=True))
+        self._parse = parse or (lambda path, code: Parsed(cst.parse_module(code)))
         self._views: dict[str, ModuleView] = {}
 
     def view(self, path: str) -> ModuleView:
