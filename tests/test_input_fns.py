@@ -11,6 +11,8 @@ import pytest
 
 from test_estimator_programs import rules, run_one, run_tree
 
+from rewrites import RULES
+
 PROGRAM = '''\
 import functools
 
@@ -157,10 +159,7 @@ def test_input_function_that_gives_no_dataset_leaves_the_program_and_says_why(fu
     assert where in source.splitlines()[finding.line - 1]
 
 
-def test_a_lambda_calling_another_modules_input_fn_that_returns_iterator_tensors_changes_that_module_too():
-    """The premade-estimator sample's shape: data.py's input functions end in make_one_shot_iterator().get_next(),
-    which TF2's datasets no longer have; each is changed to return its dataset, in its own module."""
-    results = run_tree({
+DATA_AND_TRAIN = {
         "data.py": """
             import tensorflow.compat.v1 as tf
 
@@ -182,7 +181,34 @@ def test_a_lambda_calling_another_modules_input_fn_that_returns_iterator_tensors
             if __name__ == "__main__":
               tf.app.run()
             """,
-    })
+}
+
+
+def test_a_lambda_calling_another_modules_input_fn_that_returns_iterator_tensors_changes_that_module_too():
+    """The premade-estimator sample's shape: data.py's input functions end in make_one_shot_iterator().get_next(),
+    which TF2's datasets no longer have; each is changed to return its dataset, in its own module, with a finding
+    there saying why."""
+    results = run_tree(DATA_AND_TRAIN)
     module = results["data.py"].source
     assert "make_one_shot_iterator" not in module and "  return dataset\n" in module, module
     assert 'dataset = data.train_input_fn({"x": [1.0, 2.0]}, [0, 2], 2)' in results["train.py"].source
+    [finding] = results["data.py"].findings
+    assert (finding.rule, finding.line, finding.message) == (
+        "TFM301", 7, "part of the Estimator program driven in train.py, migrated with it")  # the `return`
+
+
+def test_a_program_whose_change_to_a_module_is_unexplained_changes_in_no_file(monkeypatch):
+    """The engine's net: a program family that changes a module without a finding there is a bug, and the program
+    stays whole: not its driver migrated against an input module left as TF1 had it."""
+    from textwrap import dedent
+
+    from migrator.engine import migrate_group
+    from rewrites.estimator.migration import Migration
+
+    monkeypatch.setattr(Migration, "_module_findings", staticmethod(lambda *args: []))
+    files = {path: dedent(text) for path, text in DATA_AND_TRAIN.items()}
+    results = migrate_group(files, RULES)
+    assert results["data.py"].source == files["data.py"]
+    assert results["train.py"].message == (
+        "internal error in rewrite 'estimator': it changed data.py without an exact or numeric finding of "
+        "a rule that is on; file left unchanged")

@@ -99,6 +99,7 @@ class Migration:
         check_program(self.tree, program, plans, emitter)
         others = [view.path for view in program.views if view is not program.place.view]
         findings = [*self._program_findings(program, plans, others), *program.notes]
+        findings += self._module_findings(program, emitter, findings)
         if any(self._suppressed(main) for main in findings if main.rule == "TFM301"):
             raise Suppressed()
         blocker = next((note for note in program.notes if note.rule not in self.enabled or self._suppressed(note)),
@@ -129,6 +130,21 @@ class Migration:
             found.append(Reported("TFM301", model_fn.view, model_fn.function,
                                   f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras "
                                   f"model of the Estimator program driven in {program.place.view.path}"))
+        return found
+
+    @staticmethod
+    def _module_findings(program, emitter: Emitter, findings: list[Reported]) -> list[Reported]:
+        """A TFM301 finding in each other module the migration edits where none is yet (an input function's module:
+        its iterator made a dataset), so that no file changes without a finding saying why."""
+        explained = {id(finding.view) for finding in findings}
+        found = []
+        for edits in emitter.edits.values():
+            nodes = [*edits.statements, *edits.before, *edits.expressions]
+            if id(edits.view) in explained or not nodes:
+                continue
+            first = min(nodes, key=edits.view.position)
+            found.append(Reported("TFM301", edits.view, first, f"part of the Estimator program driven in "
+                                                              f"{program.place.view.path}, migrated with it"))
         return found
 
     def _edits(self, view: ModuleView) -> ModuleEdits:
