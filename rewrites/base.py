@@ -141,11 +141,12 @@ class TFNameReader:
 
     def tf_name(self, node: cst.CSTNode) -> TFName | None:
         """The TensorFlow API ``node`` refers to, through any import spelling, or None (also for an attribute of
-        a call's result: `Dataset.range(3).batch` names no API)."""
+        a call's result, `Dataset.range(3).batch`, and for a call: libcst gives `partitioner(...)(shape)` its
+        callee's names)."""
         root = node
         while isinstance(root, cst.Attribute):
             root = root.value
-        if root is not node and not isinstance(root, cst.Name) or not self._may_name_tensorflow(root):
+        if not isinstance(root, cst.Name) or not self._may_name_tensorflow(root):
             return None
         found: set[TFName] = set()
         for qualified in self.get_metadata(QualifiedNameProvider, node, set()):

@@ -178,3 +178,15 @@ def test_import_stays_while_a_use_is_left_for_a_person():
         """,
         findings=("TFM201", "TFM204"),
     )
+
+
+def test_a_partitioner_called_at_once_is_one_call_not_two():
+    """`partitioner(...)(shape, dtype)`, as TensorFlow's own sharded_variable.py writes it: the outer call is the
+    partitioner's result called, not a second partitioner (libcst names it after its callee)."""
+    check_transformed(
+        "import tensorflow as tf\nslices = tf.compat.v1.fixed_size_partitioner(2)(shape, dtype)\n",
+        f"import tensorflow as tf\nslices = {P}.FixedShardsPartitioner(2)(shape, dtype)\n",
+        findings=("TFM201",),
+    )
+    check_noop("import tensorflow.compat.v1 as tf1\np = tf1.min_max_variable_partitioner(2, axis=a)(shape, dtype)\n",
+               findings=("TFM204",))
