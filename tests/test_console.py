@@ -12,7 +12,7 @@ import sys
 import pytest
 from conftest import TF1_MANUAL, TF1_SERVER
 
-import migrator.cli
+import migrator.run
 from migrator.console import color_wanted
 from migrator.engine import migrate_group
 from migrator.findings import Finding, Safety
@@ -39,7 +39,7 @@ def test_findings_of_a_finished_file_print_before_the_next_group_is_migrated(tmp
             text = sources[candidate].text
             yield {candidate: migrate_group({str(candidate.path): text}, enabled, keras)[str(candidate.path)]}
 
-    monkeypatch.setattr(migrator.cli, "migrate_each", one_group_at_a_time)
+    monkeypatch.setattr(migrator.run, "migrate_each", one_group_at_a_time)
     code, out, _ = cli("--check", ".")
     assert code == 1
     assert printed_before_each_group[0] == ""
