@@ -53,6 +53,7 @@ LINE_MAGICS = set("""alias alias_magic autoawait autocall automagic autosave boo
     psource pushd pwd pycat pylab qtconsole quickref recall rehashx reload_ext rep rerun reset reset_selective rm
     rmdir run save sc set_env store sx system tb time timeit unalias unload_ext who who_ls whos xdel xmode
     autoreload aimport tensorflow_version tensorboard""".split())
+_WRITEFILE = re.compile(r"\s*%%writefile(?:[ \t]+-a)?[ \t]+(?P<target>\S+\.py)[ \t]*\n(?P<body>.*)", re.DOTALL)
 _AUTOMAGIC = re.compile(r"^\s*(\w+)[ \t]+(?![=,\s]|[-+*/%&|^<>!]?=)")  # `ls -la`, `cd dir`; not `ls = 1`, `ls += 1`
 NOT_PYTHON = "not read as Python: {}; left as it is, and the names it defines are unknown to the other cells"
 _IPYTHON_LINE = re.compile(r"""^\s*(
@@ -73,6 +74,7 @@ class Notebook:
     magics: list[str] = field(default_factory=list)   # the hidden lines, by placeholder number
     starts: dict[int, int] = field(default_factory=dict)  # code cell index -> program line of its first line
     notes: list[Note] = field(default_factory=list)   # code cells left out of the program: not Python
+    written: list[tuple[int, str, str]] = field(default_factory=list)  # %%writefile PATH.py cells: index, PATH, body
 
     @property
     def cells(self) -> list[dict]:
@@ -134,8 +136,13 @@ def _build_program(notebook: Notebook) -> None:
     lines: list[str] = []
     for index, cell in enumerate(notebook.cells):
         text = _source(cell)
-        if cell.get("cell_type") != "code" or _is_foreign_cell(text):
-            continue  # markdown, raw, and cells of another language (%%bash, %%writefile)
+        if cell.get("cell_type") != "code":
+            continue
+        if _is_foreign_cell(text):  # a cell of another language (%%bash), or the text of a file (%%writefile)
+            written = _WRITEFILE.match(text)
+            if written:
+                notebook.written.append((index, written["target"], written["body"]))
+            continue
         hidden = len(notebook.magics)
         program = _hide_ipython(text, notebook.magics)
         reason = _not_python(text, program)

@@ -19,9 +19,11 @@ from migrator.files import Candidate, Cleaned, Source, StagedWrites, discover, r
 from migrator.findings import FileError, Finding, Note, Safety
 from migrator.notebooks import Notebook, migrated_text
 from migrator.report import FileRecord, Terminal, printable
-from migrator.scanning import may_need
+from migrator.scanning import may_need, scan
 from migrator.verifying import Verifications, program_of
 from migrator.workers import migrate_each
+from rewrites.written_cells import WRITTEN_RULE
+from rewrites.written_cells import message as written_message
 
 if TYPE_CHECKING:
     from migrator.parity.verify import Verifier
@@ -88,13 +90,15 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
             results.update(group)
             with progress.above():
                 for candidate in sorted(group, key=order.__getitem__):
-                    apply_result(candidate, sources[candidate], group[candidate], args, outcome, terminal,
-                                 verifications, programs)
+                    result = with_written_modules(group[candidate], sources[candidate], enabled)
+                    apply_result(candidate, sources[candidate], result, args, outcome, terminal, verifications,
+                                 programs)
                 printed = print_errors(outcome, terminal, printed)
         for candidate, source in sources.items():
             if candidate not in results:  # nothing to migrate in it
-                apply_result(candidate, source, with_unused_suppressions(Result(source.text), str(candidate.path),
-                                                                         source.text, enabled), args, outcome, terminal)
+                result = with_unused_suppressions(Result(source.text), str(candidate.path), source.text, enabled)
+                apply_result(candidate, source, with_written_modules(result, source, enabled), args, outcome,
+                             terminal)
         for program, staged in programs.items():
             write_program(program, staged, outcome)
     finally:
@@ -199,8 +203,22 @@ def code_at(source: Source, finding: Finding) -> str:
     return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
 
 
+def with_written_modules(result: Result | FileError, source: Source, enabled: frozenset[str]) -> Result | FileError:
+    """A notebook's result with a TFM002 finding at each `%%writefile PATH.py` cell whose module holds TF1 code a
+    rule handles: the notebook does not run that code, and tf-migrate leaves it, but not without a word."""
+    notebook = source.notebook
+    if notebook is None or isinstance(result, FileError) or WRITTEN_RULE not in enabled:
+        return result
+    found = [Finding(str(notebook.path), 1, 1, WRITTEN_RULE, Safety.MANUAL, written_message(target, families),
+                     cell=index + 1)
+             for index, target, body in notebook.written for families in [scan(body, enabled).families] if families]
+    return replace(result, findings=[*result.findings, *found]) if found else result
+
+
 def in_cell(finding: Finding, notebook: Notebook) -> Finding:
-    """A finding on the notebook's program, placed in its cell."""
+    """A finding on the notebook's program, placed in its cell (one a cell gave is there already)."""
+    if finding.cell:
+        return finding
     cell, line = notebook.locate(finding.line)
     return replace(finding, cell=cell, line=line)
 

@@ -10,7 +10,7 @@ Each family lives in ``rewrites/<module>`` and defines ``Rewrite``, a libcst cod
 (migrator/rules_doc.py): what the rule does, why, what may differ, and a before and
 after that tests/test_rules_cmd.py runs. Rule ids are stable and grouped: TFM1xx
 cluster and servers, TFM2xx partitioners, TFM3xx Estimator, TFM4xx model_fn pieces, TFM0xx
-what tf-migrate says about its own comments.
+diagnostics: tf-migrate's own comments, notebook cells that write modules.
 """
 
 from __future__ import annotations
@@ -59,6 +59,15 @@ FAMILIES: tuple[Family, ...] = (
         rules=(
             Rule("TFM001", "unused-suppression", M,
                  "with --check: a `# tf-migrate: ignore[...]` comment (or an id in it) that suppresses no finding"),
+        ),
+    ),
+    Family(
+        "written_cells",
+        triggers=(),
+        kind="diagnostic",
+        rules=(
+            Rule("TFM002", "written-module", M,
+                 "a notebook's `%%writefile PATH.py` cell writes a module with TF1 code: left as it is"),
         ),
     ),
     Family(

@@ -181,3 +181,27 @@ def test_the_readmes_notebook_output_is_what_the_tool_prints(tmp_path, cli):
                                                         "ls -la data\nwc -l data.csv"))
     code, out, err = cli("--check", "train.ipynb")
     assert out == shown
+
+
+TRAINER = ("%%writefile trainer/task.py\nimport tensorflow.compat.v1 as tf\n\n"
+           "def main(_):\n  estimator = tf.estimator.Estimator(model_fn)\n"
+           "  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n")
+
+
+def test_a_cell_writing_a_module_of_tf1_code_is_left_with_a_finding(tmp_path, cli):
+    """A course's trainer package, written from notebook cells: not code the notebook runs, so it is left, and
+    it says so (it used to be left without a word)."""
+    path = tmp_path / "n.ipynb"
+    path.write_text(notebook_text("import pandas as pd", TRAINER, "%%writefile trainer/util.py\nimport os\n",
+                                  "%%writefile README.txt\ntf.train.Server(cluster)\n"))
+    before = path.read_bytes()
+    code, out, err = cli("--check", "n.ipynb")
+    assert code == 1
+    assert out.splitlines() == [
+        "n.ipynb:cell 3:1:1: TFM002 [manual] `%%writefile trainer/task.py` writes TF1 code (an Estimator program): "
+        "tf-migrate migrates the notebook's own code, not a file a cell writes: run the cell, migrate "
+        "trainer/task.py with tf-migrate and paste it back"]
+    cli("n.ipynb")
+    assert path.read_bytes() == before
+    _, out, _ = cli("--check", "--ignore", "TFM002", "n.ipynb")
+    assert out == ""
