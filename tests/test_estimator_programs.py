@@ -326,7 +326,13 @@ def test_a_factory_that_others_call_too_keeps_the_program_manual():
     ("experiment = tf.contrib.learn.Experiment(estimator, train_fn, eval_fn)\n", "tf.contrib.learn"),
     ("estimator = tf.keras.estimator.model_to_estimator(keras_model=model)\n", "already a Keras model"),
     ("def build():\n  return tf.estimator.Estimator(model_fn)\n", "returned by `build()`"),
-], ids=["subclass", "passed to unknown code", "export", "contrib.learn", "model_to_estimator", "factory nobody calls"])
+    ("def run(output_dir):\n  estimator = None  # TODO\n"
+     "  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n",
+     "train_and_evaluate drives `estimator`, which the migration cannot follow to an Estimator"),
+    ("def run(estimator, train_spec, eval_spec):\n  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n",
+     "train_and_evaluate drives `estimator`, which the migration cannot follow to an Estimator"),
+], ids=["subclass", "passed to unknown code", "export", "contrib.learn", "model_to_estimator", "factory nobody calls",
+        "a lab's blank Estimator", "an Estimator passed in"])
 def test_estimator_code_left_as_it_is_always_gets_a_finding(code, why):
     source = "import tensorflow as tf\n\n" + code
     result = run_one(source)

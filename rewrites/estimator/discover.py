@@ -23,7 +23,7 @@ from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.places import Binding, Place, Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, bind_arguments, subtree
+from rewrites.syntax import Unsupported, bind_arguments, source, subtree
 
 CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator"}
 TRAIN_AND_EVALUATE = "estimator.train_and_evaluate"
@@ -170,6 +170,13 @@ class Discovery:
                 self.other.append((view, call, f"Estimator program left as it is: its Estimator comes from {outside}, "
                                                "which is not among the paths given: include it in the run, so the "
                                                "files of the program are migrated together"))
+            elif kind == "train_and_evaluate" and not (estimator_api and made_otherwise(estimator_api)):
+                # TF's own driver: whatever it drives is an Estimator, and leaving it must not go without a word.
+                self.other.append((view, call, "Estimator program left as it is: train_and_evaluate drives "
+                                               f"`{source(bound['estimator'][1].value)}`, which the migration "
+                                               "cannot follow to an Estimator made in the files given: make it "
+                                               "where it is driven (or in a function of these files) and run "
+                                               "tf-migrate again"))
             return None
         return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
 
@@ -281,8 +288,6 @@ def _blocks(view: ModuleView, statement: cst.BaseStatement) -> list[tuple[cst.CS
 
 def _callee(call: cst.CSTNode) -> str:
     if isinstance(call, cst.Call):
-        from rewrites.syntax import source
-
         return source(call.func)
     return "a function"
 
