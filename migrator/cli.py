@@ -16,8 +16,10 @@ import argparse
 import importlib.util
 import os
 import sys
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -107,6 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read [tool.tf-migrate] from this pyproject.toml instead of the nearest one")
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="worker processes for files that need rewriting (default: all cores)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="time limit of migrating one file (a program's files together): past it, its worker is "
+                             "stopped and the files fail, left unchanged (default: 60, 1 more per 5,000 characters "
+                             "over 300,000)")
     parser.add_argument("--quiet", "-q", action="store_true",
                         help="print only errors, manual findings and verifications without parity")
     parser.add_argument("--verbose", "-v", action="store_true", help="also print one line per file scanned, on stderr")
@@ -141,10 +147,26 @@ def split_ids(values: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return dispatch(list(sys.argv[1:] if argv is None else argv))
+        with stop_signals_honoured():
+            return dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `tf-migrate ... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
+
+
+@contextmanager
+def stop_signals_honoured() -> Iterator[None]:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt from the start, even in a process started with SIGINT ignored
+    (as a shell starts a background job): a run, --verify's above all, stops when told to, from its discovery on
+    (migrator.parity.interrupts). In a thread other than the main one, where Python takes no signal handler, as
+    the process has them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from migrator.parity.interrupts import interruptible
+
+    with interruptible():
+        yield
 
 
 def dispatch(argv: list[str]) -> int:
@@ -210,6 +232,8 @@ def write_reports(args: argparse.Namespace, outcome: Outcome) -> None:
 def usage_problem(args: argparse.Namespace) -> str | None:
     if args.jobs < 1:
         return "--jobs must be at least 1"
+    if args.timeout is not None and not args.timeout > 0:  # nan too; inf: no limit
+        return "--timeout must be greater than 0"
     if args.output_format == "json" and args.diff:
         return "--output-format json prints on stdout, where --diff prints its patch: choose one"
     if args.quiet and args.verbose:

@@ -136,6 +136,24 @@ def discover(inputs: Iterable[Path], exclude: Iterable[str] = (), root: Path | N
             yield from take(str(path))
 
 
+def clean_below(folder: Path) -> Iterator[Cleaned]:
+    """Remove the stale temporary files of interrupted runs from ``folder`` and every folder below it (not through
+    symlinks), one Cleaned a folder: the --out folder, where a killed run leaves them as it leaves them in place."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:  # none yet, or not one we may list (writing into it says so)
+        return
+    removed = remove_stale_temporaries(entries)
+    if removed:
+        yield Cleaned(Path(folder), removed)
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                yield from clean_below(Path(entry.path))
+        except OSError:
+            pass
+
+
 def common_folder(inputs: list[Path]) -> str:
     """The folder --out mirrors: the inputs' deepest common folder."""
     folders = [os.path.abspath(p) if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in inputs]

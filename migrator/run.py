@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import itertools
 import os
 import sys
 from collections import Counter
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from migrator.config import Config
 from migrator.console import Progress, color_wanted, colored_diff
 from migrator.engine import Result, with_unused_suppressions
-from migrator.files import Candidate, Cleaned, Source, StagedWrites, discover, read_source, write_atomic
+from migrator.files import Candidate, Cleaned, Source, StagedWrites, clean_below, discover, read_source, write_atomic
 from migrator.findings import FileError, Finding, Note, Safety
 from migrator.notebooks import Notebook, migrated_text
 from migrator.report import FileRecord, Terminal, printable
@@ -61,8 +62,9 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
     terminal = terminal_for(args)
     sources: dict[Candidate, Source] = {}
     in_place = not (args.diff or args.check or args.out)
-    for candidate in discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out,
-                              clean=in_place, force_exclude=args.force_exclude or config.force_exclude):
+    found = discover(args.paths, [*config.exclude, *args.exclude], config.root, skip=args.out, clean=in_place,
+                     force_exclude=args.force_exclude or config.force_exclude)
+    for candidate in itertools.chain(clean_below(args.out) if args.out else (), found):
         if isinstance(candidate, FileError):
             outcome.errors.append(candidate)
             continue
@@ -80,7 +82,8 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
     results: dict[Candidate, Result | FileError] = {}
     verifications = Verifications(verifier, sources, results) if verifier is not None else None
     programs: dict[tuple[str, ...], StagedWrites] = {}
-    finished = migrate_each(todo, sources, enabled, args.keras or config.keras, args.jobs, progress)
+    finished = migrate_each(todo, sources, enabled, args.keras or config.keras, args.jobs, progress,
+                            timeout=args.timeout)
     if verifications is not None:  # a program is proven before its files print, all its files' results at hand
         finished = iter([{candidate: result for group in finished for candidate, result in group.items()}])
     order = {candidate: index for index, candidate in enumerate(sources)}

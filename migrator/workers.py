@@ -5,11 +5,14 @@ or nests too deeply then costs only its own group, whose files are reported as f
 the other groups still complete. Scanning moves to the workers only when the run is big enough to gain from it, so
 a run with nothing to migrate (the pre-commit case) starts no process. Each worker runs one task at a time, so the
 group of a worker that dies is known, and a new worker takes the next task. Groups go out biggest first, so that no
-big file is left to finish alone at the end. Workers die with the main process, and leave Ctrl-C to it.
+big file is left to finish alone at the end. A group has a time limit (``time_limit``): a worker still on it when
+the limit passes (an endless loop) is killed, the group's files are reported as failed, and a new worker takes
+the next task. Workers die with the main process, and leave Ctrl-C (and SIGTERM) to it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -32,9 +35,11 @@ if TYPE_CHECKING:
 
 
 def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enabled: frozenset[str], keras: str,
-                 jobs: int, progress: Progress | None = None) -> Iterator[dict[Candidate, Result | FileError]]:
+                 jobs: int, progress: Progress | None = None,
+                 timeout: float | None = None) -> Iterator[dict[Candidate, Result | FileError]]:
     """Migrate the files that may need it (``todo``), each program's files together, yielding the results of each
-    group (a file whose scan failed: alone) as it finishes."""
+    group (a file whose scan failed: alone) as it finishes. ``timeout``: the time limit of each group (of each
+    file's scan), in seconds; default: ``time_limit`` of its size."""
     progress = progress or Progress(shown=False)
     names = {str(candidate.path): candidate for candidate in todo}
     texts = {name: sources[candidate].text for name, candidate in names.items()}
@@ -42,7 +47,7 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
     with Workers(jobs) as workers:
         scans: dict[str, Scan] = {}
         progress.start("scanning", len(texts))
-        for name, scanned in scan_all(texts, enabled, workers):
+        for name, scanned in scan_all(texts, enabled, workers, timeout):
             progress.advance()
             if isinstance(scanned, Failure):
                 yield {names[name]: error for name, error in failed((name,), scanned).items()}
@@ -51,8 +56,9 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
         tasks = {tuple(group): ({name: texts[name] for name in group}, enabled, keras,
                                 {name: scans[name].families for name in group})
                  for group in groups_to_migrate(texts, scans, notebooks, enabled)}
+        limits = {group: timeout or time_limit(sum(len(texts[name]) for name in group)) for group in tasks}
         progress.start("migrating", sum(map(len, tasks)))
-        for group, migrated in workers.run(migrate_group_of, tasks):
+        for group, migrated in workers.run(migrate_group_of, tasks, limits):
             progress.advance(len(group))
             results = failed(group, migrated) if isinstance(migrated, Failure) else migrated
             yield {names[name]: result for name, result in results.items()}
@@ -62,13 +68,26 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
 # Below this many characters, scanning in this process is quicker than starting workers.
 SCAN_IN_PARALLEL_FROM = 500_000
 
+# The default time limit of a group: MIN_TIME_LIMIT seconds, more for a big one. libcst takes about 30 ms a kB of
+# dense code on a loaded machine (benchmarks/README.md: bench_linear), an Estimator program about twice that: the
+# limit is many times what a group that ends needs, even on a busy machine, and ends a group that never does.
+MIN_TIME_LIMIT = 60
+CHARACTERS_A_SECOND = 5_000
 
-def scan_all(texts: dict[str, str], enabled: frozenset[str], workers: Workers) -> Iterator[tuple[str, Scan | Failure]]:
+
+def time_limit(characters: int) -> int:
+    """The default time limit, in seconds, of a group of files of ``characters`` characters in all."""
+    return max(MIN_TIME_LIMIT, math.ceil(characters / CHARACTERS_A_SECOND))
+
+
+def scan_all(texts: dict[str, str], enabled: frozenset[str], workers: Workers,
+             timeout: float | None = None) -> Iterator[tuple[str, Scan | Failure]]:
     """Each file's Scan (or the Failure of its worker), on the workers if the run is big enough to gain from it."""
     order = sorted(texts, key=lambda name: -len(texts[name]))
     if sum(map(len, texts.values())) <= SCAN_IN_PARALLEL_FROM:
         return ((name, scan(texts[name], enabled)) for name in order)
-    return workers.run(scan, {name: (texts[name], enabled) for name in order})
+    limits = {name: timeout or time_limit(len(texts[name])) for name in order}
+    return workers.run(scan, {name: (texts[name], enabled) for name in order}, limits)
 
 
 def groups_to_migrate(texts: dict[str, str], scans: dict[str, Scan], notebooks: set[str],
@@ -88,7 +107,8 @@ def migrate_group_of(texts: dict[str, str], enabled: frozenset[str], keras: str,
 
 @dataclass(frozen=True)
 class Failure:
-    """Why a task has no result: its worker died ("crashed"), or it raised ("memory", "recursion", "error")."""
+    """Why a task has no result: its worker died ("crashed"), was still on it at its time limit ("timeout"), or it
+    raised ("memory", "recursion", "error")."""
 
     kind: str
     detail: str = ""
@@ -100,6 +120,7 @@ class Failure:
 
 FAILURES = {
     "crashed": "tf-migrate crashed on {subject} (worker died: {detail})",
+    "timeout": "tf-migrate was still migrating {subject} at its time limit, {detail} (--timeout SECONDS sets it)",
     "memory": "tf-migrate ran out of memory on {subject}",
     "recursion": "tf-migrate ran out of stack on {subject}: its code nests too deeply",
     "error": "internal error on {subject}: {detail}",
@@ -112,7 +133,8 @@ def failed(names: tuple[str, ...], failure: Failure) -> dict[str, FileError]:
 
 class Workers:
     """Up to ``jobs`` worker processes, each running one task at a time, started as tasks need them. A worker that
-    dies fails its task, and is replaced for the next one."""
+    dies, or is still on its task at the task's time limit (and is killed), fails its task, and is replaced for the
+    next one."""
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
@@ -126,26 +148,37 @@ class Workers:
         for worker in self.workers:
             worker.stop()
 
-    def run(self, function: Callable, tasks: dict[Hashable, tuple]) -> Iterator[tuple[Hashable, object]]:
+    def run(self, function: Callable, tasks: dict[Hashable, tuple],
+            limits: dict[Hashable, float] | None = None) -> Iterator[tuple[Hashable, object]]:
         """``function(*arguments)`` of each task (key: arguments), as tasks finish: (key, its result, or the
-        Failure that left it without one)."""
+        Failure that left it without one). ``limits``: the seconds a task may take (from when its worker is sent
+        it), by key; a task without one has no limit."""
         if not tasks:  # nothing to import multiprocessing for
             return
         from multiprocessing.connection import wait
 
+        limits = limits or {}
         pending = list(tasks.items())[::-1]
-        busy: dict[Connection, tuple[_Worker, Hashable]] = {}
+        busy: dict[Connection, tuple[_Worker, Hashable, float]] = {}  # each with its deadline (monotonic)
         while pending or busy:
             while pending and (self.idle or len(self.workers) < self.jobs):
                 key, arguments = pending.pop()
                 worker = self.idle.pop() if self.idle else self._start()
                 if worker.send((function, arguments)):
-                    busy[worker.connection] = worker, key
+                    busy[worker.connection] = worker, key, time.monotonic() + limits.get(key, math.inf)
                 else:
                     yield key, self._lost(worker)
-            for connection in wait(list(busy)):
-                worker, key = busy.pop(connection)
+            if not busy:  # the last task's worker was found dead: waiting on nothing would never end
+                continue
+            first = min(deadline for _, _, deadline in busy.values())
+            for connection in wait(list(busy), None if first == math.inf else max(0.0, first - time.monotonic())):
+                worker, key, _ = busy.pop(connection)
                 yield key, self._result(worker)
+            now = time.monotonic()
+            for connection, (worker, key, deadline) in list(busy.items()):
+                if deadline <= now:
+                    del busy[connection]
+                    yield key, self._timed_out(worker, limits[key])
 
     def _start(self) -> _Worker:
         worker = _Worker(_context())
@@ -165,6 +198,11 @@ class Workers:
         self.workers.remove(worker)
         worker.stop()
         return Failure("crashed", _exit_status(worker.process.exitcode))
+
+    def _timed_out(self, worker: _Worker, limit: float) -> Failure:
+        self.workers.remove(worker)
+        worker.stop()
+        return Failure("timeout", f"{limit:g} s")
 
 
 def _context() -> BaseContext:
@@ -199,14 +237,17 @@ class _Worker:
         self.connection.close()
 
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 @contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """A Ctrl-C while a worker starts interrupts this process once the worker is started, and never reaches the
-    new worker before it ignores Ctrl-C (it would print a traceback)."""
+    """A Ctrl-C (or a SIGTERM) while a worker starts interrupts this process once the worker is started, and never
+    reaches the new worker before it has its own handling of them (this process's would print a traceback)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
     finally:
@@ -225,8 +266,9 @@ def _exit_status(code: int | None) -> str:
 def _serve(connection: Connection, parent: int) -> None:
     """A worker: run the tasks the main process sends, one at a time, until it closes the connection."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the main process ends us
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the main process's handler, which raises KeyboardInterrupt
     if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _die_with(parent)
     _bound_memory()
     while True:

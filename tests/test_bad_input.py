@@ -399,6 +399,43 @@ def test_the_temporary_file_of_a_killed_run_is_removed_by_the_next_run_in_place(
     assert "tf-migrate: pkg: removed 1 temporary file an interrupted run left\n" in err
 
 
+KILLED_WHILE_WRITING_A_COPY = """\
+import os, signal, sys
+from pathlib import Path
+from migrator.files import write_atomic
+
+os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # killed as the temporary file is synced, as --out writes
+write_atomic(Path(sys.argv[1]), b"half of it", mode=0o644)
+"""
+
+
+def test_the_temporary_files_of_a_killed_out_run_are_removed_by_the_next_run_into_the_same_folder(tmp_path, cli):
+    """A run killed as it writes its copies into --out leaves a temporary file beside each copy it was writing:
+    the next run into the same folder removes them, and only them."""
+    source = tmp_path / "src"
+    (source / "pkg" / "sub").mkdir(parents=True)
+    (source / "pkg" / "train.py").write_text(TF1_SERVER)
+    (source / "pkg" / "sub" / "model.py").write_text(TF1_SERVER)
+    out = tmp_path / "out"
+    for name in ("pkg/train.py", "pkg/sub/model.py"):
+        killed = subprocess.run([sys.executable, "-c", KILLED_WHILE_WRITING_A_COPY, str(out / name)])
+        assert killed.returncode == -signal.SIGKILL
+    leftovers = sorted(path.parent.name for path in out.rglob("*.tf-migrate"))
+    assert leftovers == ["pkg", "sub"]
+    kept = {"notes.txt": b"not tf-migrate's", "pkg/.train.py.tf-migrate": b"not its name either",
+            f"pkg/.train.py.{os.getpid()}.x1y2z3w4.tf-migrate": b"a writer still running"}
+    for name, data in kept.items():
+        (out / name).write_bytes(data)
+    before = snapshot(source)
+    code, _, err = cli("--out", "out", "src")
+    assert code == 0, err
+    assert "tf-migrate: out/pkg: removed 1 temporary file an interrupted run left\n" in err
+    assert "tf-migrate: out/pkg/sub: removed 1 temporary file an interrupted run left\n" in err
+    after = {str(path.relative_to(out)): path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    assert after == {**kept, "pkg/train.py": TF2_SERVER.encode(), "pkg/sub/model.py": TF2_SERVER.encode()}
+    assert snapshot(source) == before
+
+
 def test_temporary_files_of_a_running_writer_and_young_ones_without_a_pid_are_kept(tmp_path, cli):
     running = tmp_path / f".a.py.{os.getpid()}.x1y2z3w4.tf-migrate"
     young = tmp_path / ".b.py.k2j4h5g6.tf-migrate"      # as tf-migrate 0.1.0 named them

@@ -215,6 +215,16 @@ def test_verify_usage_errors_exit_2(tree, cli, capsys, args, message):
     assert snapshot(tree) == before
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_timeout_must_be_a_positive_number_of_seconds(tree, cli, capsys, value):
+    before = snapshot(tree)
+    with pytest.raises(SystemExit) as exit_info:
+        cli("--timeout", value, ".")
+    assert exit_info.value.code == 2
+    assert "tf-migrate: error: --timeout must be greater than 0" in capsys.readouterr().err
+    assert snapshot(tree) == before
+
+
 @pytest.mark.parametrize("missing", ["numpy", "tensorflow"])
 def test_verify_without_the_parity_extra_exits_2_before_doing_anything(tree, cli, monkeypatch, missing):
     monkeypatch.setitem(sys.modules, missing, None)  # importlib.util.find_spec then finds nothing

@@ -33,7 +33,7 @@ def test_findings_of_a_finished_file_print_before_the_next_group_is_migrated(tmp
         (tmp_path / name).write_text(TF1_SERVER)
     printed_before_each_group = []
 
-    def one_group_at_a_time(todo, sources, enabled, keras, jobs, progress):
+    def one_group_at_a_time(todo, sources, enabled, keras, jobs, progress, timeout=None):
         for candidate in todo:
             printed_before_each_group.append(capsys.readouterr().out)
             text = sources[candidate].text

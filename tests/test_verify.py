@@ -9,7 +9,10 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 import signal
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -119,6 +122,47 @@ def test_ctrl_c_leaves_the_file_and_no_temporary_folder(program, tmp_path_factor
         run.send_signal(signal.SIGINT)
         assert_interrupted(run, scratch, ports, "tf-migrate: interrupted; files not yet written are left as they were")
     assert program.read_bytes() == before
+
+
+# `tf-migrate ARGS...` whose migration never ends (before any verification starts), run by a process started with
+# SIGINT ignored, as a shell starts a background job; the workers, forked from it, get the endless migration too.
+MIGRATING_FOREVER = """import sys, time
+from migrator import workers
+
+def migrate_forever(*args, **kwargs):
+    while True:
+        time.sleep(1)
+
+workers.migrate_group = migrate_forever
+from migrator.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_while_migrating_stops_a_verify_run_started_with_sigint_ignored(program, tmp_path_factory):
+    """A SIGINT to the process group (a Ctrl-C) before verification starts, the worker still migrating: exit 130,
+    the worker gone, the file as it was, nothing in the temporary folder."""
+    from test_workers import alive, children, wait_until
+
+    scratch = tmp_path_factory.mktemp("scratch")
+    before = snapshot(program.parent)
+    run = subprocess.Popen([sys.executable, "-c", MIGRATING_FOREVER, "--check", "--verify", str(program)],
+                           cwd=program.parent, env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        worker = wait_until(lambda: children(run.pid), 120)
+        assert worker, "the worker never started"
+        os.killpg(run.pid, signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.communicate()
+    assert (run.returncode, err) == (130, "tf-migrate: interrupted; files not yet written are left as they were\n")
+    assert wait_until(lambda: not alive(worker), 10), "the worker outlived the run"
+    assert snapshot(program.parent) == before
+    assert list(scratch.iterdir()) == []
 
 
 def test_ctrl_c_while_the_parity_reports_are_written_leaves_the_file(program, cli, monkeypatch, tmp_path):

@@ -1,8 +1,9 @@
-"""A file that crashes or exhausts its worker costs only its own group; workers end with the main process.
+"""A file that crashes or exhausts its worker, or never ends, costs only its own group; workers end with the main
+process.
 
 The crashes are monkeypatched into the migration in this process: the workers are forked from it, so they crash
-for real (a segfault, an exit, a terabyte of allocation, endless recursion) on the file that carries CRASH_MARK;
-the file is the biggest, so it goes first, and with -j 1 the rest needs a new worker.
+for real (a segfault, an exit, a terabyte of allocation, endless recursion, an endless loop) on the file that
+carries CRASH_MARK; the file is the biggest, so it goes first, and with -j 1 the rest needs a new worker.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def allocate_a_terabyte():
 
 def recurse_endlessly():
     recurse_endlessly()
+
+
+def loop_endlessly():
+    while True:
+        time.sleep(1)
 
 
 CRASHES = {
@@ -108,6 +114,58 @@ def test_a_crash_fails_each_file_of_its_program(tmp_path, cli, monkeypatch, jobs
         for path in ("trainer/model.py", "trainer/task.py")]
     assert snapshot(tmp_path / "trainer") == before
     migrated_server_files(tmp_path, ["lone.py"])
+
+
+# The time limit of the tests whose migration never ends: many times what migrating one of their other files takes
+# on a loaded machine (well under a second), so that only the endless group reaches it.
+TEST_TIME_LIMIT = "10"
+
+
+def test_a_file_whose_migration_never_ends_fails_alone_at_its_time_limit(tmp_path, cli, monkeypatch):
+    """-j 1: the one worker is stuck on the biggest file, killed at the limit, and a new one migrates the rest."""
+    crashing_on_the_mark(monkeypatch, loop_endlessly)
+    names = [f"m{i}.py" for i in range(5)]
+    for name in names:
+        (tmp_path / name).write_text(TF1_SERVER)
+    (tmp_path / "bad.py").write_text(TF1_SERVER + CRASH_MARK)
+    before = (tmp_path / "bad.py").read_bytes()
+    code, _, err = cli("-j", "1", "--timeout", TEST_TIME_LIMIT, ".")
+    assert code == 2
+    assert err.splitlines()[0] == ("bad.py: error: tf-migrate was still migrating this file at its time limit, 10 s "
+                                   "(--timeout SECONDS sets it); file left unchanged")
+    assert "6 files scanned: 5 changed, 0 unchanged, 1 failed" in err
+    assert (tmp_path / "bad.py").read_bytes() == before
+    migrated_server_files(tmp_path, names)
+
+
+def test_a_program_whose_migration_never_ends_fails_each_of_its_files(tmp_path, cli, monkeypatch):
+    """-j 2: the other worker goes on while one is stuck."""
+    crashing_on_the_mark(monkeypatch, loop_endlessly)
+    shutil.copytree(EXAMPLES / "trainer_package" / "tf1", tmp_path, dirs_exist_ok=True)
+    model = tmp_path / "trainer" / "model.py"
+    model.write_text(model.read_text() + CRASH_MARK)
+    (tmp_path / "lone.py").write_text(TF1_SERVER)
+    before = snapshot(tmp_path / "trainer")
+    code, _, err = cli("-j", "2", "--timeout", TEST_TIME_LIMIT, ".")
+    assert code == 2
+    subject = "this file or another of the 2 files of its program"
+    assert [line for line in err.splitlines() if ": error: " in line] == [
+        f"{path}: error: tf-migrate was still migrating {subject} at its time limit, 10 s (--timeout SECONDS sets "
+        "it); file left unchanged" for path in ("trainer/model.py", "trainer/task.py")]
+    assert snapshot(tmp_path / "trainer") == before
+    migrated_server_files(tmp_path, ["lone.py"])
+
+
+def test_a_task_past_its_time_limit_fails_and_its_worker_is_replaced():
+    with workers.Workers(1) as pool:
+        results = dict(pool.run(time.sleep, {"endless": (3600,), "quick": (0,)}, {"endless": 0.5, "quick": 300}))
+        assert len(pool.workers) == 1
+    assert results == {"endless": workers.Failure("timeout", "0.5 s"), "quick": None}
+
+
+def test_the_default_time_limit_grows_with_the_size_of_the_group():
+    assert workers.time_limit(0) == workers.time_limit(300_000) == 60
+    assert workers.time_limit(10 * 2**20) > 2000  # the biggest file read: 10 MB
 
 
 def test_a_file_that_crashes_its_worker_while_scanning_fails_alone(tmp_path, cli, monkeypatch):
