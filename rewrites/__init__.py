@@ -155,9 +155,6 @@ FAMILIES: tuple[Family, ...] = (
                  "an Estimator program in a shape not migrated safely: left untouched, the finding says where and why"),
             Rule("TFM303", "eval-steps", N,
                  "an eval input that does not repeat: TF1 stopped at its end, the migrated evaluate runs exactly `steps` batches"),
-            Rule("TFM304", "checkpoint-cadence", E,
-                 "RunConfig checkpoints the migrated program cannot write at the same moments (a timer, or steps "
-                 "that do not divide max_steps): it saves at the end of training"),
             Rule("TFM305", "tpu-on-cpu", E,
                  "a TPUEstimator whose use_tpu is a flag defaulting to False: migrated for use_tpu=False, it trains "
                  "on CPU/GPU workers whatever the flag says"),

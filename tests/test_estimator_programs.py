@@ -93,7 +93,7 @@ def test_estimator_built_and_driven_in_main_is_migrated_where_it_stands():
     code = result.source
     assert "TFM301" in rules(result)
     # TF2 as `tf`, the model_fn replaced in place by its Keras function, the bootstrap before main.
-    assert code.startswith("import argparse\nimport os\n\nimport tensorflow as tf\nimport tf_keras as keras\n")
+    assert code.startswith("import argparse\nimport os\nimport time\n\nimport tensorflow as tf\nimport tf_keras as keras\n")
     assert code.index("def build_model(input_spec, params):") < code.index("def make_input_fn") < \
         code.index("def strategy_for_this_task():") < code.index("def restore_tf1_checkpoint(path, model):") < \
         code.index("def main():")
@@ -117,7 +117,7 @@ def test_generated_functions_stand_two_blank_lines_from_the_code_after_them():
     program = IN_MAIN.replace("  return _input_fn\n\n\ndef main():", "  return _input_fn\ndef main():")
     assert program != IN_MAIN
     code = run_one(program).source
-    assert "      else:\n        shard.assign(value)\n\n\ndef main():" in code
+    assert "    self.saved_at = time.time()\n\n\ndef main():" in code
 
 
 FLAGS_PROGRAM = """\

@@ -73,7 +73,9 @@ def test_tpu_estimator_trained_without_a_tpu_becomes_keras_with_its_batch_sizes(
     assert "use_tpu=FLAGS.use_tpu" in finding_on(result, "TFM305", PROGRAM)
     # Each input function gets its own batch size through params, as TPUEstimator gave it.
     assert 'dataset = input_fn(params={"batch_size": FLAGS.batch_size})' in code
-    assert 'model.evaluate(input_fn(params={"batch_size": 4}).repeat(), steps=2, return_dict=True' in code
+    assert 'input_fn(params={"batch_size": 4}).repeat(), steps=2, return_dict=True' in code
+    assert code.endswith('eval_result["global_step"] = int(model.optimizer.iterations)\n  print(eval_result)\n\n\n'
+                         'if __name__ == "__main__":\n  tf.compat.v1.app.run(main)\n')  # the result printed, as TF1's
     # The (metric_fn, tensors) pair: a compile metric; CrossShardOptimizer only ever wrapped a TPU's optimizer.
     assert 'metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")]' in code
     assert "optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)" in code

@@ -14,6 +14,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 
 import numpy as np
 import keras
@@ -260,6 +261,37 @@ def restore_tf1_checkpoint(path, model):
         shard.assign(value)
 
 
+class CheckpointSaver(keras.callbacks.Callback):
+  """Saves RunConfig's checkpoints as TF1 did: every `steps` steps or `secs` seconds of
+    training, and at its end."""
+
+  def __init__(self, manager, steps=None, secs=None):
+    super().__init__()
+    self.manager, self.steps, self.secs = manager, steps, secs
+    # A batch-level callback that ParameterServerStrategy accepts: it reads no logs.
+    self._supports_tf_logs = True
+
+  def on_train_begin(self, logs=None):
+    self.batches, self.saved_at = 0, time.time()
+
+  def on_train_batch_end(self, batch, logs=None):
+    self.batches += 1
+    if (self.steps and self.batches % self.steps == 0) or (
+            self.secs and time.time() - self.saved_at >= self.secs):
+      self.save()
+
+  def on_train_end(self, logs=None):
+    self.save()
+
+  def save(self):
+    strategy = self.model.distribute_strategy
+    if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
+      # The steps scheduled so far run first: the checkpoint holds the step it is numbered by.
+      tf.distribute.experimental.coordinator.ClusterCoordinator(strategy).join()
+    self.manager.save(checkpoint_number=self.model.optimizer.iterations)
+    self.saved_at = time.time()
+
+
 def main(argv):
   args = parser.parse_args(argv[1:])
   data_dir = tempfile.mkdtemp()
@@ -278,14 +310,12 @@ def main(argv):
   with strategy.scope():
     model = build_dnn_linear_combined_classifier_model(dataset.element_spec[0])
 
-  # RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
+  # RunConfig's checkpoints in model_dir/tf2: every 600 seconds and at the end, the last 5 kept.
   checkpoints = tf.train.CheckpointManager(
       tf.train.Checkpoint(model=model, optimizer=model.optimizer),
       os.path.join(model_dir, "tf2"),
       max_to_keep=5)
-  save_checkpoint = keras.callbacks.LambdaCallback(
-      on_epoch_end=lambda epoch, logs: checkpoints.save(
-          checkpoint_number=model.optimizer[1].iterations))
+  save_checkpoint = CheckpointSaver(checkpoints, secs=600)
   # Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
   # program's in model_dir (whose files stay as they are).
   tf1_checkpoint = tf.train.latest_checkpoint(model_dir)
@@ -307,11 +337,11 @@ def main(argv):
   eval_dataset = input_fn(test_file, 1, False, args.batch_size)
   # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted
   # (its length is known only once read: one pass counts its batches).
-  results = model.evaluate(
-      eval_dataset.repeat(),
-      steps=int(eval_dataset.reduce(0, lambda count, _: count + 1)),
-      return_dict=True,
-      verbose=2)
+  eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1))
+  eval_dataset = eval_dataset.repeat()
+  results = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)
+  # TF1's results held the step they were evaluated at.
+  results["global_step"] = int(model.optimizer[1].iterations)
   for key in sorted(results):
     print("eval %s: %s" % (key, results[key]))
   shutil.rmtree(model_dir)

@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import tempfile
+import time
 
 import numpy as np
 import keras
@@ -200,6 +201,37 @@ def restore_tf1_checkpoint(path, model):
         shard.assign(value)
 
 
+class CheckpointSaver(keras.callbacks.Callback):
+  """Saves RunConfig's checkpoints as TF1 did: every `steps` steps or `secs` seconds of
+    training, and at its end."""
+
+  def __init__(self, manager, steps=None, secs=None):
+    super().__init__()
+    self.manager, self.steps, self.secs = manager, steps, secs
+    # A batch-level callback that ParameterServerStrategy accepts: it reads no logs.
+    self._supports_tf_logs = True
+
+  def on_train_begin(self, logs=None):
+    self.batches, self.saved_at = 0, time.time()
+
+  def on_train_batch_end(self, batch, logs=None):
+    self.batches += 1
+    if (self.steps and self.batches % self.steps == 0) or (
+            self.secs and time.time() - self.saved_at >= self.secs):
+      self.save()
+
+  def on_train_end(self, logs=None):
+    self.save()
+
+  def save(self):
+    strategy = self.model.distribute_strategy
+    if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
+      # The steps scheduled so far run first: the checkpoint holds the step it is numbered by.
+      tf.distribute.experimental.coordinator.ClusterCoordinator(strategy).join()
+    self.manager.save(checkpoint_number=self.model.optimizer.iterations)
+    self.saved_at = time.time()
+
+
 keras.utils.set_random_seed(42)
 task_type, strategy = strategy_for_this_task()
 
@@ -208,14 +240,12 @@ dataset = train_input_fn()
 with strategy.scope():
   model, predictor = build_model(dataset.element_spec[0])
 
-# RunConfig's checkpoints, in model_dir/tf2: every 10 steps (one epoch each), the last 2 kept.
+# RunConfig's checkpoints in model_dir/tf2: every 10 steps and at the end, the last 2 kept.
 checkpoints = tf.train.CheckpointManager(
     tf.train.Checkpoint(model=model, optimizer=model.optimizer),
     os.path.join(model_dir, "tf2"),
     max_to_keep=2)
-save_checkpoint = keras.callbacks.LambdaCallback(
-    on_epoch_end=lambda epoch, logs: checkpoints.save(
-        checkpoint_number=model.optimizer.iterations))
+save_checkpoint = CheckpointSaver(checkpoints, steps=10)
 # Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
 # program's in model_dir (whose files stay as they are).
 tf1_checkpoint = tf.train.latest_checkpoint(model_dir)
@@ -225,18 +255,17 @@ elif tf1_checkpoint:
   with strategy.scope():
     restore_tf1_checkpoint(tf1_checkpoint, model)
 
-model.fit(
-    dataset,
-    epochs=3,
-    steps_per_epoch=10,
-    initial_epoch=int(model.optimizer.iterations) // 10,
-    callbacks=[save_checkpoint],
-    verbose=2)
+# max_steps counts the steps of earlier runs too.
+steps_done = int(model.optimizer.iterations)
+if steps_done < 30:
+  model.fit(
+      dataset, epochs=1, steps_per_epoch=30 - steps_done, callbacks=[save_checkpoint], verbose=2)
 
 eval_dataset = eval_input_fn()
 # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
-eval_result = model.evaluate(
-    eval_dataset.repeat(), steps=int(eval_dataset.cardinality()), return_dict=True, verbose=2)
+eval_steps = int(eval_dataset.cardinality())
+eval_dataset = eval_dataset.repeat()
+eval_result = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)
 print("eval accuracy: %s loss: %s" % (eval_result["accuracy"], eval_result["loss"]))
 
 for expected, prediction in zip(eval_y[::4], predict_examples(predictor, predict_input_fn())):

@@ -1,4 +1,4 @@
-"""TFM301-305, TFM309, TFM206, TFM401-402: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
+"""TFM301-303, TFM305, TFM309, TFM206, TFM401-402: an Estimator program becomes a Keras program trained with ParameterServerStrategy.
 
 For developers: how TFM301 reads and writes a program. An Estimator (or a TPUEstimator with ``use_tpu=False``)
 driven by ``train_and_evaluate`` or by ``train`` / ``evaluate`` / ``predict`` calls, wherever

@@ -29,12 +29,14 @@ RUN_CONFIG = ("model_dir", "tf_random_seed", "save_summary_steps", "save_checkpo
               "train_distribute", "device_fn", "protocol", "eval_distribute", "experimental_distribute",
               "experimental_max_worker_delay_secs", "session_creation_timeout_secs", "checkpoint_save_graph_def")
 TPU_RUN_CONFIG = ("tpu_config", "evaluation_master", "master", "cluster", *RUN_CONFIG)
-RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed", "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max"}
+RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed", "save_checkpoints_steps", "save_checkpoints_secs", "keep_checkpoint_max",
+                   "keep_checkpoint_every_n_hours"}
 # What needs nothing in the migrated program: logging (fit(verbose=2) logs every epoch), and what only served
 # TF1's session (soft placement, device counts, thread pools: TF2's defaults run the same maths).
-RUN_CONFIG_NOT_NEEDED = {"log_step_count_steps", "save_summary_steps", "session_config", "keep_checkpoint_every_n_hours"}
+RUN_CONFIG_NOT_NEEDED = {"log_step_count_steps", "save_summary_steps", "session_config"}
 TPU_ONLY = {"tpu_config", "evaluation_master", "master", "cluster"}  # with use_tpu=False, TPUEstimator ignores them
 TF1_KEEP_CHECKPOINT_MAX = "5"
+TF1_EVERY_N_HOURS = 10000  # RunConfig's keep_checkpoint_every_n_hours: in effect, never
 WARM_START_SETTINGS = ("ckpt_to_initialize_from", "vars_to_warm_start", "var_name_to_vocab_info",
                        "var_name_to_prev_var_name")
 RUN_CONFIGS = {"estimator.RunConfig", "estimator.tpu.RunConfig"}
@@ -91,14 +93,17 @@ class ConfigReader:
         """RunConfig's checkpoint settings; None when both intervals are None (TF1 then saved no checkpoints)."""
         steps, secs = config.get("save_checkpoints_steps"), config.get("save_checkpoints_secs")
         steps_none = steps is None or self.values.constant(steps) is None
-        if steps_none and secs is not None and self.values.constant(secs) is None:
+        secs_none = secs is not None and self.values.constant(secs) is None
+        if steps_none and secs_none:
             return None
-        keep = config.get("keep_checkpoint_max")
-        return Checkpoints(self.code(keep) if keep is not None else TF1_KEEP_CHECKPOINT_MAX,
-                           None if steps_none else self.code(steps),
-                           None if secs is None or self.values.constant(secs) is None else self.code(secs),
-                           every_node=(steps.view, steps.node) if steps is not None and not steps_none else
-                           (secs.view, secs.node) if secs is not None else None)
+        keep, hours = config.get("keep_checkpoint_max"), config.get("keep_checkpoint_every_n_hours")
+        checkpoints = Checkpoints(self.code(keep) if keep is not None else TF1_KEEP_CHECKPOINT_MAX,
+                                  None if steps_none else self.code(steps))
+        if steps_none and secs is not None:
+            checkpoints.every_secs = self.code(secs)
+        if hours is not None and self.values.constant(hours) not in (None, TF1_EVERY_N_HOURS):
+            checkpoints.every_hours = self.code(hours)
+        return checkpoints
 
     def warm_start(self, node: Value | None, model: Model) -> WarmStart | None:
         """`warm_start_from=PATH` or `WarmStartSettings(PATH)`: every trainable variable, by its TF1 name (the Keras
@@ -148,40 +153,16 @@ class ConfigReader:
 
     # -- the steps to train -------------------------------------------------------------------
 
-    def fit_plan(self, steps: Steps, hooks: hooks_code.Hooks, checkpoints: Checkpoints | None,
-                 notes: list) -> FitPlan:
-        """The training steps as epochs x steps_per_epoch: one epoch per checkpoint TF1 saved every N steps."""
+    def fit_plan(self, steps: Steps, hooks: hooks_code.Hooks, checkpoints: Checkpoints | None) -> FitPlan:
+        """The training steps as one Keras epoch (checkpoints are saved as TF1 saved them, by a callback)."""
         count = steps.value
         if hooks.last_step is not None:
             count = self._earlier_stop(count, hooks.last_step, steps.absolute)
         code = self.code(count) if count is not None else None
         absolute = steps.absolute and count is not None
-        whole = FitPlan("1", code, absolute, repeat=count is None, last_step=code if absolute else None)
-        if checkpoints is None:
-            return whole
-        if hooks.checkpoint_steps is not None:  # the Estimator then adds no saver of its own
-            checkpoints.every_steps, checkpoints.every_secs = self.code(hooks.checkpoint_steps), None
-            checkpoints.every_node = (hooks.checkpoint_steps.view, hooks.checkpoint_steps.node)
-        if checkpoints.every_secs is not None:
-            notes.append(("TFM304", checkpoints.every_node, "Keras has no checkpoints on a timer: the migrated program "
-                                                            "saves one at the end of training; give RunConfig "
-                                                            "save_checkpoints_steps for regular ones"))
-        if checkpoints.every_steps is None:
-            return whole
-        every = self._every(hooks, checkpoints)
-        total = self.values.constant(count) if count is not None else UNKNOWN
-        if not (isinstance(total, int) and isinstance(every, int) and every > 0 and total % every == 0):
-            notes.append(("TFM304", checkpoints.every_node,
-                          f"save_checkpoints_steps={checkpoints.every_steps} does not visibly divide the "
-                          f"{code or 'one pass of'} training steps (both whole numbers known before the program runs): the "
-                          "migrated program saves one checkpoint, at the end of training"))
-            return whole
-        checkpoints.comment = f"every {checkpoints.every_steps} steps (one epoch each)"
-        return FitPlan(str(total // every), checkpoints.every_steps, whole.absolute, last_step=whole.last_step)
-
-    def _every(self, hooks: hooks_code.Hooks, checkpoints: Checkpoints) -> object:
-        view, node = checkpoints.every_node
-        return self.values.constant(hooks.checkpoint_steps or Value(node, self.values.place_of(view, node)))
+        if checkpoints is not None and hooks.checkpoint_steps is not None:  # the Estimator then adds no saver
+            checkpoints.every_steps = self.code(hooks.checkpoint_steps)
+        return FitPlan("1", code, absolute, repeat=count is None, last_step=code if absolute else None)
 
     def _earlier_stop(self, steps: Value | None, last_step: Value, absolute: bool) -> Value:
         """max_steps and a StopAtStepHook(last_step=...): training stops at whichever comes first."""

@@ -35,9 +35,9 @@ from rewrites.syntax import children, source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
-DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "model", "checkpoints", "save_checkpoint",
-                "tf1_checkpoint", "steps_done", "warm_start", "predictor", "checkpoint_path")
-PREFERRED = {"bootstrap": "strategy_for_this_task"}
+DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "eval_steps", "eval_result", "model", "checkpoints",
+                "save_checkpoint", "tf1_checkpoint", "steps_done", "warm_start", "predictor", "checkpoint_path")
+PREFERRED = {"bootstrap": "strategy_for_this_task", "checkpoint_saver": "CheckpointSaver"}
 BUILD_LOCALS = ("model", "optimizer", "predictor")
 
 
@@ -115,7 +115,8 @@ class Emitter:
 
         place = program.place
         view = place.view
-        replaced = [plan.driver.statement for plan in plans if plan.predict is None]
+        replaced = [plan.driver.statement for plan in plans
+                    if plan.predict is None and not (plan.evaluate and plan.evaluate.inline)]
         gone = {id(n) for statement in [*replaced, *(s for _, s in program.removed)] for n in subtree(statement)}
         owner = place.function if isinstance(place.function, cst.FunctionDef) else view.module
         setup = program.setup
@@ -175,18 +176,22 @@ class Emitter:
                 f"{names.predict_examples}({names.predictor}, {plan.predict.code})")
             return
         text = ""
+        evaluate = plan.evaluate
+        if evaluate is not None:
+            target = f"{names.eval_result} = " if evaluate.inline else evaluate.target
+            context = dict(context, eval_input=evaluate.input.code, eval_steps=evaluate.steps, eval_target=target,
+                           eval_step=evaluate.step, eval_length_known=evaluate.input.length_known)
         if plan.train is not None:
             data = names.dataset if plan.train.input.code == setup_input else plan.train.input.code
             train_context = dict(context, fit=plan.train.fit, train_data=data)
-            if plan.evaluate is not None:
-                text = render("estimator_train_and_evaluate.py.j2", **train_context, eval_input=plan.evaluate.input.code,
-                              eval_steps=plan.evaluate.steps, eval_target=plan.evaluate.target)
-            else:
-                text = render("fit.py.j2", **train_context)
-        elif plan.evaluate is not None:
-            text = render("estimator_evaluate.py.j2", **context, eval_input=plan.evaluate.input.code,
-                          eval_steps=plan.evaluate.steps, eval_target=plan.evaluate.target,
-                          eval_length_known=plan.evaluate.input.length_known)
+            template = "fit.py.j2" if evaluate is None else "estimator_train_and_evaluate.py.j2"
+            text = render(template, **train_context)
+        elif evaluate is not None:
+            text = render("estimator_evaluate.py.j2", **context)
+        if evaluate is not None and evaluate.inline:  # the result is read where the call stood
+            edits.insert_before(driver.statement, _statements(text, driver.statement, leading=True))
+            edits.expressions[evaluate.inline] = cst.Name(names.eval_result)
+            return
         statements = _statements(text, driver.statement, leading=True)
         if driver.statement is anchor:  # right after the set-up
             statements[0] = with_blank_lines(statements[0], 1)
@@ -208,6 +213,8 @@ class Emitter:
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
+        if setup.checkpoints:
+            wanted.append((("checkpoint_saver",), "checkpoint_saver.py.j2", {}))
         if setup.checkpoints and restores_shard_slots(setup.model.partitioner, setup.model.slots):
             wanted.append((("restore_shard_slots",), "restore_shard_slots.py.j2", {}))
         for wanted_names, template, extra in wanted:
@@ -221,6 +228,7 @@ class Emitter:
             found.update(self._module_defs[key])
         if setup.checkpoints:
             self.module_edits(view).add_import("os")
+            self.module_edits(view).add_import("time")
         return found
 
     def _build_function(self, program: Program, predict: bool) -> str:
@@ -356,7 +364,8 @@ def _codes(program: Program, plans: list[DriverPlan]) -> list[str]:
     codes = [setup.model_dir, setup.seed, setup.params, *setup.batch_sizes.values(),
              setup.warm_start.path if setup.warm_start else None]
     if setup.checkpoints is not None:
-        codes += [setup.checkpoints.keep, setup.checkpoints.every_steps]
+        codes += [setup.checkpoints.keep, setup.checkpoints.every_steps, setup.checkpoints.every_secs,
+                  setup.checkpoints.every_hours]
     for plan in plans:
         codes += [piece.input.code for piece in (plan.train, plan.evaluate) if piece is not None]
         codes += [plan.predict.code if plan.predict else None, plan.evaluate.steps if plan.evaluate else None]

@@ -31,7 +31,7 @@ from rewrites import keras_optimizers
 from rewrites.estimator.layers import LayerReading
 from rewrites.estimator.metrics import MetricReading
 from rewrites.estimator.program import Model
-from rewrites.estimator.specs import SpecReading
+from rewrites.estimator.specs import SPECS, SpecReading
 from rewrites.estimator.training import GLOBAL_STEP, TrainingReading
 from rewrites.program.spelling import Spelling
 from rewrites.program.spelling import MODE_KEYS
@@ -96,6 +96,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         self.schedules: dict[str, str] = {}      # name -> Keras schedule code
         self.metric_calls: dict[str, tuple[str, cst.Call]] = {}
         self.pure: dict[str, cst.Call] = {}      # name -> pure function call
+        self.specs: dict[str, cst.Call] = {}     # name -> the EstimatorSpec(...) it holds
         self.dicts: dict[str, cst.Dict] = {}
         self.eval_metric_ops: cst.BaseExpression | None = None
         self.training_flags: set[str] = set()  # names bound to `mode == ModeKeys.TRAIN`
@@ -117,7 +118,9 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 or function.params.star_kwarg or isinstance(function.params.star_arg, cst.Param)):
             raise Unsupported(function.params, "a model_fn takes features, and maybe labels, mode, params and config, "
                                                "by those names (Estimator passes them by name)")
-        config = next((node for node in subtree(function.body) if is_name(node, "config")), None)
+        deleted = {id(node) for statement in function.body.body if _deletes(statement) for node in subtree(statement)}
+        config = next((node for node in subtree(function.body) if is_name(node, "config") and id(node) not in deleted),
+                      None)
         if config is not None:
             raise Unsupported(config, "the model_fn reads the RunConfig (config): give the Keras model what it "
                                       "needs from it by hand")
@@ -168,6 +171,8 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.training_flags.add(target)
             elif isinstance(value, cst.Call) and self.api(value.func) in GLOBAL_STEP:
                 self.pure[target] = value  # the global step, for minimize
+            elif isinstance(value, cst.Call) and self.api(value.func) in SPECS:
+                self.specs[target] = value  # returned below
             elif self._column_definitions(value):
                 self.columns[target] = self.code(value)  # inputs described for input_layer, written if it needs them
             elif isinstance(value, cst.Call):
@@ -177,7 +182,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.model.chain = False
             else:
                 raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn is not migrated yet")
-        elif self._logging(statement) or self._asserts_training(statement):
+        elif self._logging(statement) or self._asserts_training(statement) or _does_nothing(statement):
             return
         else:
             raise Unsupported(statement, f"`{first_line(statement)}` in the model_fn: only assignments, "
@@ -345,6 +350,18 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         if code.safety is Safety.NUMERIC:
             self.model.notes.append(("TFM401", node, code.why))
         return code.code
+
+
+def _deletes(statement) -> bool:
+    """`del params, config`: the model_fn says it does not use them."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Del) for s in statement.body)
+
+
+def _does_nothing(statement) -> bool:
+    """`pass`, and `del` of names (the model_fn's parameters it does not use): nothing for the Keras model."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Pass) or (isinstance(small, cst.Del) and isinstance(small.target, (cst.Name, cst.Tuple)))
+        for small in statement.body)
 
 
 def _chained_minimize(call: cst.Call) -> bool:

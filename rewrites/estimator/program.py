@@ -110,15 +110,22 @@ class Input:
                            self.view.path)
 
 
+TF1_CHECKPOINT_SECS = "600"  # RunConfig's save_checkpoints_secs when neither cadence is given
+
+
 @dataclass
 class Checkpoints:
     """RunConfig's checkpoint settings, as the migrated program keeps them."""
 
     keep: str                      # keep_checkpoint_max
     every_steps: str | None = None  # save_checkpoints_steps, as code at the driver
-    every_secs: str | None = None   # save_checkpoints_secs, given explicitly
-    comment: str = "at the end of training"
-    every_node: tuple[ModuleView, cst.CSTNode] | None = None  # where findings about the cadence point
+    every_secs: str = TF1_CHECKPOINT_SECS  # save_checkpoints_secs (without every_steps)
+    every_hours: str | None = None  # keep_checkpoint_every_n_hours
+
+    @property
+    def comment(self) -> str:
+        every = f"{self.every_steps} steps" if self.every_steps else f"{self.every_secs} seconds"
+        return f"every {every} and at the end"
 
 
 @dataclass

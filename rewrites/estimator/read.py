@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from rewrites.estimator import canned
+from rewrites.estimator import canned, results
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.inputs import InputReader
@@ -52,6 +52,8 @@ class EvalPlan:
     input: Input
     steps: str | None           # None: the whole input, counted
     target: str = ""            # `eval_result = ` when the program keeps the result
+    step: bool = False          # the program may read the result's global_step: the migrated result holds it
+    inline: cst.Call | None = None  # the evaluate call inside a larger expression: it reads the result from a name
 
 
 @dataclass
@@ -235,15 +237,42 @@ class ProgramReader:
         plan.train = self._training(train_args.get("input_fn") or train_spec, Steps(max_steps, max_steps is not None),
                                     train_args.get("hooks"))
         steps = eval_args.get("steps")
-        if steps is not None and self.values.constant(steps) is None:
-            raise steps.fail("EvalSpec(steps=None) evaluates until the input ends: give the number of batches, which "
-                             "the migrated evaluate needs")
         eval_input = self._inputs().read(eval_args.get("input_fn") or eval_spec, "eval", self._input_params("eval"))
-        steps_code = self.code(steps) if steps is not None else EVAL_SPEC_DEFAULT_STEPS
-        plan.evaluate = EvalPlan(eval_input, steps_code, _eval_target(driver))
-        if not eval_input.repeats:
-            self.notes.append(self._eval_steps_note(eval_spec, steps_code))
+        if steps is not None and self.values.constant(steps) is None:  # EvalSpec(steps=None): the whole input
+            steps_code = None
+            self._whole_input(eval_input, steps)
+        else:
+            steps_code = self.code(steps) if steps is not None else EVAL_SPEC_DEFAULT_STEPS
+            if not eval_input.repeats:
+                self.notes.append(self._eval_steps_note(eval_spec, steps_code))
+        plan.evaluate = EvalPlan(eval_input, steps_code)
+        self._results(plan.evaluate, driver, _eval_result_name(driver))
         return plan
+
+    def _whole_input(self, eval_input: Input, steps: Value) -> None:
+        """Evaluating until the input ends: it must end."""
+        if eval_input.repeats:
+            raise steps.fail("evaluation until the input ends, of an input that repeats without end: TF1 evaluated "
+                             "until stopped; give the number of batches")
+
+    def _results(self, plan: EvalPlan, driver: Driver, name: cst.Name | None) -> None:
+        """What the program reads of the evaluation's results: the same keys in the migrated program."""
+        view, call = driver.call.view, driver.call.node
+        statement = driver.statement
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if name is not None:
+            reads = results.of_name(view, name)
+            plan.target = f"{name.value} = "
+        elif isinstance(small, cst.Expr) and small.value is call:
+            return
+        else:
+            if driver.kind != "evaluate":
+                raise driver.call.fail(f"the results of {driver.kind} are used in a way not migrated yet: use "
+                                       "`eval_result, _ = train_and_evaluate(...)`")
+            reads = results.of_expression(view, call)
+            plan.inline = call
+        results.check(reads, self.setup.model, view.path, driver.kind)
+        plan.step = reads.step
 
     def _spec(self, node: Value, api: str, driver: Driver) -> Value:
         spec = self.values.resolve(node, trail=self.trail)
@@ -271,9 +300,13 @@ class ProgramReader:
         eval_input = self._inputs().read(args.get("input_fn") or driver.call, "eval", self._input_params("eval"))
         steps = args.get("steps")
         steps_code = None if steps is None or self.values.constant(steps) is None else self.code(steps)
-        if steps_code is not None and not eval_input.repeats:
+        if steps_code is None:
+            self._whole_input(eval_input, steps or driver.call)
+        elif not eval_input.repeats:
             self.notes.append(self._eval_steps_note(driver.call, steps_code))
-        return DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code, _assign_target(driver)))
+        plan = DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code))
+        self._results(plan.evaluate, driver, _assigned_name(driver))
+        return plan
 
     @staticmethod
     def _eval_steps_note(where: Value, steps: str) -> Note:
@@ -314,11 +347,7 @@ class ProgramReader:
             if not train_input.length_known:
                 raise train_input.fail("no max_steps, and the input's length is not known ahead (files, filter, ...): "
                                        "say how many steps to train", at_unknown=True)
-        notes: list = []
-        fit = self.config.fit_plan(steps, model.hooks, self.setup.checkpoints, notes)
-        for rule, (view, node), message in notes:
-            self.notes.append(Note(rule, view, node, message))
-        return TrainPlan(train_input, fit)
+        return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints))
 
 
 def _is_partial(value: Value) -> bool:
@@ -326,24 +355,33 @@ def _is_partial(value: Value) -> bool:
     return any(name.name == "functools.partial" for name in names) and bool(value.node.args)
 
 
-def _assign_target(driver: Driver) -> str:
+def _assignment(driver: Driver) -> cst.Assign | None:
+    """``x = <the driver's call>``, the whole statement."""
     statement = driver.statement
     small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
     if isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is driver.call.node:
-        return f"{source(small.targets[0].target)} = "
-    return ""
+        return small
+    return None
 
 
-def _eval_target(driver: Driver) -> str:
-    statement = driver.statement
-    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-    if not isinstance(small, cst.Assign) or small.value is not driver.call.node:
-        return ""
-    target = small.targets[0].target
+def _assigned_name(driver: Driver) -> cst.Name | None:
+    """The name ``evaluate(...)``'s result is bound to, if it is bound to one."""
+    assign = _assignment(driver)
+    if assign is not None and not isinstance(assign.targets[0].target, cst.Name):
+        raise driver.call.fail("the results of evaluate are bound in a way not migrated yet: bind them to a name")
+    return assign.targets[0].target if assign is not None else None
+
+
+def _eval_result_name(driver: Driver) -> cst.Name | None:
+    """The name ``train_and_evaluate(...)``'s evaluation result is bound to (`eval_result, _ = ...`)."""
+    assign = _assignment(driver)
+    if assign is None:
+        return None
+    target = assign.targets[0].target
     if isinstance(target, cst.Tuple) and len(target.elements) == 2:
         first, second = (element.value for element in target.elements)
         if isinstance(second, cst.Name) and second.value == "_" and isinstance(first, cst.Name):
-            return f"{first.value} = "
+            return first
     raise driver.call.fail("the results of train_and_evaluate are used in a way not migrated yet: use "
                            "`eval_result, _ = train_and_evaluate(...)`")
 

@@ -161,50 +161,6 @@ Finding:
     21:65: TFM303 [numeric] the eval input does not repeat: TF1 stopped at its end, the migrated evaluate runs
     exactly steps=10 batches (the same if it has at least that many)
 
-TFM304 checkpoint-cadence
-
-What it does: with TFM301, RunConfig's checkpoints become a tf.train.CheckpointManager in model_dir's tf2
-folder that the program resumes from, saved once per Keras epoch of save_checkpoints_steps steps. This rule
-reports checkpoints it cannot save at TF1's moments: save_checkpoints_secs, or steps that do not visibly divide
-max_steps. The migrated program then saves at the end of training.
-Why: Keras saves at the end of an epoch; it has no timer.
-What may differ: when checkpoints are written, not what the program computes.
-
-Before:
-
-    import tensorflow.compat.v1 as tf
-
-
-    def input_fn():
-      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [0.7]])).repeat().batch(2)
-
-
-    def model_fn(features, labels, mode):
-      predictions = tf.layers.dense(features["x"], 1)
-      loss = tf.losses.mean_squared_error(labels, predictions)
-      train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
-      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-
-    config = tf.estimator.RunConfig(model_dir="/tmp/model", save_checkpoints_secs=600)
-    estimator = tf.estimator.Estimator(model_fn, config=config)
-    estimator.train(input_fn, max_steps=100)
-
-After:
-
-    ...
-    # RunConfig's checkpoints, in model_dir/tf2: at the end of training, the last 5 kept.
-    checkpoints = tf.train.CheckpointManager(
-        tf.train.Checkpoint(model=model, optimizer=model.optimizer),
-        os.path.join("/tmp/model", "tf2"),
-        max_to_keep=5)
-    ...
-
-Finding:
-
-    15:79: TFM304 [exact] Keras has no checkpoints on a timer: the migrated program saves one at the end of
-    training; give RunConfig save_checkpoints_steps for regular ones
-
 TFM305 tpu-on-cpu
 
 What it does: with TFM301, a TPUEstimator whose use_tpu is a flag defaulting to False is migrated for

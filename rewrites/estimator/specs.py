@@ -19,6 +19,7 @@ ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", 
 TPU_ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metrics", "export_outputs", "scaffold_fn",
                       "host_call", "training_hooks", "evaluation_hooks", "prediction_hooks")
 SPECS = {"estimator.EstimatorSpec": ESTIMATOR_SPEC, "estimator.tpu.TPUEstimatorSpec": TPU_ESTIMATOR_SPEC}
+MODE_STRINGS = {"train": "TRAIN", "eval": "EVAL", "infer": "PREDICT"}  # ModeKeys' values, compared as written
 SPEC_NOT_MIGRATED = {
     "export_outputs": "export_outputs (SavedModel signatures): export the Keras model with model.save / "
                       "tf.saved_model.save and its signatures by hand",
@@ -65,12 +66,18 @@ class SpecReading:
         left, right = test.left, test.comparisons[0].comparator
         if is_name(right, "mode"):
             left, right = right, left
-        api = (self.api(right) or "") if is_name(left, "mode") else ""
-        return api.rpartition(".")[2] if api.startswith("estimator.ModeKeys.") else None
+        if not is_name(left, "mode"):
+            return None
+        api = self.api(right) or ""
+        if api.startswith("estimator.ModeKeys."):
+            return api.rpartition(".")[2]
+        return MODE_STRINGS.get(self.constant(right)) if isinstance(right, cst.SimpleString) else None
 
     def _spec(self, statement) -> dict[str, cst.BaseExpression]:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
         call = small.value if isinstance(small, cst.Return) else None
+        if isinstance(call, cst.Name):  # `spec = EstimatorSpec(...)` above
+            call = self.specs.get(call.value, call)
         api = self.api(call.func) if isinstance(call, cst.Call) else None
         if api not in SPECS:
             raise Unsupported(statement, "expected `return EstimatorSpec(mode, ...)`")

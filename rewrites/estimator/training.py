@@ -49,12 +49,17 @@ class TrainingReading:
         name, position = ("x", 0) if api == "train.piecewise_constant" else ("global_step", 1)
         for index, arg in enumerate(call.args):
             if (arg.keyword is None and index == position) or (arg.keyword and arg.keyword.value == name):
-                step = arg.value
-                if isinstance(step, cst.Call) and self.api(step.func) in GLOBAL_STEP:
+                if self._is_global_step(arg.value):
                     return
                 break
         raise Unsupported(call, f"{api} on something other than the global step: Keras schedules follow "
                                 "optimizer.iterations; migrate it by hand")
+
+    def _is_global_step(self, step: cst.BaseExpression | None) -> bool:
+        """`tf.train.get_global_step()`, in place or bound to a name above (`step = tf.train.get_global_step()`)."""
+        if isinstance(step, cst.Name):
+            step = self.pure.get(step.value, step)
+        return isinstance(step, cst.Call) and self.api(step.func) in GLOBAL_STEP
 
     def _with_schedule(self, call: cst.Call) -> cst.Call:
         """The optimizer call with a learning rate that names a schedule replaced by the Keras schedule."""
@@ -82,10 +87,7 @@ class TrainingReading:
         args = bound_values(call, ("loss", "global_step", "var_list"))
         if "var_list" in args or not is_name(args.get("loss"), self.loss_name or ""):
             raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
-        step = args.get("global_step")
-        if isinstance(step, cst.Name):  # `global_step = tf.train.get_global_step()` above
-            step = self.pure.get(step.value, step)
-        if not (isinstance(step, cst.Call) and self.api(step.func) in GLOBAL_STEP):
+        if not self._is_global_step(args.get("global_step")):
             raise Unsupported(call, "minimize() must advance the global step (global_step=tf1.train.get_global_step())")
         return True
 
