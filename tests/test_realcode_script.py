@@ -1,0 +1,236 @@
+"""benchmarks/realcode/run.py on a fake mirror: a git repository made here holding small TF1 programs of our own.
+
+No network and no TensorFlow: the script materializes the programs from the repository, runs tf-migrate on them
+and classifies each (migrated with its tier, left with every reason, error, silent, not fetched).
+"""
+import importlib.util
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "realcode" / "run.py"
+
+MIGRATES = '''\
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+
+def input_fn():
+  x = np.arange(64, dtype=np.float32).reshape(16, 4) / 64.0
+  y = x.sum(axis=1, keepdims=True)
+  return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(4)
+
+
+def main():
+  columns = [tf.feature_column.numeric_column("x", shape=[4])]
+  regressor = tf.estimator.LinearRegressor(feature_columns=columns)
+  regressor.train(input_fn=input_fn, steps=5)
+
+
+if __name__ == "__main__":
+  main()
+'''
+
+# Left for two reasons: a numpy_input_fn whose shuffle is not a literal, and a SessionRunHook (the model_fn, with a
+# helper tf-migrate cannot translate either, is in another module of the program).
+LEFT_DRIVER = '''\
+import sys
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from trainer import model
+
+
+class Logger(tf.train.SessionRunHook):
+  def after_run(self, run_context, run_values):
+    print("step")
+
+
+SHUFFLE = len(sys.argv) > 1
+train_input = tf.estimator.inputs.numpy_input_fn({"x": np.ones((4, 1), np.float32)}, np.ones((4, 1), np.float32),
+                                                 batch_size=2, num_epochs=None, shuffle=SHUFFLE)
+estimator = tf.estimator.Estimator(model_fn=model.model_fn)
+estimator.train(train_input, steps=3, hooks=[Logger()])
+'''
+
+LEFT_MODEL = '''\
+import tensorflow.compat.v1 as tf
+
+
+def tower(x):
+  for width in (8, 4):
+    x = tf.layers.dense(x, width, activation=tf.nn.relu)
+  return x
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(tower(features["x"]), 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+'''
+
+PYTHON2 = '''\
+import tensorflow as tf
+
+print "training"
+estimator = tf.estimator.Estimator(model_fn=None)
+'''
+
+# Names an Estimator only in a comment and a string: not TF1 code, so not silent when tf-migrate says nothing.
+QUIET = '''\
+# This program once drove a tf.estimator.Estimator(...); the code is gone, the words stay.
+print("nothing to do with tf.estimator.Estimator()")
+'''
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("realcode_run", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def mirror(tmp_path):
+    """A mirror laid out as fetch lays it out (owner+name/repo/.git), with one commit of our programs."""
+    work = tmp_path / "mirror" / "someone+tf1-programs" / "repo"
+    files = {"linear/train.py": MIGRATES, "hooked/task.py": LEFT_DRIVER, "hooked/trainer/__init__.py": "",
+             "hooked/trainer/model.py": LEFT_MODEL, "old/train.py": PYTHON2, "quiet/train.py": QUIET,
+             "unrelated.py": "print('not part of any program')\n"}
+    for rel, text in files.items():
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+    git(work, "init", "-q")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "programs")
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+    return tmp_path / "mirror", commit
+
+
+def write_manifest(path, commit):
+    def entry(name, paths, kind, repo="someone/tf1-programs", sha=commit):
+        return {"name": name, "repo": repo, "commit": sha, "paths": paths, "kind": kind}
+
+    programs = [
+        entry("linear", ["linear/train.py"], "canned"),
+        entry("hooked", ["hooked/task.py", "hooked/trainer/__init__.py", "hooked/trainer/model.py"], "custom"),
+        entry("old", ["old/train.py"], "custom"),
+        entry("quiet", ["quiet/train.py"], "custom", sha="0" * 40),  # not in the snapshot: its HEAD is used
+        entry("elsewhere", ["train.py"], "between-graph", repo="nobody/not-fetched"),
+    ]
+    path.write_text(json.dumps({"programs": programs}))
+
+
+def test_classification_and_json(mirror, tmp_path, capsys):
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    mirror_dir, commit = mirror
+    manifest, out, scratch = tmp_path / "manifest.json", tmp_path / "out.json", tmp_path / "scratch"
+    write_manifest(manifest, commit)
+    script = load_script()
+
+    assert script.main(["--manifest", str(manifest), "--mirror", str(mirror_dir), "--scratch", str(scratch),
+                        "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    rows = {row["name"]: row for row in report["programs"]}
+
+    linear = rows["linear"]
+    assert linear["outcome"] == "migrated" and linear["tier"] == 1
+    assert "TFM309" in linear["rules"] and linear["changed"] == ["linear/train.py"]
+    # the old copy is kept beside the migrated one, as written
+    assert (scratch / "linear.tf1" / "linear" / "train.py").read_text() == MIGRATES
+    assert (scratch / "linear" / "linear" / "train.py").read_text() != MIGRATES
+    assert not (scratch / "linear" / "unrelated.py").exists()
+
+    hooked = rows["hooked"]
+    assert hooked["outcome"] == "left" and hooked["tier"] is None
+    assert len(hooked["reasons"]) >= 2, hooked["reasons"]  # every reason, not only the first
+    assert "TFM308 shuffle is not a literal True or False (TF1 requires it)" in hooked["reasons"]
+    assert any(reason.startswith("TFM302 ") and "SessionRunHook" in reason for reason in hooked["reasons"])
+    assert all("left as it is" not in reason for reason in hooked["reasons"])
+    assert len(hooked["manual"]) >= 2
+
+    old = rows["old"]
+    assert old["outcome"] == "error"
+    assert any("old/train.py:3" in error and "Python" in error for error in old["errors"])
+
+    quiet = rows["quiet"]
+    assert quiet["outcome"] == "unchanged"
+    assert any("not in the snapshot" in note for note in quiet["notes"])
+
+    assert rows["elsewhere"]["outcome"] == "not fetched"
+    assert "fetch github:nobody/not-fetched" in printed
+
+    totals = report["totals"]
+    assert totals["all"] == {**totals["all"], "programs": 5, "migrated": 1, "tier1": 1, "tier2": 0, "left": 1,
+                             "error": 1, "silent": 0, "unchanged": 1, "not_fetched": 1}
+    assert totals["canned"]["migrated"] == 1 and totals["custom"]["left"] == 1
+    reasons = {entry["reason"]: entry["programs"] for entry in report["reasons"]}
+    assert reasons["TFM308 shuffle is not a literal True or False (TF1 requires it)"] == 1
+    for line in ("linear", "hooked", "elsewhere"):
+        assert any(row.startswith(line + " ") for row in printed.splitlines())
+
+
+def test_silent_is_tf1_code_without_a_finding(tmp_path):
+    script = load_script()
+    (tmp_path / "model.py").write_text("import tensorflow as tf\n\n\ndef model_fn(features, labels, mode):\n"
+                                       "  return tf.estimator.EstimatorSpec(mode, loss=tf.constant(0.0))\n")
+    nothing = {"records": [], "changed": [], "crash": None}
+    assert script.classify(tmp_path, nothing)["outcome"] == "silent"
+    note = {"records": [{"type": "finding", "path": "model.py", "line": 5, "rule": "TFM301", "level": "numeric",
+                         "message": "..."}], "changed": ["model.py"], "crash": None}
+    assert script.classify(tmp_path, note)["outcome"] == "migrated"
+    (tmp_path / "model.py").write_text("# tf.estimator.Estimator( in a comment only\n")
+    assert script.classify(tmp_path, nothing)["outcome"] == "unchanged"
+
+
+def test_tier_table_reserves_tfm310():
+    script = load_script()
+    assert script.TIERS["TFM310"] == 2
+    assert script.TIERS["TFM301"] == script.TIERS["TFM309"] == script.TIERS["TFM103"] == 1
+
+
+def test_reason_first_clause():
+    script = load_script()
+    finding = {"rule": "TFM104", "message": "between-graph program left as it is: no loop running `sess` after the "
+                                            "session opens: migrate the loop by hand"}
+    assert script.reason_of(finding) == "TFM104 no loop running `sess` after the session opens"
+    assert script.reason_of({"rule": "TFM107", "message": "replica_device_setter left as TF1: ..."}) == \
+        "TFM107 " + script.PER_USE["TFM107"]
+    assert script.reason_key("TFM302 `tower` in the model_fn") == "TFM302 `…` in the model_fn"
+
+
+def test_run_step_uses_the_stand_in_and_the_command(mirror, tmp_path, capsys):
+    """--run: the stand-in writes its data in the scratch folder, then the command runs there (no TensorFlow: the
+    command only reads what the stand-in wrote); a failing command is `runs: no` with its last error line."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    mirror_dir, commit = mirror
+    runs_ok = {"standin": "open('data.csv', 'w').write('1,2\\n')",
+               "command": "python -c \"import os, sys; sys.exit(0 if os.path.exists('data.csv') else 3)\""}
+    runs_bad = {"command": "python -c \"raise ValueError('no data here')\""}
+    programs = [{"name": name, "repo": "someone/tf1-programs", "commit": commit, "paths": ["linear/train.py"],
+                 "kind": "canned", "runs": runs} for name, runs in (("ok", runs_ok), ("bad", runs_bad))]
+    manifest, out = tmp_path / "manifest.json", tmp_path / "out.json"
+    manifest.write_text(json.dumps({"programs": programs}))
+    script = load_script()
+    script.main(["--manifest", str(manifest), "--mirror", str(mirror_dir), "--scratch", str(tmp_path / "s"),
+                 "--json", str(out), "--run", "--run-timeout", "60"])
+    rows = {row["name"]: row for row in json.loads(out.read_text())["programs"]}
+    assert rows["ok"]["outcome"] == "migrated" and rows["ok"]["runs"] == "yes"
+    assert rows["bad"]["runs"] == "no" and "ValueError: no data here" in rows["bad"]["run_error"]
+    assert json.loads(out.read_text())["totals"]["all"]["runs"] == 1
+    assert "runs: no (ValueError: no data here)" in capsys.readouterr().out
