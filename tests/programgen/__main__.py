@@ -1,0 +1,3 @@
+from programgen import main
+
+main()
