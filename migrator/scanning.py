@@ -62,7 +62,7 @@ def scan(source: str, enabled: Collection[str]) -> Scan:
 
 
 def _by_text(source: str, enabled: Collection[str]) -> list[Family]:
-    if "tensorflow" not in source:
+    if "tensorflow" not in source and "import *" not in source:  # a star import may bring TensorFlow's names
         return []
     return [family for family in FAMILIES
             if any(rule.id in enabled for rule in family.rules) and any(word in source for word in family.triggers)]

@@ -71,6 +71,19 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "removed_apis",
+        triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
+        reads_only_after=(),
+        rules=(
+            Rule("TFM003", "removed-module", M,
+                 "an import (or use) of a TF1 module TF 2 does not have: tensorflow.examples.tutorials, tf.contrib, "
+                 "tensorflow.python.estimator; left as it is"),
+            Rule("TFM004", "star-import", M,
+                 "`from module import *` in a module whose TF1 Estimator or cluster code uses what it brings: "
+                 "left as it is"),
+        ),
+    ),
+    Family(
         "servers",
         triggers=("Server", "ClusterSpec"),
         rules=(

@@ -82,6 +82,8 @@ class TFName:
 
 def parse_tf_name(qualified: str) -> TFName | None:
     """"tensorflow.compat.v1.train.Server" -> TFName("train.Server", "v1"); non-TF1 names -> None."""
+    if qualified.startswith("tensorflow.compat.v2."):  # TF 1.x's preview of TF2's API: `tf` as TF2 has it
+        qualified = "tensorflow." + qualified[len("tensorflow.compat.v2."):]
     for module, public in _INTERNAL_MODULES.items():
         if qualified.startswith(module + "."):
             rest = qualified[len(module) + 1 :]

@@ -131,7 +131,10 @@ def test_graph_summaries_are_dropped_with_a_finding():
     ("      init_op = tf.global_variables_initializer()\n",
      "      init_op = tf.global_variables_initializer()\n      saver = tf.train.Saver()\n",
      "saver = tf.train.Saver()", "serves a TF1 session"),
-], ids=["no step limit", "supervisor used in the loop", "init_fn", "no is_chief", "saver used otherwise"])
+    ("\ndef main(", "\ndef train_step(batch):\n  return batch\n\n\ndef main(", "def train_step",
+     "defines `train_step`, which this module already binds"),
+], ids=["no step limit", "supervisor used in the loop", "init_fn", "no is_chief", "saver used otherwise",
+        "a train_step of the program's own"])
 def test_supervisor_programs_not_migrated_safely_are_left_with_the_reason(before, after, where, why):
     source = SUPERVISOR.replace(before, after)
     assert source != SUPERVISOR

@@ -200,7 +200,8 @@ def test_numeric_piece_gets_its_own_finding():
         ("  logits = tf1.layers.Dense(1)(features)\n",
          "  logits = tf1.layers.Dense(config.num_worker_replicas)(features)\n", "config.num_worker_replicas"),
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
-         "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)", "def _input_fn"),
+         "  return tf1.data.Dataset.from_tensor_slices((features, labels)).filter(lambda x, y: True).batch(1)",
+         "filter"),
         ("print(\"eval loss", "print(estimator.model_dir)\nprint(\"eval loss", "estimator.model_dir"),
         ("config = tf1.estimator.RunConfig(model_dir=model_dir,",
          "config = tf1.estimator.RunConfig(train_distribute=strategy, model_dir=model_dir,", "train_distribute"),
@@ -211,7 +212,7 @@ def test_numeric_piece_gets_its_own_finding():
          "  return features, labels", "return features, labels"),
         ('eval_result["loss"]', 'eval_result["average_loss"]', "average_loss"),
     ],
-    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn reads config", "input that does not repeat",
+    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn reads config", "input of unknown length that ends",
          "estimator used afterwards", "RunConfig train_distribute", "weighted loss", "eval until a repeating input ends",
          "input_fn returning tensors", "a result key not reported"],
 )
@@ -265,6 +266,64 @@ def test_model_fn_shapes_that_change_nothing_the_model_computes(before, after):
     assert source != SEED
     result = migrated(source)
     assert "model.fit(" in result.source and "_model_fn" not in result.source.replace("`_model_fn`", "")
+
+
+def test_steps_on_an_input_that_ends_train_them_or_one_pass_whichever_is_shorter():
+    source = SEED.replace("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
+                          "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)")
+    code = migrated(source).source
+    assert ("model.fit(dataset.repeat(), epochs=1, steps_per_epoch=min(20 - steps_done, int(dataset.cardinality())),"
+            in code)
+    assert ">= 20:" not in code  # the evaluator cannot wait for a step training may never reach
+
+
+def test_a_train_branch_returned_first_then_the_evaluation_spec():
+    source = CLASSIFIER.replace('''  if mode == tf1.estimator.ModeKeys.EVAL:
+    return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+
+  optimizer = tf1.train.AdamOptimizer(learning_rate=0.01)
+  train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
+  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)''', '''  if mode == tf1.estimator.ModeKeys.TRAIN:
+    optimizer = tf1.train.AdamOptimizer(learning_rate=0.01)
+    train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())
+    return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+  return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)''')
+    assert source != CLASSIFIER
+    code = migrated(source).source
+    assert 'metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")]' in code
+    assert "keras.optimizers.legacy.Adam(" in code
+
+
+def test_features_read_by_key_inside_a_call_make_the_inputs_a_dict():
+    source = CLASSIFIER.replace('tf1.layers.dense(features["x"], 16', 'tf1.layers.dense(tf1.concat([features["x"]], 1), 16')
+    assert source != CLASSIFIER
+    code = migrated(source).source
+    assert "for name, spec in input_spec.items()}" in code and "input_spec.shape" not in code
+
+
+def test_a_loop_that_only_writes_summaries_goes_with_them():
+    source = SEED.replace("  loss = tf1.losses", '  for name in ["a", "b"]:\n    tf1.summary.scalar(name, logits[0, 0])\n'
+                                                 "  loss = tf1.losses")
+    result = migrated(source)
+    assert "in [\"a\", \"b\"]" not in result.source and "summary" not in result.source
+    assert sorted(f.rule for f in result.findings) == ["TFM301", "TFM303", "TFM402"]
+
+
+def test_a_module_whose_tf_is_compat_v2_is_read_and_gets_tf2s_tf():
+    source = re.sub(r"\btf1\.", "tf.compat.v1.", SEED).replace("import tensorflow.compat.v1 as tf1",
+                                                                "import tensorflow.compat.v2 as tf")
+    result = migrated(source)
+    assert "import tensorflow as tf\n" in result.source and "compat.v2" not in result.source
+    assert "model.fit(" in result.source
+
+
+def test_model_fn_that_no_estimator_uses_is_reported_where_it_stands():
+    source = SEED.split("\n\nmodel_dir = ")[0] + "\n"
+    result = run(source)
+    assert result.source == source
+    [finding] = result.findings
+    assert finding.rule == "TFM302" and "no Estimator among the files given uses it" in finding.message
+    assert source.splitlines()[finding.line - 1].startswith("def _model_fn(")
 
 
 def test_a_decay_schedule_on_the_global_step_held_in_a_name():
@@ -663,12 +722,12 @@ WHOLE_RUN = ("steps_done = int(model.optimizer.iterations)", "if steps_done < 20
 
 
 @pytest.mark.parametrize("config, keep, saver", [
-    ("", "max_to_keep=5", "CheckpointSaver(checkpoints, secs=600)"),
-    ("save_checkpoints_steps=5, keep_checkpoint_max=2, ", "max_to_keep=2", "CheckpointSaver(checkpoints, steps=5)"),
-    ("save_checkpoints_steps=3, ", "max_to_keep=5", "CheckpointSaver(checkpoints, steps=3)"),
-    ("save_checkpoints_steps=args.every, ", "max_to_keep=5", "CheckpointSaver(checkpoints, steps=args.every)"),
+    ("", "max_to_keep=5", "CheckpointSaver(checkpoints, model.optimizer.iterations, secs=600)"),
+    ("save_checkpoints_steps=5, keep_checkpoint_max=2, ", "max_to_keep=2", "CheckpointSaver(checkpoints, model.optimizer.iterations, steps=5)"),
+    ("save_checkpoints_steps=3, ", "max_to_keep=5", "CheckpointSaver(checkpoints, model.optimizer.iterations, steps=3)"),
+    ("save_checkpoints_steps=args.every, ", "max_to_keep=5", "CheckpointSaver(checkpoints, model.optimizer.iterations, steps=args.every)"),
     ("save_checkpoints_secs=60, keep_checkpoint_every_n_hours=2, ",
-     "max_to_keep=5, keep_checkpoint_every_n_hours=2", "CheckpointSaver(checkpoints, secs=60)"),
+     "max_to_keep=5, keep_checkpoint_every_n_hours=2", "CheckpointSaver(checkpoints, model.optimizer.iterations, secs=60)"),
 ], ids=["default: every 600 s", "every 5 steps, keep 2", "steps not dividing max_steps", "steps from a flag",
         "on a timer, one kept every 2 hours"])
 def test_run_config_checkpoints_are_saved_as_tf1_saved_them_and_resumed(config, keep, saver):
@@ -754,7 +813,7 @@ TRAIN_SPEC_LINE = "train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_
 
 @pytest.mark.parametrize("hooks, fit", [
     ("[tf1.train.StopAtStepHook(last_step=10)]", "steps_per_epoch=10 - steps_done, callbacks=[save_checkpoint]"),
-    ("[tf1.train.CheckpointSaverHook(model_dir, save_steps=5)]", "CheckpointSaver(checkpoints, steps=5)\n"),
+    ("[tf1.train.CheckpointSaverHook(model_dir, save_steps=5)]", "CheckpointSaver(checkpoints, model.optimizer.iterations, steps=5)\n"),
     ("train_hooks", "steps_per_epoch=10 - steps_done, callbacks=[save_checkpoint]"),
 ], ids=["StopAtStepHook", "CheckpointSaverHook", "module-level list"])
 def test_train_spec_hooks_with_a_keras_counterpart(hooks, fit):

@@ -124,8 +124,8 @@ def test_input_function_gives_the_migrated_program_its_dataset(functions, train_
 
 
 LEFT = {
-    "ends before the steps": (f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn",
-                              "def input_fn():", "does not visibly repeat()"),
+    "ends, maybe before the steps": (f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn",
+                                     "TextLineDataset", "its length is not known ahead"),
     "tensors": ('def input_fn():\n  return {"x": tf.constant([[1.0]])}, tf.constant([[1.0]])\n', "input_fn",
                 "return {", "not a tf.data dataset"),
     "tensors from a helper": ('def tensors(rows):\n  return {"x": tf.constant(rows)}, tf.constant(rows)\n\n\n'

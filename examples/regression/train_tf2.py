@@ -158,11 +158,11 @@ def restore_tf1_checkpoint(path, model):
 
 class CheckpointSaver(keras.callbacks.Callback):
   """Saves RunConfig's checkpoints as TF1 did: every `steps` steps or `secs` seconds of
-    training, and at its end."""
+    training, and at its end, numbered by the `step` counter."""
 
-  def __init__(self, manager, steps=None, secs=None):
+  def __init__(self, manager, step, steps=None, secs=None):
     super().__init__()
-    self.manager, self.steps, self.secs = manager, steps, secs
+    self.manager, self.step, self.steps, self.secs = manager, step, steps, secs
     # A batch-level callback that ParameterServerStrategy accepts: it reads no logs.
     self._supports_tf_logs = True
 
@@ -183,7 +183,7 @@ class CheckpointSaver(keras.callbacks.Callback):
     if isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy):
       # The steps scheduled so far run first: the checkpoint holds the step it is numbered by.
       tf.distribute.experimental.coordinator.ClusterCoordinator(strategy).join()
-    self.manager.save(checkpoint_number=self.model.optimizer.iterations)
+    self.manager.save(checkpoint_number=self.step)
     self.saved_at = time.time()
 
 
@@ -200,7 +200,7 @@ checkpoints = tf.train.CheckpointManager(
     tf.train.Checkpoint(model=model, optimizer=model.optimizer),
     os.path.join(model_dir, "tf2"),
     max_to_keep=5)
-save_checkpoint = CheckpointSaver(checkpoints, secs=600)
+save_checkpoint = CheckpointSaver(checkpoints, model.optimizer.iterations, secs=600)
 # Carry on from the latest checkpoint as TF1 did: this program's own, or else the TF1
 # program's in model_dir (whose files stay as they are).
 tf1_checkpoint = tf.train.latest_checkpoint(model_dir)

@@ -246,12 +246,19 @@ class _Program:
     # -- checks --------------------------------------------------------------------------
 
     def _check_names_are_free(self, block: list, graph: Graph) -> None:
+        """The names the migrated code binds where the block stands are not the program's: used in the block, in
+        the function holding it, or bound at module level (a `def train_step` of the program's own)."""
         names = GENERATED_NAMES + (() if graph.optimizer_name else ("optimizer",))
-        for statement in block:
+        owner = _scope(self.view, block[0]) if block else self.view.module
+        for statement in [*block, *([owner] if isinstance(owner, cst.FunctionDef) else [])]:
             taken = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in names),
                          None)
             if taken is not None:
                 raise Unsupported(taken, f"the migrated program defines `{taken.value}`, which this code already uses")
+        bound = next((name for name in names if name in self.view.top_level), None)
+        if bound is not None:
+            raise Unsupported(self.view.top_level[bound][0], f"the migrated program defines `{bound}`, which this "
+                                                             "module already binds")
 
     def _check_graph_stays_in_the_step(self, block: list, graph: Graph, gone: set, run) -> None:
         """The graph's tensors live in the step function now: no code but the session's run may name them."""

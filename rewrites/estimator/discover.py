@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from rewrites.estimator import canned
+from rewrites.estimator.specs import SPECS
 from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.places import Binding, Place, Value
@@ -108,6 +109,7 @@ class Discovery:
         self.constructions: dict[int, Value] = {}   # id(call) -> every Estimator made in the tree
         self.subclasses: list[tuple[ModuleView, cst.ClassDef]] = []
         self.other: list[tuple[ModuleView, cst.CSTNode, str]] = []  # contrib.learn and the like: (view, node, why)
+        self.specs: list[tuple[ModuleView, cst.Call]] = []  # EstimatorSpec(...) calls: what model_fns return
 
     def pipelines(self) -> list[Pipeline | Unsupported]:
         """The pipelines of the tree, in order; a pipeline that cannot be taken is its Unsupported."""
@@ -127,6 +129,8 @@ class Discovery:
                                                    "TF 1.15 already dropped: move it to train_and_evaluate first"))
                 elif made_otherwise(api):
                     self.other.append((view, node, f"Estimator left as it is: {made_otherwise(api)}"))
+                elif api in SPECS:
+                    self.specs.append((view, node))
                 driver = self._driver(view, node, api)
                 if driver is not None:
                     driver_value, estimator, trail = driver
@@ -228,6 +232,22 @@ class Discovery:
         for view, node in self.subclasses:
             found.append((view, node, "an Estimator subclass: its methods run inside TF1's Estimator machinery; "
                                       "write its model as a Keras model by hand"))
+        if not self.constructions and not found:
+            found += self._model_fns_of_no_estimator()
+        return found
+
+    def _model_fns_of_no_estimator(self) -> list[tuple[ModuleView, cst.CSTNode, str]]:
+        """A model_fn (a function returning an EstimatorSpec) in a tree that makes no Estimator: the Estimator that
+        trains it is made elsewhere (a framework's entry point, as SageMaker's TensorFlow containers did)."""
+        found, seen = [], set()
+        for view, call in self.specs:
+            function = view.enclosing_function(call)
+            if function is None or id(function) in seen:
+                continue
+            seen.add(id(function))
+            found.append((view, function, f"model_fn `{function.name.value}` left as it is: no Estimator among the "
+                                          "files given uses it (a framework or a module not given makes it): "
+                                          "migrate it with the program that trains it"))
         return found
 
     def why_not_driven(self, construction: Value) -> str:

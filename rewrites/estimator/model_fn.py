@@ -42,6 +42,7 @@ from rewrites.syntax import Unsupported, first_line, is_docstring, is_name, sing
 from rewrites.tf1_checkpoints import tf1_slots
 from rewrites.tf1_names import TF1Names, placeholders_resolved
 
+DICT_METHODS = {"values", "items", "keys", "get", "pop", "copy", "update"}
 # Estimator passes these by name: a model_fn takes `features` and any of the others, in any order.
 MODEL_FN_PARAMETERS = ("features", "labels", "mode", "params", "config")
 NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the train_op: TF1 never updated the "
@@ -125,10 +126,11 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
             raise Unsupported(config, "the model_fn reads the RunConfig (config): give the Keras model what it "
                                       "needs from it by hand")
         self.model.uses_params = "params" in params
-        self.returned = False
+        self._features_by_key(function)
+        self.returned = self.trained_first = False
         self._statements([s for s in function.body.body if not is_docstring(s)])
         self._check_tables_only_looked_up(function)
-        if not self.returned:
+        if not self.returned and not self.trained_first:
             raise Unsupported(function, "the model_fn must end with `return EstimatorSpec(mode, loss=..., "
                                         "train_op=...)`")
         model = self.model
@@ -145,13 +147,28 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
             model.notes.append(("TFM206", self.unpartitioned_weights[0], keras_code.PARTITIONER_FOR_EVERY_VARIABLE))
         return model
 
+    def _features_by_key(self, function: cst.FunctionDef) -> None:
+        """`features["x"]` anywhere in the model_fn (in a layer's call, in `tf.concat([...])`) makes the model's
+        inputs a dict of keras.Input; a dict used otherwise (`features.values()`) is not migrated."""
+        for node in subtree(function.body):
+            if isinstance(node, cst.Subscript) and is_name(node.value, "features") and len(node.slice) == 1 \
+                    and isinstance(node.slice[0].slice, cst.Index) \
+                    and isinstance(node.slice[0].slice.value, (cst.SimpleString, cst.Name)):
+                self.model.features_dict = self.model.reads_features = True
+            elif isinstance(node, cst.Attribute) and is_name(node.value, "features") and node.attr.value in DICT_METHODS:
+                raise Unsupported(node, f"features.{node.attr.value}(): the model's inputs are read by key "
+                                        "(`features[\"x\"]`) in the migrated model; read them so by hand")
+
     def _statements(self, statements) -> None:
         """The model_fn's statements in order; the TRAIN spec's `return` ends them."""
         for statement in statements:
             if self.returned:
                 raise Unsupported(statement, "code after the model_fn's return")
             if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return):
-                self._train_return(statement)
+                if self.trained_first:
+                    self._other_modes_return(statement)
+                else:
+                    self._train_return(statement)
                 self.returned = True
             else:
                 self._statement(statement)
@@ -192,8 +209,10 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         """An if decided before the program runs (use_tpu=False, a hyperparameter's literal): its branch; `if mode
         == TRAIN:` without an else: the training path; else a PREDICT or EVAL branch."""
         known = self.constant(statement.test)
-        if self._mode_of(statement.test) == "TRAIN" and statement.orelse is None:
+        if self._mode_of(statement.test) == "TRAIN" and statement.orelse is None and not self.trained_first:
             self._statements(statement.body.body)
+            if self.returned:  # `if mode == TRAIN: ... return spec` first: what follows serves EVAL and PREDICT
+                self.returned, self.trained_first = False, True
             return
         if known is UNKNOWN or self._mode_of(statement.test) is not None:
             self._mode_branch(statement)
@@ -323,6 +342,8 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         resolved = self.tf1_names.end_loop()
         body, self.model.lines = [placeholders_resolved(line, resolved) for line in self.model.lines], outer
         self.model.layers = [placeholders_resolved(layer, resolved) for layer in self.model.layers]
+        if not body:  # it only wrote summaries, which go
+            return
         counted = index is None and any(counter in name for name in resolved.values() if name)
         header = (f"for {counter}, {self.code(target)} in enumerate({self.code(iterated)}):" if counted else
                   f"for {self.code(target)} in {self.code(statement.iter)}:")

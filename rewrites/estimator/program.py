@@ -142,6 +142,7 @@ class FitPlan:
     absolute: bool        # the steps count those of earlier runs (max_steps), so a resumed run trains the rest
     repeat: bool = False  # the input ends: fit trains on it repeated (one pass of it, counted)
     last_step: str | None = None  # absolute: the step training ends at (max_steps), that of its last checkpoint
+    at_most: bool = False  # the input ends: the steps, or one pass of it if that is shorter (TF1 stopped there)
 
 
 @dataclass

@@ -336,10 +336,11 @@ class ProgramReader:
         self.config.hooks(hooks, model.hooks, self.model_dir)
         train_input = self._inputs().read(input_node, "train", self._input_params("train"))
         if steps.value is not None:
-            if not train_input.repeats:
-                raise train_input.fail("the training input_fn does not visibly repeat(): TF1 stopped at its end or at "
-                                       "the steps, whichever came first; add .repeat(), or drop the steps to train "
-                                       "one pass")
+            if not train_input.repeats and not train_input.length_known:
+                raise train_input.fail("the training input_fn does not visibly repeat() and its length is not known "
+                                       "ahead (files, filter, ...): TF1 stopped at its end or at the steps, whichever "
+                                       "came first; add .repeat(), or drop the steps to train one pass",
+                                       at_unknown=True)
         else:
             if train_input.repeats:
                 raise train_input.fail("no max_steps and an input that repeats: TF1 trained until stopped; say how "
@@ -347,7 +348,8 @@ class ProgramReader:
             if not train_input.length_known:
                 raise train_input.fail("no max_steps, and the input's length is not known ahead (files, filter, ...): "
                                        "say how many steps to train", at_unknown=True)
-        return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints))
+        return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
+                                                           ends=not train_input.repeats))
 
 
 def _is_partial(value: Value) -> bool:

@@ -104,6 +104,18 @@ class SpecReading:
             raise Unsupported(statement, "the model_fn must end with `return EstimatorSpec(mode, loss=..., "
                                          "train_op=...)` returning the loss and the train_op built above")
 
+    def _other_modes_return(self, statement) -> None:
+        """The spec returned after `if mode == TRAIN: ... return spec`: EVAL's (and maybe PREDICT's)."""
+        args = self._spec(statement)
+        if "loss" in args and not is_name(args["loss"], self.loss_name or ""):
+            raise Unsupported(statement, "the EVAL EstimatorSpec must return the loss the TRAIN one minimizes")
+        if "eval_metric_ops" in args or "eval_metrics" in args:
+            if self.eval_metric_ops is not None:
+                raise Unsupported(statement, "eval metrics returned twice")
+            self._eval_metrics(args)
+        if "predictions" in args and self.model.predictions is None:
+            self.model.predictions = self._predictions(args["predictions"])
+
     def _eval_metrics(self, args: dict) -> None:
         """eval_metric_ops, or a TPUEstimatorSpec's (metric_fn, tensors): the metric calls, by their keys."""
         if "eval_metric_ops" in args:

@@ -96,6 +96,11 @@ class Spelling:
             rebinding.kind = "v1"
         elif imported == "tensorflow":
             rebinding.kind = "tf1-era" if self._reaches_tf1_only_apis() else "tf2"
+        elif imported == "tensorflow.compat.v2":  # TF2's API as TF 1.x previewed it: `import tensorflow as tf` now
+            rebinding.kind = "tf2"
+            rebinding.imports = [small for statement in module_level_statements(view.module)
+                                 if isinstance(statement, cst.SimpleStatementLine) for small in statement.body
+                                 if isinstance(small, cst.Import) and _imports_as_tf(small, "tensorflow.compat.v2")]
         elif imported is not None or TF in view.top_level:
             binding = self._binding_of_tf()
             raise Unsupported(binding, f"the migrated program needs `tf` for TensorFlow 2, which this module binds "
@@ -279,6 +284,11 @@ def _imports_tf(statement: cst.Import | cst.ImportFrom) -> bool:
     """An import binding `tf` to TensorFlow or its compat.v1."""
     return _imports_v1_as_tf(statement) or (isinstance(statement, cst.Import) and all(
         alias.evaluated_alias == TF and alias.evaluated_name == "tensorflow" for alias in statement.names))
+
+
+def _imports_as_tf(statement: cst.Import, module: str) -> bool:
+    """`import <module> as tf`."""
+    return any((alias.evaluated_alias or "") == TF and alias.evaluated_name == module for alias in statement.names)
 
 
 def _imports_v1_as_tf(statement: cst.Import | cst.ImportFrom) -> bool:
