@@ -168,9 +168,9 @@ FAMILIES: tuple[Family, ...] = (
                  "an Estimator program in a shape not migrated safely: left untouched, the finding says where and why"),
             Rule("TFM303", "eval-steps", N,
                  "an eval input that does not repeat: TF1 stopped at its end, the migrated evaluate runs exactly `steps` batches"),
-            Rule("TFM305", "tpu-on-cpu", E,
-                 "a TPUEstimator whose use_tpu is a flag defaulting to False: migrated for use_tpu=False, it trains "
-                 "on CPU/GPU workers whatever the flag says"),
+            Rule("TFM305", "tpu-estimator", E,
+                 "a TPUEstimator that may use a TPU: TPUStrategy on the TPU it names, picked at run time (generated, "
+                 "not verified here), else the CPU/GPU path; iterations_per_loop -> steps_per_execution"),
             Rule("TFM309", "canned-estimator", N,
                  "a canned DNN, Linear or DNNLinearCombined (wide & deep) Classifier / Regressor -> the Keras model "
                  "of the same layers and columns, with the optimizers, rates and loss reduction of its version (v1 "

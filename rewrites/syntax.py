@@ -21,6 +21,17 @@ class Unsupported(Exception):
         super().__init__(message)
         self.node = node
         self.path = path
+        self.more: list[Unsupported] = []  # the other things found that stop the same program
+
+    @classmethod
+    def of_all(cls, problems: list[Unsupported]) -> Unsupported:
+        """One Unsupported standing for several: the first, the others in its ``more``."""
+        first, *rest = problems
+        first.more = [*first.more, *(more for problem in rest for more in (problem, *problem.more))]
+        return first
+
+    def every(self) -> list[Unsupported]:
+        return [self, *self.more]
 
 
 def source(node: cst.CSTNode) -> str:

@@ -326,6 +326,26 @@ def test_model_fn_that_no_estimator_uses_is_reported_where_it_stands():
     assert source.splitlines()[finding.line - 1].startswith("def _model_fn(")
 
 
+def test_a_program_left_gets_a_finding_for_every_thing_that_stops_it():
+    source = SEED.replace("  logits = tf1.layers.Dense(1)(features)\n",
+                          "  logits = tf1.contrib.layers.fully_connected(features, 1)\n  noise = tf1.random.normal([1])\n")
+    source = source.replace("max_steps=20)", "max_steps=20, hooks=[hook])")
+    result = run(source)
+    assert result.source == run(source, enabled=STANDALONE_RULES).source
+    lines = source.splitlines()
+    found = sorted((lines[f.line - 1].strip()[:20], f.message.split(": ", 1)[1][:30])
+                   for f in result.findings if f.rule == "TFM302")
+    # The layer, the random op and the hook; not the loss that reads the layer's output, nor what follows.
+    assert [line for line, _ in found] == ["logits = tf1.contrib", "noise = tf1.random.n", "train_spec = tf1.est"]
+
+
+def test_a_loss_written_by_hand_is_named_as_one():
+    source = SEED.replace("tf1.losses.mean_squared_error(labels=labels, predictions=logits)",
+                          "tf1.reduce_mean(tf1.square(labels - logits))")
+    [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
+    assert "minimize() of `loss`, which is not a tf.losses loss" in finding.message
+
+
 def test_a_decay_schedule_on_the_global_step_held_in_a_name():
     source = SEED.replace("  optimizer = tf1.train.AdagradOptimizer(0.05)\n"
                           "  train_op = optimizer.minimize(loss, global_step=tf1.train.get_global_step())",

@@ -117,7 +117,7 @@ def test_generated_functions_stand_two_blank_lines_from_the_code_after_them():
     program = IN_MAIN.replace("  return _input_fn\n\n\ndef main():", "  return _input_fn\ndef main():")
     assert program != IN_MAIN
     code = run_one(program).source
-    assert "    self.saved_at = time.time()\n\n\ndef main():" in code
+    assert "    self.saved, self.saved_at = self.batches, time.time()\n\n\ndef main():" in code
 
 
 FLAGS_PROGRAM = """\

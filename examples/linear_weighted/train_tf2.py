@@ -231,11 +231,14 @@ class CheckpointSaver(keras.callbacks.Callback):
     self._supports_tf_logs = True
 
   def on_train_begin(self, logs=None):
-    self.batches, self.saved_at = 0, time.time()
+    self.batches, self.saved, self.saved_at = 0, 0, time.time()
+
+  def on_train_batch_begin(self, batch, logs=None):
+    self.first = batch  # with steps_per_execution, one call covers several steps
 
   def on_train_batch_end(self, batch, logs=None):
-    self.batches += 1
-    if (self.steps and self.batches % self.steps == 0) or (
+    self.batches += batch - self.first + 1
+    if (self.steps and self.batches - self.saved >= self.steps) or (
             self.secs and time.time() - self.saved_at >= self.secs):
       self.save()
 
@@ -248,7 +251,7 @@ class CheckpointSaver(keras.callbacks.Callback):
       # The steps scheduled so far run first: the checkpoint holds the step it is numbered by.
       tf.distribute.experimental.coordinator.ClusterCoordinator(strategy).join()
     self.manager.save(checkpoint_number=self.step)
-    self.saved_at = time.time()
+    self.saved, self.saved_at = self.batches, time.time()
 
 
 def main(_):

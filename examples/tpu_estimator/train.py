@@ -1,12 +1,13 @@
-"""A TPUEstimator program trained without a TPU (`--use_tpu=false`, the default): an Estimator.
+"""A TPUEstimator program, trained on the TPU `--tpu` names with `--use_tpu`, else on the CPU.
 
 TPU programs are written for `tf.estimator.tpu.TPUEstimator`, `tpu.RunConfig` with a
 `TPUConfig`, and a model_fn returning a `TPUEstimatorSpec` whose eval metrics are a
 `(metric_fn, tensors)` pair; the batch size reaches the input functions as
 `params["batch_size"]`, and the optimizer is wrapped for TPUs only when one is used.
-With `use_tpu=False` it trains on the CPU like any Estimator.
+With `use_tpu=False` (the default) it trains on the CPU like any Estimator.
 
 Run: python examples/tpu_estimator/train.py --train_steps 20
+     python examples/tpu_estimator/train.py --use_tpu --tpu=my-tpu   # on a Cloud TPU
 """
 import random
 import shutil
@@ -17,6 +18,7 @@ import tensorflow.compat.v1 as tf
 
 flags = tf.app.flags
 flags.DEFINE_bool("use_tpu", False, "Train on a TPU.")
+flags.DEFINE_string("tpu", None, "The TPU to train on with --use_tpu: its name or grpc:// address.")
 flags.DEFINE_integer("train_steps", 20, "Training steps, counted over every run in --model_dir.")
 flags.DEFINE_integer("train_batch_size", 8, "Examples per training batch.")
 flags.DEFINE_integer("eval_batch_size", 8, "Examples per evaluation batch.")
@@ -65,6 +67,7 @@ def main(argv):
   random.seed(42)
   model_dir = FLAGS.model_dir or tempfile.mkdtemp()
   config = tf.estimator.tpu.RunConfig(
+      cluster=tf.distribute.cluster_resolver.TPUClusterResolver(FLAGS.tpu) if FLAGS.tpu else None,
       model_dir=model_dir,
       tf_random_seed=42,
       log_step_count_steps=1,

@@ -137,6 +137,7 @@ class Emitter:
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
         iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
+                       strategy_arguments=setup.tpu.arguments() if setup.tpu else "",
                        shard_slots=restores_shard_slots(setup.model.partitioner, setup.model.slots),
                        iterations=iterations,
                        warm_start=setup.warm_start, train_input=first_train.input.code,
@@ -207,6 +208,9 @@ class Emitter:
         found = Names()
         setup = program.setup
         wanted = [(("bootstrap",), "strategy_bootstrap.py.j2", dict(partitioner=setup.model.partitioner or "None"))]
+        if setup.tpu:  # TPUStrategy when a TPU is named at run time
+            wanted = [(("bootstrap",), "tpu_strategy_bootstrap.py.j2",
+                       dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location]))]
         if predict:
             single = setup.model.predictions[0][0] is None
             wanted.append((("predict_examples",), "predict_examples.py.j2", dict(single=single)))
@@ -249,7 +253,11 @@ class Emitter:
                                           *model_fn.keywords})
         parameters = [*(model_fn.bound[:1] if model_fn.bound and model_fn.bound[0] not in model_fn.keywords else []),
                       "input_spec", *(["params"] if model_fn.takes_params else []), *model_fn.keywords]
+        steps_per_execution = program.setup.tpu and program.setup.tpu.steps_per_execution
+        if steps_per_execution and not steps_per_execution.isdigit():  # the program's expression: passed in
+            parameters, steps_per_execution = [*parameters, "steps_per_execution"], "steps_per_execution"
         text = render("keras_model.py.j2", model=model, sequential=model.chain and not predict, predict=predict,
+                      steps_per_execution=steps_per_execution,
                       local=local, function=dict(name=new_name, parameters=parameters,
                                                  docstring=_docstring(function.name.value, model, predict)))
         statements = _module_statements(text)
@@ -286,6 +294,8 @@ class Emitter:
         if model_fn.takes_params:
             arguments.append(f"params={with_batch_size(setup.params, setup.batch_sizes.get('train')) or '{}'}")
         arguments += [f"{key}={self._code(value, program)}" for key, value in model_fn.keywords.items()]
+        if setup.tpu and setup.tpu.steps_per_execution and not setup.tpu.steps_per_execution.isdigit():
+            arguments.append(f"steps_per_execution={setup.tpu.steps_per_execution}")
         return f"{reference}({', '.join(arguments)})"
 
     def _function_reference(self, model_fn: ModelFn, program: Program) -> str:
@@ -371,6 +381,7 @@ def _codes(program: Program, plans: list[DriverPlan]) -> list[str]:
         codes += [plan.predict.code if plan.predict else None, plan.evaluate.steps if plan.evaluate else None]
         codes += [plan.train.fit.steps_per_epoch, plan.train.fit.last_step] if plan.train else []
     codes += [source(value.node) for value in setup.model_fn.keywords.values()]
+    codes += setup.tpu.codes() if setup.tpu else []
     return [code for code in codes if code]
 
 

@@ -56,6 +56,7 @@ class Migration:
         self._spellings: dict[int, Spelling] = {}
         self.edits: dict[int, ModuleEdits] = {}
         self.outcome = Outcome()
+        self._reported: set[tuple] = set()
 
     def spelling(self, view: ModuleView) -> Spelling:
         if id(view) not in self._spellings:
@@ -183,7 +184,12 @@ class Migration:
 
     # -- findings -----------------------------------------------------------------------------
 
-    def _manual(self, problem: Unsupported, pipeline: Pipeline | None) -> None:
+    def _manual(self, problems: Unsupported, pipeline: Pipeline | None) -> None:
+        """A TFM302 finding for each thing that stops the program (and one at its driver for those elsewhere)."""
+        for problem in problems.every():
+            self._one_manual(problem, pipeline)
+
+    def _one_manual(self, problem: Unsupported, pipeline: Pipeline | None) -> None:
         view = self.tree.view(problem.path) if problem.path else (pipeline.place.view if pipeline else None)
         if view is None:
             return
@@ -197,7 +203,9 @@ class Migration:
 
     def _report(self, rule: str, view: ModuleView, node: cst.CSTNode, message: str) -> None:
         finding = Reported(rule, view, node, message)
-        if rule in self.enabled and not self._suppressed(finding):
+        key = (rule, id(view), id(node), message)
+        if rule in self.enabled and key not in self._reported and not self._suppressed(finding):
+            self._reported.add(key)
             self.outcome.findings.append(finding)
 
     def _suppressed(self, finding: Reported) -> bool:

@@ -128,7 +128,11 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         self.model.uses_params = "params" in params
         self._features_by_key(function)
         self.returned = self.trained_first = False
+        self.problems: list[Unsupported] = []
+        self.unread: set[str] = set()   # names bound by statements that could not be read
         self._statements([s for s in function.body.body if not is_docstring(s)])
+        if self.problems:
+            raise Unsupported.of_all(self.problems)
         self._check_tables_only_looked_up(function)
         if not self.returned and not self.trained_first:
             raise Unsupported(function, "the model_fn must end with `return EstimatorSpec(mode, loss=..., "
@@ -160,18 +164,32 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                                         "(`features[\"x\"]`) in the migrated model; read them so by hand")
 
     def _statements(self, statements) -> None:
-        """The model_fn's statements in order; the TRAIN spec's `return` ends them."""
+        """The model_fn's statements in order; the TRAIN spec's `return` ends them. A statement that cannot be
+        read is noted and the others read on, so that every thing stopping the model_fn is found, not the first
+        alone (what follows from one, reading a name it bound, is not counted again)."""
         for statement in statements:
-            if self.returned:
-                raise Unsupported(statement, "code after the model_fn's return")
-            if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return):
-                if self.trained_first:
-                    self._other_modes_return(statement)
-                else:
-                    self._train_return(statement)
-                self.returned = True
+            try:
+                self._one(statement)
+            except Unsupported as problem:
+                if not self._follows_from_a_problem(problem):
+                    self.problems.append(problem)
+                self.unread |= _bound_names(statement)
+
+    def _one(self, statement) -> None:
+        if self.returned:
+            raise Unsupported(statement, "code after the model_fn's return")
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return):
+            self.returned = True
+            if self.trained_first:
+                self._other_modes_return(statement)
             else:
-                self._statement(statement)
+                self._train_return(statement)
+        else:
+            self._statement(statement)
+
+    def _follows_from_a_problem(self, problem: Unsupported) -> bool:
+        """Does ``problem`` read a name a statement that could not be read binds?"""
+        return any(isinstance(node, cst.Name) and node.value in self.unread for node in subtree(problem.node))
 
     def _statement(self, statement) -> None:
         if isinstance(statement, cst.With):
@@ -371,6 +389,17 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         if code.safety is Safety.NUMERIC:
             self.model.notes.append(("TFM401", node, code.why))
         return code.code
+
+
+def _bound_names(statement) -> set[str]:
+    """The names a statement binds (assignment targets, loop variables, `with ... as`), anywhere in it."""
+    found = set()
+    for node in subtree(statement):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else \
+            [node.target] if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)) else \
+            [item.asname.name for item in node.items if item.asname] if isinstance(node, cst.With) else []
+        found |= {name.value for target in targets for name in subtree(target) if isinstance(name, cst.Name)}
+    return found
 
 
 def _deletes(statement) -> bool:

@@ -157,6 +157,7 @@ class Setup:
     checkpoints: Checkpoints | None = None  # None: the TF1 program wrote none (no model_dir, or switched off)
     warm_start: WarmStart | None = None
     batch_sizes: dict[str, str] = field(default_factory=dict)  # TPUEstimator: "train"/"eval"/"predict" -> code
+    tpu: object = None  # TPUEstimator that may train on a TPU: its rewrites.estimator.tpu.TPUPath
 
 
 @dataclass

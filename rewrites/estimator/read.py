@@ -19,7 +19,7 @@ from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.inputs import InputReader
 from rewrites.estimator.model_fn import ModelFnReader
-from rewrites.estimator.program import Driver, FitPlan, Input, ModelFn, Note, Program, Setup
+from rewrites.estimator.program import Driver, FitPlan, Input, Model, ModelFn, Note, Program, Setup
 from rewrites.estimator.tpu import TPU_ESTIMATOR, tpu_settings
 from rewrites.program.relocation import relocate
 from rewrites.program.places import CallSite, Place, Value
@@ -75,9 +75,13 @@ class ProgramReader:
         self.notes: list[Note] = []
         self.trail = list(pipeline.trail)
         self.config = ConfigReader(self.values, self.code, self.trail)
+        self.problems: list[Unsupported] = []  # every thing found that stops the program, not the first alone
+        self.model_read = True
         setup = self._setup(pipeline.estimator)
         self.setup = setup
-        plans = [self._driver(driver) for driver in pipeline.drivers]
+        plans = [plan for plan in map(self._noting(self._driver), pipeline.drivers) if plan is not None]
+        if self.problems:
+            raise Unsupported.of_all(self.problems)
         self._map_examples(plans, setup.model)
         anchor = self.discovery.anchor(pipeline)
         program = Program(setup, pipeline.drivers, pipeline.place, anchor, notes=self.notes)
@@ -104,6 +108,16 @@ class ProgramReader:
                 if piece is not None:
                     piece.code = f"{piece.code}.map(lambda features, labels: (features, {labels}{weights}))"
 
+    def _noting(self, reader):
+        """``reader`` that notes what stops the program and gives None, so that reading goes on."""
+        def read(*args):
+            try:
+                return reader(*args)
+            except Unsupported as problem:
+                self.problems.append(problem)
+                return None
+        return read
+
     def code(self, value: Value) -> str:
         """``value`` as code at the driver, its TF1 references respelled."""
         return source(relocate(self.values, value, self.place, spell=self._spell))
@@ -120,7 +134,7 @@ class ProgramReader:
         args = bound_values(estimator.node, tpu.parameters if tpu else canned_parameters or ESTIMATOR)
         at = estimator.place
         arg = {name: Value(value, at) for name, value in args.items()}
-        config = self.config.run_config(arg.get("config"))
+        config = self._noting(self.config.run_config)(arg.get("config")) or {}
         model_dir = arg.get("model_dir") or config.get("model_dir")
         if canned_parameters:
             model_fn, model = self._canned(estimator)
@@ -130,10 +144,12 @@ class ProgramReader:
                 model = ModelFnReader(model_fn.place, self.values, self.spelling(model_fn.view),
                                       flags=tpu is not None).read(model_fn.function, model_fn.bound)
             except Unsupported as problem:  # raised about the model_fn's module
-                problem.path = problem.path or model_fn.view.path
-                raise
+                for each in problem.every():
+                    each.path = each.path or model_fn.view.path
+                self.problems.append(problem)
+                model, self.model_read = Model(), False  # the drivers are read on, for what else stops them
         params = arg.get("params")
-        if params is not None and not model.uses_params and not model_fn.takes_params:
+        if params is not None and self.model_read and not model.uses_params and not model_fn.takes_params:
             raise params.fail("Estimator(params=...) for a model_fn that does not take params")
         self.notes += [Note(rule, model_fn.view, node, message) for rule, node, message in model.notes]
         seed = config.get("tf_random_seed")
@@ -145,6 +161,7 @@ class ProgramReader:
         setup.warm_start = self.config.warm_start(arg.get("warm_start_from"), model)
         if tpu is not None:
             setup.batch_sizes = tpu.batch_sizes
+            setup.tpu = tpu.on_tpu(self.values, arg.get("config"), model_fn, self.code, self.trail)
             self.notes += tpu.notes
         self.model_dir = model_dir
         return setup
@@ -271,7 +288,8 @@ class ProgramReader:
                                        "`eval_result, _ = train_and_evaluate(...)`")
             reads = results.of_expression(view, call)
             plan.inline = call
-        results.check(reads, self.setup.model, view.path, driver.kind)
+        if self.model_read:
+            results.check(reads, self.setup.model, view.path, driver.kind)
         plan.step = reads.step
 
     def _spec(self, node: Value, api: str, driver: Driver) -> Value:
@@ -322,7 +340,7 @@ class ProgramReader:
         if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
             raise driver.call.fail(f"predict() with a canned {self.setup.model_fn.canned} is not migrated yet: migrate "
                                    "this program by hand")
-        if self.setup.model.predictions is None:
+        if self.setup.model.predictions is None and self.model_read:
             raise driver.call.fail("predict() of a model_fn without a PREDICT branch")
         return DriverPlan(driver, predict=self._inputs().read(args["input_fn"], "predict",
                                                               self._input_params("predict")))

@@ -85,8 +85,15 @@ class TrainingReading:
                 and (is_name(func.value, self.optimizer_name or "") or func.value is self.optimizer_call)):
             return False
         args = bound_values(call, ("loss", "global_step", "var_list"))
-        if "var_list" in args or not is_name(args.get("loss"), self.loss_name or ""):
-            raise Unsupported(call, "minimize() of the loss over all variables is migrated; var_list and other forms are not")
+        if "var_list" in args:
+            raise Unsupported(args["var_list"], "minimize(var_list=...): Keras trains every trainable variable of the "
+                                                "model; train only some by hand (a custom train_step)")
+        loss = args.get("loss")
+        if not is_name(loss, self.loss_name or ""):
+            what = f"`{self.code(loss)}`" if loss is not None else "its loss"
+            raise Unsupported(call, f"minimize() of {what}, which is not a tf.losses loss of the model's output: a loss "
+                                    "written by hand has no Keras loss the migration knows; write it as a Keras loss "
+                                    "function (y_true, y_pred) by hand")
         if not self._is_global_step(args.get("global_step")):
             raise Unsupported(call, "minimize() must advance the global step (global_step=tf1.train.get_global_step())")
         return True
