@@ -62,10 +62,12 @@ def scan(source: str, enabled: Collection[str]) -> Scan:
 
 
 def _by_text(source: str, enabled: Collection[str]) -> list[Family]:
-    if "tensorflow" not in source and "import *" not in source:  # a star import may bring TensorFlow's names
-        return []
+    # A module that does not name TensorFlow may still drive an Estimator its package makes (`import trainer;
+    # trainer.build_estimator(...).train(...)`), or get TensorFlow's names from a star import.
+    tensorflow = "tensorflow" in source
     return [family for family in FAMILIES
-            if any(rule.id in enabled for rule in family.rules) and any(word in source for word in family.triggers)]
+            if (tensorflow or family.kind == "program" or "import *" in family.triggers)
+            and any(rule.id in enabled for rule in family.rules) and any(word in source for word in family.triggers)]
 
 
 def _parsed(source: str) -> ast.Module | None:

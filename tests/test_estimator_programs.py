@@ -391,3 +391,57 @@ def test_a_module_of_the_program_in_python_2_fails_alone_with_cpythons_reason():
     assert [finding.rule for finding in task.findings] == ["TFM302"]
     assert "trainer/model.py" in task.findings[0].message
     assert task.source == tree["trainer/task.py"]
+
+
+REEXPORTED = {
+    "trainer/__init__.py": "from .model import build_estimator, input_fn\n",
+    "trainer/model.py": '''\
+import tensorflow.compat.v1 as tf
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices(([[1., 2.]] * 8, [[1.]] * 8)).repeat().batch(2)
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features, 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def build_estimator(model_dir):
+  return tf.estimator.Estimator(model_fn, model_dir=model_dir)
+''',
+    # The driver names no TensorFlow: it drives the Estimator its package makes.
+    "trainer/task.py": '''\
+import tempfile
+
+import trainer
+
+
+def main():
+  estimator = trainer.build_estimator(tempfile.mkdtemp())
+  estimator.train(trainer.input_fn, max_steps=5)
+
+
+if __name__ == "__main__":
+  main()
+''',
+}
+
+
+def test_a_factory_a_package_re_exports_is_followed_and_its_re_export_goes_with_it():
+    results = run_tree(REEXPORTED, on_disk=tuple(REEXPORTED))
+    assert "model.fit(" in results["trainer/task.py"].source.replace("keras_model.fit(", "model.fit(")
+    assert results["trainer/__init__.py"].source == "from .model import input_fn\n"
+    assert "def build_estimator" not in results["trainer/model.py"].source
+
+
+def test_a_re_exported_factory_used_elsewhere_leaves_the_program_and_says_where():
+    files = dict(REEXPORTED)
+    files["trainer/task.py"] += "\n\nclass Trainer:\n  def __init__(self):\n    self.estimator = trainer.build_estimator('/m')\n"
+    results = run_tree(files, on_disk=tuple(files))
+    assert all(results[path].source == text for path, text in files.items())
+    [finding] = [f for result in results.values() for f in result.findings if f.rule == "TFM302"]
+    assert "self.estimator = trainer.build_estimator('/m')" in finding.message

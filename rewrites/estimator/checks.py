@@ -32,6 +32,7 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
         if outside:
             _used_elsewhere(function.name.value, *outside[0], factory=True)
         emitter.module_edits(view).remove(function)
+        _drop_reexports(tree, emitter, view, function.name.value)
     for view, function in program.setup.model.helpers:
         if view.parent(function) is view.module and all(
                 id(node) in going for _, node in tree.references_to(view, function.name.value)):
@@ -40,6 +41,20 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
         for where, node in tree.references_to(model_fn.view, model_fn.function.name.value):
             if id(node) not in going and not _is_import(where, node):
                 _used_elsewhere(model_fn.function.name.value, where, node)
+        _drop_reexports(tree, emitter, model_fn.view, model_fn.function.name.value)
+
+
+def _drop_reexports(tree: Tree, emitter: Emitter, view: ModuleView, name: str) -> None:
+    """A package's `from .model import build_estimator, input_fn` loses the name that went (the statement goes
+    when nothing is left of it)."""
+    for other, statement, alias in tree.reexports(view, name):
+        kept = [a for a in statement.names if a is not alias]
+        edits = emitter.module_edits(other)
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            edits.expressions[statement] = statement.with_changes(names=kept)
+        else:
+            edits.remove(other.statement_of(statement))
 
 
 def _nodes(statements) -> set[int]:

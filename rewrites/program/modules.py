@@ -192,9 +192,29 @@ class Tree:
             return Found(dotted, view=self.view(path))
         return Found(dotted, path=path)
 
-    def references_to(self, view: ModuleView, name: str) -> list[tuple[ModuleView, cst.CSTNode]]:
-        """Where the module-level ``name`` of ``view`` is used: in its module, and through imports in the others."""
+    def reexports(self, view: ModuleView, name: str) -> list[tuple[ModuleView, cst.ImportFrom, cst.ImportAlias]]:
+        """The module-level `from .model import name` of the other modules (a package's `__init__`) binding the
+        module-level ``name`` of ``view`` for their importers."""
         found = []
+        for other in self.views:
+            if other is view:
+                continue
+            for statement in module_level_statements(other.module):
+                for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                        found += [(other, small, alias) for alias in small.names
+                                  if _imports(self.import_target(other, small, alias), view, name)]
+        return found
+
+    def references_to(self, view: ModuleView, name: str, seen: frozenset = frozenset()) -> list[
+            tuple[ModuleView, cst.CSTNode]]:
+        """Where the module-level ``name`` of ``view`` is used: in its module, through imports in the others, and
+        through the modules that re-export it (``reexports``)."""
+        found = []
+        for other, _, alias in self.reexports(view, name):
+            key = (other.path, alias.evaluated_alias or alias.evaluated_name)
+            if key not in seen:
+                found += self.references_to(other, key[1], seen | {key})
         scope = view.get_metadata(ScopeProvider, view.module, None)
         for assignment in view.in_order(scope[name]) if scope is not None and name in scope else ():
             found += [(view, reference.node) for reference in view.in_order(assignment.references)]
@@ -246,6 +266,12 @@ class Tree:
         if as_module.view is not None or as_module.path is not None:
             return as_module, None  # `from trainer import model`: a module
         return self.find(view.path, module, level), name
+
+
+def _imports(target: tuple, view: ModuleView, name: str) -> bool:
+    """Is ``target`` (an import_target) the object ``name`` of ``view``?"""
+    found, obj = target
+    return found.view is view and obj == name
 
 
 def _dotted(node: cst.BaseExpression) -> str:

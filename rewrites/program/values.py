@@ -15,6 +15,8 @@ import builtins
 import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
+from rewrites.base import module_level_statements
+
 from rewrites.program.constants import ConstantReading
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, CallSite, Place, Value
@@ -144,9 +146,15 @@ class Values(ConstantReading):
             return Binding("module", Value(statement, Place(view), module=found.view), assignment)
         return self._definition_in(found.view, obj, assignment, name)
 
-    def _definition_in(self, view: ModuleView, obj: str, assignment=None, name: cst.Name | None = None) -> Binding:
-        """The module-level binding ``obj`` of ``view``."""
+    def _definition_in(self, view: ModuleView, obj: str, assignment=None, name: cst.Name | None = None,
+                       depth: int = 0) -> Binding:
+        """The module-level binding ``obj`` of ``view``: a definition or value there, or what a module-level
+        `from .model import obj` (a package's `__init__` re-exporting it) binds."""
         nodes = view.top_level.get(obj, [])
+        if not nodes and depth < MAX_DEPTH:
+            reexported = self._reexported(view, obj, assignment, depth)
+            if reexported is not None:
+                return reexported
         if len(nodes) != 1:
             detail = f"`{obj}` is not defined at module level in {view.path}" if not nodes else \
                 f"`{obj}` is bound more than once in {view.path}"
@@ -155,6 +163,22 @@ class Values(ConstantReading):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return Binding("definition", Value(node, Place(view)), assignment)
         return Binding("value", Value(node.value, Place(view)), assignment)
+
+    def _reexported(self, view: ModuleView, obj: str, assignment, depth: int) -> Binding | None:
+        for statement in module_level_statements(view.module):
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+                    continue
+                alias = next((a for a in small.names if (a.evaluated_alias or a.evaluated_name) == obj), None)
+                if alias is None:
+                    continue
+                found, target = view.tree.import_target(view, small, alias)
+                if found.view is None:
+                    return None
+                if target is None:
+                    return Binding("module", Value(small, Place(view), module=found.view), assignment)
+                return self._definition_in(found.view, target, assignment, depth=depth + 1)
+        return None
 
     # -- following a value ------------------------------------------------------------------
 
