@@ -99,8 +99,8 @@ class Rewrite(TFCodemod):
             if module != "__future__":
                 self._stars.append(node)
             return
-        self._removed(module, node) or any(self._removed(f"{module}.{alias.evaluated_name}", node)
-                                           for alias in node.names)
+        if not any([self._removed(f"{module}.{alias.evaluated_name}", node) for alias in node.names]):
+            self._removed(module, node)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         api = self.api(node)
@@ -113,12 +113,16 @@ class Rewrite(TFCodemod):
         self._tf1_words = self._tf1_words or node.value in TF1_WORDS
 
     def _removed(self, module: str, node: cst.CSTNode) -> bool:
+        """Report ``module`` (once per file, by the package below the removed prefix: `tensorflow.contrib.slim`
+        for `tensorflow.contrib.slim.nets` too) if TF 2 does not have it."""
         prefix = next((prefix for prefix in REMOVED if module == prefix or module.startswith(prefix + ".")), None)
         if prefix is None:
             return False
-        if module not in self._reported:
-            self._reported.add(module)
-            self.report("TFM003", node, f"{module} is gone in TF 2 (the program cannot start there): {REMOVED[prefix]}")
+        package = ".".join(module.split(".")[:prefix.count(".") + 2])
+        if package not in self._reported:
+            self._reported.add(package)
+            self.report("TFM003", node, f"{package} is gone in TF 2 (the program cannot start there): "
+                                        f"{REMOVED[prefix]}")
         return True
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
