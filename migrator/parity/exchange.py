@@ -53,20 +53,36 @@ class Exchange:
     # -- arrays -------------------------------------------------------------
 
     def write_batches(self, name: str, batches: list[Any]) -> None:
-        """Save batches of one nested structure (tuples, lists, dicts of arrays), stacked per leaf."""
+        """Save batches of one nested structure (tuples, lists, dicts of arrays), stacked per leaf; batches of
+        different sizes (a short last one) concatenated per leaf, with the size of each."""
         import numpy as np
 
         structure = _structure_of(batches[0])
         # tf.string values come back as object arrays: store them as fixed-width bytes (no pickle)
         leaves = [[leaf.astype(bytes) if leaf.dtype == object else leaf for leaf in map(np.asarray, _leaves(batch))]
                   for batch in batches]
-        stacked = {str(i): np.stack([batch[i] for batch in leaves]) for i in range(len(leaves[0]))}
-        self._write_npz(name, stacked, {"structure": structure, "count": len(batches)})
+        meta = {"structure": structure, "count": len(batches)}
+        if all(leaf.shape == first.shape for batch in leaves for leaf, first in zip(batch, leaves[0])):
+            arrays = {str(i): np.stack([batch[i] for batch in leaves]) for i in range(len(leaves[0]))}
+        else:
+            arrays = {str(i): np.concatenate([batch[i] for batch in leaves]) for i in range(len(leaves[0]))}
+            meta["sizes"] = [len(batch[0]) for batch in leaves]
+        self._write_npz(name, arrays, meta)
 
     def read_batches(self, name: str) -> tuple[Any, int]:
-        """The stacked batches as one nested structure (leading axis = batch index), and their count."""
+        """The batches: stacked as one nested structure (leading axis = batch index), or, if they differ in
+        size, a list of them; and their count. ``dataset_of`` makes either a dataset."""
         arrays, meta = self._read_npz(name)
-        return _rebuild(meta["structure"], [arrays[str(i)] for i in range(len(arrays))]), meta["count"]
+        leaves = [arrays[str(i)] for i in range(len(arrays))]
+        if "sizes" not in meta:
+            return _rebuild(meta["structure"], leaves), meta["count"]
+        bounds = [0]
+        for size in meta["sizes"]:
+            bounds.append(bounds[-1] + size)
+        batches = [_rebuild(meta["structure"], [leaf[start:end] for leaf in leaves])
+                   for start, end in zip(bounds, bounds[1:])]
+        return batches, meta["count"]
+
 
     def write_arrays(self, name: str, named: list[tuple[str, Any]]) -> None:
         """Values in order, each with its name."""
@@ -91,6 +107,17 @@ class Exchange:
         with np.load(self.path(name), allow_pickle=False) as data:
             meta = json.loads(data["__meta__"].tobytes().decode())
             return {key: data[key] for key in data.files if key != "__meta__"}, meta
+
+
+def dataset_of(tf, batches: Any):
+    """The recorded batches as a tf.data dataset of them, in order: from the stacked arrays, or, for batches of
+    different sizes, one dataset of each concatenated (no Python callback: it runs on the workers)."""
+    if not isinstance(batches, list):
+        return tf.data.Dataset.from_tensor_slices(batches)
+    dataset = tf.data.Dataset.from_tensors(batches[0])
+    for batch in batches[1:]:
+        dataset = dataset.concatenate(tf.data.Dataset.from_tensors(batch))
+    return dataset
 
 
 def _structure_of(value: Any) -> Any:

@@ -39,7 +39,7 @@ import sys
 import time
 
 from migrator.parity.alignment import dropout_note, turn_off_dropout
-from migrator.parity.exchange import Exchange, versions
+from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.pairing import assign_full_value, full_value, group_variables, model_variables, pair_variables
@@ -189,8 +189,8 @@ class NewSide:
     def recorded(self, marker: str, name: str):
         if not self.exchange.wait_for(marker, unless="old.done"):
             raise RuntimeError("the old program finished without training: no batches to replay")
-        stacked, count = self.exchange.read_batches(name)
-        return self.tf.data.Dataset.from_tensor_slices(stacked), count
+        batches, count = self.exchange.read_batches(name)
+        return dataset_of(self.tf, batches), count
 
     # -- weights ---------------------------------------------------------------
 

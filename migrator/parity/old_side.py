@@ -36,7 +36,7 @@ import sys
 import time
 
 from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout
-from migrator.parity.exchange import Exchange, versions
+from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.old_session import SessionRecorder, describe, model_variables
@@ -128,10 +128,10 @@ class OldSide:
             if not batches:
                 raise RuntimeError(f"the {mode} input_fn produced no batches")
             self.exchange.write_batches(name, batches)
-        stacked, _ = self.exchange.read_batches(name)
+        batches, _ = self.exchange.read_batches(name)
 
         def replay(params=None):  # TPUEstimator passes every input_fn its params (and refuses one without)
-            return self.tf.data.Dataset.from_tensor_slices(stacked).skip(skip)
+            return dataset_of(self.tf, batches).skip(skip)
 
         return replay
 
