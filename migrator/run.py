@@ -23,6 +23,7 @@ from migrator.report import FileRecord, Terminal, printable
 from migrator.scanning import may_need, scan
 from migrator.verifying import Verifications, program_of
 from migrator.workers import migrate_each
+from rewrites.written_cells import WHAT as WRITTEN_CODE
 from rewrites.written_cells import WRITTEN_RULE
 from rewrites.written_cells import message as written_message
 
@@ -214,7 +215,9 @@ def with_written_modules(result: Result | FileError, source: Source, enabled: fr
         return result
     found = [Finding(str(notebook.path), 1, 1, WRITTEN_RULE, Safety.MANUAL, written_message(target, families),
                      cell=index + 1)
-             for index, target, body in notebook.written for families in [scan(body, enabled).families] if families]
+             for index, target, body in notebook.written
+             for families in [tuple(family for family in scan(body, enabled).families if family in WRITTEN_CODE)]
+             if families]
     return replace(result, findings=[*result.findings, *found]) if found else result
 
 

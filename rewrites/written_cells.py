@@ -43,7 +43,7 @@ WHAT = {
     "between_graph": "TF1 cluster code",
     "estimator_inputs": "numpy or pandas input functions",
     "estimator": "an Estimator program",
-}
+}  # (removed_apis reports what a module imports, which needs no word here: its cell is not run as TF1 code)
 
 
 def message(target: str, families: tuple[str, ...]) -> str:

@@ -383,9 +383,9 @@ def test_generated_program_resumes_from_its_checkpoints_as_the_estimator_did(tmp
     (tmp_path / "resume").mkdir()
     (tmp_path / "resume" / "train_tf2.py").write_text(text)
     first = run_example("resume", root=tmp_path, program="train_tf2.py")
-    assert first.returncode == 0 and "Epoch 3/3" in first.stdout + first.stderr, first.stderr[-3000:]
+    assert first.returncode == 0 and "30/30 - " in first.stdout + first.stderr, first.stderr[-3000:]
     second = run_example("resume", root=tmp_path, program="train_tf2.py")
-    assert second.returncode == 0 and "Epoch" not in second.stdout + second.stderr, second.stderr[-3000:]
+    assert second.returncode == 0 and "/30 - " not in second.stdout + second.stderr, second.stderr[-3000:]
     assert first.stdout.splitlines()[-4] == second.stdout.splitlines()[-4]  # the same eval accuracy and loss
     assert sorted(path.name for path in (model_dir / "tf2").glob("*.index")) == ["ckpt-20.index", "ckpt-30.index"]
 

@@ -193,7 +193,9 @@ def test_a_cell_writing_a_module_of_tf1_code_is_left_with_a_finding(tmp_path, cl
     it says so (it used to be left without a word)."""
     path = tmp_path / "n.ipynb"
     path.write_text(notebook_text("import pandas as pd", TRAINER, "%%writefile trainer/util.py\nimport os\n",
-                                  "%%writefile README.txt\ntf.train.Server(cluster)\n"))
+                                  "%%writefile README.txt\ntf.train.Server(cluster)\n",
+                                  "%%writefile trainer/helpers.py\nfrom django.contrib import admin\n"
+                                  "from utils import *\n"))
     before = path.read_bytes()
     code, out, err = cli("--check", "n.ipynb")
     assert code == 1
