@@ -445,3 +445,19 @@ def test_a_re_exported_factory_used_elsewhere_leaves_the_program_and_says_where(
     assert all(results[path].source == text for path, text in files.items())
     [finding] = [f for result in results.values() for f in result.findings if f.rule == "TFM302"]
     assert "self.estimator = trainer.build_estimator('/m')" in finding.message
+
+
+def test_an_estimator_kept_on_an_object_is_left_saying_so():
+    source = '''\
+import tensorflow.compat.v1 as tf
+
+
+class Trainer(object):
+  def __init__(self, model_dir):
+    self._estimator = tf.estimator.Estimator(model_fn, model_dir=model_dir)
+
+  def run(self, steps):
+    self._estimator.train(input_fn, max_steps=steps)
+'''
+    [finding] = run_one(source).findings
+    assert finding.rule == "TFM302" and "kept on an object (`self._estimator`)" in finding.message

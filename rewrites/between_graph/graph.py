@@ -316,8 +316,12 @@ class _Reader:
         """Ops of tensors: kept as they are, in the step. Anything making variables stays manual."""
         for node in subtree(value):
             api = self.api(node.func) if isinstance(node, cst.Call) else None
-            if api is not None and (api.startswith(("layers.", "keras.layers.", "contrib."))
-                                    or api in ("get_variable", "variable_scope")):
+            if api is None:
+                continue
+            if api.startswith("contrib.") and ("regularizer" in api or "initializer" in api):
+                raise Unsupported(node, f"{api} (tf.contrib, gone in TF 2) in the graph's computation: not migrated "
+                                        "yet; use its keras.regularizers / keras.initializers counterpart by hand")
+            if api.startswith(("layers.", "keras.layers.", "contrib.")) or api in ("get_variable", "variable_scope"):
                 raise Unsupported(node, f"{api} creates variables inside the graph's computation: not migrated yet; "
                                         "create them (or Keras layers) in the strategy's scope by hand")
         graph.computation.append(self.code(statement).strip())

@@ -270,6 +270,9 @@ class Discovery:
             use = self._first_other_use(view, target)
             if use is not None:
                 return use
+        if isinstance(target, cst.Attribute):
+            return (f"it is kept on an object (`{source(target)}`) and driven from its methods, which the migration "
+                    "does not follow yet: make and drive it in one function (or a factory that function calls)")
         return ("no train_and_evaluate or train / evaluate / predict call drives it where the migration can "
                 "follow: drive it in the function that makes it (or from a factory the driver calls)")
 
