@@ -277,6 +277,27 @@ def test_steps_on_an_input_that_ends_train_them_or_one_pass_whichever_is_shorter
     assert ">= 20:" not in code  # the evaluator cannot wait for a step training may never reach
 
 
+FACTORY_INPUT = SEED.replace(
+    "def _input_fn():\n  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
+    "def make_input_fn(batch_size, num_epochs=None):\n  def _input_fn():\n"
+    "    return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat(num_epochs).batch(batch_size)\n"
+    "  return _input_fn").replace("TrainSpec(input_fn=_input_fn,", "TrainSpec(input_fn=make_input_fn(1),")
+
+
+def test_a_repeat_count_left_at_its_default_by_the_call_is_read():
+    assert FACTORY_INPUT != SEED
+    code = migrated(FACTORY_INPUT).source
+    assert "model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done," in code  # repeat(None): without end
+
+
+def test_a_repeat_count_known_only_when_the_program_runs_leaves_the_program():
+    source = FACTORY_INPUT.replace("make_input_fn(1),", "make_input_fn(1, num_epochs=EPOCHS),").replace(
+        "model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nEPOCHS = int(input())")
+    assert_left_whole_pointing_at(FACTORY_INPUT, FACTORY_INPUT, source, "def _input_fn")
+    [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
+    assert "whether the training input repeats is known only when the program runs" in finding.message
+
+
 def test_a_train_branch_returned_first_then_the_evaluation_spec():
     source = CLASSIFIER.replace('''  if mode == tf1.estimator.ModeKeys.EVAL:
     return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)

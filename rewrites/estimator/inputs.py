@@ -103,7 +103,7 @@ class InputReader(IteratorReading):
         arguments = self._arguments(target.node, mode, params, node)
         dataset, edits = self._function(target, mode, self._called_by_estimator(target.node, mode))
         call = self.relocate(node)
-        return Input(f"{call}({arguments})", target.view, target.node, bool(dataset.repeats), dataset.length_known,
+        return Input(f"{call}({arguments})", target.view, target.node, dataset.repeats, dataset.length_known,
                      edits, dataset.unknown)
 
     def _lambda(self, node: Value, resolved: Value, mode: str) -> Input:
@@ -116,7 +116,7 @@ class InputReader(IteratorReading):
         dataset = self._expression(body, mode, {}, edits)
         if dataset is None:
             raise resolved.fail("the input_fn lambda must return a tf.data dataset")
-        return Input(self.relocate(body), resolved.view, lam, bool(dataset.repeats), dataset.length_known,
+        return Input(self.relocate(body), resolved.view, lam, dataset.repeats, dataset.length_known,
                      edits, dataset.unknown)
 
     def _arguments(self, function: cst.FunctionDef, mode: str, params: str | None, node: Value) -> str:

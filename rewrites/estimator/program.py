@@ -98,7 +98,7 @@ class Input:
     code: str
     view: ModuleView                     # where findings point
     node: cst.CSTNode
-    repeats: bool                        # it visibly repeats without end
+    repeats: bool | None                 # it visibly repeats without end; None: known only when the program runs
     length_known: bool = True            # one pass has a length known ahead (cardinality)
     edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode | None]] = field(default_factory=list)  # (view, old, new)
     unknown: cst.CSTNode | None = None   # in ``view``: what makes the length of one pass unknown

@@ -39,6 +39,7 @@ UNMIGRATED_HOOKS = {
     "exporters": "exporters= export SavedModels from the evaluator: export the Keras model after training by hand",
 }
 EVAL_SPEC_DEFAULT_STEPS = "100"
+UNKNOWN_REPEAT = "whether the {} repeats is known only when the program runs (`repeat(n)` of an n the migration cannot read)"
 
 
 @dataclass
@@ -271,6 +272,8 @@ class ProgramReader:
         if eval_input.repeats:
             raise steps.fail("evaluation until the input ends, of an input that repeats without end: TF1 evaluated "
                              "until stopped; give the number of batches")
+        if eval_input.repeats is None:
+            raise eval_input.fail(UNKNOWN_REPEAT.format("evaluation input") + "; give the number of batches")
 
     def _results(self, plan: EvalPlan, driver: Driver, name: cst.Name | None) -> None:
         """What the program reads of the evaluation's results: the same keys in the migrated program."""
@@ -320,7 +323,7 @@ class ProgramReader:
         steps_code = None if steps is None or self.values.constant(steps) is None else self.code(steps)
         if steps_code is None:
             self._whole_input(eval_input, steps or driver.call)
-        elif not eval_input.repeats:
+        elif eval_input.repeats is not True:
             self.notes.append(self._eval_steps_note(driver.call, steps_code))
         plan = DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code))
         self._results(plan.evaluate, driver, _assigned_name(driver))
@@ -353,6 +356,9 @@ class ProgramReader:
         model = self.setup.model
         self.config.hooks(hooks, model.hooks, self.model_dir)
         train_input = self._inputs().read(input_node, "train", self._input_params("train"))
+        if train_input.repeats is None:
+            raise train_input.fail(UNKNOWN_REPEAT.format("training input") + ": TF1 trained to the steps or to "
+                                   "its end; migrate it by hand")
         if steps.value is not None:
             if not train_input.repeats and not train_input.length_known:
                 raise train_input.fail("the training input_fn does not visibly repeat() and its length is not known "

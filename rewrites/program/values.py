@@ -100,11 +100,13 @@ class Values(ConstantReading):
         if isinstance(node, cst.Param):
             call = owner.call
             function = owner.function
+            default = Value(node.default, self._owner_place(view, function, place)) if node.default else None
             if call is not None and isinstance(function, cst.FunctionDef):
                 argument = _argument(call.node, function, node.name.value)
                 if argument is not None:
                     return Binding("value", Value(argument, call.place), assignment)
-            default = Value(node.default, self._owner_place(view, function, place)) if node.default else None
+                if default is not None and _not_passed(call.node, function, node.name.value):
+                    return Binding("value", default, assignment)  # the call leaves it at its default
             return Binding("parameter", default, assignment, detail=node.name.value)
         parent = view.parent(node)
         if isinstance(parent, cst.AssignTarget):
@@ -314,6 +316,14 @@ def _argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseE
     if bound is None or name not in bound:
         return None
     return bound[name][1].value
+
+
+def _not_passed(call: cst.Call, function: cst.FunctionDef, name: str) -> bool:
+    """Does ``call`` certainly pass nothing for the parameter ``name`` (no `*args` / `**kwargs` that might)?"""
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    params += [p.name.value for p in function.params.kwonly_params]
+    bound = bind_arguments(call, params)
+    return bound is not None and name not in bound and not any(arg.star for arg in call.args)
 
 
 def _own_nodes(function: cst.FunctionDef):
