@@ -74,8 +74,8 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     states: dict[str, _FileState | FileError] = {}
     for path, text in sources.items():
         if todo[path]:
-            states[path] = _per_file(text, path, in_running_order([f for f in todo[path] if f.kind == "file"]),
-                                     enabled, keras)
+            states[path] = _per_file(_FileState(path, [text]), in_running_order(
+                [f for f in todo[path] if f.kind == "file" and not f.after_programs]), enabled, keras)
     for family in program_families:
         modules = {path: state for path, state in states.items() if isinstance(state, _FileState)}
         modules.update((path, _FileState(path, [text])) for path, text in sources.items() if path not in states)
@@ -85,6 +85,10 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
         for path in failed:
             if family in todo[path]:
                 states[path] = failed[path]
+    for path, state in states.items():
+        last = [family for family in todo[path] if family.after_programs]
+        if last and isinstance(state, _FileState):
+            states[path] = _per_file(state, last, enabled, keras)
     results: dict[str, Result | FileError] = {}
     for path, text in sources.items():
         state = states.get(path)
@@ -176,11 +180,11 @@ def _wrapped(module):
     return Parsed(module)
 
 
-def _per_file(text: str, path: str, families: list[Family], enabled, keras: str) -> _FileState | FileError:
+def _per_file(state: _FileState, families: list[Family], enabled, keras: str) -> _FileState | FileError:
     from libcst.codemod import CodemodContext
 
+    path = state.path
     try:
-        state = _FileState(path, [text])
         for family in families:
             wrapper = state.parsed()
             rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)

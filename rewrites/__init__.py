@@ -39,6 +39,8 @@ class Family:
     reads_only_after: tuple[str, ...] | None = None
     # The module whose docstring holds the family's rule pages (`tf-migrate rules TFMnnn`), if not the family's own.
     pages_in: str | None = None
+    # A file family that reports on the code the program families leave (what they remove is not reported).
+    after_programs: bool = False
 
     def load(self):
         module = importlib.import_module(f"rewrites.{self.module}")
@@ -73,7 +75,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
-        reads_only_after=(),
+        after_programs=True,
         rules=(
             Rule("TFM003", "removed-module", M,
                  "an import (or use) of a TF1 module TF 2 does not have: tensorflow.examples.tutorials, tf.contrib, "

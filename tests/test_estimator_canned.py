@@ -270,12 +270,12 @@ def test_other_canned_estimators_are_left_saying_what_to_do(estimator, why):
 
 def test_a_canned_estimator_the_migration_cannot_follow_is_left_with_the_reason():
     """Not the generic "not migrated yet" of a kind TFM309 migrates: what stops it here."""
-    source = PREMADE.replace("    classifier.train(", "    classifier = tf.estimator.add_metrics(classifier, my_metric)\n"
+    source = PREMADE.replace("    classifier.train(", "    classifier = wrapped_for_serving(classifier)\n"
                              "    classifier.train(")
     assert source != PREMADE
     (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
     assert finding.message.startswith("canned DNNClassifier left as it is: `classifier` is passed to "
-                                      "`tf.estimator.add_metrics`, which the migration cannot follow"), finding.message
+                                      "`wrapped_for_serving`, which the migration cannot follow"), finding.message
 
 
 def test_a_linear_model_of_columns_made_at_run_time_is_left_with_the_reason():

@@ -123,10 +123,15 @@ VARIANTS = {
                                                   ("labels = np.repeat(np.arange(3), 50)",
                                                    "labels = np.repeat(np.arange(3), 50) // 2"))),
     "premade_iris_binary_tf2": Variant("premade_iris_binary", migrated=True),
+    # ... with a metric added by add_metrics (the Keras metric of the same key).
     "premade_iris_regressor_v1": Variant(PREMADE_IRIS, (
         (".estimator.DNNClassifier(", ".compat.v1.estimator.DNNRegressor("), ("      n_classes=3,\n", ""),
+        ("      config=config)\n", "      config=config)\n  classifier = tf.compat.v1.estimator.add_metrics(classifier, rmse)\n"),
+        ("\n\ndef main(argv):", '\n\ndef rmse(labels, predictions):\n  values = tf.squeeze(predictions["predictions"], axis=-1)\n'
+         '  return {"rmse": tf.compat.v1.metrics.root_mean_squared_error(labels=labels, predictions=values)}\n\n\n'
+         'def main(argv):'),
         ("rows, labels = rows[order], labels[order]", "rows, labels = rows[order], labels[order].astype(np.float32)"),
-        ('"eval accuracy: {accuracy:0.3f}, eval loss', '"eval loss'))),
+        ('"eval accuracy: {accuracy:0.3f}, eval loss', '"eval rmse: {rmse:0.4f}, eval loss'))),
     "premade_iris_regressor_v1_tf2": Variant("premade_iris_regressor_v1", migrated=True),
     "premade_iris_units_flag": Variant(PREMADE_IRIS, (
         ('help="number of training steps")\n',

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Assignment
 
-from rewrites.estimator import canned
+from rewrites.estimator import added_metrics, canned
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
@@ -167,6 +167,7 @@ class Discovery:
             kind = call.func.attr.value
         else:
             return None
+        estimator = self._unwrapped(estimator, trail)
         estimator_api = estimator.api() if isinstance(estimator.node, cst.Call) else None
         if not (estimator_api in CUSTOM or is_canned(estimator_api or "")):
             outside = self.values.outside(trail)
@@ -183,6 +184,15 @@ class Discovery:
                                                "tf-migrate again"))
             return None
         return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
+
+    def _unwrapped(self, estimator: Value, trail: list) -> Value:
+        """The Estimator inside ``add_metrics(estimator, metric_fn)`` (the call joins the trail)."""
+        inner = added_metrics.wrapped(estimator)
+        while inner is not None:
+            trail.append(estimator)
+            estimator = self.values.resolve(Value(inner, estimator.place), trail=trail)
+            inner = added_metrics.wrapped(estimator)
+        return estimator
 
     def _pipeline(self, estimator: Value, drivers: list[tuple[Driver, list]]) -> Pipeline:
         places = {id(driver.call.place.function) for driver, _ in drivers}

@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from rewrites.estimator import canned, results
+from rewrites.estimator.added_metrics import AddedMetrics, calls as added_metrics
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.inputs import InputReader
@@ -149,6 +150,8 @@ class ProgramReader:
                     each.path = each.path or model_fn.view.path
                 self.problems.append(problem)
                 model, self.model_read = Model(), False  # the drivers are read on, for what else stops them
+        for call in added_metrics(self.trail):
+            self._noting(AddedMetrics(self.values, model, model_fn.canned).read)(call)
         params = arg.get("params")
         if params is not None and self.model_read and not model.uses_params and not model_fn.takes_params:
             raise params.fail("Estimator(params=...) for a model_fn that does not take params")

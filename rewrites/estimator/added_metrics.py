@@ -1,0 +1,148 @@
+"""``add_metrics(estimator, metric_fn)`` -> the Keras metrics compiled with a canned estimator's model.
+
+``tf.estimator.add_metrics`` (``tf.contrib.estimator.add_metrics`` in TF 1.x) wrapped an Estimator
+so that evaluate also reported what ``metric_fn(labels, predictions)`` returned: a dict of
+``tf.metrics`` results on the head's predictions. Each entry becomes the Keras metric that reports
+the same value under the same key; the wrapping statement and the metric_fn go with the Estimator.
+
+Before::
+
+    def my_rmse(labels, predictions):
+      pred_values = tf.squeeze(predictions["predictions"], axis=-1)
+      return {"rmse": tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values)}
+
+    estimator = tf.estimator.DNNRegressor(hidden_units=[8], feature_columns=columns)
+    estimator = tf.contrib.estimator.add_metrics(estimator, my_rmse)
+
+After (in the canned model's compile)::
+
+    metrics=[keras.metrics.MeanSquaredError(name="average_loss"),
+             keras.metrics.RootMeanSquaredError(name="rmse")]
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.estimator.metrics import METRICS_ON_OUTPUT
+from rewrites.estimator.program import Model
+from rewrites.program.places import Value
+from rewrites.program.values import Values
+from rewrites.syntax import Unsupported, bind_arguments, bound_values, is_docstring, source
+
+ADD_METRICS = {"contrib.estimator.add_metrics", "estimator.add_metrics"}
+METRIC_FN_PARAMETERS = ("labels", "predictions", "features", "config")
+SQUEEZE = {"squeeze", "compat.v1.squeeze"}
+HOW = ("a metric_fn of `name = ...` statements and `return {\"key\": tf.metrics.X(labels, predictions[...])}` is "
+       "migrated")
+
+
+def wrapped(call: Value) -> cst.BaseExpression | None:
+    """The Estimator an ``add_metrics(...)`` call wraps (None: not such a call, or not readable)."""
+    if not isinstance(call.node, cst.Call) or call.api() not in ADD_METRICS:
+        return None
+    bound = bind_arguments(call.node, ("estimator", "metric_fn"))
+    return bound["estimator"][1].value if bound and "estimator" in bound else None
+
+
+def calls(trail: list) -> list[Value]:
+    """The add_metrics calls a pipeline's Estimator passed through, each once, in order."""
+    found: dict[int, Value] = {}
+    for step in trail:
+        if isinstance(step, Value) and isinstance(step.node, cst.Call) and step.api() in ADD_METRICS:
+            found.setdefault(id(step.node), step)
+    return list(found.values())
+
+
+class AddedMetrics:
+    """Reads one add_metrics call into ``model.metrics`` (the keys it reports replace those of the same name)."""
+
+    def __init__(self, values: Values, model: Model, canned: str | None) -> None:
+        self.values, self.model, self.canned = values, model, canned
+
+    def read(self, call: Value) -> None:
+        if self.canned is None:
+            raise call.fail("add_metrics of a custom Estimator: put the metrics in its model_fn's eval_metric_ops "
+                            "and run tf-migrate again")
+        args = bound_values(call.node, ("estimator", "metric_fn"))
+        if "metric_fn" not in args:
+            raise call.fail("add_metrics without a metric_fn")
+        function = self.values.resolve(Value(args["metric_fn"], call.place))
+        if not isinstance(function.node, cst.FunctionDef):
+            raise call.fail("add_metrics' metric_fn must be a function defined in the files given")
+        self.view = function.view
+        names = [param.name.value for param in function.node.params.params]
+        params = function.node.params
+        if set(names) - set(METRIC_FN_PARAMETERS) or isinstance(params.star_arg, cst.Param) or params.star_kwarg:
+            raise function.fail("a metric_fn takes labels, predictions, features and config by those names")
+        self.local: dict[str, cst.BaseExpression] = {}
+        returned = self._body(function.node)
+        added = [self._metric(element) for element in self._entries(returned)]
+        keys = {key for key, _ in added}
+        self.model.metrics = [m for m in self.model.metrics if not any(f'name="{k}"' in m for k in keys)]
+        self.model.metrics += [code for _, code in added]
+        self.model.helpers.append((function.view, function.node))
+
+    def _body(self, function: cst.FunctionDef) -> cst.BaseExpression:
+        *statements, last = [s for s in function.body.body if not is_docstring(s)]
+        for statement in statements:
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                raise Unsupported(statement, HOW, self.view.path)
+            self.local[small.targets[0].target.value] = small.value
+        small = last.body[0] if isinstance(last, cst.SimpleStatementLine) else None
+        if not isinstance(small, cst.Return) or small.value is None:
+            raise Unsupported(last, HOW, self.view.path)
+        return small.value
+
+    def _resolve(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        while isinstance(node, cst.Name) and node.value in self.local:
+            node = self.local.pop(node.value)
+        return node
+
+    def _entries(self, returned: cst.BaseExpression) -> list[cst.DictElement]:
+        found = self._resolve(returned)
+        if not (isinstance(found, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(
+                e.key, cst.SimpleString) for e in found.elements)):
+            raise Unsupported(returned, HOW, self.view.path)
+        return list(found.elements)
+
+    def _metric(self, element: cst.DictElement) -> tuple[str, str]:
+        key = element.key.evaluated_value
+        call = self._resolve(element.value)
+        api = self.view.api(call.func) if isinstance(call, cst.Call) else None
+        if api is None or not api.startswith("metrics."):
+            raise Unsupported(element, HOW, self.view.path)
+        args = bound_values(call, ("labels", "predictions", "weights", "metrics_collections", "updates_collections",
+                                   "name"))
+        labels, prediction = self._resolve(args.get("labels")), self._prediction(args.get("predictions"))
+        if not (isinstance(labels, cst.Name) and labels.value == "labels") or set(args) - {"labels", "predictions",
+                                                                                            "name"}:
+            raise Unsupported(call, f"tf.{api} is migrated on (labels, predictions[...]) without weights",
+                              self.view.path)
+        regressor = self.canned.endswith("Regressor")
+        if regressor and prediction == "predictions" and api in METRICS_ON_OUTPUT:
+            return key, f'keras.metrics.{METRICS_ON_OUTPUT[api]}(name="{key}")'
+        accuracy = next((m for m in self.model.metrics if 'name="accuracy"' in m), None)
+        if not regressor and prediction == "class_ids" and api == "metrics.accuracy" and accuracy:
+            return key, accuracy.replace('name="accuracy"', f'name="{key}"')
+        raise Unsupported(call, f"tf.{api} of predictions[{prediction!r}] of a canned {self.canned}: migrated are "
+                                "mean_squared_error, root_mean_squared_error and mean_absolute_error of a regressor's "
+                                "\"predictions\", and accuracy of a classifier's \"class_ids\"", self.view.path)
+
+    def _prediction(self, node: cst.BaseExpression | None) -> str | None:
+        """The key of ``predictions[key]`` that ``node`` is (also squeezed on its last axis), None otherwise."""
+        node = self._resolve(node) if node is not None else None
+        if isinstance(node, cst.Call) and self.view.api(node.func) in SQUEEZE:
+            args = bound_values(node, ("input", "axis", "name", "squeeze_dims"))
+            if source(args.get("axis", cst.Name("None"))) not in ("-1", "1", "[-1]", "[1]"):
+                return None
+            node = self._resolve(args.get("input"))
+        if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name)
+                and node.value.value == "predictions" and len(node.slice) == 1):
+            return None
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value.evaluated_value
+        return None

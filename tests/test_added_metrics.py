@@ -1,0 +1,107 @@
+"""add_metrics(estimator, metric_fn) on a canned estimator: each metric the metric_fn returns becomes the Keras
+metric of the same key, compiled with the canned model; the wrapping and the metric_fn go with the Estimator.
+(Trained in tests/test_parity.py: the premade_iris_regressor_v1 variant.)"""
+
+from __future__ import annotations
+
+import pytest
+from test_estimator_programs import run_one
+
+PROGRAM = '''\
+import tensorflow.compat.v1 as tf
+
+
+def read_dataset(rows, labels, mode, batch_size=16):
+  def _input_fn():
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": rows}, labels))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+      dataset = dataset.shuffle(100).repeat()
+    return dataset.batch(batch_size)
+  return _input_fn
+
+
+def my_rmse(labels, predictions):
+  pred_values = tf.squeeze(input=predictions["predictions"], axis=-1)
+  return {"rmse": tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values)}
+
+
+def train_and_evaluate(output_dir, rows, labels):
+  columns = [tf.feature_column.numeric_column("x")]
+  estimator = tf.estimator.DNNRegressor(hidden_units=[8], feature_columns=columns, model_dir=output_dir)
+  estimator = tf.contrib.estimator.add_metrics(estimator, my_rmse)
+  train_spec = tf.estimator.TrainSpec(read_dataset(rows, labels, tf.estimator.ModeKeys.TRAIN), max_steps=20)
+  eval_spec = tf.estimator.EvalSpec(read_dataset(rows, labels, tf.estimator.ModeKeys.EVAL), steps=None)
+  metrics, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+  print(metrics["rmse"])
+'''
+
+
+def manual(result) -> list[str]:
+    return [f"{f.rule} {f.message}" for f in result.findings if f.safety.value == "manual"]
+
+
+def test_a_regressors_added_metric_is_compiled_under_its_key_and_the_wrapping_goes():
+    result = run_one(PROGRAM)
+    assert manual(result) == []
+    assert 'keras.metrics.RootMeanSquaredError(name="rmse")' in result.source
+    assert "add_metrics" not in result.source and "def my_rmse" not in result.source
+    assert 'print(metrics["rmse"])' in result.source
+    assert "TFM301" in {f.rule for f in result.findings}
+
+
+def test_the_metric_fn_kept_when_something_else_uses_it():
+    result = run_one(PROGRAM + "\n\nMETRICS = [my_rmse]\n")
+    assert manual(result) == [] and "def my_rmse" in result.source
+
+
+def test_a_classifiers_accuracy_of_class_ids_is_the_heads_accuracy_under_its_key():
+    source = (PROGRAM.replace("DNNRegressor(", "DNNClassifier(n_classes=3, ")
+              .replace('tf.squeeze(input=predictions["predictions"], axis=-1)', 'predictions["class_ids"]')
+              .replace("tf.metrics.root_mean_squared_error", "tf.metrics.accuracy")
+              .replace('"rmse"', '"acc"'))
+    result = run_one(source)
+    assert manual(result) == []
+    assert 'keras.metrics.SparseCategoricalAccuracy(name="acc")' in result.source
+
+
+@pytest.mark.parametrize("change, why", [
+    (('tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values)',
+      'tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values, weights=labels)'),
+     "tf.metrics.root_mean_squared_error is migrated on (labels, predictions[...]) without weights"),
+    (('predictions["predictions"], axis=-1', 'predictions["predictions"], axis=0'),
+     "tf.metrics.root_mean_squared_error of predictions[None] of a canned DNNRegressor"),
+    (('tf.metrics.root_mean_squared_error', 'tf.metrics.precision'),
+     "tf.metrics.precision of predictions['predictions'] of a canned DNNRegressor"),
+    (("  pred_values = tf.squeeze", "  if labels is None:\n    return {}\n  pred_values = tf.squeeze"),
+     "a metric_fn of `name = ...` statements"),
+    (("def my_rmse(labels, predictions):", "def my_rmse(labels, preds):"),
+     "a metric_fn takes labels, predictions, features and config by those names"),
+], ids=["weights", "squeezed-otherwise", "precision", "branch", "parameter-names"])
+def test_a_metric_fn_not_migrated_leaves_the_program_with_the_reason(change, why):
+    source = PROGRAM.replace(*change)
+    assert source != PROGRAM
+    result = run_one(source)
+    assert result.source == source
+    assert any(why in finding for finding in manual(result)), manual(result)
+
+
+def test_add_metrics_of_a_custom_estimator_says_where_the_metrics_go():
+    source = PROGRAM.replace("tf.estimator.DNNRegressor(hidden_units=[8], feature_columns=columns, ",
+                             "tf.estimator.Estimator(model_fn, ") + '''
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features["x"], 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+'''
+    result = run_one(source)
+    assert result.source == source
+    assert any("put the metrics in its model_fn's eval_metric_ops" in finding for finding in manual(result))
+
+
+def test_the_removed_module_is_reported_only_where_the_migration_leaves_it():
+    result = run_one(PROGRAM)
+    assert not [f for f in result.findings if f.rule == "TFM003"]
+    left = run_one(PROGRAM.replace("tf.metrics.root_mean_squared_error", "tf.metrics.precision"))
+    assert [f.line for f in left.findings if f.rule == "TFM003"] == [21]
