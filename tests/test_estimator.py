@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from textwrap import dedent
 
@@ -290,12 +293,34 @@ def test_a_repeat_count_left_at_its_default_by_the_call_is_read():
     assert "model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done," in code  # repeat(None): without end
 
 
-def test_a_repeat_count_known_only_when_the_program_runs_leaves_the_program():
-    source = FACTORY_INPUT.replace("make_input_fn(1),", "make_input_fn(1, num_epochs=EPOCHS),").replace(
-        "model_dir = tempfile.mkdtemp()", "model_dir = tempfile.mkdtemp()\nEPOCHS = int(input())")
-    assert_left_whole_pointing_at(FACTORY_INPUT, FACTORY_INPUT, source, "def _input_fn")
+RUN_TIME_EPOCHS = FACTORY_INPUT.replace("make_input_fn(1),", "make_input_fn(1, num_epochs=EPOCHS),").replace(
+    "import tempfile\n", "import os\nimport tempfile\n").replace(
+    "model_dir = tempfile.mkdtemp()", 'model_dir = tempfile.mkdtemp()\nEPOCHS = int(os.environ["EPOCHS"]) or None').replace(
+    'print("eval loss: %s" % eval_result["loss"])', 'print("trained to step", eval_result["global_step"])')
+
+
+@pytest.mark.parametrize("epochs, step", [("2", 6), ("0", 20)], ids=["two passes", "without end"])
+def test_a_repeat_count_known_only_when_the_program_runs_is_chosen_then(epochs, step, tmp_path):
+    """`repeat(n)` of a number given at run time: TF1 stopped at the end of n passes (3 examples each) if it came
+    before max_steps (20); n None repeats without end."""
+    code = migrated(RUN_TIME_EPOCHS).source
+    assert ("steps_per_epoch=(20 - steps_done if dataset.cardinality() == tf.data.INFINITE_CARDINALITY else "
+            "min(20 - steps_done, int(dataset.cardinality())))") in code
+    (tmp_path / "train.py").write_text(code)
+    env = {**{k: v for k, v in os.environ.items() if k != "TF_CONFIG"}, "EPOCHS": epochs, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    ran = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert f"trained to step {step}\n" in ran.stdout
+
+
+def test_a_run_time_repeat_count_without_steps_leaves_the_program():
+    source = RUN_TIME_EPOCHS.replace("TrainSpec(input_fn=make_input_fn(1, num_epochs=EPOCHS), max_steps=20)",
+                                     "TrainSpec(input_fn=make_input_fn(1, num_epochs=EPOCHS))")
+    assert_left_whole_pointing_at(RUN_TIME_EPOCHS, RUN_TIME_EPOCHS, source, "def _input_fn")
     [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
     assert "whether the training input repeats is known only when the program runs" in finding.message
+    assert "and no max_steps" in finding.message
 
 
 def test_a_train_branch_returned_first_then_the_evaluation_spec():

@@ -154,9 +154,10 @@ class ConfigReader:
     # -- the steps to train -------------------------------------------------------------------
 
     def fit_plan(self, steps: Steps, hooks: hooks_code.Hooks, checkpoints: Checkpoints | None,
-                 ends: bool = False) -> FitPlan:
+                 ends: bool | None = False) -> FitPlan:
         """The training steps as one Keras epoch (checkpoints are saved as TF1 saved them, by a callback); ``ends``:
-        the input ends, so TF1 trained the steps or one pass of it, whichever was shorter."""
+        the input ends, so TF1 trained the steps or one pass of it, whichever was shorter (None: whether it ends is
+        known when the program runs)."""
         count = steps.value
         if hooks.last_step is not None:
             count = self._earlier_stop(count, hooks.last_step, steps.absolute)
@@ -164,9 +165,10 @@ class ConfigReader:
         absolute = steps.absolute and count is not None
         if checkpoints is not None and hooks.checkpoint_steps is not None:  # the Estimator then adds no saver
             checkpoints.every_steps = self.code(hooks.checkpoint_steps)
-        at_most = ends and count is not None
+        at_most = ends is not False and count is not None
         return FitPlan("1", code, absolute, repeat=count is None or at_most,
-                       last_step=code if absolute and not at_most else None, at_most=at_most)
+                       last_step=code if absolute and not at_most else None, at_most=at_most,
+                       ends_at_run_time=at_most and ends is None)
 
     def _earlier_stop(self, steps: Value | None, last_step: Value, absolute: bool) -> Value:
         """max_steps and a StopAtStepHook(last_step=...): training stops at whichever comes first."""

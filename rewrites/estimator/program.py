@@ -143,6 +143,7 @@ class FitPlan:
     repeat: bool = False  # the input ends: fit trains on it repeated (one pass of it, counted)
     last_step: str | None = None  # absolute: the step training ends at (max_steps), that of its last checkpoint
     at_most: bool = False  # the input ends: the steps, or one pass of it if that is shorter (TF1 stopped there)
+    ends_at_run_time: bool = False  # at_most, if the input ends: known when the program runs (`repeat(n)` of a flag)
 
 
 @dataclass

@@ -359,9 +359,11 @@ class ProgramReader:
         model = self.setup.model
         self.config.hooks(hooks, model.hooks, self.model_dir)
         train_input = self._inputs().read(input_node, "train", self._input_params("train"))
-        if train_input.repeats is None:
-            raise train_input.fail(UNKNOWN_REPEAT.format("training input") + ": TF1 trained to the steps or to "
-                                   "its end; migrate it by hand")
+        if train_input.repeats is None and (steps.value is None or not train_input.length_known):
+            raise train_input.fail(UNKNOWN_REPEAT.format("training input") + (
+                ", and no max_steps: TF1 trained to its end, or until stopped; say how many steps to train"
+                if steps.value is None else ", and the length of one pass is not known ahead (files, filter, ...): "
+                "TF1 trained to the steps or to its end; migrate it by hand"))
         if steps.value is not None:
             if not train_input.repeats and not train_input.length_known:
                 raise train_input.fail("the training input_fn does not visibly repeat() and its length is not known "
@@ -376,7 +378,8 @@ class ProgramReader:
                 raise train_input.fail("no max_steps, and the input's length is not known ahead (files, filter, ...): "
                                        "say how many steps to train", at_unknown=True)
         return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
-                                                           ends=not train_input.repeats))
+                                                           ends=None if train_input.repeats is None
+                                                           else not train_input.repeats))
 
 
 def _is_partial(value: Value) -> bool:
