@@ -1180,3 +1180,16 @@ def test_constructs_the_issue_names_as_unsafe_stay_manual(before, after, where):
     assert_left_whole_pointing_at(SEED, before, after, where)
 
 
+
+
+@pytest.mark.parametrize("line, why", [
+    ("  net = make_net(config=features)\n", "`make_net` in the model_fn"),
+    ("  shards = config.num_ps_replicas\n", "config.num_ps_replicas: the ps tasks of the cluster"),
+], ids=["a keyword named config", "num_ps_replicas"])
+def test_what_stops_a_model_fn_taking_config_is_what_it_reads_of_it(line, why):
+    source = SEED.replace("def _model_fn(features, labels, mode):\n",
+                          "def _model_fn(features, labels, mode, config):\n" + line)
+    assert source != SEED
+    [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
+    assert why in finding.message and line.strip() in source.splitlines()[finding.line - 1]
+    assert ("reads the RunConfig" in finding.message) == ("config." in line)

@@ -461,3 +461,20 @@ class Trainer(object):
 '''
     [finding] = run_one(source).findings
     assert finding.rule == "TFM302" and "kept on an object (`self._estimator`)" in finding.message
+
+
+@pytest.mark.parametrize("code, why", [
+    ("def experiment_fn(output_dir):\n  return tf.contrib.learn.Experiment(\n"
+     "      tf.estimator.Estimator(model_fn, output_dir), train_input_fn=train_fn, eval_input_fn=eval_fn)\n\n\n"
+     "learn_runner.run(experiment_fn, '/tmp/out')\n",
+     ["EvalSpec(eval_input_fn, steps=eval_steps)) since TF 1.4: write it so",
+      "runs the Experiment that experiment_fn returns: call train_and_evaluate where experiment_fn makes it"]),
+    ("def estimator_fn(run_config, params):\n  return tf.estimator.Estimator(model_fn, config=run_config)\n",
+     ["the entry point of SageMaker's legacy TensorFlow framework mode"]),
+], ids=["Experiment and learn_runner", "SageMaker's estimator_fn"])
+def test_estimator_code_no_tf2_runs_gets_a_finding_saying_what_to_write(code, why):
+    source = "import tensorflow as tf\nfrom tensorflow.contrib.learn.python.learn import learn_runner\n\n" + code
+    result = run_one(source)
+    assert result.source == source
+    messages = [f.message for f in result.findings if f.rule == "TFM302"]
+    assert all(any(each in message for message in messages) for each in why), messages

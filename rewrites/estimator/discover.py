@@ -41,7 +41,22 @@ OTHER_METHODS = {
     "get_variable_names": "lists the checkpoint's variables: use the Keras model's weights",
     "latest_checkpoint": "names the latest checkpoint: use tf.train.latest_checkpoint(model_dir)",
 }
-RUNNERS = {"contrib.learn.Experiment", "contrib.learn.learn_runner.run", "contrib.learn.python.learn.learn_runner.run"}
+# Functions a framework calls to get the Estimator it trains: what to do instead.
+FRAMEWORK_ENTRY_POINTS = {
+    "estimator_fn": "`estimator_fn(run_config, params)` is the entry point of SageMaker's legacy TensorFlow framework "
+                    "mode (TF 1.11 and earlier containers: the container made and trained the Estimator with "
+                    "train_input_fn / eval_input_fn); TF 2 containers run a script: write its main, driving this "
+                    "Estimator with train_and_evaluate on those input functions, and run tf-migrate again",
+}
+EXPERIMENT = ("Experiment(estimator, train_input_fn, eval_input_fn, train_steps=, eval_steps=) is "
+              "train_and_evaluate(estimator, TrainSpec(train_input_fn, max_steps=train_steps), "
+              "EvalSpec(eval_input_fn, steps=eval_steps)) since TF 1.4: write it so, with a tf.estimator Estimator (a "
+              "tf.contrib.learn Estimator's model_fn returns ModelFnOps, which nothing in TF 2 runs), and run "
+              "tf-migrate again")
+LEARN_RUNNER = ("learn_runner.run(experiment_fn, ...) runs the Experiment that experiment_fn returns: call "
+                "train_and_evaluate where experiment_fn makes it, and call that function instead")
+RUNNERS = {"contrib.learn.Experiment": EXPERIMENT, "contrib.learn.learn_runner.run": LEARN_RUNNER,
+           "contrib.learn.python.learn.learn_runner.run": LEARN_RUNNER}
 CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
                   "hand (its v1 defaults, loss reduction and optimizer, differ from v2's) and prove it with "
                   "tf-migrate parity")
@@ -126,7 +141,7 @@ class Discovery:
                     self.constructions[id(node)] = Value(node, self.values.place_of(view, node))
                 elif api in RUNNERS:
                     self.other.append((view, node, f"tf.{api} drives an Estimator through tf.contrib.learn, which "
-                                                   "TF 1.15 already dropped: move it to train_and_evaluate first"))
+                                                   f"TF 2 does not have: {RUNNERS[api]}"))
                 elif made_otherwise(api):
                     self.other.append((view, node, f"Estimator left as it is: {made_otherwise(api)}"))
                 elif api in SPECS:
@@ -271,6 +286,8 @@ class Discovery:
         if isinstance(parent, cst.Return):
             function = view.enclosing_function(node)
             name = function.name.value if function else "a function"
+            if name in FRAMEWORK_ENTRY_POINTS and not self.tree.references_to(view, name):
+                return FRAMEWORK_ENTRY_POINTS[name]
             return (f"it is returned by `{name}()`, and no caller among the files given drives it with "
                     "train_and_evaluate or train / evaluate / predict")
         statement = view.statement_of(node)

@@ -45,6 +45,12 @@ from rewrites.tf1_names import TF1Names, placeholders_resolved
 DICT_METHODS = {"values", "items", "keys", "get", "pop", "copy", "update"}
 # Estimator passes these by name: a model_fn takes `features` and any of the others, in any order.
 MODEL_FN_PARAMETERS = ("features", "labels", "mode", "params", "config")
+CONFIG_READS = {
+    "num_ps_replicas": " (config.num_ps_replicas: the ps tasks of the cluster; under ParameterServerStrategy a "
+                       "partitioner of the strategy, variable_partitioner=, shards the variables, so the model needs "
+                       "no count of them)",
+    "is_chief": " (config.is_chief: the migrated program trains on the chief alone; drop the branch)",
+}
 NO_MOVING_AVERAGE_UPDATES = ("batch_normalization without its UPDATE_OPS on the train_op: TF1 never updated the "
                              "moving mean and variance, Keras updates them in fit, so evaluate and predict, which "
                              "use them, differ from TF1 (training losses do not)")
@@ -120,11 +126,11 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
             raise Unsupported(function.params, "a model_fn takes features, and maybe labels, mode, params and config, "
                                                "by those names (Estimator passes them by name)")
         deleted = {id(node) for statement in function.body.body if _deletes(statement) for node in subtree(statement)}
-        config = next((node for node in subtree(function.body) if is_name(node, "config") and id(node) not in deleted),
-                      None)
+        config = next(((node, attribute) for node, attribute in _config_reads(function.body)
+                       if id(node) not in deleted), None)
         if config is not None:
-            raise Unsupported(config, "the model_fn reads the RunConfig (config): give the Keras model what it "
-                                      "needs from it by hand")
+            raise Unsupported(config[0], "the model_fn reads the RunConfig (config): give the Keras model what it "
+                                         "needs from it by hand" + CONFIG_READS.get(config[1], ""))
         self.model.uses_params = "params" in params
         self._features_by_key(function)
         self.returned = self.trained_first = False
@@ -389,6 +395,15 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
         if code.safety is Safety.NUMERIC:
             self.model.notes.append(("TFM401", node, code.why))
         return code.code
+
+
+def _config_reads(body: cst.CSTNode) -> list[tuple[cst.Name, str | None]]:
+    """Each read of the name `config` (not a keyword or an attribute so named), with the attribute it reads."""
+    names = [node for node in subtree(body) if is_name(node, "config")]
+    not_reads = {id(node.keyword) for node in subtree(body) if isinstance(node, cst.Arg) and node.keyword} | {
+        id(node.attr) for node in subtree(body) if isinstance(node, cst.Attribute)}
+    attributes = {id(node.value): node.attr.value for node in subtree(body) if isinstance(node, cst.Attribute)}
+    return [(name, attributes.get(id(name))) for name in names if id(name) not in not_reads]
 
 
 def _bound_names(statement) -> set[str]:
