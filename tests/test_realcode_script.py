@@ -7,6 +7,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,25 @@ def test_run_step_uses_the_stand_in_and_the_command(mirror, tmp_path, capsys):
     assert rows["bad"]["runs"] == "no" and "ValueError: no data here" in rows["bad"]["run_error"]
     assert json.loads(out.read_text())["totals"]["all"]["runs"] == 1
     assert "runs: no (ValueError: no data here)" in capsys.readouterr().out
+
+
+def test_a_notebook_runs_as_its_code_cells_in_order(tmp_path):
+    """A `runs` entry naming a notebook runs its code cells as Jupyter would: %%writefile cells write their file,
+    %%time runs its body, other cell magics and `%` / `!` lines do not run."""
+    def cell(kind, *lines):
+        return {"cell_type": kind, "source": [line + "\n" for line in lines[:-1]] + [lines[-1]]}
+
+    notebook = {"cells": [
+        cell("markdown", "# not code"),
+        cell("code", "%matplotlib inline", "!pip install nothing", "values = [1]"),
+        cell("code", "%%writefile data.csv", "a,b", "1,2"),
+        cell("code", "%%bash", "exit 3"),
+        cell("code", "%%time", "values.append(open('data.csv').read().splitlines()[1])"),
+        cell("code", "print(values)"),
+    ]}
+    path = tmp_path / "lab.ipynb"
+    path.write_text(json.dumps(notebook))
+    (tmp_path / "run.py").write_text(load_script().notebook_script(path))
+    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[1, '1,2']\n"

@@ -307,17 +307,46 @@ def stand_in(runs: dict, folder: Path, timeout: float) -> str | None:
     return None if done.returncode == 0 else "stand-in: " + last_error_line(done.stderr + done.stdout)
 
 
+def notebook_script(path: Path) -> str:
+    """A notebook's code cells as one script, as Jupyter would run them top to bottom: `%%writefile F` cells write
+    F, other cell magics (`%%time`) run their body (`%%bash` and the like are skipped), `%` and `!` lines go."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    parts = []
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        first, _, body = text.partition("\n")
+        if first.startswith("%%writefile"):
+            target = first.split(maxsplit=1)[1].split()[-1]
+            parts.append(f"with open({target!r}, 'w') as _file:\n    _file.write({body!r})")
+            continue
+        if first.startswith("%%"):
+            if first.split()[0] not in ("%%time", "%%timeit", "%%capture"):
+                continue
+            text = body
+        parts.append("\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    return "\n\n".join(parts) + "\n"
+
+
 def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
     runs = program["runs"]
     timeout = float(runs.get("timeout", timeout))
     out = {"runs": None, "run_error": None, "parity": None, "parity_line": None}
+    here = runs.get("cwd", ".")
     for where in (folder, old):
-        problem = stand_in(runs, where, timeout)
+        problem = stand_in(runs, where / here, timeout)
         if problem:
             out["runs"], out["run_error"] = "no", problem
             return out
+    if "notebook" in runs:
+        script = folder / here / "_notebook_as_script.py"
+        script.write_text(notebook_script(folder / runs["notebook"]), encoding="utf-8")
+        command = [sys.executable, script.name]
+    else:
+        command = python_command(runs["command"])
     try:
-        done = subprocess.run(python_command(runs["command"]), cwd=folder, env=run_env(), capture_output=True,
+        done = subprocess.run(command, cwd=folder / here, env=run_env(), capture_output=True,
                               text=True, timeout=timeout)
         out["runs"] = "yes" if done.returncode == 0 else "no"
         if done.returncode:
