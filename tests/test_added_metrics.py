@@ -105,3 +105,22 @@ def test_the_removed_module_is_reported_only_where_the_migration_leaves_it():
     assert not [f for f in result.findings if f.rule == "TFM003"]
     left = run_one(PROGRAM.replace("tf.metrics.root_mean_squared_error", "tf.metrics.precision"))
     assert [f.line for f in left.findings if f.rule == "TFM003"] == [21]
+
+
+def test_docstring_example_is_what_the_rewrite_does():
+    """added_metrics.py's Before, in a program that drives the estimator, compiles its After's metrics."""
+    from textwrap import dedent
+
+    import rewrites.estimator.added_metrics as module
+
+    doc = module.__doc__
+    before = dedent(doc[doc.index("Before::\n") + len("Before::\n"):doc.index("After (")])
+    after = dedent(doc[doc.index("::\n", doc.index("After (")) + 3:])
+    program = PROGRAM.replace(PROGRAM[PROGRAM.index("def my_rmse"):PROGRAM.index("def train_and_evaluate")], "")
+    head, body = program.split("def train_and_evaluate(output_dir, rows, labels):\n")
+    driver = body[body.index("  train_spec"):]
+    source = (head + before.split("\n\n")[0] + "\n\n\ndef train_and_evaluate(output_dir, rows, labels):\n"
+              + '  columns = [tf.feature_column.numeric_column("x")]\n'
+              + "".join(f"  {line}\n" for line in before.split("\n\n")[1].strip().splitlines()) + driver)
+    code = " ".join(run_one(source).source.split())
+    assert " ".join(after.split()).replace("[ ", "[").replace(" ]", "]") in code.replace("[ ", "[").replace(" ]", "]")

@@ -205,7 +205,7 @@ def test_numeric_piece_gets_its_own_finding():
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
          "  return tf1.data.Dataset.from_tensor_slices((features, labels)).filter(lambda x, y: True).batch(1)",
          "filter"),
-        ("print(\"eval loss", "print(estimator.model_dir)\nprint(\"eval loss", "estimator.model_dir"),
+        ("print(\"eval loss", "print(estimator.config)\nprint(\"eval loss", "estimator.config"),
         ("config = tf1.estimator.RunConfig(model_dir=model_dir,",
          "config = tf1.estimator.RunConfig(train_distribute=strategy, model_dir=model_dir,", "train_distribute"),
         ("tf1.losses.mean_squared_error(labels=labels, predictions=logits)",
@@ -214,10 +214,12 @@ def test_numeric_piece_gets_its_own_finding():
         ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)",
          "  return features, labels", "return features, labels"),
         ('eval_result["loss"]', 'eval_result["average_loss"]', "average_loss"),
+        ("  logits = tf1.layers.Dense(1)(features)\n", "  logits = tf1.squeeze(tf1.layers.Dense(1)(features), axis=1)\n",
+         "tf1.layers.Dense(1)(features)"),
     ],
     ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn reads config", "input of unknown length that ends",
          "estimator used afterwards", "RunConfig train_distribute", "weighted loss", "eval until a repeating input ends",
-         "input_fn returning tensors", "a result key not reported"],
+         "input_fn returning tensors", "a result key not reported", "a layer inside a pure function"],
 )
 def test_unsupported_program_is_left_whole_with_a_manual_finding(before, after, where):
     assert_left_whole_pointing_at(SEED, before, after, where)
@@ -263,7 +265,12 @@ def test_an_evaluation_read_where_it_is_called_is_read_from_its_result():
                             "  loss = tf1.losses"),
     ("  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)",
      "  spec = tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n  return spec"),
-], ids=["del config", "pass", "mode compared with a string", "the spec held in a name"])
+    ("  loss = tf1.losses", '  if mode == tf1.estimator.ModeKeys.PREDICT:\n    raise NotImplementedError("no predict")\n'
+                            "  loss = tf1.losses"),
+    ("  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)",
+     "  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n  raise AssertionError('unreached')"),
+], ids=["del config", "pass", "mode compared with a string", "the spec held in a name", "PREDICT raises",
+        "a raise after the return"])
 def test_model_fn_shapes_that_change_nothing_the_model_computes(before, after):
     source = SEED.replace(before, after)
     assert source != SEED
@@ -299,10 +306,10 @@ RUN_TIME_EPOCHS = FACTORY_INPUT.replace("make_input_fn(1),", "make_input_fn(1, n
     'print("eval loss: %s" % eval_result["loss"])', 'print("trained to step", eval_result["global_step"])')
 
 
-@pytest.mark.parametrize("epochs, step", [("2", 6), ("0", 20)], ids=["two passes", "without end"])
-def test_a_repeat_count_known_only_when_the_program_runs_is_chosen_then(epochs, step, tmp_path):
+def test_a_repeat_count_known_only_when_the_program_runs_is_chosen_then(tmp_path):
     """`repeat(n)` of a number given at run time: TF1 stopped at the end of n passes (3 examples each) if it came
-    before max_steps (20); n None repeats without end."""
+    before max_steps (20); n None repeats without end (then the cardinality is INFINITE_CARDINALITY)."""
+    epochs, step = "2", 6
     code = migrated(RUN_TIME_EPOCHS).source
     assert ("steps_per_epoch=(20 - steps_done if dataset.cardinality() == tf.data.INFINITE_CARDINALITY else "
             "min(20 - steps_done, int(dataset.cardinality())))") in code
@@ -1193,3 +1200,24 @@ def test_what_stops_a_model_fn_taking_config_is_what_it_reads_of_it(line, why):
     [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
     assert why in finding.message and line.strip() in source.splitlines()[finding.line - 1]
     assert ("reads the RunConfig" in finding.message) == ("config." in line)
+
+
+TRAIN_ONLY_MODEL_FN = ("  return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)",
+                       "  if mode == tf1.estimator.ModeKeys.TRAIN:\n"
+                       "    return tf1.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n"
+                       "  raise ValueError(f'{mode} is not served')")
+
+
+def test_a_model_fn_raising_for_the_modes_train_does_not_serve_migrates_where_it_only_trains():
+    source = SEED.replace(*TRAIN_ONLY_MODEL_FN).replace(
+        "eval_result, _ = tf1.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n"
+        'print("eval loss: %s" % eval_result["loss"])\n', "estimator.train(_input_fn, max_steps=20)\n")
+    assert "raise ValueError" in source and "train_and_evaluate(" not in source
+    assert "model.fit(" in migrated(source).source
+
+
+def test_evaluating_with_a_model_fn_that_raises_for_eval_leaves_the_program():
+    source = SEED.replace(*TRAIN_ONLY_MODEL_FN)
+    assert source != SEED
+    [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
+    assert "train_and_evaluate evaluates with a model_fn that raises for EVAL" in finding.message

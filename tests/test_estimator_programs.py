@@ -324,7 +324,8 @@ def test_a_factory_that_others_call_too_keeps_the_program_manual():
     ("estimator = tf.estimator.Estimator(model_fn)\nestimator.export_saved_model('/m', serving)\n",
      "export_saved_model"),
     ("experiment = tf.contrib.learn.Experiment(estimator, train_fn, eval_fn)\n", "tf.contrib.learn"),
-    ("estimator = tf.keras.estimator.model_to_estimator(keras_model=model)\n", "already a Keras model"),
+    ("estimator = tf.keras.estimator.model_to_estimator(keras_model=model)\n",
+     "no train_and_evaluate or train / evaluate / predict call drives it"),
     ("def build():\n  return tf.estimator.Estimator(model_fn)\n", "returned by `build()`"),
     ("def run(output_dir):\n  estimator = None  # TODO\n"
      "  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n",
@@ -478,3 +479,36 @@ def test_estimator_code_no_tf2_runs_gets_a_finding_saying_what_to_write(code, wh
     assert result.source == source
     messages = [f.message for f in result.findings if f.rule == "TFM302"]
     assert all(any(each in message for message in messages) for each in why), messages
+
+
+PARTIAL_INPUT = '''\
+import functools
+import tensorflow.compat.v1 as tf
+
+def input_fn(rows, labels, params=None, shuffle_and_repeat=False):
+  dataset = tf.data.Dataset.from_tensor_slices((rows, labels))
+  if shuffle_and_repeat:
+    dataset = dataset.shuffle(params["buffer"]).repeat()
+  return dataset.batch(2)
+
+def model_fn(features, labels, mode, params):
+  logits = tf.layers.dense(features, 1)
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+rows, labels = [[1.0], [2.0]], [[1.0], [0.0]]
+train_inpf = functools.partial(input_fn, rows, labels, shuffle_and_repeat=True)
+estimator = tf.estimator.Estimator(model_fn, params={"buffer": 10})
+estimator.train(train_inpf, max_steps=3)
+'''
+
+
+def test_a_partial_input_fn_gets_params_even_with_a_default_and_its_keywords_decide_branches():
+    """tf_ner's shape: TF1 passed the Estimator's params to every input_fn taking `params` (a default too), and
+    the partial's `shuffle_and_repeat=True` decides the branch that repeats."""
+    result = run_one(PARTIAL_INPUT)
+    assert [f.rule for f in result.findings] == ["TFM301"], result.findings
+    assert 'dataset = train_inpf(params={"buffer": 10})' in result.source
+    bound = run_one(PARTIAL_INPUT.replace("labels, shuffle_and_repeat=True)", "labels, {}, True)"))
+    assert "dataset = train_inpf()" in bound.source  # params bound by the partial: Estimator passed none

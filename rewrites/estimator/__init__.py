@@ -19,7 +19,9 @@ counted), ``evaluate``, or a generator of predictions. The program's own express
 command line keeps working. Every module it edits imports TF2 as ``tf`` and spells what stays
 TF1 ``tf.compat.v1.X`` (rewrites/program/spelling.py). A program across modules is migrated in
 all its files or none, with a finding in each. Float results may differ in the last bits:
-prove the migration with ``tf-migrate parity``.
+prove the migration with ``tf-migrate parity``. An Estimator made by
+``tf.keras.estimator.model_to_estimator`` gives way to its Keras model, made and compiled in
+the strategy's scope (keras_model.py, keras_compile.py).
 
 Before::
 

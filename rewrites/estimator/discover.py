@@ -3,9 +3,9 @@
 A driver is ``train_and_evaluate(estimator, train_spec, eval_spec)`` or ``estimator.train`` /
 ``evaluate`` / ``predict``, at module level or in any function, its Estimator made there or
 returned by a factory in another module (values.py follows it). The drivers of one Estimator
-must run in one function (or at module level); they form a ``Pipeline``. The set-up of the
-migrated program goes before the first driver, outside any loop around it (a train / evaluate
-loop keeps its loop).
+form a ``Pipeline``, at the place that trains it; drivers elsewhere must see the Keras model
+bound there (drivers.py). The set-up of the migrated program goes before the first driver
+there, outside any loop around it (a train / evaluate loop keeps its loop).
 
 Every Estimator that no pipeline takes is reported with the reason (``leftovers``): nothing
 the tool recognises as Estimator code is left without a finding.
@@ -19,6 +19,8 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from rewrites.estimator import added_metrics, canned
+from rewrites.estimator.drivers import ATTRIBUTES, arrange
+from rewrites.estimator.keras_model import MODEL_TO_ESTIMATOR
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
@@ -26,7 +28,8 @@ from rewrites.program.places import Binding, Place, Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bind_arguments, source, subtree
 
-CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator"}
+# Estimators of a model the program writes: a model_fn's, or a Keras model's (rewrites/estimator/keras_model.py).
+CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator", MODEL_TO_ESTIMATOR}
 TRAIN_AND_EVALUATE = "estimator.train_and_evaluate"
 DRIVER_METHODS = ("train", "evaluate", "predict")
 LOOPS = (cst.For, cst.While)
@@ -86,9 +89,6 @@ def is_canned(api: str) -> bool:
 
 # Estimators made otherwise than by the Estimator classes: what to do instead.
 MADE_OTHERWISE = {
-    "keras.estimator.model_to_estimator": "tf.keras.estimator.model_to_estimator: the model is already a Keras "
-                                          "model: compile it and train it with fit under ParameterServerStrategy (the "
-                                          "input functions' datasets, the same steps), without the Estimator, by hand",
     "contrib.estimator.boosted_trees_classifier_train_in_memory": "in-memory boosted trees of tf.contrib: no Keras "
                                                                   "counterpart; TensorFlow Decision Forests trains them",
     "contrib.estimator.boosted_trees_regressor_train_in_memory": "in-memory boosted trees of tf.contrib: no Keras "
@@ -125,6 +125,7 @@ class Discovery:
         self.subclasses: list[tuple[ModuleView, cst.ClassDef]] = []
         self.other: list[tuple[ModuleView, cst.CSTNode, str]] = []  # contrib.learn and the like: (view, node, why)
         self.specs: list[tuple[ModuleView, cst.Call]] = []  # EstimatorSpec(...) calls: what model_fns return
+        self.stopped: set[int] = set()  # Estimators whose pipeline is an Unsupported (its findings say why)
 
     def pipelines(self) -> list[Pipeline | Unsupported]:
         """The pipelines of the tree, in order; a pipeline that cannot be taken is its Unsupported."""
@@ -150,15 +151,16 @@ class Discovery:
                 if driver is not None:
                     driver_value, estimator, trail = driver
                     estimators[id(estimator.node)] = estimator
-                    found.setdefault(id(estimator.node), []).append((driver_value, trail))
+                    found.setdefault(id(estimator.node), []).append((driver_value, estimator, trail))
         result = []
         for key, drivers in found.items():
             estimator = estimators[key]
             if is_canned(estimator.api()) and canned.parameters(estimator) is None:
                 continue  # left, with the reason, among the leftovers
             try:
-                result.append(self._pipeline(estimator, drivers))
+                result.append(self._pipeline(drivers))
             except Unsupported as problem:
+                self.stopped.add(key)
                 result.append(problem)
         return result
 
@@ -209,23 +211,17 @@ class Discovery:
             inner = added_metrics.wrapped(estimator)
         return estimator
 
-    def _pipeline(self, estimator: Value, drivers: list[tuple[Driver, list]]) -> Pipeline:
-        places = {id(driver.call.place.function) for driver, _ in drivers}
-        first = drivers[0][0]
-        if len(places) > 1 or any(d.call.view is not first.call.view for d, _ in drivers):
-            other = next(d for d, _ in drivers if d.call.place.function is not first.call.place.function
-                         or d.call.view is not first.call.view)
-            raise other.call.fail("the Estimator is driven from two functions: the migration puts the Keras model "
-                                  "where the first one trains it; drive it from one function")
-        trail = [step for _, steps in drivers for step in steps]
-        ordered = sorted((driver for driver, _ in drivers), key=lambda d: d.call.view.position(d.call.node))
-        return Pipeline(estimator, ordered, first.call.place, trail)
+    def _pipeline(self, drivers: list[tuple[Driver, Value, list]]) -> Pipeline:
+        """The drivers of one Estimator, where its Keras model goes (rewrites/estimator/drivers.py)."""
+        place, estimator, ordered, trail = arrange(self.values, drivers)
+        return Pipeline(estimator, ordered, place, trail)
 
     def anchor(self, pipeline: Pipeline) -> cst.BaseStatement:
         """The statement the set-up goes before: the one holding the first driver in the innermost block that
         holds every driver, or the outermost loop around that block (a train / evaluate loop keeps its loop)."""
         view = pipeline.place.view
-        paths = [_blocks(view, driver.statement) for driver in pipeline.drivers]
+        paths = [_blocks(view, driver.statement) for driver in pipeline.drivers
+                 if driver.call.place.same_scope(pipeline.place)]
         depth = 0
         while all(len(path) > depth for path in paths) and len({id(path[depth][0]) for path in paths}) == 1:
             depth += 1
@@ -239,7 +235,7 @@ class Discovery:
         """(view, node, why) for every Estimator made but not migrated, subclass and tf.contrib.learn use."""
         found = list(self.other)
         for key, construction in self.constructions.items():
-            if key in taken or key in reported:
+            if key in taken or key in reported or key in self.stopped:
                 continue
             api = construction.api()
             name = api.rpartition(".")[2]
@@ -315,7 +311,7 @@ class Discovery:
                     method = parent.attr.value
                     if method in OTHER_METHODS:
                         return f"`{target.value}.{method}(...)` {OTHER_METHODS[method]}"
-                    if method not in DRIVER_METHODS:
+                    if method not in (*DRIVER_METHODS, *ATTRIBUTES):
                         return f"`{target.value}.{method}` is used, which the migrated program has no counterpart of"
                 if isinstance(parent, cst.Arg):
                     return (f"`{target.value}` is passed to `{_callee(view.parent(parent))}`, which the migration "

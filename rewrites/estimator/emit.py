@@ -24,6 +24,8 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from rewrites.base import module_level_statements
+from rewrites.estimator import keras_model
+from rewrites.estimator.drivers import emit_outside, seen_outside
 from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
 from rewrites.program.edits import ModuleEdits
@@ -121,11 +123,17 @@ class Emitter:
         owner = place.function if isinstance(place.function, cst.FunctionDef) else view.module
         setup = program.setup
         model_fn = setup.model_fn
-        model_fn.new_name = self._build_function(program, any(plan.predict for plan in plans))
-        reference = self._function_reference(model_fn, program)
+        keras = model_fn.keras
+        if keras is None:
+            model_fn.new_name = self._build_function(program, any(plan.predict for plan in plans))
+        elif keras.factory is not None:
+            keras_model.rename_factory(self, program)
+        reference = self._function_reference(model_fn, program) if keras is None or keras.factory else ""
         # The program's own expressions the generated code reads (`model.make_input_fn(...)`) keep their names.
         names = free_names(DRIVER_NAMES, taken(view, owner, gone) | _builtins() | _names_in(
-            reference, *_codes(program, plans)))
+            *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program))
+        if keras is not None and keras.name:  # the program's own model, made where the drivers run
+            names["model"] = keras.name
         names.update(self._module_level(program, view, any(plan.predict for plan in plans), names))
         first_train = next((plan.train for plan in plans if plan.train is not None), None)
         if first_train is None:
@@ -134,6 +142,8 @@ class Emitter:
                                             "that program first")
         predict = any(plan.predict for plan in plans)
         build_target = f"{names.model}, {names.predictor}" if predict else names.model
+        build = keras_model.build(self, program, plans, names, reference) if keras else [
+            f"{build_target} = {self._build_call(program, names, reference)}"]
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
         iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
@@ -141,7 +151,7 @@ class Emitter:
                        shard_slots=restores_shard_slots(setup.model.partitioner, setup.model.slots),
                        iterations=iterations,
                        warm_start=setup.warm_start, train_input=first_train.input.code,
-                       build_target=build_target, build_call=self._build_call(program, names, reference))
+                       build=build)
         edits = self.module_edits(view)
         setup_statements = _statements(render("estimator_setup.py.j2", **context), program.anchor)
         top_level = view.parent(program.anchor) is view.module
@@ -151,8 +161,9 @@ class Emitter:
         edits.insert_before(program.anchor, setup_statements)
         if all(plan.driver.statement is not program.anchor for plan in plans):  # a loop of drivers, say
             edits.blank_lines[program.anchor] = 1
+        contexts = emit_outside(self, program, plans, names, context, gone)  # the callers' drivers: their names
         for plan in plans:
-            self._driver(plan, context, first_train.input.code, edits, program.anchor)
+            self._driver(plan, contexts.get(id(plan), context), first_train.input.code, edits, program.anchor)
         for removed_view, statement in program.removed:
             self.module_edits(removed_view).remove(statement)
         for edit_view, old, new in program.edits:

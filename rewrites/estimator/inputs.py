@@ -86,13 +86,14 @@ class InputReader(IteratorReading):
 
     def read(self, node: Value, mode: str, params: str | None = None) -> Input:
         """``node``: the input_fn argument; ``mode``: "train", "eval" or "predict"; ``params``: what Estimator
-        passed as params, as code at the driver."""
+        passed as params, as code at the driver (or the function giving it, called if the input_fn takes params)."""
         resolved = self.values.resolve(node)
         if isinstance(resolved.node, cst.Lambda):
             return self._lambda(node, resolved, mode)
-        target = resolved
+        target, given = resolved, []
         if isinstance(resolved.node, cst.Call) and _is_partial(resolved):
             target = self.values.resolve(Value(resolved.node.args[0].value, resolved.place))
+            given = list(resolved.node.args[1:])
         if not isinstance(target.node, cst.FunctionDef):
             api = resolved.api() if isinstance(resolved.node, cst.Call) else None
             if api in ("estimator.inputs.numpy_input_fn", "estimator.inputs.pandas_input_fn"):
@@ -100,8 +101,9 @@ class InputReader(IteratorReading):
                                     "(switched off, or left manual: see its finding)")
             raise node.fail("the input_fn must be a function, a lambda, a factory's function or a functools.partial "
                             "of one, defined in the files given")
-        arguments = self._arguments(target.node, mode, params, node)
-        dataset, edits = self._function(target, mode, self._called_by_estimator(target.node, mode))
+        arguments = self._arguments(target.node, mode, params, node, _bound_by(target.node, given))
+        dataset, edits = self._function(target, mode, self._called_by_estimator(target.node, mode, given,
+                                                                                 resolved.place))
         call = self.relocate(node)
         return Input(f"{call}({arguments})", target.view, target.node, dataset.repeats, dataset.length_known,
                      edits, dataset.unknown)
@@ -119,24 +121,30 @@ class InputReader(IteratorReading):
         return Input(self.relocate(body), resolved.view, lam, dataset.repeats, dataset.length_known,
                      edits, dataset.unknown)
 
-    def _arguments(self, function: cst.FunctionDef, mode: str, params: str | None, node: Value) -> str:
-        """What Estimator passed: the parameters named mode, params, config that the input_fn takes."""
-        names = [p.name.value for p in (*function.params.params, *function.params.kwonly_params) if p.default is None]
+    def _arguments(self, function: cst.FunctionDef, mode: str, params: str | None, node: Value,
+                   bound: set[str]) -> str:
+        """What Estimator passed: the parameters named mode, params, config that the input_fn takes (with a
+        default or not: TF1 passed them to every input_fn that has them), but those a functools.partial bound."""
+        names = [p.name.value for p in (*function.params.params, *function.params.kwonly_params)
+                 if p.name.value not in bound]
         passed = []
         for name in names:
             if name == "mode":
                 passed.append(f'mode="{MODES[mode]}"')
             elif name == "params":
-                passed.append(f"params={params or '{}'}")
+                passed.append(f"params={(params() if callable(params) else params) or '{}'}")
             elif name in ("config", "input_context"):
                 raise node.fail(f"an input_fn that reads Estimator's {name} is not migrated: give it what it needs "
                                 "by hand")
         return ", ".join(passed)
 
-    def _called_by_estimator(self, function: cst.FunctionDef, mode: str) -> CallSite:
-        """The call Estimator made of the input_fn, as far as it decides branches: with its mode."""
-        passed = [cst.Arg(cst.SimpleString(f'"{MODES[mode]}"'), keyword=cst.Name("mode"))]
-        return CallSite(cst.Call(function.name, args=passed), self.driver)
+    def _called_by_estimator(self, function: cst.FunctionDef, mode: str, given: list[cst.Arg] = (),
+                             place: Place | None = None) -> CallSite:
+        """The call Estimator made of the input_fn, as far as it decides branches: with its mode, and what a
+        functools.partial of it gave (read where the partial is made)."""
+        passed = [*given] if "mode" in _bound_by(function, given) else [
+            *given, cst.Arg(cst.SimpleString(f'"{MODES[mode]}"'), keyword=cst.Name("mode"))]
+        return CallSite(cst.Call(function.name, args=passed), place if given else self.driver)
 
     # -- the function's body -----------------------------------------------------------------
 
@@ -311,3 +319,10 @@ def _is_partial(value: Value) -> bool:
 def _short(node: cst.CSTNode) -> str:
     text = " ".join(source(node).split())
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bound_by(function: cst.FunctionDef, given: list[cst.Arg]) -> set[str]:
+    """The parameters of ``function`` a functools.partial's arguments ``given`` bind."""
+    positional = [p.name.value for p in function.params.params]
+    count = sum(1 for arg in given if arg.keyword is None and not arg.star)
+    return {*positional[:count], *(arg.keyword.value for arg in given if arg.keyword is not None)}

@@ -127,6 +127,12 @@ class Migration:
             found.append(Reported("TFM301", model_fn.view, model_fn.reference.node,
                                   f"canned {model_fn.canned} -> `{model_fn.new_name}`, its Keras model, for the "
                                   f"Estimator program driven in {program.place.view.path}"))
+        elif model_fn.keras is not None:  # a factory of another module that returned model_to_estimator(...)
+            if model_fn.function is not None and model_fn.view is not program.place.view:
+                found.append(Reported("TFM301", model_fn.view, model_fn.function,
+                                      f"`{model_fn.function.name.value}` -> `{model_fn.new_name}`: returns its "
+                                      "compiled Keras model (model_to_estimator goes), for the Estimator program "
+                                      f"driven in {program.place.view.path}"))
         elif model_fn.view is not program.place.view:
             found.append(Reported("TFM301", model_fn.view, model_fn.function,
                                   f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras "

@@ -31,7 +31,7 @@ from rewrites import keras_optimizers
 from rewrites.estimator.layers import LayerReading
 from rewrites.estimator.metrics import MetricReading
 from rewrites.estimator.program import Model
-from rewrites.estimator.specs import SPECS, SpecReading
+from rewrites.estimator.specs import SPECS, SpecReading, is_raise
 from rewrites.estimator.training import GLOBAL_STEP, TrainingReading
 from rewrites.program.spelling import Spelling
 from rewrites.program.spelling import MODE_KEYS
@@ -182,6 +182,11 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.unread |= _bound_names(statement)
 
     def _one(self, statement) -> None:
+        if is_raise(statement) and (self.returned or self.trained_first):
+            # After the return that serves every mode (never reached), or after TRAIN's: EVAL and PREDICT raise.
+            self.model.evaluates = self.model.evaluates and not self.trained_first
+            self.returned = True
+            return
         if self.returned:
             raise Unsupported(statement, "code after the model_fn's return")
         if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return):
@@ -308,6 +313,11 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
             if reader is not None:
                 getattr(self, reader)(api, call, target)
             elif api in PURE_FUNCTIONS:
+                inner = next((arg.value for arg in call.args if not self._pure_expression(arg.value)), None)
+                if inner is not None:
+                    raise Unsupported(inner, f"`{first_line(inner)}` inside tf.{api}(...) in the model_fn: bind it to "
+                                             "a name first (`logits = tf.layers.dense(...)`), then apply "
+                                             f"tf.{api} to the name, and run tf-migrate again")
                 self._emit(target, self.code(call))
                 self.model.chain = False
                 self.pure[target] = call

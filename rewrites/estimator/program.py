@@ -44,6 +44,7 @@ class Model:
     optimizer: str = ""
     after_compile: tuple[str, ...] = ()
     metrics: list[str] = field(default_factory=list)
+    evaluates: bool = True          # False: the model_fn raises for EVAL
     predictions: list[tuple[str | None, str]] | None = None  # the PREDICT spec's dict: (key, value) code; key None:
     # one tensor, not a dict
     partitioner: str | None = None  # the strategy's variable_partitioner
@@ -72,7 +73,9 @@ class Model:
 @dataclass
 class ModelFn:
     """The model_fn, and how the migrated program calls the Keras model function that replaces it. A canned
-    estimator has no model_fn: its build function goes before ``home``, the top-level statement making it."""
+    estimator has no model_fn: its build function goes before ``home``, the top-level statement making it.
+    model_to_estimator's has none either: the program's own code makes the model (``function``: a factory that
+    returned the Estimator, and returns the model once migrated)."""
 
     view: ModuleView
     function: cst.FunctionDef | None
@@ -84,6 +87,7 @@ class ModelFn:
     new_name: str = ""                    # of the function that replaces it
     canned: str | None = None             # the canned estimator's class name
     home: cst.BaseStatement | None = None
+    keras: object = None                  # model_to_estimator's Keras model (rewrites/estimator/keras_model.py)
 
     @property
     def where(self) -> Value:
@@ -168,6 +172,17 @@ class Driver:
     kind: str
     call: Value
     statement: cst.BaseStatement
+    caller: bool = False  # it reads what the training function returned (a Handoff), where that is called
+
+
+@dataclass
+class Handoff:
+    """A training function ending with ``return estimator``: it returns what its callers' drivers use instead (the
+    model, the predictor), and each ``estimator = train_and_evaluate(...)`` of its callers binds that."""
+
+    view: ModuleView
+    returned: cst.Name           # `estimator` in `return estimator`
+    targets: list[cst.Name]      # `estimator` in each caller's `estimator = train_and_evaluate(...)`
 
 
 @dataclass
@@ -182,6 +197,8 @@ class Program:
     factories: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # removed if unused
     notes: list[Note] = field(default_factory=list)
     edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode]] = field(default_factory=list)  # input functions changed
+    attributes: list[tuple[ModuleView, cst.CSTNode, str]] = field(default_factory=list)  # estimator.eval_dir(): code
+    handoff: Handoff | None = None
 
     @property
     def views(self) -> list[ModuleView]:

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from rewrites.estimator import canned, results
+from rewrites.estimator import canned, keras_model, results
 from rewrites.estimator.added_metrics import AddedMetrics, calls as added_metrics
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
+from rewrites.estimator.drivers import read_outside, reads_the_same
 from rewrites.estimator.inputs import InputReader
 from rewrites.estimator.model_fn import ModelFnReader
 from rewrites.estimator.program import Driver, FitPlan, Input, Model, ModelFn, Note, Program, Setup
@@ -73,7 +74,7 @@ class ProgramReader:
         self.values, self.spelling, self.discovery = values, spelling, discovery
 
     def read(self, pipeline: Pipeline) -> tuple[Program, list[DriverPlan]]:
-        self.place = pipeline.place
+        self.place = self.home = pipeline.place
         self.notes: list[Note] = []
         self.trail = list(pipeline.trail)
         self.config = ConfigReader(self.values, self.code, self.trail)
@@ -82,16 +83,20 @@ class ProgramReader:
         setup = self._setup(pipeline.estimator)
         self.setup = setup
         plans = [plan for plan in map(self._noting(self._driver), pipeline.drivers) if plan is not None]
+        self.place = self.home
+        anchor = self.discovery.anchor(pipeline)
+        outside = self._noting(read_outside)(self.values, pipeline, anchor, self.model_dir,
+                                             trail_statements(self.trail), self._spell)
         if self.problems:
             raise Unsupported.of_all(self.problems)
         self._map_examples(plans, setup.model)
-        anchor = self.discovery.anchor(pipeline)
         program = Program(setup, pipeline.drivers, pipeline.place, anchor, notes=self.notes)
         for plan in plans:
             program.edits += [edit for piece in (plan.train and plan.train.input, plan.evaluate and plan.evaluate.input,
                                                  plan.predict) if piece for edit in piece.edits]
         program.removed = trail_statements(self.trail)
-        program.factories = trail_functions(self.trail)
+        program.attributes, program.handoff = outside
+        program.factories = [(view, f) for view, f in trail_functions(self.trail) if f is not setup.model_fn.function]
         return program, plans
 
     @staticmethod
@@ -133,13 +138,22 @@ class ProgramReader:
         api = estimator.api()
         tpu = tpu_settings(self.values, estimator, self.code) if api == TPU_ESTIMATOR else None
         canned_parameters = canned.parameters(estimator, self._tf1_era(estimator))
-        args = bound_values(estimator.node, tpu.parameters if tpu else canned_parameters or ESTIMATOR)
+        keras = api == keras_model.MODEL_TO_ESTIMATOR
+        args = bound_values(estimator.node, tpu.parameters if tpu else canned_parameters or (
+            keras_model.PARAMETERS if keras else ESTIMATOR))
         at = estimator.place
         arg = {name: Value(value, at) for name, value in args.items()}
         config = self._noting(self.config.run_config)(arg.get("config")) or {}
         model_dir = arg.get("model_dir") or config.get("model_dir")
         if canned_parameters:
             model_fn, model = self._canned(estimator)
+        elif keras:
+            try:
+                model_fn, model = keras_model.KerasModelReader(self.values, self.spelling, self.place).read(estimator,
+                                                                                                           arg)
+            except Unsupported as problem:  # the drivers are read on, for what else stops them
+                self.problems.append(problem)
+                model_fn, model, self.model_read = ModelFn(estimator.view, None, at, estimator), Model(), False
         else:
             model_fn = self._model_fn(arg.get("model_fn") or estimator, arg.get("params"), tpu)
             try:
@@ -167,7 +181,7 @@ class ProgramReader:
             setup.batch_sizes = tpu.batch_sizes
             setup.tpu = tpu.on_tpu(self.values, arg.get("config"), model_fn, self.code, self.trail)
             self.notes += tpu.notes
-        self.model_dir = model_dir
+        self.model_dir, self.params = model_dir, arg.get("params")
         return setup
 
     def _tf1_era(self, estimator: Value) -> bool:
@@ -234,6 +248,8 @@ class ProgramReader:
     # -- the drivers ----------------------------------------------------------------------------
 
     def _driver(self, driver: Driver) -> DriverPlan:
+        # A driver outside the model's place (drivers.py): its inputs and steps are code where it stands.
+        self.place = self.home if driver.call.place.same_scope(self.home) else driver.call.place
         reader = getattr(self, f"_{driver.kind}")
         return reader(driver)
 
@@ -266,9 +282,15 @@ class ProgramReader:
             steps_code = self.code(steps) if steps is not None else EVAL_SPEC_DEFAULT_STEPS
             if not eval_input.repeats:
                 self.notes.append(self._eval_steps_note(eval_spec, steps_code))
+        self._evaluates(driver)
         plan.evaluate = EvalPlan(eval_input, steps_code)
         self._results(plan.evaluate, driver, _eval_result_name(driver))
         return plan
+
+    def _evaluates(self, driver: Driver) -> None:
+        if not self.setup.model.evaluates:
+            raise driver.call.fail(f"{driver.kind} evaluates with a model_fn that raises for EVAL: the TF1 program "
+                                   "fails here too")
 
     def _whole_input(self, eval_input: Input, steps: Value) -> None:
         """Evaluating until the input ends: it must end."""
@@ -328,6 +350,7 @@ class ProgramReader:
             self._whole_input(eval_input, steps or driver.call)
         elif eval_input.repeats is not True:
             self.notes.append(self._eval_steps_note(driver.call, steps_code))
+        self._evaluates(driver)
         plan = DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code))
         self._results(plan.evaluate, driver, _assigned_name(driver))
         return plan
@@ -343,6 +366,9 @@ class ProgramReader:
         if set(args) - {"input_fn", "yield_single_examples"} or (
                 "yield_single_examples" in args and self.values.constant(args["yield_single_examples"]) is not True):
             raise driver.call.fail("predict() with more than an input_fn is not migrated yet")
+        if self.setup.model_fn.keras is not None:
+            raise driver.call.fail("predict() of a model_to_estimator Estimator is not migrated yet: call the Keras "
+                                   "model's predict by hand")
         if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
             raise driver.call.fail(f"predict() with a canned {self.setup.model_fn.canned} is not migrated yet: migrate "
                                    "this program by hand")
@@ -351,9 +377,12 @@ class ProgramReader:
         return DriverPlan(driver, predict=self._inputs().read(args["input_fn"], "predict",
                                                               self._input_params("predict")))
 
-    def _input_params(self, mode: str) -> str | None:
-        """What Estimator passes an input_fn as params: its own, and a TPUEstimator's batch size of the mode."""
-        return with_batch_size(self.setup.params, self.setup.batch_sizes.get(mode))
+    def _input_params(self, mode: str):
+        """What Estimator passes an input_fn as params: its own, and a TPUEstimator's batch size of the mode (for a
+        driver outside the model's place: the function giving that code there, called if the input_fn takes params)."""
+        if self.place is self.home or self.params is None or reads_the_same(self.setup.params, self.home, self.place):
+            return with_batch_size(self.setup.params, self.setup.batch_sizes.get(mode))
+        return lambda: with_batch_size(self.code(self.params), self.setup.batch_sizes.get(mode))
 
     def _training(self, input_node: Value, steps: Steps, hooks: Value | None) -> TrainPlan:
         model = self.setup.model

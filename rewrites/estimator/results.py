@@ -35,8 +35,10 @@ class Reads:
 
 
 def reported(model) -> set[str]:
-    """The keys the migrated evaluate gives: the loss, the step, and the compiled metrics by their TF1 keys."""
-    return {"loss", STEP, *re.findall(r'name="(\w+)"', " ".join(model.metrics))}
+    """The keys the migrated evaluate gives: the loss, the step, and the compiled metrics by their TF1 keys (a
+    metric compiled by name, `"accuracy"`, reports under it)."""
+    named = [metric[1:-1] for metric in model.metrics if re.fullmatch(r'"\w+"', metric)]
+    return {"loss", STEP, *named, *re.findall(r'name="(\w+)"', " ".join(model.metrics))}
 
 
 def of_name(view: ModuleView, target: cst.Name) -> Reads:

@@ -10,9 +10,14 @@ gets its strategy (with TF_CONFIG's cluster, the chief trains with ParameterServ
 and worker tasks serve, an evaluator evaluates checkpoints; without TF_CONFIG it trains locally), the training
 dataset, the model built in the strategy's scope and the checkpoints of RunConfig restored: its own (in
 model_dir's tf2 folder), or else the TF1 program's latest in model_dir. train becomes fit for max_steps over
-every run, as TF1 counted, evaluate becomes evaluate, predict a generator of predictions. The program's own
+every run, as TF1 counted, evaluate becomes evaluate, predict a generator of predictions; a driver in a function
+defined where the Estimator is trained, or at a caller of a training function returning it, uses the Keras
+model bound there, and estimator.eval_dir() / model_dir are the directories TF1 used. The program's own
 expressions (flags, arguments, params) stay, so its command line keeps working. A program across modules is
-migrated in all its files or none, with a finding in each.
+migrated in all its files or none, with a finding in each. An Estimator made by
+tf.keras.estimator.model_to_estimator gives way to its Keras model: the statements making and compiling it move
+into the strategy's scope (or the function making it is called there; a factory that returned the Estimator
+returns the model), compiled with the optimizer model_to_estimator trained with.
 Why: TensorFlow 2 has no Estimator that trains under ParameterServerStrategy; Keras' fit does.
 What may differ: float results, in the last bits, and what the finding says (for example, Keras averages the
 eval loss per example where TF1 averaged it per batch); prove the migration with `tf-migrate parity`.

@@ -44,6 +44,9 @@ class SpecReading:
                                          "ModeKeys.PREDICT/EVAL:` branches that return an EstimatorSpec, and ifs "
                                          "decided before the program runs, are migrated")
         *body, last = statement.body.body
+        if is_raise(last):  # the model does not serve the mode: a program that uses it is refused where it does
+            self.model.evaluates = self.model.evaluates and mode != "EVAL"
+            return
         for inner in body:
             self._statement(inner)
         args = self._spec(last)
@@ -164,3 +167,7 @@ class SpecReading:
         if not all(isinstance(e, cst.DictElement) for e in predictions.elements):
             raise Unsupported(node, "predictions with `**` entries are not migrated yet: write the dict out")
         return [(self.code(element.key), self.code(element.value)) for element in predictions.elements]
+
+
+def is_raise(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Raise)

@@ -45,7 +45,7 @@ import libcst as cst
 from rewrites import tf_api
 from rewrites.base import module_level_statements
 from rewrites.program.modules import ModuleView
-from rewrites.syntax import Replace, Unsupported, children, first_line, source, statement_value, subtree
+from rewrites.syntax import Replace, Unsupported, children, first_line, is_name, source, statement_value, subtree
 
 TF = "tf"
 MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "eval",
@@ -233,6 +233,12 @@ class Spelling:
     def all_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
         """Every respelled reference of the module: node -> its TF2 spelling."""
         return {node: new for node in self._references(self.view.module) if (new := self.reference(node)) is not None}
+
+    def keras_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
+        """TensorFlow's Keras in the module (`tf.keras.X`, `Dense` of `from tensorflow.keras.layers import Dense`) as
+        `keras.X`: Keras 2, as generated code imports it (`tf.keras` is Keras 3 from TensorFlow 2.16)."""
+        return {node: cst.parse_expression(api) for node in self._references(self.view.module)
+                if (api := self.view.api(node)).startswith("keras.") and not is_name(_root(node), "keras")}
 
 
 def _root(node: cst.CSTNode) -> cst.CSTNode:

@@ -1,0 +1,315 @@
+"""Drivers outside the function that trains the Estimator (rewrites/estimator/drivers.py), and what the program reads
+of the Estimator besides its drivers.
+
+The shapes of public programs: tf_ner's main block trains the Estimator, makes `estimator.eval_dir()`, and predicts
+from a nested `write_predictions(name)` called in a loop afterwards (also in `main()`, or from a module-level
+function reading the module's `estimator`); the course notebooks' `train_and_evaluate(args)` returns the Estimator
+it trained, and a later cell predicts or evaluates with it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from textwrap import dedent, indent
+
+import pytest
+
+from helpers import ALL_RULES
+from migrator.engine import migrate_group
+from test_estimator_programs import rules, run_one, run_tree
+
+HEAD = '''\
+import functools
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+ROWS = np.arange(24, dtype=np.float32).reshape(12, 2) / 10
+LABELS = (ROWS.sum(axis=1) > 1.1).astype(np.int64)
+
+
+def input_fn(rows, labels, params, mode):
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": rows}, labels))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        dataset = dataset.repeat()
+    return dataset.batch(params["batch_size"])
+
+
+def read_dataset(mode, batch_size):
+    def _input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": ROWS}, LABELS))
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            dataset = dataset.repeat()
+        return dataset.batch(batch_size)
+    return _input_fn
+
+
+def model_fn(features, labels, mode, params):
+    logits = tf.layers.dense(features["x"], 2)
+    predicted = tf.argmax(logits, 1)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"class_ids": predicted})
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    train_op = tf.train.AdamOptimizer(0.01).minimize(loss, global_step=tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+'''
+
+# tf_ner's main block, its data and model small.
+TRAINED = '''\
+params = {"batch_size": 4}
+model_dir = sys.argv[1]
+cfg = tf.estimator.RunConfig(save_checkpoints_secs=120)
+estimator = tf.estimator.Estimator(model_fn, model_dir, cfg, params)
+Path(estimator.eval_dir()).mkdir(parents=True, exist_ok=True)
+train_spec = tf.estimator.TrainSpec(input_fn=functools.partial(input_fn, ROWS, LABELS), max_steps=5)
+eval_spec = tf.estimator.EvalSpec(input_fn=functools.partial(input_fn, ROWS, LABELS), steps=None)
+tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+'''
+WRITE_PREDICTIONS = '''\
+def write_predictions(name):
+    Path(model_dir, "score").mkdir(parents=True, exist_ok=True)
+    with Path(model_dir, "score", "{}.preds.txt".format(name)).open("w") as f:
+        test_inpf = functools.partial(input_fn, ROWS, LABELS)
+        preds_gen = estimator.predict(test_inpf)
+        for golds, preds in zip(LABELS, preds_gen):
+            f.write("{} {}\\n".format(golds, preds["class_ids"]))
+'''
+LOOP = '''\
+for name in ["train", "testa"]:
+    write_predictions(name)
+'''
+
+
+def main_block(write_predictions: str = WRITE_PREDICTIONS) -> str:
+    return HEAD + '\n\nif __name__ == "__main__":\n' + indent(TRAINED + "\n" + write_predictions + "\n" + LOOP, "    ")
+
+
+MAIN_BLOCK = main_block()
+IN_MAIN = (HEAD + "\n\ndef main():\n" + indent(TRAINED + "\n" + WRITE_PREDICTIONS + "\n" + LOOP, "    ")
+           + '\n\nif __name__ == "__main__":\n    main()\n')
+MODULE_FUNCTION = (HEAD + "\n\n" + WRITE_PREDICTIONS + '\n\nif __name__ == "__main__":\n'
+                   + indent(TRAINED + "\n" + LOOP, "    "))
+PREDICTED = '        preds_gen = predict_examples(predictor, test_inpf(params=params, mode="infer"))\n'
+
+
+def test_a_nested_function_predicting_after_training_reads_the_predictor_bound_where_it_was_trained():
+    result = run_one(MAIN_BLOCK)
+    code = result.source
+    assert rules(result) == ["TFM301"]
+    assert '    Path(os.path.join(model_dir, "eval")).mkdir(parents=True, exist_ok=True)\n' in code
+    assert "        model, predictor = build_model(dataset.element_spec[0], params=params)\n" in code
+    assert "    " + PREDICTED in code
+    assert code.index("model, predictor = build_model") < code.index("def write_predictions(name):")
+    assert '    for name in ["train", "testa"]:\n        write_predictions(name)\n' in code
+    assert "estimator" not in code.replace("tf.estimator", "")
+    compile(code, "train.py", "exec")
+
+
+@pytest.mark.parametrize("program, predicted", [(IN_MAIN, "    " + PREDICTED), (MODULE_FUNCTION, PREDICTED)],
+                         ids=["nested in main()", "a module-level function reading the module's estimator"])
+def test_the_other_places_of_the_prediction_function(program, predicted):
+    result = run_one(program)
+    assert rules(result) == ["TFM301"]
+    assert predicted in result.source
+    compile(result.source, "train.py", "exec")
+
+
+def test_a_nested_function_evaluating_binds_its_own_evaluation_names():
+    predicting = '''        preds_gen = estimator.predict(test_inpf)
+        for golds, preds in zip(LABELS, preds_gen):
+            f.write("{} {}\\n".format(golds, preds["class_ids"]))'''
+    evaluating = '''        eval_dataset = estimator.evaluate(test_inpf)
+        f.write("{}\\n".format(eval_dataset["loss"]))'''
+    program = main_block(WRITE_PREDICTIONS.replace(predicting, evaluating))
+    assert program != MAIN_BLOCK
+    code = run_one(program).source
+    write = code[code.index("    def write_predictions(name):"):]
+    assert ('            keras_eval_dataset = test_inpf(params=params, mode="eval")\n'
+            "            # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.\n"
+            "            eval_steps = int(keras_eval_dataset.cardinality())\n"
+            "            keras_eval_dataset = keras_eval_dataset.repeat()\n"
+            "            eval_dataset = model.evaluate("
+            "keras_eval_dataset, steps=eval_steps, return_dict=True, verbose=2)\n") in write
+
+
+NOTEBOOK = HEAD + '''
+
+def train_and_evaluate(args):
+    estimator = tf.estimator.Estimator(
+        model_fn=model_fn, model_dir=args["output_dir"],
+        params={"batch_size": args["batch_size"]})
+    train_spec = tf.estimator.TrainSpec(
+        input_fn=read_dataset(tf.estimator.ModeKeys.TRAIN, args["batch_size"]), max_steps=args["train_steps"])
+    eval_spec = tf.estimator.EvalSpec(input_fn=read_dataset(tf.estimator.ModeKeys.EVAL, args["batch_size"]),
+                                      steps=None)
+    tf.estimator.train_and_evaluate(estimator=estimator, train_spec=train_spec, eval_spec=eval_spec)
+    return estimator
+
+
+arguments = {"output_dir": "trained", "batch_size": 4, "train_steps": 5}
+estimator = train_and_evaluate(arguments)
+
+predictions_generator = estimator.predict(input_fn=read_dataset(tf.estimator.ModeKeys.EVAL, 4))
+predictions_list = [x for x in predictions_generator]
+'''
+EVALUATED = ("metrics = estimator.evaluate(input_fn=read_dataset(tf.estimator.ModeKeys.EVAL, 4))\n"
+             "print(metrics['loss'])\n")
+
+
+@pytest.mark.parametrize("evaluated", [False, True], ids=["predicted", "predicted and evaluated"])
+def test_a_training_function_returning_its_estimator_returns_what_its_callers_drive(evaluated):
+    result = run_one(NOTEBOOK + (EVALUATED if evaluated else ""))
+    code = result.source
+    assert rules(result) == ["TFM301"]
+    returned = "model, predictor" if evaluated else "predictor"
+    assert f"    model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)\n    return {returned}\n" \
+        in code
+    assert f"\n{returned} = train_and_evaluate(arguments)\n" in code
+    assert 'predictions_generator = predict_examples(predictor, read_dataset("eval", 4)())\n' in code
+    if evaluated:
+        assert ('\neval_dataset = read_dataset("eval", 4)()\n'
+                "# TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.\n"
+                "eval_steps = int(eval_dataset.cardinality())\neval_dataset = eval_dataset.repeat()\n"
+                "metrics = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)\n") in code
+    assert "estimator" not in code.replace("tf.estimator", "")
+    compile(code, "train.py", "exec")
+
+
+def test_a_caller_that_drops_the_result_and_one_that_names_it_otherwise():
+    program = NOTEBOOK.replace("estimator = train_and_evaluate(arguments)\n",
+                               "train_and_evaluate(arguments)\nsupervised = train_and_evaluate(arguments)\n").replace(
+        "estimator.predict(", "supervised.predict(")
+    code = run_one(program).source
+    assert "\ntrain_and_evaluate(arguments)\npredictor = train_and_evaluate(arguments)\n" in code
+    assert "predict_examples(predictor, " in code and "supervised" not in code
+
+
+def test_a_callers_input_gets_the_estimators_params_as_code_it_can_read():
+    """The training function's local `params` is not the caller's: its value is written out there."""
+    program = HEAD + '''
+
+def train(output_dir):
+    params = {"batch_size": 4}
+    estimator = tf.estimator.Estimator(model_fn, output_dir, params=params)
+    estimator.train(functools.partial(input_fn, ROWS, LABELS), max_steps=5)
+    return estimator
+
+
+def main():
+    estimator = train(sys.argv[1])
+    print(list(estimator.predict(functools.partial(input_fn, ROWS, LABELS))))
+'''
+    code = run_one(program).source
+    assert "    return predictor\n" in code and "    predictor = train(sys.argv[1])\n" in code
+    assert ('    print(list(predict_examples(predictor, functools.partial(input_fn, ROWS, LABELS)('
+            'params={"batch_size": 4}, mode="infer"))))\n') in code
+
+
+@pytest.mark.parametrize("read, code", [
+    ("estimator.eval_dir()", 'os.path.join(model_dir, "eval")'),
+    ('estimator.eval_dir("test")', 'os.path.join(model_dir, "eval_test")'),
+    ("estimator.eval_dir(name=None)", 'os.path.join(model_dir, "eval")'),
+    ("estimator.model_dir", "model_dir"),
+], ids=["eval_dir", "a named evaluation's", "name None", "model_dir"])
+def test_what_the_program_reads_of_the_estimator_is_the_directory_tf1_used(read, code):
+    """tensorflow_estimator's Estimator.eval_dir: os.path.join(model_dir, 'eval' if not name else 'eval_' + name)."""
+    result = run_one(MAIN_BLOCK.replace("Path(estimator.eval_dir())", f"Path({read})"))
+    assert f"    Path({code}).mkdir(parents=True, exist_ok=True)\n" in result.source
+    assert rules(result) == ["TFM301"]
+
+
+CALLED_EARLY = HEAD + '''
+
+if __name__ == "__main__":
+    params = {"batch_size": 4}
+    estimator = tf.estimator.Estimator(model_fn, sys.argv[1], params=params)
+
+    def write_predictions(name):
+        print(name, list(estimator.predict(functools.partial(input_fn, ROWS, LABELS))))
+
+    write_predictions("untrained")
+    estimator.train(functools.partial(input_fn, ROWS, LABELS), max_steps=5)
+    write_predictions("trained")
+'''
+ELSEWHERE = HEAD + '''
+
+def main():
+    global estimator
+    estimator = tf.estimator.Estimator(model_fn, sys.argv[1], params={"batch_size": 4})
+    estimator.train(functools.partial(input_fn, ROWS, LABELS), max_steps=5)
+
+
+def write_predictions():
+    print(list(estimator.predict(functools.partial(input_fn, ROWS, LABELS))))
+
+
+main()
+write_predictions()
+'''
+# program, the line of the finding, what it says
+LEFT = {
+    "called before training": (CALLED_EARLY, 'write_predictions("untrained")',
+                               "may not be bound yet: call it only after training"),
+    "the estimator's name bound again": (MAIN_BLOCK.replace("        write_predictions(name)\n",
+                                                            "        write_predictions(name)\n    estimator = None\n"),
+                                         "preds_gen = estimator.predict", "also used here"),
+    "trained in main(), predicted in another function": (ELSEWHERE, "estimator.predict",
+                                                         "drive it in `main()`, in a function defined there"),
+    "used otherwise by a caller": (NOTEBOOK + "estimator.export_saved_model('/m', None)\n",
+                                   "estimator.export_saved_model", "save the Keras model"),
+    "passed on by a caller": (NOTEBOOK + "print(train_and_evaluate(arguments))\n", "print(train_and_evaluate",
+                              "bind it to a name"),
+    "returned before training": (NOTEBOOK.replace("    tf.estimator.train_and_evaluate(",
+                                                  "    if args['train']:\n        tf.estimator.train_and_evaluate("),
+                                 "    return estimator", "return it after training, in the same block"),
+    "a caller's input reads the function's arguments": (
+        NOTEBOOK.replace("estimator.predict(input_fn=read_dataset(tf.estimator.ModeKeys.EVAL, 4))",
+                         "estimator.predict(input_fn=functools.partial(input_fn, ROWS, LABELS))"),
+        'params={"batch_size": args["batch_size"]}', "`args` (args) cannot be read where the migrated code runs"),
+    "no model_dir": (MAIN_BLOCK.replace("Estimator(model_fn, model_dir, cfg, params)",
+                                        "Estimator(model_fn, None, cfg, params)"),
+                     "Path(estimator.eval_dir())", "given no model_dir (TF1 used a temporary directory)"),
+    "an evaluation name known when the program runs": (
+        MAIN_BLOCK.replace("Path(estimator.eval_dir())", "Path(estimator.eval_dir(sys.argv[2]))"),
+        "Path(estimator.eval_dir", "an evaluation name known only when the program runs"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT))
+def test_a_driver_that_may_not_see_the_model_leaves_the_program_saying_what_to_do(case):
+    program, where, why = LEFT[case]
+    assert program not in (MAIN_BLOCK, NOTEBOOK)
+    result = run_one(program)
+    assert result.source == dedent(program)
+    findings = [f for f in result.findings if f.rule == "TFM302"]
+    assert any(why in f.message and where in program.splitlines()[f.line - 1] for f in findings), findings
+
+
+def test_a_caller_in_another_module_that_binds_the_result_leaves_the_program():
+    other = "from nb import train_and_evaluate\n\ntrained = train_and_evaluate({})\n"
+    results = run_tree({"nb.py": NOTEBOOK, "other.py": other})
+    assert results["nb.py"].source == NOTEBOOK and results["other.py"].source == other
+    message = next(f.message for f in results["other.py"].findings)
+    assert "bind it to a name in nb.py and drive it from there" in message
+
+
+@pytest.mark.tensorflow
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="needs the parity extra")
+def test_the_migrated_main_block_trains_and_writes_its_predictions(tmp_path):
+    """tf_ner's shape, migrated, runs locally: trained, evaluated, the eval folder made, a prediction per example."""
+    script = tmp_path / "main.py"
+    script.write_text(migrate_group({"main.py": MAIN_BLOCK}, ALL_RULES, keras="auto")["main.py"].source)
+    environment = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "model")], capture_output=True, text=True,
+                          timeout=120, env=environment, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "model" / "eval").is_dir() and (tmp_path / "model" / "tf2" / "checkpoint").exists()
+    for name in ("train", "testa"):
+        lines = (tmp_path / "model" / "score" / f"{name}.preds.txt").read_text().splitlines()
+        assert len(lines) == 12 and all(line.split()[1] in ("0", "1") for line in lines), lines

@@ -1,0 +1,361 @@
+"""Estimators made by tf.keras.estimator.model_to_estimator: the Keras model itself trains, in the strategy's scope.
+
+The shapes of the public programs that used it (the Cloud ML samples' trainer packages, the
+training-data-analyst courses, the TensorFlow tutorial): the model made and compiled where the
+Estimator is driven, by a function called in model_to_estimator's argument, or in a factory of
+another module that returns the Estimator.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from test_estimator_programs import rules, run_one, run_tree
+
+INPUT_FN = '''\
+def make_input_fn(mode, batch_size):
+    def _input_fn():
+        rng = np.random.RandomState(0)
+        images = rng.rand(64, 4, 4, 1).astype("float32")
+        labels = np.eye(3, dtype="float32")[rng.randint(0, 3, 64)]
+        dataset = tf.data.Dataset.from_tensor_slices(({"image": images}, labels))
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            dataset = dataset.repeat()
+        return dataset.batch(batch_size)
+    return _input_fn
+'''
+
+# training-data-analyst's mnistmodel: the model made and compiled where train_and_evaluate drives it.
+IN_ONE_FUNCTION = f'''\
+import sys
+import tempfile
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+
+def image_classifier(hparams):
+    model = tf.keras.models.Sequential()
+    model.add(tf.keras.layers.InputLayer(input_shape=[4, 4, 1], name="image"))
+    model.add(tf.keras.layers.Flatten())
+    model.add(tf.keras.layers.Dense(units=8, activation=tf.nn.relu))
+    model.add(tf.keras.layers.Dense(units=3, activation=tf.nn.softmax, name="probabilities"))
+    return model
+
+
+{INPUT_FN}
+
+def train_and_evaluate(output_dir, hparams):
+    # Build Keras model
+    model = image_classifier(hparams)
+    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"])
+    estimator = tf.keras.estimator.model_to_estimator(
+        keras_model=model, model_dir=output_dir, config=tf.estimator.RunConfig(save_checkpoints_secs=60))
+    train_spec = tf.estimator.TrainSpec(input_fn=make_input_fn(tf.estimator.ModeKeys.TRAIN, 8),
+                                        max_steps=hparams["train_steps"])
+    eval_spec = tf.estimator.EvalSpec(input_fn=make_input_fn(tf.estimator.ModeKeys.EVAL, 8), steps=None)
+    eval_result, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+    print("accuracy", eval_result["accuracy"], "step", eval_result["global_step"])
+
+
+if __name__ == "__main__":
+    train_and_evaluate(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(), {{"train_steps": 20}})
+'''
+
+# cloudml-samples' boston: a factory of model.py returns the Estimator of a model compiled with a TF1 optimizer.
+MODEL_PY = '''\
+import tensorflow.compat.v1 as tf
+
+from tensorflow.keras.layers import Dense
+
+
+def keras_estimator(model_dir, config, params):
+    """Creates a Keras Sequential model with layers."""
+    model = tf.keras.models.Sequential()
+    model.add(Dense(16, activation=tf.nn.relu, input_shape=(params['num_features'],)))
+    model.add(Dense(1))
+
+    # Compile model with learning parameters.
+    optimizer = tf.train.RMSPropOptimizer(learning_rate=params['learning_rate'])
+    model.compile(optimizer=optimizer, loss='mse', metrics=['mae'])
+
+    return tf.keras.estimator.model_to_estimator(
+        keras_model=model, model_dir=model_dir, config=config)
+
+
+def input_fn(features, labels, batch_size, mode):
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        dataset = dataset.repeat()
+    return dataset.batch(batch_size)
+'''
+
+TASK_PY = '''\
+import argparse
+import tempfile
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from trainer import model
+
+
+def train_and_evaluate(args):
+    rng = np.random.RandomState(0)
+    train_data = rng.rand(64, 5).astype("float32")
+    train_labels = rng.rand(64, 1).astype("float32")
+    run_config = tf.estimator.RunConfig(save_checkpoints_steps=500)
+    train_spec = tf.estimator.TrainSpec(
+        input_fn=lambda: model.input_fn(train_data, train_labels, args.batch_size, mode=tf.estimator.ModeKeys.TRAIN),
+        max_steps=args.train_steps)
+    eval_spec = tf.estimator.EvalSpec(
+        input_fn=lambda: model.input_fn(train_data, train_labels, args.batch_size, mode=tf.estimator.ModeKeys.EVAL),
+        steps=None)
+    estimator = model.keras_estimator(
+        model_dir=args.job_dir, config=run_config,
+        params={'learning_rate': args.learning_rate, 'num_features': train_data.shape[1]})
+    tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+
+
+if __name__ == '__main__':
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--job-dir', default=tempfile.mkdtemp())
+    parser.add_argument('--batch-size', type=int, default=8)
+    parser.add_argument('--train-steps', type=int, default=20)
+    parser.add_argument('--learning-rate', type=float, default=0.01)
+    train_and_evaluate(parser.parse_args())
+'''
+
+PACKAGE = {"trainer/__init__.py": "", "trainer/model.py": MODEL_PY, "trainer/task.py": TASK_PY}
+
+
+def test_a_model_made_where_it_is_driven_is_made_and_compiled_in_the_strategy_scope():
+    result = run_one(IN_ONE_FUNCTION)
+    code = result.source
+    assert rules(result) == ["TFM301"], result.findings
+    main = code[code.index("def train_and_evaluate"):]
+    assert main.startswith(
+        "def train_and_evaluate(output_dir, hparams):\n"
+        "    task_type, strategy = strategy_for_this_task()\n\n"
+        '    dataset = make_input_fn("train", 8)()\n\n'
+        "    with strategy.scope():\n"
+        "        # Build Keras model\n"
+        "        model = image_classifier(hparams)\n"
+        "        model.compile(\n"
+        "            optimizer=keras.optimizers.legacy.Adam(),\n"
+        '            loss="categorical_crossentropy",\n'
+        '            metrics=["accuracy"])\n'), main
+    # The pipeline's machinery, on the program's own model: RunConfig's cadence, fit, the results' keys.
+    assert "save_checkpoint = CheckpointSaver(checkpoints, model.optimizer.iterations, secs=60)" in main
+    assert "model.fit(\n" in main and "steps_per_epoch=hparams[\"train_steps\"] - steps_done" in main
+    assert 'eval_result["global_step"] = int(model.optimizer.iterations)' in main
+    # TF1's checkpoints of model_to_estimator name Keras' slots under training/Adam.
+    assert '{"training/Adam/{}/m": "m", "training/Adam/{}/v": "v"}' in code
+    # Keras 2 for the model too: tf.keras is Keras 3 from TensorFlow 2.16.
+    assert "model = keras.models.Sequential()" in code and "tf.keras" not in code
+    for gone in ("model_to_estimator", "Estimator(", "RunConfig(", "TrainSpec", "tf.estimator"):
+        assert gone not in code
+
+
+def test_a_factory_of_another_module_returns_the_compiled_model_with_tf1_optimizer_numbers():
+    results = run_tree(PACKAGE)
+    model, task = results["trainer/model.py"], results["trainer/task.py"]
+    assert rules(model) == rules(task) == ["TFM301"], (model.findings, task.findings)
+    assert "`keras_estimator` -> `build_keras_model`: returns its compiled Keras model" in model.findings[0].message
+    assert dedent('''\
+        def build_keras_model(params):
+            """Creates a Keras Sequential model with layers."""
+            model = keras.models.Sequential()
+            model.add(keras.layers.Dense(16, activation=tf.nn.relu, input_shape=(params['num_features'],)))
+            model.add(keras.layers.Dense(1))
+
+            # Compile model with learning parameters.
+            optimizer = keras.optimizers.legacy.RMSprop(learning_rate=params['learning_rate'], epsilon=1e-10)
+            model.compile(optimizer=optimizer, loss='mse', metrics=['mae'])
+            # TF1 started the mean-square slots at ones, Keras at zeros.
+            for variable in model.trainable_variables:
+                model.optimizer.add_slot(variable, "rms", initializer="ones")
+
+            return model
+        ''') in model.source
+    assert "from tensorflow.keras.layers import Dense" not in model.source
+    assert ("    with strategy.scope():\n"
+            "        keras_model = model.build_keras_model(\n"
+            "            params={'learning_rate': args.learning_rate, 'num_features': train_data.shape[1]})\n"
+            ) in task.source
+    assert '{"{}/RMSProp": "rms", "{}/RMSProp_1": None}' in task.source  # TF1's names of its slots
+
+
+def test_a_factory_returning_the_name_it_bound_with_a_tf1_adam_driven_by_train_and_evaluate():
+    """cloudml-samples' imdb: `estimator = model_to_estimator(...)`, `return estimator`; a TF1 Adam."""
+    model_py = MODEL_PY.replace("tf.train.RMSPropOptimizer(", "tf.train.AdamOptimizer(").replace(
+        "    return tf.keras.estimator.model_to_estimator(\n",
+        "    estimator = tf.keras.estimator.model_to_estimator(\n").replace(
+        "model_dir=model_dir, config=config)\n", "model_dir=model_dir, config=config)\n    return estimator\n")
+    assert model_py.count("AdamOptimizer") == 1 and model_py.count("return estimator") == 1
+    results = run_tree({**PACKAGE, "trainer/model.py": model_py})
+    model = results["trainer/model.py"].source
+    assert "optimizer = keras.optimizers.legacy.Adam(learning_rate=params['learning_rate'], epsilon=1e-08)" in model
+    assert "        keras_model=model, model_dir" not in model and "    return model\n" in model
+    assert rules(results["trainer/task.py"]) == ["TFM301"], results["trainer/task.py"].findings
+    # A TF1 Adam wrapped by Keras' compile kept its beta powers in `training/`: Keras computes them from the step.
+    assert '"training/beta1_power"' in results["trainer/task.py"].source
+
+
+def test_a_function_called_in_the_argument_is_called_in_the_strategy_scope():
+    """training-data-analyst's c_custom_keras_estimator: keras_model=create_keras_model(), a TF1 Adam inside."""
+    program = IN_ONE_FUNCTION.replace('''\
+    # Build Keras model
+    model = image_classifier(hparams)
+    model.compile(optimizer="adam", loss="categorical_crossentropy", metrics=["accuracy"])
+    estimator = tf.keras.estimator.model_to_estimator(
+        keras_model=model,''', '''\
+    estimator = tf.keras.estimator.model_to_estimator(
+        keras_model=create_keras_model(hparams),''').replace('''\
+    return model
+
+
+def make_input_fn''', '''\
+    return model
+
+
+def create_keras_model(hparams):
+    model = image_classifier(hparams)
+    model.compile(optimizer=tf.train.AdamOptimizer(), loss="categorical_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def make_input_fn''')
+    assert "create_keras_model(hparams)," in program and "def create_keras_model" in program
+    code = run_one(program).source
+    assert "    model.compile(optimizer=keras.optimizers.legacy.Adam(epsilon=1e-08), loss=" in code
+    assert "    with strategy.scope():\n        model = create_keras_model(hparams)\n" in code
+
+
+def test_a_script_at_module_level_moves_only_the_statements_making_the_model():
+    """The TensorFlow tutorial's shape (a notebook's cells, in order): what stands between the model's statements
+    and the drivers stays where it is."""
+    program = dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        model = tf.keras.models.Sequential([
+            tf.keras.layers.Dense(16, activation='relu', input_shape=(4,)),
+            tf.keras.layers.Dense(3)
+        ])
+        print("made")
+        model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer='adam')
+        model.summary()
+
+        def input_fn():
+            features = np.random.rand(150, 4).astype('float32')
+            dataset = tf.data.Dataset.from_tensor_slices(({'dense_input': features}, np.random.randint(0, 3, 150)))
+            return dataset.batch(32).repeat()
+
+        keras_estimator = tf.keras.estimator.model_to_estimator(keras_model=model)
+        keras_estimator.train(input_fn=input_fn, steps=500)
+        eval_result = keras_estimator.evaluate(input_fn=input_fn, steps=10)
+        print('Eval result: {}'.format(eval_result))
+        ''')
+    code = run_one(program).source
+    assert 'import tf_keras as keras\n\nprint("made")\n' in code
+    assert code.index('print("made")') < code.index("def input_fn():") < code.index("with strategy.scope():")
+    assert dedent('''\
+        with strategy.scope():
+            model = keras.models.Sequential([
+                keras.layers.Dense(16, activation='relu', input_shape=(4,)),
+                keras.layers.Dense(3)
+            ])
+            model.compile(
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                optimizer=keras.optimizers.legacy.Adam())
+            model.summary()
+
+        model.fit(dataset, epochs=1, steps_per_epoch=500, verbose=2)
+        ''') in code
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ('    print("accuracy", eval_result["accuracy"]', '    model.save("model.h5")\n    print("accuracy", '
+     'eval_result["accuracy"]', "`model` is used here, apart from the statements making the Keras model"),
+    ('optimizer="adam"', "optimizer=tf.keras.optimizers.Nadam(0.01)",
+     "compile's optimizer `tf.keras.optimizers.Nadam(0.01)`: migrated when it is a name"),
+    ('optimizer="adam"', "optimizer=tf.train.RMSPropOptimizer(0.01)", None),  # built: InputLayer (a control)
+    ('eval_result["accuracy"]', 'eval_result["auc"]', "the program reads `auc`"),
+    ("keras_model=model, model_dir", "keras_model=model, custom_objects={'f': abs}, model_dir",
+     "model_to_estimator(custom_objects=...) names custom objects"),
+    ("    eval_result, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n",
+     "    eval_result, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n"
+     "    print(list(estimator.predict(make_input_fn(tf.estimator.ModeKeys.PREDICT, 8))))\n",
+     "predict() of a model_to_estimator Estimator is not migrated yet"),
+], ids=["the model used after training", "Nadam", "RMSProp on a built model", "a metric it does not report",
+        "custom_objects", "predict"])
+def test_what_cannot_be_migrated_safely_is_left_saying_why(old, new, why):
+    program = IN_ONE_FUNCTION.replace(old, new)
+    assert program.count(new) == 1
+    result = run_one(program)
+    if why is None:
+        assert rules(result) == ["TFM301"] and "add_slot(variable, \"rms\"" in result.source
+        return
+    assert result.source == program
+    assert any(f.rule == "TFM302" and why in f.message for f in result.findings), result.findings
+
+
+def test_a_tf1_rmsprop_on_a_model_not_built_when_compiled_is_left():
+    """Its slots start at ones right after compile, on variables a model without an input shape has not made."""
+    program = MODEL_PY.replace(", input_shape=(params['num_features'],)", "")
+    results = run_tree({**PACKAGE, "trainer/model.py": program})
+    assert results["trainer/model.py"].source == program
+    assert any("give the model's input shape where it is made" in f.message
+               for f in results["trainer/model.py"].findings)
+
+
+def test_the_readme_example_is_what_the_migration_does():
+    """The README's Before, completed with its imports and helpers, migrates to its After (but what it elides)."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("<!-- model_to_estimator example -->\n```python\n")[1].split("```\n")[0]
+    before, after = block.split("# Before\n")[1].split("\n# After\n")
+    helpers = IN_ONE_FUNCTION[:IN_ONE_FUNCTION.index("def train_and_evaluate")]
+    helpers += ("train_input_fn = make_input_fn(tf.estimator.ModeKeys.TRAIN, 8)\n"
+                "eval_input_fn = make_input_fn(tf.estimator.ModeKeys.EVAL, 8)\n\n\n")
+    code = run_one(helpers + before).source
+    main = code[code.index("def train_and_evaluate"):]
+    for part in re.split(r"^ *\.\.\..*\n", after, flags=re.MULTILINE):
+        assert part in main, part
+        main = main[main.index(part) + len(part):]
+
+
+# -- trained ------------------------------------------------------------------------------------
+
+
+@pytest.mark.tensorflow
+@pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras", "portpicker")),
+                    reason="needs the parity extra")
+@pytest.mark.parametrize("files, entry", [({"train.py": IN_ONE_FUNCTION}, "train.py"), (PACKAGE, "trainer/task.py")],
+                         ids=["in one function", "a factory, a TF1 RMSProp"])
+def test_the_migrated_program_trains_as_model_to_estimator_did(files, entry, tmp_path):
+    """Old and new trained on the same batches from the same initial weights: the same losses step by step (the
+    RMSProp one only with its slots started at ones), the same eval loss and final weights."""
+    from migrator.engine import migrate_group
+    from helpers import ALL_RULES
+
+    migrated = migrate_group(files, ALL_RULES, keras="tf_keras")
+    for side, texts in (("old", files), ("new", {path: result.source for path, result in migrated.items()})):
+        for path, text in texts.items():
+            (tmp_path / side / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / side / path).write_text(text)
+    environment = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    done = subprocess.run([str(Path(sys.executable).parent / "tf-migrate"), "parity", str(tmp_path / "old" / entry),
+                           str(tmp_path / "new" / entry), "--steps", "5"], capture_output=True, text=True,
+                          timeout=300, env={**environment, "TMPDIR": str(tmp_path)}, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert "PARITY: 5 steps match" in done.stdout and "eval loss matches" in done.stdout, done.stdout
