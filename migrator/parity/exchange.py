@@ -83,7 +83,6 @@ class Exchange:
                    for start, end in zip(bounds, bounds[1:])]
         return batches, meta["count"]
 
-
     def write_arrays(self, name: str, named: list[tuple[str, Any]]) -> None:
         """Values in order, each with its name."""
         self._write_npz(name, {str(i): value for i, (_, value) in enumerate(named)}, {"names": [n for n, _ in named]})

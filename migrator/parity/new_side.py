@@ -40,6 +40,7 @@ import time
 
 from migrator.parity.alignment import dropout_note, turn_off_dropout
 from migrator.parity.exchange import Exchange, dataset_of, versions
+from migrator.parity.isolation import Isolation
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.pairing import assign_full_value, full_value, group_variables, model_variables, pair_variables
@@ -328,11 +329,14 @@ def main(argv: list[str]) -> int:
         raise RuntimeError(f"the in-process cluster would listen on every interface ({error}): run with "
                            "--cluster none") from None
     side = NewSide(exchange, job)
+    isolation = Isolation(exchange.path("new_files"), exchange.folder)
+    isolation.install(tf)
     if side.resume:
         redirect_checkpoints(tf, exchange)
     for package in KERAS_PACKAGES:
         if importlib.util.find_spec(package):
             side.install(importlib.import_module(package))
+            isolation.install_keras(importlib.import_module(package))
     side.install_coordinator()
     run_program(program, as_path, job["argv"], job["stand_ins"]["new"])
     side.finish(started, as_path)

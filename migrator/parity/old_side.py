@@ -37,6 +37,7 @@ import time
 
 from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout
 from migrator.parity.exchange import Exchange, dataset_of, versions
+from migrator.parity.isolation import Isolation
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.old_session import SessionRecorder, describe, model_variables
@@ -242,6 +243,9 @@ def main(argv: list[str]) -> int:
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)
+    isolation = Isolation(exchange.path("old_files"), exchange.folder)
+    isolation.install(side.tf)
+    isolation.install_estimator(estimator_lib.Estimator)
     recorder = SessionRecorder(side)
     recorder.install()
     try:

@@ -26,6 +26,7 @@ from pathlib import Path
 import migrator
 from migrator.parity.compare import fill_comparisons
 from migrator.parity.exchange import Exchange
+from migrator.parity.failure import explain
 from migrator.parity.interrupts import check, held
 from migrator.parity.lifeline import LIFELINE
 from migrator.parity.model import ParityReport, SideRun, load
@@ -101,11 +102,14 @@ class SideProcess:
         self.process.wait()
         os.close(self.lifeline)
 
+    def output(self) -> str:
+        """The side's output, without TensorFlow's C++ start-up chatter (fatal lines stay)."""
+        return "\n".join(line for line in self.log_path.read_text(errors="replace").splitlines()
+                         if not TF_CPP_LOG_LINE.match(line))
+
     def error_tail(self) -> str:
-        """The last lines of the side's output, without TensorFlow's C++ start-up chatter (fatal lines stay)."""
-        lines = [line for line in self.log_path.read_text(errors="replace").splitlines()
-                 if not TF_CPP_LOG_LINE.match(line)]
-        return "\n".join(lines[-ERROR_TAIL_LINES:])
+        """The last lines of the side's output."""
+        return "\n".join(self.output().splitlines()[-ERROR_TAIL_LINES:])
 
 
 def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = None,
@@ -229,7 +233,7 @@ def build_report(exchange: Exchange, sides: list[SideProcess], failure, options:
     if failure is not None:
         side, reason = failure
         getattr(report, side.side).error = side.error_tail()
-        report.message = reason
+        report.message = explain(side.output()).message(reason, side.side)
         return report
     for run, side in ((report.old, sides[0]), (report.new, sides[1])):
         if not run.losses:
