@@ -512,3 +512,37 @@ def test_a_partial_input_fn_gets_params_even_with_a_default_and_its_keywords_dec
     assert 'dataset = train_inpf(params={"buffer": 10})' in result.source
     bound = run_one(PARTIAL_INPUT.replace("labels, shuffle_and_repeat=True)", "labels, {}, True)"))
     assert "dataset = train_inpf()" in bound.source  # params bound by the partial: Estimator passed none
+
+
+CHOSEN_BY_A_CONSTANT = {"trainer/metadata.py": 'TASK_TYPE = "classification"\n', "trainer/task.py": '''\
+import tensorflow.compat.v1 as tf
+
+from trainer import metadata
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [0, 1])).repeat().batch(2)
+
+
+def create_estimator():
+  columns = [tf.feature_column.numeric_column("x")]
+  if metadata.TASK_TYPE == "classification":
+    estimator = tf.estimator.DNNClassifier(hidden_units=[4], feature_columns=columns)
+  else:
+    estimator = tf.estimator.DNNRegressor(hidden_units=[4], feature_columns=columns)
+  return estimator
+
+
+create_estimator().train(input_fn, max_steps=3)
+''', "trainer/__init__.py": ""}
+
+
+def test_an_estimator_chosen_by_a_constant_of_the_program_is_the_one_it_names():
+    """cloudml-template's shape: `if metadata.TASK_TYPE == "classification":` a classifier, else a regressor."""
+    result = run_tree(CHOSEN_BY_A_CONSTANT)["trainer/task.py"]
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    assert "build_dnn_classifier_model" in result.source and "DNNRegressor" not in result.source
+    chosen_at_run_time = dict(CHOSEN_BY_A_CONSTANT, **{"trainer/metadata.py": "import os\n\nTASK_TYPE = os.environ['T']\n"})
+    left = run_tree(chosen_at_run_time)["trainer/task.py"]
+    assert left.source == CHOSEN_BY_A_CONSTANT["trainer/task.py"]
+    assert any(f.rule == "TFM302" for f in left.findings)

@@ -17,7 +17,7 @@ from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
 
 from rewrites.base import module_level_statements
 
-from rewrites.program.constants import ConstantReading
+from rewrites.program.constants import UNKNOWN, ConstantReading
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, CallSite, Place, Value
 from rewrites.syntax import bind_arguments, children, subtree
@@ -59,11 +59,29 @@ class Values(ConstantReading):
             else:
                 return Binding("unknown", detail=f"`{name.value}` is not defined here")
         if len(referents) != 1:
+            referents = {a for a in referents if not self._ruled_out(view, a, place)}
+        if len(referents) != 1:
             referents = {self._last_before(view, name, referents)} - {None}
         if len(referents) != 1:
             return Binding("unknown", detail=f"`{name.value}` is assigned more than once")
         (assignment,) = referents
         return self._binding_of(assignment, name, place)
+
+    def _ruled_out(self, view, assignment, place: Place) -> bool:
+        """Is ``assignment`` in a branch of an `if` whose test is known to skip it (`if metadata.TASK_TYPE ==
+        "classification": ... else: ...` of a module's constant)?"""
+        if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.CSTNode):
+            return False
+        held = assignment.node
+        for ancestor in view.ancestors(held):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, cst.If) and held is not ancestor.test:
+                test = self.constant(Value(ancestor.test, place))
+                if test is not UNKNOWN and bool(test) != (held is ancestor.body):
+                    return True
+            held = ancestor
+        return False
 
     @staticmethod
     def _last_before(view, name: cst.Name, assignments) -> Assignment | None:
