@@ -48,7 +48,7 @@ from rewrites.estimator.program import Driver, Handoff, Program
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, Place, Value
 from rewrites.program.relocation import function_scope, relocate
-from rewrites.program.values import Values, _own_nodes
+from rewrites.program.values import Values, own_nodes
 from rewrites.syntax import Unsupported, bind_arguments, first_line, is_none, source, subtree
 
 TRAINING = ("train", "train_and_evaluate")
@@ -183,7 +183,7 @@ class _Outside:
         """`return estimator` of the training function: what it returns instead, and the names its callers bind."""
         function, view = self.home.function, self.view
         callers = [driver for driver in self.pipeline.drivers if driver.caller]
-        returns = [node for node in _own_nodes(function) if isinstance(node, cst.Return)] if isinstance(
+        returns = [node for node in own_nodes(function) if isinstance(node, cst.Return)] if isinstance(
             function, cst.FunctionDef) else []
         bindings = set(estimator_bindings(self.home, self.pipeline.trail))
         returned = next((r.value for r in returns if isinstance(r.value, cst.Name)

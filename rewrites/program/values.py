@@ -261,7 +261,7 @@ class Values(ConstantReading):
         function = self.resolve(Value(call.node.func, call.place), depth + 1, trail)
         if not isinstance(function.node, cst.FunctionDef):
             return None
-        returns = [node for node in _own_nodes(function.node) if isinstance(node, cst.Return)]
+        returns = [node for node in own_nodes(function.node) if isinstance(node, cst.Return)]
         if len(returns) != 1 or returns[0].value is None:
             return None
         if trail is not None:
@@ -344,7 +344,7 @@ def _not_passed(call: cst.Call, function: cst.FunctionDef, name: str) -> bool:
     return bound is not None and name not in bound and not any(arg.star for arg in call.args)
 
 
-def _own_nodes(function: cst.FunctionDef):
+def own_nodes(function: cst.FunctionDef):
     """The nodes of a function's body, not those of functions (or classes) nested in it."""
     stack = list(children(function.body))
     while stack:
