@@ -546,3 +546,14 @@ def test_an_estimator_chosen_by_a_constant_of_the_program_is_the_one_it_names():
     left = run_tree(chosen_at_run_time)["trainer/task.py"]
     assert left.source == CHOSEN_BY_A_CONSTANT["trainer/task.py"]
     assert any(f.rule == "TFM302" for f in left.findings)
+
+
+def test_a_name_an_if_in_a_loop_decides_and_assigns_is_unknown_not_a_crash():
+    """`if steps < 10: steps = steps * 2` in a loop: deciding the if reads the name it assigns."""
+    source = dedent(CHOSEN_BY_A_CONSTANT["trainer/task.py"]).replace(
+        "create_estimator().train(input_fn, max_steps=3)",
+        "steps = 1\nfor _ in range(3):\n  if steps < 10:\n    steps = steps * 2\n"
+        "create_estimator().train(input_fn, max_steps=steps)")
+    result = run_tree({**CHOSEN_BY_A_CONSTANT, "trainer/task.py": source})["trainer/task.py"]
+    assert result.source == source
+    assert any(f.rule == "TFM302" and "steps" in f.message for f in result.findings), result.findings

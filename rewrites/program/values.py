@@ -33,6 +33,7 @@ class Values(ConstantReading):
 
     def __init__(self) -> None:
         self._place_of_function: dict[int, Place] = {}
+        self._deciding: set[int] = set()  # the ifs whose tests are being read (_ruled_out)
 
     # -- what a name refers to -------------------------------------------------------------
 
@@ -76,8 +77,12 @@ class Values(ConstantReading):
         for ancestor in view.ancestors(held):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return False
-            if isinstance(ancestor, cst.If) and held is not ancestor.test:
-                test = self.constant(Value(ancestor.test, place))
+            if isinstance(ancestor, cst.If) and held is not ancestor.test and id(ancestor) not in self._deciding:
+                self._deciding.add(id(ancestor))  # a test reading the name it decides (`if x: x = ...`) is unknown
+                try:
+                    test = self.constant(Value(ancestor.test, place))
+                finally:
+                    self._deciding.discard(id(ancestor))
                 if test is not UNKNOWN and bool(test) != (held is ancestor.body):
                     return True
             held = ancestor
