@@ -47,6 +47,7 @@ def test_a_regressors_added_metric_is_compiled_under_its_key_and_the_wrapping_go
     assert "add_metrics" not in result.source and "def my_rmse" not in result.source
     assert 'print(metrics["rmse"])' in result.source
     assert "TFM301" in {f.rule for f in result.findings}
+    assert any("the Keras model reports average_loss, rmse, loss:" in f.message for f in result.findings)
 
 
 def test_the_metric_fn_kept_when_something_else_uses_it():

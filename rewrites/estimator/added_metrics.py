@@ -22,6 +22,8 @@ After (in the canned model's compile)::
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from rewrites.estimator.metrics import METRICS_ON_OUTPUT
@@ -82,6 +84,9 @@ class AddedMetrics:
         self.model.metrics = [m for m in self.model.metrics if not any(f'name="{k}"' in m for k in keys)]
         self.model.metrics += [code for _, code in added]
         self.model.helpers.append((function.view, function.node))
+        reported = ", ".join([*re.findall(r'name="(\w+)"', " ".join(self.model.metrics)), "loss"])
+        self.model.notes = [(rule, node, re.sub(r"the Keras model reports [^:]*:", f"the Keras model reports {reported}:",
+                                                message)) for rule, node, message in self.model.notes]
 
     def _body(self, function: cst.FunctionDef) -> cst.BaseExpression:
         *statements, last = [s for s in function.body.body if not is_docstring(s)]
