@@ -5,20 +5,9 @@ metric of the same key, compiled with the canned model; the wrapping and the met
 from __future__ import annotations
 
 import pytest
-from test_estimator_programs import run_one
+from test_estimator_programs import INPUT_FN, run_one
 
-PROGRAM = '''\
-import tensorflow.compat.v1 as tf
-
-
-def read_dataset(rows, labels, mode, batch_size=16):
-  def _input_fn():
-    dataset = tf.data.Dataset.from_tensor_slices(({"x": rows}, labels))
-    if mode == tf.estimator.ModeKeys.TRAIN:
-      dataset = dataset.shuffle(100).repeat()
-    return dataset.batch(batch_size)
-  return _input_fn
-
+PROGRAM = "import tensorflow.compat.v1 as tf\n\n\n" + INPUT_FN + '''
 
 def my_rmse(labels, predictions):
   pred_values = tf.squeeze(input=predictions["predictions"], axis=-1)
@@ -29,8 +18,8 @@ def train_and_evaluate(output_dir, rows, labels):
   columns = [tf.feature_column.numeric_column("x")]
   estimator = tf.estimator.DNNRegressor(hidden_units=[8], feature_columns=columns, model_dir=output_dir)
   estimator = tf.contrib.estimator.add_metrics(estimator, my_rmse)
-  train_spec = tf.estimator.TrainSpec(read_dataset(rows, labels, tf.estimator.ModeKeys.TRAIN), max_steps=20)
-  eval_spec = tf.estimator.EvalSpec(read_dataset(rows, labels, tf.estimator.ModeKeys.EVAL), steps=None)
+  train_spec = tf.estimator.TrainSpec(make_input_fn(rows, labels, tf.estimator.ModeKeys.TRAIN, 16), max_steps=20)
+  eval_spec = tf.estimator.EvalSpec(make_input_fn(rows, labels, tf.estimator.ModeKeys.EVAL, 16), steps=None)
   metrics, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
   print(metrics["rmse"])
 '''
