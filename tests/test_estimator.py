@@ -46,6 +46,14 @@ eval_result, _ = tf1.estimator.train_and_evaluate(estimator, train_spec, eval_sp
 print("eval loss: %s" % eval_result["loss"])
 '''
 
+# The metric reporting the SEED's loss as TF1 did: its eval input ends (rewrites/estimator/eval_loss.py).
+EVAL_LOSS = 'TF1EvalLoss(keras.losses.MeanSquaredError(reduction="none"))'
+
+
+def flat(code: str) -> str:
+    """Code with each run of whitespace one space, and none after an opening bracket."""
+    return re.sub(r"([(\[]) ", r"\1", " ".join(code.split()))
+
 
 # Rewrites that apply whether or not the Estimator program migrates: TF1 code runs with their output too.
 STANDALONE_RULES = frozenset(rule for rule in ALL_RULES if rule.startswith("TFM2") or rule in ("TFM306", "TFM307"))
@@ -91,7 +99,9 @@ def test_seed_program_becomes_keras_under_parameter_server_strategy():
     assert "def _build_model(input_spec):" in code and code.index("def _eval_input_fn") < code.index("def _build")
     assert "keras.layers.Dense(units=1, name=\"dense\")" in code and "model.build(input_spec.shape)" in code
     assert "keras.optimizers.legacy.Adagrad(learning_rate=0.05, initial_accumulator_value=0.1, epsilon=1e-30)" in code
-    assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in code
+    # The eval input ends: evaluate reports the mean of the batches' losses, as TF1 did.
+    assert f"model.compile(optimizer, loss=keras.losses.MeanSquaredError(), metrics=[{EVAL_LOSS}])" in flat(code)
+    assert code.index("class TF1EvalLoss(keras.metrics.Mean):") < code.index("def _build_model")
     assert "with strategy.scope():\n  model = _build_model(dataset.element_spec[0])\n" in code
     assert "steps_per_epoch=20" in code and "eval_result = model.evaluate(eval_dataset, steps=3" in code
     for gone in ("def _model_fn", "Estimator(", "RunConfig(", "TrainSpec", "EvalSpec", "train_and_evaluate"):
@@ -1059,7 +1069,7 @@ def test_total_loss_of_one_loss_is_that_loss():
                           "  total = tf1.losses.get_total_loss()\n  optimizer = tf1.train.AdagradOptimizer(0.05)\n")
     source = source.replace("optimizer.minimize(loss,", "optimizer.minimize(total,").replace(
         "EstimatorSpec(mode, loss=loss,", "EstimatorSpec(mode, loss=total,")
-    assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError())" in migrated(source).source
+    assert "model.compile(optimizer, loss=keras.losses.MeanSquaredError()," in flat(migrated(source).source)
 
 
 def test_total_loss_of_two_losses_stays_manual():
@@ -1092,7 +1102,7 @@ BINARY = SEED.replace("tf1.losses.mean_squared_error(labels=labels, predictions=
 ], ids=["ROC of the sigmoid", "keywords, thresholds", "careful PR", "trapezoidal PR", "of the output itself"])
 def test_auc_becomes_a_keras_auc_metric(tf1, keras, numeric):
     result = migrated(BINARY.replace("auc = AUC", f"auc = {tf1}"))
-    assert f"metrics=[{keras}]" in result.source
+    assert f"reduction=\"none\")), {keras}]" in flat(result.source)
     assert any(f.rule == "TFM401" and "PR curve" in f.message for f in result.findings) == numeric
 
 
@@ -1122,14 +1132,14 @@ def test_metrics_keras_counts_otherwise_stay_manual_saying_why(metric, message):
     ("tf1.metrics.mean_absolute_error(labels, logits)", 'keras.metrics.MeanAbsoluteError(name="m")'),
     ("tf1.metrics.accuracy(labels, logits)", 'keras.metrics.Accuracy(name="m")'),
     ("tf1.metrics.accuracy(labels, logits, weights=2.0)", 'keras.metrics.Accuracy(name="m")'),
-    # The mean of the per-batch losses, as TF1 averaged them (the eval loss is a mean per example).
-    ("tf1.metrics.mean(loss)", 'keras.metrics.MeanMetricWrapper(keras.losses.MeanSquaredError(), name="m")'),
+    # The mean of the batches' losses, as TF1 averaged them (Keras weighs a batch by its size).
+    ("tf1.metrics.mean(loss)", 'TF1EvalLoss(keras.losses.MeanSquaredError(reduction="none"), name="m")'),
 ])
 def test_metrics_on_the_output(metric, keras):
     source = SEED.replace("EstimatorSpec(mode, loss=loss, train_op=train_op)",
                           'EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops={"m": m})').replace(
         "  optimizer = tf1.train.AdagradOptimizer(0.05)\n", f"  m = {metric}\n  optimizer = tf1.train.AdagradOptimizer(0.05)\n")
-    assert f"metrics=[{keras}]" in migrated(source).source
+    assert f"metrics=[{EVAL_LOSS}, {keras}]" in flat(migrated(source).source)
 
 
 def test_run_config_logging_and_eval_spec_timing_have_no_keras_counterpart_to_write():

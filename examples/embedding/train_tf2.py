@@ -48,6 +48,23 @@ def _eval_input_fn():
   return tf1.data.Dataset.from_tensor_slices(({"ids": eval_ids}, eval_y)).batch(24)
 
 
+class TF1EvalLoss(keras.metrics.Mean):
+  """The loss as TF1's Estimator reported it: each batch's loss, averaged over the batches."""
+  # Keras averages its own loss over the examples, so a short last batch weighs less there
+  # than in TF1. Named `loss`, this metric is the loss that fit and evaluate report.
+
+  def __init__(self, per_example, summed=False, weight=1.0, name="loss"):
+    super().__init__(name=name)
+    # The batch's loss is reduced here: under a strategy, a Keras loss object reduces over
+    # the batch only in compile's own loop.
+    self.per_example, self.summed, self.weight = per_example, summed, weight
+
+  def update_state(self, y_true, y_pred, sample_weight=None):
+    losses = self.per_example(y_true, y_pred, sample_weight)
+    batch_loss = tf.reduce_sum(losses) if self.summed else tf.reduce_mean(losses)
+    return super().update_state(self.weight * batch_loss)
+
+
 def _build_model(input_spec):
   """The TF1 model_fn `_model_fn` as a Keras model, compiled with its loss and optimizer."""
   features = {
@@ -63,7 +80,10 @@ def _build_model(input_spec):
   model = keras.Model(inputs=features, outputs=predictions)
   optimizer = keras.optimizers.legacy.Adagrad(
       learning_rate=0.3, initial_accumulator_value=0.1, epsilon=1e-30)
-  model.compile(optimizer, loss=keras.losses.MeanSquaredError())
+  model.compile(
+      optimizer,
+      loss=keras.losses.MeanSquaredError(),
+      metrics=[TF1EvalLoss(keras.losses.MeanSquaredError(reduction="none"))])
   return model
 
 
@@ -192,8 +212,8 @@ def restore_tf1_checkpoint(path, model):
 
 
 class CheckpointSaver(keras.callbacks.Callback):
-  """Saves RunConfig's checkpoints as TF1 did: every `steps` steps or `secs` seconds of
-    training, and at its end, numbered by the `step` counter."""
+  """Saves RunConfig's checkpoints as TF1 did, numbered by the `step` counter."""
+  # Every `steps` steps or `secs` seconds of training, and at its end.
 
   def __init__(self, manager, step, steps=None, secs=None):
     super().__init__()

@@ -52,6 +52,23 @@ def eval_input_fn():
   return tf.data.Dataset.from_tensor_slices((features, price)).batch(FLAGS.batch_size)
 
 
+class TF1EvalLoss(keras.metrics.Mean):
+  """The loss as TF1's Estimator reported it: each batch's loss, averaged over the batches."""
+  # Keras averages its own loss over the examples, so a short last batch weighs less there
+  # than in TF1. Named `loss`, this metric is the loss that fit and evaluate report.
+
+  def __init__(self, per_example, summed=False, weight=1.0, name="loss"):
+    super().__init__(name=name)
+    # The batch's loss is reduced here: under a strategy, a Keras loss object reduces over
+    # the batch only in compile's own loop.
+    self.per_example, self.summed, self.weight = per_example, summed, weight
+
+  def update_state(self, y_true, y_pred, sample_weight=None):
+    losses = self.per_example(y_true, y_pred, sample_weight)
+    batch_loss = tf.reduce_sum(losses) if self.summed else tf.reduce_mean(losses)
+    return super().update_state(self.weight * batch_loss)
+
+
 def build_linear_regressor_model(input_spec):
   """TF1's canned LinearRegressor as a Keras model, compiled as it trained."""
   features = {}
@@ -108,7 +125,9 @@ def build_linear_regressor_model(input_spec):
   model.compile(
       optimizer,
       loss=keras.losses.MeanSquaredError(reduction="sum"),
-      weighted_metrics=[keras.metrics.MeanSquaredError(name="average_loss")])
+      weighted_metrics=[
+          TF1EvalLoss(keras.losses.MeanSquaredError(reduction="none"), summed=True),
+          keras.metrics.MeanSquaredError(name="average_loss")])
   return model
 
 
@@ -221,8 +240,8 @@ def restore_tf1_checkpoint(path, model):
 
 
 class CheckpointSaver(keras.callbacks.Callback):
-  """Saves RunConfig's checkpoints as TF1 did: every `steps` steps or `secs` seconds of
-    training, and at its end, numbered by the `step` counter."""
+  """Saves RunConfig's checkpoints as TF1 did, numbered by the `step` counter."""
+  # Every `steps` steps or `secs` seconds of training, and at its end.
 
   def __init__(self, manager, step, steps=None, secs=None):
     super().__init__()

@@ -14,9 +14,10 @@ Before::
     estimator = tf.estimator.DNNRegressor(hidden_units=[8], feature_columns=columns)
     estimator = tf.contrib.estimator.add_metrics(estimator, my_rmse)
 
-After (in the canned model's compile)::
+After (in the canned model's compile; the first metric is TF1's eval loss, rewrites/estimator/eval_loss.py)::
 
-    metrics=[keras.metrics.MeanSquaredError(name="average_loss"),
+    metrics=[TF1EvalLoss(keras.losses.MeanSquaredError(reduction="none"), summed=True),
+             keras.metrics.MeanSquaredError(name="average_loss"),
              keras.metrics.RootMeanSquaredError(name="rmse")]
 """
 

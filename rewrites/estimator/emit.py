@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from rewrites.base import module_level_statements
-from rewrites.estimator import keras_model
+from rewrites.estimator import eval_loss, keras_model
 from rewrites.estimator.drivers import emit_outside, seen_outside
 from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
@@ -33,7 +33,7 @@ from rewrites.program.modules import ModuleView
 from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import children, source, subtree, with_blank_lines
+from rewrites.syntax import Unsupported, children, source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -125,7 +125,7 @@ class Emitter:
         model_fn = setup.model_fn
         keras = model_fn.keras
         if keras is None:
-            model_fn.new_name = self._build_function(program, any(plan.predict for plan in plans))
+            model_fn.new_name = self._build_function(program, any(plan.predict for plan in plans), plans)
         elif keras.factory is not None:
             keras_model.rename_factory(self, program)
         reference = self._function_reference(model_fn, program) if keras is None or keras.factory else ""
@@ -246,14 +246,31 @@ class Emitter:
             self.module_edits(view).add_import("time")
         return found
 
-    def _build_function(self, program: Program, predict: bool) -> str:
+    def _eval_loss(self, view: ModuleView, top: cst.BaseStatement, model, plans: list[DriverPlan]) -> str | None:
+        """The TF1EvalLoss metric reporting the loss, if the program needs it, its class written before ``top``
+        (also for the metrics of the loss's mean compiled already)."""
+        from templates import render
+
+        reported = eval_loss.needed(plans)
+        if not (reported or eval_loss.used(model)):
+            return None
+        if (id(view), eval_loss.TEMPLATE) not in self._module_defs:
+            if eval_loss.CLASS in taken(view, view.module):
+                raise Unsupported(top, f"the migrated program names a generated class `{eval_loss.CLASS}`, which "
+                                       "this module already uses", view.path)
+            self._module_defs[id(view), eval_loss.TEMPLATE] = Names()
+            self.module_edits(view).insert_before(top, _module_statements(render(eval_loss.TEMPLATE)))
+        return eval_loss.metric(model) if reported else None
+
+    def _build_function(self, program: Program, predict: bool, plans: list[DriverPlan]) -> str:
         """The model_fn, replaced in place by the function building its compiled Keras model; its name."""
         from templates import render
 
         model_fn, model = program.setup.model_fn, program.setup.model
         if model_fn.canned is not None:
-            return self._canned_build_function(model_fn, model, predict)
+            return self._canned_build_function(model_fn, model, predict, plans)
         function, view = model_fn.function, model_fn.view
+        loss_metric = self._eval_loss(view, view.module_statement_of(function), model, plans)
         owner = view.parent(view.parent(function))
         scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
         new_name = build_function_name(function.name.value)
@@ -268,7 +285,7 @@ class Emitter:
         if steps_per_execution and not steps_per_execution.isdigit():  # the program's expression: passed in
             parameters, steps_per_execution = [*parameters, "steps_per_execution"], "steps_per_execution"
         text = render("keras_model.py.j2", model=model, sequential=model.chain and not predict, predict=predict,
-                      steps_per_execution=steps_per_execution,
+                      steps_per_execution=steps_per_execution, eval_loss=loss_metric,
                       local=local, function=dict(name=new_name, parameters=parameters,
                                                  docstring=_docstring(function.name.value, model, predict)))
         statements = _module_statements(text)
@@ -280,7 +297,7 @@ class Emitter:
         self.module_edits(view).replace(function, statements)
         return new_name
 
-    def _canned_build_function(self, model_fn: ModelFn, model, predict: bool) -> str:
+    def _canned_build_function(self, model_fn: ModelFn, model, predict: bool, plans: list[DriverPlan]) -> str:
         """A canned estimator's Keras model: a function before the top-level statement making the estimator."""
         from templates import render
 
@@ -292,7 +309,9 @@ class Emitter:
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", *model_fn.keywords})
         docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained" + (
             ", and a model of its predictions." if predict else ".")
+        loss_metric = self._eval_loss(view, model_fn.home, model, plans)
         text = render("keras_model.py.j2", model=model, sequential=False, predict=predict, local=local,
+                      eval_loss=loss_metric,
                       function=dict(name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
         self.module_edits(view).insert_before(model_fn.home, _module_statements(text))
         self.module_edits(view).blank_lines[model_fn.home] = 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
+from rewrites.estimator import eval_loss
 from rewrites.program.constants import UNKNOWN
 from rewrites.syntax import Unsupported, bound_values, source
 
@@ -72,10 +73,9 @@ class MetricReading:
     def _mean(self, key: str, call: cst.Call) -> str:
         """`tf.metrics.mean(loss)` of the model's loss: the mean of the per-batch losses, as TF1 averaged them."""
         args = bound_values(call, ("values", "weights", "metrics_collections", "updates_collections", "name"))
-        if set(args) - {"values", "name"} or not self._names(args.get("values"), self.loss_name or "") or \
-                self.model.loss_weight is not None:
+        if set(args) - {"values", "name"} or not self._names(args.get("values"), self.loss_name or ""):
             raise Unsupported(call, f"metrics.mean: {METRICS_BY_HAND['metrics.mean']}")
-        return f'keras.metrics.MeanMetricWrapper({self.model.loss}, name="{key}")'
+        return eval_loss.metric(self.model, key)
 
     def _names(self, node: cst.BaseExpression | None, name: str) -> bool:
         """Is ``node`` the model_fn's ``name`` (also through a metric_fn's parameter)?"""

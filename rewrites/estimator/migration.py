@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import suppressions
+from rewrites.estimator import eval_loss
 from rewrites.estimator.discover import Discovery, Pipeline
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.read import ProgramReader
@@ -120,9 +121,10 @@ class Migration:
     def _program_findings(self, program, plans, others: list[str]) -> list[Reported]:
         """The TFM301 findings of a migrated program: at its first driver, and at its model_fn in another module."""
         with_others = f" (with {', '.join(others)})" if others else ""
-        evaluates = any(plan.evaluate is not None for plan in plans)
+        # The Keras model of a model_to_estimator keeps its own compile: Keras' loss, without TF1EvalLoss.
+        differs = program.setup.model_fn.keras is not None and eval_loss.needed(plans)
         found = [Reported("TFM301", program.place.view, plans[0].driver.statement,
-                          MAIN.format(EVAL_LOSS if evaluates else "") + with_others)]
+                          MAIN.format(EVAL_LOSS if differs else "") + with_others)]
         model_fn = program.setup.model_fn
         if model_fn.canned is not None and model_fn.view is not program.place.view:
             found.append(Reported("TFM301", model_fn.view, model_fn.reference.node,

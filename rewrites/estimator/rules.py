@@ -19,8 +19,10 @@ tf.keras.estimator.model_to_estimator gives way to its Keras model: the statemen
 into the strategy's scope (or the function making it is called there; a factory that returned the Estimator
 returns the model), compiled with the optimizer model_to_estimator trained with.
 Why: TensorFlow 2 has no Estimator that trains under ParameterServerStrategy; Keras' fit does.
-What may differ: float results, in the last bits, and what the finding says (for example, Keras averages the
-eval loss per example where TF1 averaged it per batch); prove the migration with `tf-migrate parity`.
+The loss fit and evaluate report stays TF1's, the mean of the batches' losses: where the eval input ends (a
+short last batch), the model compiles the generated TF1EvalLoss metric, named `loss`.
+What may differ: float results, in the last bits, and what the finding says (for example, the eval loss of a
+model_to_estimator model, which keeps its own compile); prove the migration with `tf-migrate parity`.
 
 Before:
 

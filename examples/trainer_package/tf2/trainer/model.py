@@ -29,6 +29,23 @@ def make_input_fn(path, mode, batch_size):
   return _input_fn
 
 
+class TF1EvalLoss(keras.metrics.Mean):
+  """The loss as TF1's Estimator reported it: each batch's loss, averaged over the batches."""
+  # Keras averages its own loss over the examples, so a short last batch weighs less there
+  # than in TF1. Named `loss`, this metric is the loss that fit and evaluate report.
+
+  def __init__(self, per_example, summed=False, weight=1.0, name="loss"):
+    super().__init__(name=name)
+    # The batch's loss is reduced here: under a strategy, a Keras loss object reduces over
+    # the batch only in compile's own loop.
+    self.per_example, self.summed, self.weight = per_example, summed, weight
+
+  def update_state(self, y_true, y_pred, sample_weight=None):
+    losses = self.per_example(y_true, y_pred, sample_weight)
+    batch_loss = tf.reduce_sum(losses) if self.summed else tf.reduce_mean(losses)
+    return super().update_state(self.weight * batch_loss)
+
+
 def build_model(input_spec, params):
   """The TF1 model_fn `model_fn` as a Keras model, compiled with its loss and optimizer."""
   features = {}
@@ -52,5 +69,7 @@ def build_model(input_spec, params):
   model.compile(
       optimizer,
       loss=keras.losses.MeanSquaredError(),
-      metrics=[keras.metrics.RootMeanSquaredError(name="rmse")])
+      metrics=[
+          TF1EvalLoss(keras.losses.MeanSquaredError(reduction="none")),
+          keras.metrics.RootMeanSquaredError(name="rmse")])
   return model

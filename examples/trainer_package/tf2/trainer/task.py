@@ -134,8 +134,8 @@ def restore_tf1_checkpoint(path, model):
 
 
 class CheckpointSaver(keras.callbacks.Callback):
-  """Saves RunConfig's checkpoints as TF1 did: every `steps` steps or `secs` seconds of
-    training, and at its end, numbered by the `step` counter."""
+  """Saves RunConfig's checkpoints as TF1 did, numbered by the `step` counter."""
+  # Every `steps` steps or `secs` seconds of training, and at its end.
 
   def __init__(self, manager, step, steps=None, secs=None):
     super().__init__()
