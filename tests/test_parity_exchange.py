@@ -30,3 +30,71 @@ def test_batches_of_one_size_stay_stacked(tmp_path):
     exchange.write_batches("train.npz", batches)
     (features, labels), count = exchange.read_batches("train.npz")
     assert count == 3 and features.shape == (3, 4, 2) and labels.shape == (3, 4)
+
+
+def sparse_batch(rows: int, width: int, seed: int):
+    """What Session.run gives for a SparseTensor (VarLen parsing): a namedtuple of indices, values, dense_shape."""
+    from collections import namedtuple
+
+    value = namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
+    rng = np.random.RandomState(seed)
+    lengths = rng.randint(0, width + 1, size=rows)
+    indices = np.array([[row, column] for row in range(rows) for column in range(lengths[row])], np.int64)
+    return value(indices.reshape(-1, 2), rng.randint(0, 9, size=len(indices)).astype(np.int64),
+                 np.array([rows, lengths.max()], np.int64))
+
+
+def ragged_batch(rows: int, seed: int):
+    from collections import namedtuple
+
+    value = namedtuple("RaggedTensorValue", ["flat_values", "nested_row_splits"])
+    lengths = np.random.RandomState(seed).randint(0, 4, size=rows)
+    splits = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    return value(np.arange(splits[-1], dtype=np.float32), (splits,))
+
+
+def test_sparse_and_ragged_features_come_back_as_they_were(tmp_path):
+    batches = [({"ids": sparse_batch(size, 5, i), "words": ragged_batch(size, i), "x": np.ones((size, 2))},
+                np.zeros(size)) for i, size in enumerate([4, 4, 3])]
+    exchange = Exchange(tmp_path)
+    exchange.write_batches("train.npz", batches)
+    read, count = exchange.read_batches("train.npz")
+    assert count == 3 and len(read) == 3
+    for (features, labels), (old, old_labels) in zip(read, batches):
+        for field in ("indices", "values", "dense_shape"):
+            np.testing.assert_array_equal(getattr(features["ids"], field), getattr(old["ids"], field))
+        np.testing.assert_array_equal(features["words"].flat_values, old["words"].flat_values)
+        np.testing.assert_array_equal(features["words"].nested_row_splits[0], old["words"].nested_row_splits[0])
+        np.testing.assert_array_equal(features["x"], old["x"])
+        np.testing.assert_array_equal(labels, old_labels)
+
+
+@pytest.mark.tensorflow
+def test_replayed_sparse_and_ragged_features_are_tensors_of_their_kind(tmp_path):
+    """As TF1's input gave them: a VarLen feature parsed into a SparseTensor, a RaggedTensor, strings."""
+    tf = pytest.importorskip("tensorflow")
+    from migrator.parity.exchange import dataset_of
+
+    def input_fn():
+        def parse(i):
+            ids = tf.sparse.from_dense(tf.reshape(tf.range(i % 3 + 1, dtype=tf.int64), [1, -1]))
+            words = tf.range(i % 2 + 1, dtype=tf.float32)  # of two lengths: batched as ragged rows
+            return {"ids": tf.sparse.reshape(ids, [-1]), "words": words, "name": tf.strings.as_string(i)}, i
+
+        return tf.data.Dataset.range(10).map(parse).apply(tf.data.experimental.dense_to_ragged_batch(4))  # 4, 4, 2
+
+    with tf.Graph().as_default():
+        element = tf.compat.v1.data.make_one_shot_iterator(input_fn()).get_next()
+        with tf.compat.v1.Session() as session:
+            batches = [session.run(element) for _ in range(3)]
+    exchange = Exchange(tmp_path)
+    exchange.write_batches("eval.npz", batches)
+    replayed = list(dataset_of(tf, exchange.read_batches("eval.npz")[0]))
+    expected = list(input_fn())
+    assert len(replayed) == len(expected) == 3
+    for (features, labels), (old, old_labels) in zip(replayed, expected):
+        assert isinstance(features["ids"], tf.SparseTensor) and isinstance(features["words"], tf.RaggedTensor)
+        np.testing.assert_array_equal(tf.sparse.to_dense(features["ids"]), tf.sparse.to_dense(old["ids"]))
+        assert features["words"].to_list() == old["words"].to_list()
+        assert features["name"].numpy().tolist() == old["name"].numpy().tolist()
+        np.testing.assert_array_equal(labels, old_labels)
