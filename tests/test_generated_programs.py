@@ -6,7 +6,7 @@
    silent.
 2. The trained sample (TensorFlow): 10 migrated programs (TFM_GENERATED_COUNT=N for more) drawn by a seed
    that changes every day (TFM_GENERATED_SEED=N to pick it): each migrated program runs and cleans up after
-   itself, and `tf-migrate parity OLD NEW --steps 5` passes.
+   itself, and `tf-migrate --verify --verify-steps 5` of the TF1 program passes and writes that migration.
 
 A failing program is printed with its seed and combination: `python -m programgen SEED FOLDER` (from
 tests/) writes it again, to keep as a fixture. What programgen lists as KNOWN_FAILING is not asserted (the
@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -196,11 +197,14 @@ def rotating_seed() -> int:
 
 @pytest.fixture(scope="module")
 def tf_helpers():
-    """The helpers of the example and parity tests, with their skip when the parity extra is missing."""
+    """The example tests' way of running a program, with their skip when the parity extra is missing."""
     from test_examples import run_command
-    from test_parity import parity
 
-    return run_command, parity
+    return run_command
+
+
+def without_tf_config() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
 
 
 @pytest.fixture(scope="module")
@@ -227,7 +231,7 @@ def trained_sample(tf_helpers, tmp_path_factory) -> list[Outcome]:
 
 @pytest.mark.tensorflow
 def test_trained_sample_each_migrated_program_runs_and_keeps_parity(tf_helpers, trained_sample, tmp_path):
-    run_command, parity = tf_helpers
+    run_command = tf_helpers
     failures = []
     held = 0
     started = time.monotonic()
@@ -241,12 +245,19 @@ def test_trained_sample_each_migrated_program_runs_and_keeps_parity(tf_helpers, 
             problems.append("the migrated program failed: " + " | ".join(run.stderr.strip().splitlines()[-3:]))
         elif run.leftovers:
             problems.append(f"the migrated program left {run.leftovers} behind")
-        result = parity(old, new, "--steps", PARITY_STEPS, tmpdir=tmp_path, timeout=300)
-        verdict = result.stdout.strip().splitlines()[0] if result.stdout.strip() else result.stderr[-300:]
-        if result.returncode == 0 and "PARITY" in result.stdout:
+        # Parity as `--verify` proves it, in place on a copy: it writes the migration only at parity.
+        copy = tmp_path / outcome.folder
+        shutil.copytree(outcome.root / "src" / outcome.folder, copy)
+        result = subprocess.run([TF_MIGRATE, "--verify", "--verify-steps", PARITY_STEPS, "."], cwd=copy,
+                                capture_output=True, text=True, timeout=300, env=without_tf_config())
+        verdict = next((line for line in result.stdout.splitlines() if ": parity: " in line or ": error" in line),
+                       result.stdout[-300:] + result.stderr[-300:])
+        if result.returncode == 0 and f": parity: {PARITY_STEPS} steps match" in result.stdout:
             held += 1
+            problems += [f"--verify wrote another {name} than the migration" for name in outcome.program.files
+                         if (copy / name).read_bytes() != (outcome.root / "out" / outcome.folder / name).read_bytes()]
         else:
-            problems.append(f"parity (exit {result.returncode}): {verdict}")
+            problems.append(f"--verify (exit {result.returncode}): {verdict}")
         print(f"  seed {outcome.program.seed}: {'ok' if not problems else 'FAILED'} ({time.monotonic() - begun:.0f} s)")
         if problems:
             outcome.problems += problems

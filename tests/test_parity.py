@@ -5,9 +5,11 @@ Each test trains real programs on the reference environment (the parity extra).
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -100,7 +102,10 @@ VARIANTS = {
                                                                                    "SGD(learning_rate=0.2)"),)),
     "rmsprop_tf2_zero_slots": Variant(EXAMPLES / "rmsprop" / "train_tf2.py", ((RMSPROP_ONES_SLOTS, ""),)),
     "regression_tf2_wrong_lr": Variant(REGRESSION_TF2, (("learning_rate=0.05,", "learning_rate=0.1,"),)),
-    "regression_tf2_wrong_loss": Variant(REGRESSION_TF2, (("losses.MeanSquaredError()", "losses.MeanAbsoluteError()"),)),
+    # The loss it trains with and the loss it reports (TF1EvalLoss): a wrong loss, wrong in both.
+    "regression_tf2_wrong_loss": Variant(REGRESSION_TF2, (("losses.MeanSquaredError()", "losses.MeanAbsoluteError()"),
+                                                          ("TF1EvalLoss(keras.losses.MeanSquaredError(",
+                                                           "TF1EvalLoss(keras.losses.MeanAbsoluteError("))),
     # examples/classifier driven by train_and_evaluate, and what tf-migrate makes of it (a functional model).
     "classifier_tae_tf1": Variant(CLASSIFIER_TF1, ((
         "classifier.train(input_fn=train_input_fn, max_steps=30)\n\neval_result = classifier.evaluate(input_fn=eval_input_fn)\n",
@@ -208,15 +213,49 @@ def assert_mismatch(result, first_step: int | None = None) -> None:
 # -- right migrations pass at the default tolerance --------------------------------
 
 
-@pytest.mark.parametrize("example", GENERATED_EXAMPLES)
-def test_tf2_counterpart_of_each_example_passes(example, tmp_path):
-    report = tmp_path / "report.json"
-    result = parity(EXAMPLES / example / "train.py", EXAMPLES / example / "train_tf2.py", "--json", str(report))
-    assert_parity(result)
-    data = json.loads(report.read_text())
-    assert data["verdict"] == "parity" and len(data["old"]["losses"]) == data["steps"] == 20
-    assert data["old"]["losses"] != data["old"]["losses"][:1] * 20, "the losses move: something was trained"
-    assert data["eval"]["ok"] and data["variables"] and all(v["ok"] for v in data["variables"])
+# The examples that train, as `--verify` proves them: a sample of VERIFIED_PER_RUN that changes every day (the
+# same seed as tests/test_generated_programs.py: TFM_GENERATED_SEED, else the date), all of them over a few days, in
+# one `--verify` run. Each train_tf2.py is what that migration writes (tests/test_examples.py), and each example's
+# parity is proven on every run by tests/test_resume.py (`parity --resume`).
+VERIFIED_EXAMPLES = {**{name: f"{name}/train.py" for name in (*GENERATED_EXAMPLES, "ps_cluster",
+                                                              "supervisor_flags", "sync_replicas")},
+                     "trainer_package": "trainer_package/tf1/trainer/task.py", "notebook": "notebook/train.ipynb"}
+VERIFIED_INPUTS = {"trainer_package": "trainer_package/tf1"}  # a package is given whole
+EVALUATED = set(GENERATED_EXAMPLES) | {"trainer_package", "notebook"}  # the Estimator programs
+VERIFIED_PER_RUN = 6
+
+
+def verified_sample() -> list[str]:
+    seed = int(os.environ.get("TFM_GENERATED_SEED") or datetime.date.today().strftime("%Y%m%d"))
+    return sorted(random.Random(seed).sample(sorted(VERIFIED_EXAMPLES), VERIFIED_PER_RUN))
+
+
+@pytest.fixture(scope="module")
+def verified_examples(tmp_path_factory) -> tuple[list[str], str, Path]:
+    sample = verified_sample()
+    reports = tmp_path_factory.mktemp("verify_reports")
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    inputs = [f"examples/{VERIFIED_INPUTS.get(name, VERIFIED_EXAMPLES[name])}" for name in sample]
+    result = subprocess.run([TF_MIGRATE, "--check", "--verify", "--verify-reports", str(reports), *inputs],
+                            cwd=ROOT, capture_output=True, text=True, env=env, timeout=1800)
+    print(f"\nverified examples: {', '.join(sample)}")
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]  # it would change them
+    assert f"verified: {len(sample)} parity, 0 mismatch, 0 failed" in result.stderr, result.stderr[-3000:]
+    return sample, result.stdout, reports
+
+
+def test_verify_proves_the_migration_of_each_example_in_the_days_sample(verified_examples):
+    sample, output, reports = verified_examples
+    for example in sample:
+        entry = VERIFIED_EXAMPLES[example]
+        assert f"examples/{entry}: parity: 20 steps match" in output, (example, output[-3000:])
+        (report,) = [path for path in reports.rglob("*.parity.json") if f"{entry}.parity.json".endswith(
+            str(path.relative_to(reports)))]
+        data = json.loads(report.read_text())
+        assert data["verdict"] == "parity" and len(data["old"]["losses"]) == data["steps"] == 20, example
+        assert data["old"]["losses"] != data["old"]["losses"][:1] * 20, f"{example}: nothing was trained"
+        assert data["variables"] and all(v["ok"] for v in data["variables"]), example
+        assert (data["eval"] or {}).get("ok", False) == (example in EVALUATED), example
 
 
 @pytest.mark.parametrize("name, variables", [("premade_iris_v1", 6), ("premade_iris_binary", 6),

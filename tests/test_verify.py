@@ -94,10 +94,15 @@ def test_a_migration_without_parity_is_not_written(program, cli, monkeypatch):
 def test_a_migration_that_crashes_is_copied_unchanged_with_out(program, cli, monkeypatch, tmp_path):
     with_migrations_edited(monkeypatch, "import tf_keras as keras\n",
                            "import tf_keras as keras\nraise RuntimeError('migrated badly')\n")
-    code, out, err = cli("--out", "migrated", "--verify", "--verify-steps", "5", "train.py")
+    code, out, err = cli("--out", "migrated", "--verify", "--verify-steps", "5", "--verify-reports", "reports",
+                         "train.py")
     assert code == 1
     assert re.fullmatch(r"train\.py: error: the new program failed \(exit status 1\): RuntimeError: migrated badly, "
                         r"raised in the migrated program at train\.py:\d+; copied unchanged", out.splitlines()[-1])
+    report = json.loads((tmp_path / "reports" / "train.py.parity.json").read_text())
+    assert report["verdict"] == "error" and "RuntimeError: migrated badly, raised in the migrated program at " \
+        "train.py:" in report["message"]
+    assert "RuntimeError: migrated badly" in (tmp_path / "reports" / "train.py.parity.html").read_text()
     assert (tmp_path / "migrated" / "train.py").read_bytes() == program.read_bytes() == REGRESSION_TF1.read_bytes()
     assert err.rstrip().endswith("verified: 0 parity, 0 mismatch, 1 failed")
 
