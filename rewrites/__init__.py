@@ -177,6 +177,9 @@ FAMILIES: tuple[Family, ...] = (
                  "a canned DNN, Linear or DNNLinearCombined (wide & deep) Classifier / Regressor -> the Keras model "
                  "of the same layers and columns, with the optimizers, rates and loss reduction of its version (v1 "
                  "or v2)"),
+            Rule("TFM310", "model-fn-kept", N,
+                 "a model_fn tier 1 cannot translate, kept as written and run in a generated Keras model under "
+                 "track_tf1_style_variables (tier 2); the finding names what kept it from tier 1"),
             Rule("TFM206", "partitioner-scope", E,
                  "a variable_scope's partitioner moved onto the strategy also splits the variables created outside "
                  "that scope (placement only)"),

@@ -1,5 +1,6 @@
-"""The harness pairs old and new variables in creation order, and a canned estimator's by name where the orders
-differ (a wide & deep model: TF1 made the DNN first, Keras' WideDeepModel holds the linear part first)."""
+"""The harness pairs old and new variables by name where the new program keeps TF1's (tier 2), else in creation
+order, and a canned estimator's by name where the orders differ (a wide & deep model: TF1 made the DNN first, Keras'
+WideDeepModel holds the linear part first)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,14 @@ def test_variables_in_the_same_order_pair_by_order_whatever_their_names():
     pairs, problem = pair_variables(old, new)
     assert problem is None and [(o["name"], n["name"]) for o, n in pairs] == [("dense/kernel", "a/kernel"),
                                                                              ("dense/bias", "b")]
+
+
+def test_tf1_code_run_in_keras_pairs_by_its_tf1_names_whatever_the_order():
+    """A model_fn kept as written (tier 2) makes its variables under TF1's names, in another order (a dense layer's
+    bias before its kernel): equal shapes in another order would pair wrongly by position."""
+    tf1 = variables(("hidden/kernel", [8, 8]), ("hidden/bias", [8]), ("out/kernel", [8, 8]), ("out/bias", [8]))
+    kept = variables(("out/bias", [8]), ("out/kernel", [8, 8]), ("hidden/bias", [8]), ("hidden/kernel", [8, 8]))
+    pairs, problem = pair_variables(tf1, kept)
+    assert problem is None and all(old["name"] == new["name"] for old, new in pairs)
+    renamed = variables(("dense/bias", [8]), ("dense/kernel", [8, 8]), ("dense_1/bias", [8]), ("dense_1/kernel", [8, 8]))
+    assert pair_variables(tf1, renamed)[1].startswith("the variables do not line up: ")

@@ -49,13 +49,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 # The tier a migrated program got, read from the rule ids of its findings. The highest tier found wins: a
-# program with one model_fn in tier 2 is a tier-2 program. TFM310 is reserved for the faithful tier (issue 30).
+# program with one model_fn in tier 2 is a tier-2 program. TFM310 is the faithful tier's (issue 30).
 TIERS = {
     "TFM103": 1,  # between-graph program -> ClusterCoordinator / MultiWorkerMirroredStrategy
     "TFM301": 1,  # Estimator program -> Keras fit under ParameterServerStrategy
     "TFM305": 1,  # TPUEstimator migrated for use_tpu=False
     "TFM309": 1,  # canned estimator -> Keras model of the same layers
-    "TFM310": 2,  # reserved: the faithful tier (TF1 model code kept under track_tf1_style_variables)
+    "TFM310": 2,  # the faithful tier: TF1 model code kept under track_tf1_style_variables
 }
 
 KINDS = ("custom", "canned", "tpu", "contrib-learn", "between-graph")

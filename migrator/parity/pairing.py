@@ -1,5 +1,6 @@
-"""Which variable of the new program is which of the old: by creation order and shape, shards grouped, or by
-TF1's names for a canned estimator's migration; and reading or writing a variable whole, whatever its shards."""
+"""Which variable of the new program is which of the old: by TF1's names where the new program keeps them all (a
+model_fn kept as written, tier 2), else by creation order and shape, shards grouped, or by the names of a canned
+estimator's migration; and reading or writing a variable whole, whatever its shards."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import re
 
 
 def model_variables(model) -> list[dict]:
-    """The model's variables in creation order, trainable first, shards (`.../part_N`) grouped."""
-    return group_variables([(True, model.trainable_weights), (False, model.non_trainable_weights)])
+    """The model's variables in creation order, trainable first, shards (`.../part_N`) grouped; not those of
+    the metrics it holds (a loss tracker of its own train_step)."""
+    tracking = {id(variable) for metric in model.metrics for variable in metric.variables}
+    return group_variables([(True, model.trainable_weights),
+                            (False, [w for w in model.non_trainable_weights if id(w) not in tracking])])
 
 
 def group_variables(kinds: list[tuple[bool, list]]) -> list[dict]:
@@ -35,7 +39,12 @@ def group_variables(kinds: list[tuple[bool, list]]) -> list[dict]:
 
 
 def pair_variables(old: list[dict], new: list[dict]) -> tuple[list[tuple[dict, dict]], str | None]:
-    """Old and new variables paired in order within trainable and non-trainable; why not, if they differ."""
+    """Old and new variables paired by TF1's names where the new program keeps them all (TF1 code run in
+    Keras: track_tf1_style_variables), else in order within trainable and non-trainable; why not, if they
+    differ."""
+    by_name = pair_same_names(old, new)
+    if by_name is not None:
+        return by_name, None
     pairs, problems = [], []
     for trainable in (True, False):
         olds = [v for v in old if v["trainable"] == trainable]
@@ -53,6 +62,16 @@ def pair_variables(old: list[dict], new: list[dict]) -> tuple[list[tuple[dict, d
             return by_name, None
         return pairs, "the variables do not line up: " + "; ".join(problems) + " (initial weights not copied)"
     return pairs, None
+
+
+def pair_same_names(old: list[dict], new: list[dict]) -> list[tuple[dict, dict]] | None:
+    """Each old variable with the new one of its name and shape; None unless that pairs every variable."""
+    by_name = {variable["name"]: variable for variable in new}
+    pairs = [(variable, by_name.get(variable["name"])) for variable in old]
+    if len(old) != len(new) or any(n is None or n["shape"] != o["shape"] or n["trainable"] != o["trainable"]
+                                   for o, n in pairs):
+        return None
+    return pairs
 
 
 # A canned estimator's migration names its Keras layers after TF1's variables (rewrites/estimator/canned.py).

@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from rewrites.base import module_level_statements
-from rewrites.estimator import eval_loss, keras_model
+from rewrites.estimator import eval_loss, faithful_emit, keras_model
 from rewrites.estimator.drivers import emit_outside, seen_outside
 from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
@@ -270,13 +270,18 @@ class Emitter:
         if model_fn.canned is not None:
             return self._canned_build_function(model_fn, model, predict, plans)
         function, view = model_fn.function, model_fn.view
-        loss_metric = self._eval_loss(view, view.module_statement_of(function), model, plans)
         owner = view.parent(view.parent(function))
         scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
         new_name = build_function_name(function.name.value)
         if new_name in scope_names:
             raise Value(function, model_fn.place).fail(f"the migrated program names the model_fn's Keras function "
                                                        f"`{new_name}`, which this module already uses")
+        if model.faithful is not None:
+            following, text = faithful_emit.build_function(self, program, new_name, scope_names)
+            self.module_edits(view).insert_before(following, _module_statements(text))
+            self.module_edits(view).blank_lines[following] = 2
+            return new_name
+        loss_metric = self._eval_loss(view, view.module_statement_of(function), model, plans)
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", "params", *model_fn.bound,
                                           *model_fn.keywords})
         parameters = [*(model_fn.bound[:1] if model_fn.bound and model_fn.bound[0] not in model_fn.keywords else []),
@@ -320,7 +325,8 @@ class Emitter:
     def _build_call(self, program: Program, names: Names, reference: str) -> str:
         """`build_model(dataset.element_spec[0], params=...)` at the driver."""
         setup, model_fn = program.setup, program.setup.model_fn
-        arguments = [f"{names.dataset}.element_spec[0]"]
+        # A model_fn kept as written (tier 2) makes its variables as it runs: on a batch of the dataset.
+        arguments = [names.dataset if setup.model.faithful is not None else f"{names.dataset}.element_spec[0]"]
         if model_fn.takes_params:
             arguments.append(f"params={with_batch_size(setup.params, setup.batch_sizes.get('train')) or '{}'}")
         arguments += [f"{key}={self._code(value, program)}" for key, value in model_fn.keywords.items()]
@@ -382,7 +388,8 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
                  Part("model.dnn_model", "model.optimizer[1]", model.slots)]
     else:
         parts = [Part("model", "model.optimizer", model.slots)]
-    return dict(model=True, restore=restore, renamed=model.tf1_renamed, **restore_context(parts, model.mod_tables))
+    return dict(model=True, restore=restore, renamed=model.tf1_renamed, by_name=model.faithful is not None,
+                **restore_context(parts, model.mod_tables))
 
 
 def _snake(name: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import suppressions
-from rewrites.estimator import eval_loss
+from rewrites.estimator import eval_loss, faithful_emit
 from rewrites.estimator.discover import Discovery, Pipeline
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.read import ProgramReader
@@ -94,7 +94,8 @@ class Migration:
         if "TFM301" not in self.enabled:
             driver = pipeline.drivers[0].call
             raise Unsupported(driver.node, "TFM301 (estimator-program) is switched off", driver.view.path)
-        program, plans = ProgramReader(self.values, self.spelling, discovery).read(pipeline)
+        program, plans = ProgramReader(self.values, self.spelling, discovery,
+                                       faithful="TFM310" in self.enabled).read(pipeline)
         emitter = Emitter(self.values, self.spelling, self.keras)
         emitter.emit(program, plans)
         from rewrites.estimator.checks import check_program
@@ -140,6 +141,9 @@ class Migration:
             found.append(Reported("TFM301", model_fn.view, model_fn.function,
                                   f"model_fn `{model_fn.function.name.value}` -> `{model_fn.new_name}`, the Keras "
                                   f"model of the Estimator program driven in {program.place.view.path}"))
+        faithful = program.setup.model.faithful
+        if faithful is not None:
+            found.append(Reported("TFM310", model_fn.view, model_fn.function, faithful_emit.finding(faithful)))
         return found
 
     @staticmethod
@@ -178,6 +182,11 @@ class Migration:
         if blocker is not None:
             raise Unsupported(blocker, f"`tf.{view.api(blocker)}` still needs TF1's graph mode, which Keras training "
                                        "does not run in: migrate it by hand", view.path)
+        gone = self.spelling(view).gone_use(removed)
+        if gone is not None:
+            raise Unsupported(gone, f"`tf.{view.api(gone)}` is gone in TF 2, so the migrated program could not run: "
+                                    "replace it (tf_slim for slim and contrib.layers, tf.keras, tensorflow_addons), "
+                                    "then run tf-migrate again", view.path)
 
     def _make_tf2(self, view: ModuleView) -> None:
         """The module's `tf` becomes TF2, its TF1 references respelled, graph mode switched off."""

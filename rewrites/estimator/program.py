@@ -64,6 +64,7 @@ class Model:
     label_vocabulary: list[str] | None = None  # the labels' strings, in the order of their ids: the inputs map them
     wide_deep: tuple[str, str] | None = None  # (linear, DNN) logits of a combined model: a keras WideDeepModel
     wide_deep_optimizer: str = ""             # its linear part's optimizer (``optimizer`` trains the DNN)
+    faithful: object = None  # tier 2: the model_fn kept as written, run in Keras (rewrites/estimator/faithful.py)
 
     def names(self) -> list[str]:
         """The names the functional model's code binds."""

@@ -19,6 +19,7 @@ from rewrites.estimator.added_metrics import AddedMetrics, calls as added_metric
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.drivers import read_outside, reads_the_same
+from rewrites.estimator.faithful import FaithfulReader
 from rewrites.estimator.inputs import InputReader
 from rewrites.estimator.model_fn import ModelFnReader
 from rewrites.estimator.program import Driver, FitPlan, Input, Model, ModelFn, Note, Program, Setup
@@ -69,9 +70,10 @@ class DriverPlan:
 
 
 class ProgramReader:
-    def __init__(self, values: Values, spelling, discovery: Discovery) -> None:
-        """``spelling(view)``: the Spelling of a module (shared across programs)."""
-        self.values, self.spelling, self.discovery = values, spelling, discovery
+    def __init__(self, values: Values, spelling, discovery: Discovery, faithful: bool = True) -> None:
+        """``spelling(view)``: the Spelling of a module (shared across programs); ``faithful``: a model_fn tier 1
+        cannot translate is kept as written (tier 2, TFM310)."""
+        self.values, self.spelling, self.discovery, self.faithful = values, spelling, discovery, faithful
 
     def read(self, pipeline: Pipeline) -> tuple[Program, list[DriverPlan]]:
         self.place = self.home = pipeline.place
@@ -159,11 +161,8 @@ class ProgramReader:
             try:
                 model = ModelFnReader(model_fn.place, self.values, self.spelling(model_fn.view),
                                       flags=tpu is not None).read(model_fn.function, model_fn.bound)
-            except Unsupported as problem:  # raised about the model_fn's module
-                for each in problem.every():
-                    each.path = each.path or model_fn.view.path
-                self.problems.append(problem)
-                model, self.model_read = Model(), False  # the drivers are read on, for what else stops them
+            except Unsupported as why:
+                model = self._kept(model_fn, why, tpu)
         for call in added_metrics(self.trail):
             self._noting(AddedMetrics(self.values, model, model_fn.canned).read)(call)
         params = arg.get("params")
@@ -183,6 +182,24 @@ class ProgramReader:
             self.notes += tpu.notes
         self.model_dir, self.params = model_dir, arg.get("params")
         return setup
+
+    def _kept(self, model_fn: ModelFn, why: Unsupported, tpu) -> Model:
+        """The model_fn kept as written and run in Keras (tier 2), where tier 1 cannot translate it."""
+        try:
+            if tpu is not None or not self.faithful:
+                raise why
+            parameters = [param.name.value for param in model_fn.function.params.params
+                          if param.name.value not in model_fn.bound]
+            faithful = FaithfulReader(model_fn.view, self.spelling(model_fn.view)).read(model_fn.function,
+                                                                                       parameters, why)
+        except Unsupported as problem:  # raised about the model_fn's module
+            for each in problem.every():
+                each.path = each.path or model_fn.view.path
+            self.problems.append(problem)
+            self.model_read = False  # the drivers are read on, for what else stops them
+            return Model()
+        return Model(faithful=faithful, uses_params="params" in parameters, slots=faithful.slots,
+                     notes=list(faithful.notes), metrics=list(faithful.metrics.values()))
 
     def _tf1_era(self, estimator: Value) -> bool:
         """The module's plain `tf` is TF 1.x's (it reaches APIs TF 2 has only in compat.v1)."""

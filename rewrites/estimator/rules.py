@@ -290,6 +290,78 @@ Finding:
     9:13: TFM309 [numeric] canned DNNRegressor -> a Keras model of the same layers, trained as v1
     (tf.compat.v1.estimator.DNNRegressor): Adagrad at 0.05, the loss summed over the batch
 
+TFM310 model-fn-kept
+
+What it does: with TFM301, a model_fn tier 1 cannot translate into Keras layers (a helper building the net, a
+loss written by hand, tf.cond, get_variable with its own initializer or regularizer) is kept as written and run
+in a generated Keras model whose call is decorated with tf.compat.v1.keras.utils.track_tf1_style_variables
+(tier 2). Only what TF2 cannot run inside a tf.function changes: the optimizer (the same Keras optimizer as tier
+1) is compiled with the model and applied to the model_fn's loss in the generated train_step; minimize, the
+global step and the batch norms' UPDATE_OPS around it go; each EstimatorSpec returns {"loss": loss}. Where the
+model_fn added tf.losses.get_regularization_loss(), which reads nothing inside the shim, the step adds the
+regularizers Keras tracked. eval_metric_ops of tf.metrics accuracy, mean, mean_squared_error,
+root_mean_squared_error and mean_absolute_error become the Keras metrics of the same name, updated with the
+tensors the model_fn gave TF1's. The variables keep their TF1 names: TF1's checkpoints, slots and step carry over.
+The finding names the construct that kept the model_fn from tier 1.
+Why: the model_fn's own code, computed by TF2, is what keeps the numbers when there is no Keras pair for it.
+What may differ: float results, in the last bits, and random ops in the model_fn draw other numbers; prove it
+with `tf-migrate parity`. Not migrated yet (TFM302): other eval metrics, optimizers whose arguments the model_fn
+computes, gradients computed or applied by hand, the global step read besides minimize, partitioned variables, a
+model_fn method or one taking config, TPUEstimator; code TF 2 cannot run at all (tf.contrib) keeps the program
+as it is.
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+
+
+    def input_fn():
+      return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [0, 1])).repeat().batch(2)
+
+
+    def model_fn(features, labels, mode, params):
+      logits = tf.layers.dense(features["x"], 2)
+      loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+      optimizer = tf.train.AdamOptimizer(params["learning_rate"])
+      train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+    estimator = tf.estimator.Estimator(model_fn, params={"learning_rate": 0.1})
+    estimator.train(input_fn, max_steps=100)
+
+After:
+
+    ...
+    def model_fn(features, labels, mode, params):
+      logits = tf.compat.v1.layers.dense(features["x"], 2)
+      loss = tf.compat.v1.reduce_mean(tf.compat.v1.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+      return {"loss": loss}
+
+
+    class ModelFnModel(keras.Model):
+      \"\"\"The TF1 model_fn `model_fn`, run as written inside Keras.\"\"\"
+    ...
+      @tf.compat.v1.keras.utils.track_tf1_style_variables
+      def call(self, inputs, training=False):
+        features, labels = inputs
+        return model_fn(features, labels, "train" if training else "eval", self.params)
+    ...
+    def build_model(dataset, params):
+      \"\"\"The TF1 model_fn `model_fn` as a Keras model, compiled with its optimizer.\"\"\"
+      model = ModelFnModel(params)
+      model(next(iter(dataset)))  # the model_fn's code makes its variables
+      model.compile(
+          keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], epsilon=1e-08))
+      return model
+
+Finding:
+
+    8:1: TFM310 [numeric] model_fn kept as written and run in Keras (tier 2: track_tf1_style_variables, TF1's
+    variable names); tier 1 stopped at line 10: `tf.nn.sparse_softmax_cross_entropy_with_logits(labels=lab...` inside
+    tf.reduce_mean(...) in the model_fn: bind it to a name first (`logits = tf.layers.dense(...)`), then apply
+    tf.reduce_mean to the name, and run tf-migrate again
+
 TFM206 partitioner-scope
 
 What it does: with TFM301, reports where a partitioner TF1 attached to a variable_scope (or one get_variable),

@@ -52,6 +52,7 @@ MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "ev
              "estimator.ModeKeys.PREDICT": "infer"}
 GRAPH_MODE_SWITCHES = {"disable_v2_behavior", "disable_eager_execution", "compat.v1.disable_v2_behavior",
                        "compat.v1.disable_eager_execution"}
+GONE = ("contrib.",)  # TF 1.x modules TF 2 has not even in compat.v1
 # What only runs in TF1's graph mode: a migrated program that still uses it cannot drop the switch.
 GRAPH_ONLY = {"Session", "InteractiveSession", "placeholder", "placeholder_with_default", "train.MonitoredTrainingSession",
               "train.MonitoredSession", "train.Supervisor", "train.Saver", "global_variables_initializer",
@@ -227,6 +228,14 @@ class Spelling:
         inside = {id(node) for removed in skip for node in subtree(removed)}
         for node in self._references(self.view.module):
             if id(node) not in inside and self.view.api(node) in GRAPH_ONLY:
+                return node
+        return None
+
+    def gone_use(self, skip: set[cst.CSTNode] = frozenset()) -> cst.CSTNode | None:
+        """A use of what TF 2 has not even in compat.v1 (``tf.contrib``), outside ``skip``."""
+        inside = {id(node) for removed in skip for node in subtree(removed)}
+        for node in self._references(self.view.module):
+            if id(node) not in inside and self.view.api(node).startswith(GONE):
                 return node
         return None
 

@@ -1,0 +1,68 @@
+"""Writing a model_fn kept as written (tier 2, rewrites/estimator/faithful.py): its edits in place, and after it
+the generated Keras model that runs it (templates/tf1_model_fn_model.py.j2) and the function building that."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from rewrites.estimator.program import Program
+from rewrites.syntax import Unsupported
+
+
+def class_name(function_name: str) -> str:
+    """model_fn -> ModelFnModel, cnn_model_fn -> CnnModelFnModel: the Keras model running it."""
+    return "".join(part.capitalize() for part in re.split(r"_+", function_name) if part) + "Model"
+
+
+def arguments(parameters: list[str]) -> list[str]:
+    """What the generated call passes the model_fn, in its order (as Estimator passed them, by name)."""
+    given = {"features": "features", "labels": "labels", "mode": '"train" if training else "eval"',
+             "params": "self.params"}
+    return [given[name] for name in parameters]
+
+
+def build_function(emitter, program: Program, new_name: str, taken: set[str]) -> tuple[cst.BaseStatement, str]:
+    """The model_fn edited where it stands; the generated class and build function (their code), and the
+    statement they go before: the one after the model_fn."""
+    from templates import render
+
+    model_fn, faithful = program.setup.model_fn, program.setup.model.faithful
+    function, view = model_fn.function, model_fn.view
+    if view.parent(function) is not view.module:
+        raise Unsupported(function, "a model_fn method kept as written (tier 2) is not migrated yet: make it a "
+                                    "module-level function", view.path)
+    name = class_name(function.name.value)
+    if name in taken:
+        raise Unsupported(function, f"the migrated program names the Keras model running the model_fn `{name}`, "
+                                    "which this module already uses", view.path)
+    following = _next_statement(view, function)
+    if following is None:
+        raise Unsupported(function, "the model_fn is the module's last statement: the migration writes its Keras "
+                                    "model after it", view.path)
+    edits = emitter.module_edits(view)
+    for statement in faithful.removed:
+        edits.remove(statement)
+    for node, code in faithful.expressions.items():
+        edits.expressions[node] = cst.parse_expression(code)
+    for statement, code in faithful.returns.items():
+        edits.replace(statement, [cst.parse_statement(code + "\n").with_changes(leading_lines=statement.leading_lines)])
+    params = "params" in faithful.parameters
+    text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
+                  arguments=arguments(faithful.parameters), regularization=faithful.regularization,
+                  optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
+                  function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
+    return following, text
+
+
+def finding(faithful) -> str:
+    """TFM310's message: the tier, and the construct that kept the model_fn from tier 1."""
+    return (f"model_fn kept as written and run in Keras (tier 2: track_tf1_style_variables, TF1's variable "
+            f"names); tier 1 stopped at {faithful.why_at}: {faithful.why}")
+
+
+def _next_statement(view, function):
+    body = list(view.module.body)
+    index = next(i for i, statement in enumerate(body) if statement is function)
+    return body[index + 1] if index + 1 < len(body) else None

@@ -1,0 +1,199 @@
+"""TFM310: a model_fn tier 1 cannot translate is kept as written and run in Keras (tier 2,
+rewrites/estimator/faithful.py): the optimizer and minimize go to the generated model's compile and train_step,
+EstimatorSpec returns become the loss, and the rest is the program's own code, its variables under TF1's names."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import run
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "tests" / "parity_programs" / "faithful_tf1.py"
+TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+
+
+def migrated(source: str):
+    result = run(source)
+    assert run(result.source).source == result.source, "a second run changes nothing"
+    return result
+
+
+def rules(result) -> list[str]:
+    return sorted(finding.rule for finding in result.findings)
+
+
+def test_a_model_fn_tier_1_cannot_translate_is_kept_and_run_in_keras():
+    source = PROGRAM.read_text()
+    result = migrated(source)
+    code = result.source
+    assert rules(result) == ["TFM301", "TFM310"]
+    (kept,) = [f for f in result.findings if f.rule == "TFM310"]
+    assert kept.line == source.splitlines().index("def model_fn(features, labels, mode, params):") + 1
+    assert "tier 2" in kept.message and "tier 1 stopped at line 33: `constant`" in kept.message
+    # The program's own code stays, respelled for TF2; what only trained in TF1's graph goes.
+    assert "def dense_stack(net, hidden_units, training):" in code and "tf.compat.v1.cond(training," in code
+    assert 'tf.compat.v1.get_variable("logits_w"' in code and "tf.compat.v1.losses.get_regularization_loss()" in code
+    for gone in ("AdamOptimizer", "minimize(loss, global_step", "get_global_step", "EstimatorSpec", "ModeKeys"):
+        assert gone not in code, gone
+    assert 'return {"loss": loss, "metrics": metrics}' in code and 'return {"loss": loss}' in code
+    # eval_metric_ops: the tensors each metric took, for the Keras metric the generated model updates.
+    assert "accuracy = (labels, tf.compat.v1.argmax(logits, 1))" in code
+    assert 'metrics = {"accuracy": accuracy, "mean_logit": (logits,)}' in code
+    assert '"accuracy": keras.metrics.Accuracy(name="accuracy"),' in code
+    assert '"mean_logit": keras.metrics.Mean(name="mean_logit"),' in code
+    # The generated model runs it under track_tf1_style_variables and trains it with TF1's optimizer.
+    assert "class ModelFnModel(keras.Model):" in code and "@tf.compat.v1.keras.utils.track_tf1_style_variables" in code
+    assert 'return model_fn(features, labels, "train" if training else "eval", self.params)' in code
+    assert "sum(self.losses)" in code  # the model_fn added the regularization losses
+    assert "keras.optimizers.legacy.Adam(learning_rate=params[\"learning_rate\"], epsilon=1e-08)" in code
+    assert "model = build_model(dataset, params=params)" in code
+    # TF1's checkpoints fit by name.
+    assert 'return {variable.name.split(":")[0]: variable for variable in model.weights' in code
+    assert code.index("def model_fn(") < code.index("class ModelFnModel") < code.index("def build_model(")
+
+
+def test_without_tf1_regularization_losses_the_step_adds_none():
+    source = PROGRAM.read_text().replace("  loss += tf.losses.get_regularization_loss()\n", "")
+    code = migrated(source).source
+    assert "ModelFnModel" in code and "self.losses" not in code
+
+
+def test_the_batch_norm_updates_around_minimize_go():
+    source = PROGRAM.read_text().replace(
+        "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n",
+        "  update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)\n"
+        "  with tf.control_dependencies(update_ops):\n"
+        "    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
+    code = migrated(source).source
+    assert "ModelFnModel" in code and "UPDATE_OPS" not in code and "control_dependencies" not in code
+
+
+def test_a_model_fn_tier_1_translates_stays_tier_1():
+    from test_estimator import SEED
+
+    result = migrated(SEED)
+    assert "TFM310" not in rules(result) and "track_tf1_style_variables" not in result.source
+
+
+@pytest.mark.parametrize("before, after, message", [
+    ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "  rate = params[\"learning_rate\"] * 2\n  optimizer = tf.train.AdamOptimizer(rate)\n",
+     "the optimizer's arguments read rate, computed in the model_fn"),
+    ("  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n",
+     "  gradients = optimizer.compute_gradients(loss)\n"
+     "  train_op = optimizer.apply_gradients(gradients, global_step=tf.train.get_global_step())\n",
+     "compute_gradients"),
+    ('"mean_logit": tf.metrics.mean(logits)', '"auc": tf.metrics.auc(labels, logits)',
+     "`tf.metrics.auc(labels, logits)` in eval_metric_ops, in a model_fn kept as written (tier 2), is not migrated"),
+    ("predictions=tf.argmax(logits, 1))\n", "predictions=tf.argmax(logits, 1))\n    tf.summary.scalar(\"a\", accuracy[1])\n",
+     "`accuracy`, a tf.metrics result, read besides eval_metric_ops"),
+    ("  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n",
+     "  step = tf.train.get_global_step()\n  tf.summary.scalar(\"step\", step)\n"
+     "  train_op = optimizer.minimize(loss, global_step=step)\n",
+     "reads the global step (`step`) other than in minimize"),
+    ("  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n",
+     "  train_op = tf.group(train_op, tf.no_op())\n"
+     "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n",
+     "`train_op`, which TF1's training needed and the Keras model does not, is read here"),
+], ids=["optimizer of a local", "gradients by hand", "another metric", "a metric read besides", "the global step read",
+        "the train_op read"])
+def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
+    source = PROGRAM.read_text()
+    assert before in source
+    source = source.replace(before, after)
+    result = run(source)
+    assert result.source == source
+    messages = [f.message for f in result.findings if f.rule == "TFM302"]
+    assert any(message in m for m in messages), messages
+
+
+@pytest.mark.tensorflow
+def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(tmp_path):
+    """Parity from TF1's checkpoint of step 10 (variables, Adam's slots and the step, by TF1's names), then 20 more
+    steps and the eval loss, on an in-process cluster of 1 worker and 2 ps."""
+    (tmp_path / "train.py").write_bytes(PROGRAM.read_bytes())
+    (tmp_path / "train_tf2.py").write_bytes(PROGRAM.read_bytes())
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    migrate = subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    result = subprocess.run([TF_MIGRATE, "parity", "train.py", "train_tf2.py", "--resume", "10"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert re.match(r"PARITY: 20 steps match .*, eval loss matches, 5 variables, 10 slots and the step match",
+                    result.stdout), result.stdout
+
+
+
+def test_kept_code_that_tf2_cannot_run_leaves_the_program():
+    """tf.contrib is not even in compat.v1: a migrated program keeping it could not start."""
+    source = PROGRAM.read_text().replace("regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))",
+                                         "regularizer=tf.contrib.layers.l2_regularizer(0.01))")
+    result = run(source)
+    assert result.source == source
+    assert any(f.rule == "TFM302" and "`tf.contrib.layers.l2_regularizer` is gone in TF 2" in f.message
+               for f in result.findings)
+
+
+def test_a_partitioned_variable_keeps_the_model_fn_out_of_tier_2():
+    """TF1's variables in Keras (track_tf1_style_variables) cannot be sharded: TF2 refuses get_variable's partitioner."""
+    source = PROGRAM.read_text().replace("regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))",
+                                         "regularizer=lambda w: 0.01 * tf.nn.l2_loss(w),\n"
+                                         "                            partitioner=tf.fixed_size_partitioner(2))")
+    result = run(source)
+    assert "ModelFnModel" not in result.source and "EstimatorSpec" in result.source
+    assert any(f.rule == "TFM302" and "a partitioned variable in a model_fn kept as written" in f.message
+               for f in result.findings)
+
+
+@pytest.mark.tensorflow
+def test_from_tf1s_last_checkpoint_the_migrated_program_reports_what_tf1_did(tmp_path):
+    """The TF1 program trains to its max_steps; the migrated one, given the same model_dir, restores that checkpoint
+    by TF1's names, has nothing left to train, and evaluates: the same loss and eval metrics."""
+    (tmp_path / "train.py").write_bytes(PROGRAM.read_bytes())
+    (tmp_path / "train_tf2.py").write_bytes(PROGRAM.read_bytes())
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    assert subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, env=env).returncode == 0
+    printed = []
+    for program in ("train.py", "train_tf2.py"):
+        run = subprocess.run([sys.executable, program, "--model_dir", "model"], cwd=tmp_path, capture_output=True,
+                             text=True, env=env, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        printed.append([float(value) for value in re.search(r"eval loss: (\S+), accuracy (\S+), mean logit (\S+)$",
+                                                             run.stdout.strip()).groups()])
+    assert printed[1] == pytest.approx(printed[0], rel=1e-6)
+
+
+def test_without_tfm310_tier_1_alone_leaves_the_program_with_its_reasons():
+    from helpers import ALL_RULES
+
+    source = PROGRAM.read_text()
+    result = run(source, enabled=ALL_RULES - {"TFM310"})
+    assert result.source == source
+    assert any(f.rule == "TFM302" and "`constant` in the model_fn" in f.message for f in result.findings)
+
+
+
+@pytest.mark.parametrize("training", [
+    "  train_op = tf.train.AdamOptimizer(params[\"learning_rate\"]).minimize(loss, tf.train.get_global_step())\n",
+    "  update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)\n"
+    "  with tf.control_dependencies(update_ops):\n"
+    "    step = tf.train.get_global_step()\n"
+    "    optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
+    "    train_op = optimizer.minimize(loss, global_step=step)\n",
+], ids=["chained, the step positional", "all under the update ops"])
+def test_the_training_statements_as_people_write_them_go(training):
+    before = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
+              "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
+    source = PROGRAM.read_text()
+    assert before in source
+    code = migrated(source.replace(before, training)).source
+    assert "ModelFnModel" in code and "keras.optimizers.legacy.Adam(" in code
+    for gone in ("AdamOptimizer", "get_global_step", "control_dependencies", "UPDATE_OPS", "train_op"):
+        assert gone not in code, gone
