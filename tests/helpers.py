@@ -38,3 +38,13 @@ def check_transformed(before: str, after: str, findings: tuple[str, ...] | None 
     if findings is not None:
         assert [finding.rule for finding in result.findings] == list(findings)
     return result.findings
+
+
+def run_isolated(function, *args):
+    """``function(*args)`` in a fresh interpreter (a module-level function; its exceptions come back). TensorFlow
+    objects made in the test process would be inherited by the workers tf-migrate forks in later tests, whose
+    garbage collection then crashes on them."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(function, args)

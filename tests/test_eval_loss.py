@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import run
+from helpers import run, run_isolated
 from test_estimator import EVAL_LOSS, SEED, flat
 
 REPEATING_EVAL = SEED.replace("return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)",
@@ -58,11 +58,18 @@ def test_a_module_with_its_own_tf1_eval_loss_is_left_saying_why():
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("reduction, weighted", [("sum_over_batch_size", False), ("sum", False),
-                                                 ("sum_over_batch_size", True)])
-def test_the_metric_is_the_mean_of_the_batches_losses_under_a_strategy(reduction, weighted):
+def test_the_metric_is_the_mean_of_the_batches_losses_under_a_strategy():
     """200 examples in batches of 32: six full batches and one of 8, evaluated under a strategy (where a Keras loss
-    object reduces over the batch only in compile's own loop)."""
+    object reduces over the batch only in compile's own loop): averaged, summed, and with example weights."""
+    run_isolated(evaluated_as_tf1, [("sum_over_batch_size", False), ("sum", False), ("sum_over_batch_size", True)])
+
+
+def evaluated_as_tf1(cases: list[tuple[str, bool]]) -> None:
+    for reduction, weighted in cases:
+        evaluated_as_tf1_with(reduction, weighted)
+
+
+def evaluated_as_tf1_with(reduction: str, weighted: bool) -> None:
     import tensorflow as tf
     import tf_keras as keras
 

@@ -6,6 +6,8 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
+from helpers import run_isolated  # noqa: E402
+
 from migrator.parity.exchange import Exchange  # noqa: E402
 
 
@@ -72,7 +74,12 @@ def test_sparse_and_ragged_features_come_back_as_they_were(tmp_path):
 @pytest.mark.tensorflow
 def test_replayed_sparse_and_ragged_features_are_tensors_of_their_kind(tmp_path):
     """As TF1's input gave them: a VarLen feature parsed into a SparseTensor, a RaggedTensor, strings."""
-    tf = pytest.importorskip("tensorflow")
+    pytest.importorskip("tensorflow")
+    run_isolated(replayed_as_recorded, tmp_path)
+
+
+def replayed_as_recorded(tmp_path) -> None:
+    import tensorflow as tf
     from migrator.parity.exchange import dataset_of
 
     def input_fn():
