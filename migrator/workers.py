@@ -219,8 +219,18 @@ class _Worker:
         self.process = context.Process(target=_serve, args=(self.child_end, os.getpid()), daemon=True)
 
     def start(self) -> None:
-        with _interrupts_held():
-            self.process.start()
+        import gc
+
+        # A forked copy of this process's garbage would be collected in the worker: the objects of a TensorFlow that
+        # this process imported (tf-migrate called from a notebook, or a test) crash there. Collected here, and the
+        # rest frozen, the worker never collects what it inherited.
+        gc.collect()
+        gc.freeze()
+        try:
+            with _interrupts_held():
+                self.process.start()
+        finally:
+            gc.unfreeze()
         self.child_end.close()
 
     def send(self, task: tuple) -> bool:
