@@ -197,3 +197,24 @@ def test_the_training_statements_as_people_write_them_go(training):
     assert "ModelFnModel" in code and "keras.optimizers.legacy.Adam(" in code
     for gone in ("AdamOptimizer", "get_global_step", "control_dependencies", "UPDATE_OPS", "train_op"):
         assert gone not in code, gone
+
+
+@pytest.mark.tensorflow
+def test_unnamed_layers_of_a_helper_keep_their_tf1_names_at_every_call(tmp_path):
+    """The first call (building the model) and fit's name an unnamed layer alike: `dense`, as TF1 did; the migrated
+    program runs, reports the global step it read, and trains as TF1 did."""
+    program = ROOT / "tests" / "parity_programs" / "regression_helper_tf1.py"
+    (tmp_path / "train.py").write_bytes(program.read_bytes())
+    (tmp_path / "train_tf2.py").write_bytes(program.read_bytes())
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    migrate = subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert migrate.returncode == 0 and "TFM310" in migrate.stdout, migrate.stdout + migrate.stderr
+    run = subprocess.run([sys.executable, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert re.search(r"^global step 20, eval loss \S+$", run.stdout, re.MULTILINE), run.stdout
+    result = subprocess.run([TF_MIGRATE, "parity", "train.py", "train_tf2.py", "--steps", "10"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert result.stdout.startswith("PARITY: 10 steps match") and "2 variables match" in result.stdout

@@ -345,7 +345,10 @@ After:
       @tf.compat.v1.keras.utils.track_tf1_style_variables
       def call(self, inputs, training=False):
         features, labels = inputs
-        return model_fn(features, labels, "train" if training else "eval", self.params)
+        # Entered again at each call, TF1's scope names unnamed layers as the first call did
+        # (`dense`, not `dense_1`): as TF1 named them, once, in its graph.
+        with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope()):
+          return model_fn(features, labels, "train" if training else "eval", self.params)
     ...
     def build_model(dataset, params):
       \"\"\"The TF1 model_fn `model_fn` as a Keras model, compiled with its optimizer.\"\"\"
