@@ -624,6 +624,41 @@ def test_train_evaluate_and_predict_calls_become_fit_evaluate_and_a_predictor():
     assert sorted(f.rule for f in result.findings) == ["TFM301"]  # the whole input, as TF1 read it
 
 
+class _Tensor:
+    def __init__(self, values):
+        self.values = values
+
+    def numpy(self):
+        return self.values
+
+
+def _generated(code: str, name: str):
+    """The generated top-level function ``name`` of ``code``, run on its own."""
+    start = code.index(f"def {name}(")
+    end = code.find("\n\n\n", start)
+    namespace: dict = {}
+    exec(code[start:end if end != -1 else None], namespace)
+    return namespace[name]
+
+
+def test_predict_keys_and_batches_yield_what_tf1_yielded():
+    code = migrated(CALLS.replace("classifier.predict(input_fn=eval_input_fn)", (
+        "classifier.predict(input_fn=eval_input_fn, predict_keys='class_ids')")).replace(
+        "  print(prediction[\"class_ids\"])\n", "  print(prediction[\"class_ids\"])\n"
+        "batches = classifier.predict(eval_input_fn, predict_keys=['class_ids'], yield_single_examples=False)\n")).source
+    assert "def predict_examples(predictor, dataset, keys=None, single_examples=True):" in code
+    assert "for prediction in predict_examples(predictor, eval_input_fn(), keys=('class_ids',)):" in code
+    assert ("batches = predict_examples(predictor, eval_input_fn(), keys=('class_ids',), single_examples=False)"
+            in code)
+    predict_examples = _generated(code, "predict_examples")
+    predictor = lambda features, training: {"class_ids": _Tensor([[1], [2]]), "logits": _Tensor([[.1], [.2]])}
+    dataset = [({"x": None}, None)] * 2
+    assert list(predict_examples(predictor, dataset, keys=("class_ids",))) == [{"class_ids": [1]}, {"class_ids": [2]}] * 2
+    assert list(predict_examples(predictor, dataset))[0] == {"class_ids": [1], "logits": [.1]}
+    batches = list(predict_examples(predictor, dataset, keys=("class_ids",), single_examples=False))
+    assert batches == [{"class_ids": [[1], [2]]}] * 2
+
+
 def test_evaluate_with_steps_keeps_them():
     code = migrated(CALLS.replace("classifier.evaluate(input_fn=eval_input_fn)",
                                   "classifier.evaluate(input_fn=eval_input_fn, steps=2)")).source

@@ -557,3 +557,22 @@ def test_a_name_an_if_in_a_loop_decides_and_assigns_is_unknown_not_a_crash():
     result = run_tree({**CHOSEN_BY_A_CONSTANT, "trainer/task.py": source})["trainer/task.py"]
     assert result.source == source
     assert any(f.rule == "TFM302" and "steps" in f.message for f in result.findings), result.findings
+
+
+def test_estimators_chosen_at_run_time_are_left_saying_how_to_make_one():
+    source = '''\
+import tensorflow.compat.v1 as tf
+
+
+def main(args):
+  if args.use_tpu:
+    estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8)
+  else:
+    estimator = tf.estimator.Estimator(model_fn)
+  estimator.train(input_fn, max_steps=args.max_steps)
+'''
+    findings = [f for f in run_one(source).findings if f.rule == "TFM302"]
+    assert sorted(f.line for f in findings) == [6, 8]
+    for finding in findings:
+        assert "`estimator` is one of 2 Estimators chosen at run time (`if args.use_tpu:`)" in finding.message
+        assert "a TPUEstimator with use_tpu=args.use_tpu trains as a plain Estimator" in finding.message

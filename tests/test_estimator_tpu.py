@@ -267,3 +267,14 @@ def test_tfm305_switched_off_keeps_a_program_whose_flag_could_ask_for_a_tpu():
     assert result.source == PROGRAM
     [finding] = result.findings
     assert finding.rule == "TFM302" and "it needs TFM305" in finding.message
+
+
+def test_a_tpu_model_fn_tier_1_cannot_translate_is_left_with_both_tiers_reasons():
+    before = "  loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)\n"
+    program = PROGRAM.replace(before, "  loss = tf.nn.l2_loss(logits - tf.one_hot(labels, 2))\n")
+    assert program != PROGRAM
+    result = run_one(program)
+    assert result.source == program
+    messages = [f.message for f in result.findings if f.rule == "TFM302"]
+    assert any("`nn.l2_loss` in the model_fn: no Keras translation yet" in m for m in messages), messages
+    assert any("a TPUEstimator's model_fn is not kept as written (tier 2) yet" in m for m in messages), messages

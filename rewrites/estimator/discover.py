@@ -290,7 +290,7 @@ class Discovery:
         target = statement.body[0].targets[0].target if isinstance(statement, cst.SimpleStatementLine) and \
             isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 else None
         if isinstance(target, cst.Name):
-            use = self._first_other_use(view, target)
+            use = self._chosen_at_run_time(view, target) or self._first_other_use(view, target)
             if use is not None:
                 return use
         if isinstance(target, cst.Attribute):
@@ -298,6 +298,25 @@ class Discovery:
                     "does not follow yet: make and drive it in one function (or a factory that function calls)")
         return ("no train_and_evaluate or train / evaluate / predict call drives it where the migration can "
                 "follow: drive it in the function that makes it (or from a factory the driver calls)")
+
+    def _chosen_at_run_time(self, view: ModuleView, target: cst.Name) -> str | None:
+        """`if args.use_tpu: estimator = TPUEstimator(...)` / `else: estimator = Estimator(...)`: one name, an
+        Estimator of each branch."""
+        scope = view.scope(target)
+        others = [a.node for a in (scope[target.value] if scope is not None and target.value in scope else ())
+                  if isinstance(a, Assignment) and a.node is not target and isinstance(a.node, cst.Name)]
+        made = [node for node in others if isinstance(value := view.statement_of(node).body[0].value, cst.Call)
+                and id(value) in self.constructions]
+        branch = next((a for a in view.ancestors(target) if isinstance(a, cst.If)), None)
+        if not made or branch is None:
+            return None
+        apis = {self.constructions[id(view.statement_of(node).body[0].value)].api() for node in [*made, target]}
+        condition = source(branch.test)
+        tpu = (f": a TPUEstimator with use_tpu={condition} trains as a plain Estimator when it is False, and "
+               "migrates with the strategy picked at run time") if any("TPUEstimator" in (api or "") for api in apis) \
+            else ""
+        return (f"`{target.value}` is one of {len(made) + 1} Estimators chosen at run time (`if {condition}:`), which "
+                f"the migration does not follow: make one Estimator for every case{tpu}")
 
     def _first_other_use(self, view: ModuleView, target: cst.Name) -> str | None:
         scope = view.scope(target)
@@ -313,7 +332,7 @@ class Discovery:
                         return f"`{target.value}.{method}(...)` {OTHER_METHODS[method]}"
                     if method not in (*DRIVER_METHODS, *ATTRIBUTES):
                         return f"`{target.value}.{method}` is used, which the migrated program has no counterpart of"
-                if isinstance(parent, cst.Arg):
+                if isinstance(parent, cst.Arg) and view.api(view.parent(parent).func) not in added_metrics.ADD_METRICS:
                     return (f"`{target.value}` is passed to `{_callee(view.parent(parent))}`, which the migration "
                             "cannot follow; drive it where it is made")
         return None

@@ -134,7 +134,7 @@ class Emitter:
             *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program))
         if keras is not None and keras.name:  # the program's own model, made where the drivers run
             names["model"] = keras.name
-        names.update(self._module_level(program, view, any(plan.predict for plan in plans), names))
+        names.update(self._module_level(program, view, [plan.predict for plan in plans if plan.predict], names))
         first_train = next((plan.train for plan in plans if plan.train is not None), None)
         if first_train is None:
             raise plans[0].driver.call.fail("an Estimator that is only evaluated or predicted with, never trained "
@@ -185,7 +185,7 @@ class Emitter:
         driver, names = plan.driver, context["names"]
         if plan.predict is not None:
             edits.expressions[driver.call.node] = cst.parse_expression(
-                f"{names.predict_examples}({names.predictor}, {plan.predict.code})")
+                f"{names.predict_examples}({names.predictor}, {plan.predict.input.code}{plan.predict.arguments()})")
             return
         text = ""
         evaluate = plan.evaluate
@@ -209,7 +209,7 @@ class Emitter:
             statements[0] = with_blank_lines(statements[0], 1)
         edits.replace(driver.statement, statements)
 
-    def _module_level(self, program: Program, view: ModuleView, predict: bool, names: Names) -> Names:
+    def _module_level(self, program: Program, view: ModuleView, predict: list, names: Names) -> Names:
         """strategy_for_this_task (and predict_examples, and what resumes from TF1's checkpoints) before the
         top-level statement holding the drivers."""
         from templates import render
@@ -224,7 +224,8 @@ class Emitter:
                        dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location]))]
         if predict:
             single = setup.model.predictions[0][0] is None
-            wanted.append((("predict_examples",), "predict_examples.py.j2", dict(single=single)))
+            wanted.append((("predict_examples",), "predict_examples.py.j2", dict(
+                single=single, keys=any(p.keys is not None for p in predict), batches=any(p.batches for p in predict))))
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
@@ -415,7 +416,7 @@ def _codes(program: Program, plans: list[DriverPlan]) -> list[str]:
                   setup.checkpoints.every_hours]
     for plan in plans:
         codes += [piece.input.code for piece in (plan.train, plan.evaluate) if piece is not None]
-        codes += [plan.predict.code if plan.predict else None, plan.evaluate.steps if plan.evaluate else None]
+        codes += [plan.predict.input.code if plan.predict else None, plan.evaluate.steps if plan.evaluate else None]
         codes += [plan.train.fit.steps_per_epoch, plan.train.fit.last_step] if plan.train else []
     codes += [source(value.node) for value in setup.model_fn.keywords.values()]
     codes += setup.tpu.codes() if setup.tpu else []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from rewrites.estimator import canned, keras_model, results
+from rewrites.estimator import canned, keras_model, predict, results
 from rewrites.estimator.added_metrics import AddedMetrics, calls as added_metrics
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
@@ -65,7 +65,7 @@ class DriverPlan:
     driver: Driver
     train: TrainPlan | None = None
     evaluate: EvalPlan | None = None
-    predict: Input | None = None
+    predict: predict.Prediction | None = None
     notes: list = field(default_factory=list)
 
 
@@ -95,7 +95,8 @@ class ProgramReader:
         program = Program(setup, pipeline.drivers, pipeline.place, anchor, notes=self.notes)
         for plan in plans:
             program.edits += [edit for piece in (plan.train and plan.train.input, plan.evaluate and plan.evaluate.input,
-                                                 plan.predict) if piece for edit in piece.edits]
+                                                 plan.predict and plan.predict.input) if piece
+                             for edit in piece.edits]
         program.removed = trail_statements(self.trail)
         program.attributes, program.handoff = outside
         program.factories = [(view, f) for view, f in trail_functions(self.trail) if f is not setup.model_fn.function]
@@ -186,8 +187,11 @@ class ProgramReader:
     def _kept(self, model_fn: ModelFn, why: Unsupported, tpu) -> Model:
         """The model_fn kept as written and run in Keras (tier 2), where tier 1 cannot translate it."""
         try:
-            if tpu is not None or not self.faithful:
+            if not self.faithful:
                 raise why
+            if tpu is not None:
+                raise Unsupported.of_all([why, Unsupported(model_fn.function, "a TPUEstimator's model_fn is not kept "
+                                                                              "as written (tier 2) yet")])
             parameters = [param.name.value for param in model_fn.function.params.params
                           if param.name.value not in model_fn.bound]
             faithful = FaithfulReader(model_fn.view, self.spelling(model_fn.view)).read(model_fn.function,
@@ -380,9 +384,7 @@ class ProgramReader:
 
     def _predict(self, driver: Driver) -> DriverPlan:
         args = {k: Value(v, driver.call.place) for k, v in bound_values(driver.call.node, PREDICT).items()}
-        if set(args) - {"input_fn", "yield_single_examples"} or (
-                "yield_single_examples" in args and self.values.constant(args["yield_single_examples"]) is not True):
-            raise driver.call.fail("predict() with more than an input_fn is not migrated yet")
+        keys, batches = predict.options(args, self.values.constant, self.setup.model.predictions)
         if self.setup.model_fn.keras is not None:
             raise driver.call.fail("predict() of a model_to_estimator Estimator is not migrated yet: call the Keras "
                                    "model's predict by hand")
@@ -391,8 +393,8 @@ class ProgramReader:
                                    "this program by hand")
         if self.setup.model.predictions is None and self.model_read:
             raise driver.call.fail("predict() of a model_fn without a PREDICT branch")
-        return DriverPlan(driver, predict=self._inputs().read(args["input_fn"], "predict",
-                                                              self._input_params("predict")))
+        given = self._inputs().read(args["input_fn"], "predict", self._input_params("predict"))
+        return DriverPlan(driver, predict=predict.Prediction(given, keys, batches))
 
     def _input_params(self, mode: str):
         """What Estimator passes an input_fn as params: its own, and a TPUEstimator's batch size of the mode (for a
