@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from migrator.config import ConfigError, expand
+from migrator.config import expand
 from migrator.findings import Rule, Safety
 from rewrites import FAMILIES, RULES
 

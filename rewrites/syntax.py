@@ -292,3 +292,15 @@ class Replace(cst.CSTTransformer):
 
     def on_leave(self, original_node, updated_node):
         return self.replacements.get(original_node, updated_node)
+
+
+def names_read(node: cst.CSTNode) -> list[cst.Name]:
+    """The names in ``node`` (not an attribute's or a keyword argument's name)."""
+    not_names = {id(n.attr) for n in subtree(node) if isinstance(n, cst.Attribute)} | {
+        id(n.keyword) for n in subtree(node) if isinstance(n, cst.Arg) and n.keyword is not None}
+    return [n for n in subtree(node) if isinstance(n, cst.Name) and id(n) not in not_names]
+
+
+def name_reads(body: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The names ``name`` in ``body`` (not an attribute or a keyword so named)."""
+    return [node for node in names_read(body) if node.value == name]

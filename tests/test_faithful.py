@@ -83,8 +83,15 @@ def test_a_model_fn_tier_1_translates_stays_tier_1():
 
 @pytest.mark.parametrize("before, after, message", [
     ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
-     "  rate = params[\"learning_rate\"] * 2\n  optimizer = tf.train.AdamOptimizer(rate)\n",
-     "the optimizer's arguments read rate, computed in the model_fn"),
+     "  rate = tf.reduce_mean(logits)\n  optimizer = tf.train.AdamOptimizer(rate)\n",
+     "the optimizer's arguments read `rate`, computed with TensorFlow (`tf.reduce_mean(logits)`)"),
+    ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "  rate = params[\"learning_rate\"]\n  rate *= 2\n  optimizer = tf.train.AdamOptimizer(rate)\n",
+     "the optimizer's arguments read `rate`, which the model_fn binds more than once"),
+    ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "  rate = tf.train.exponential_decay(0.1, tf.train.get_global_step(), 10, 0.5)\n"
+     "  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "`rate`, a decay schedule of the global step that the optimizer's learning rate does not read"),
     ("  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n",
      "  gradients = optimizer.compute_gradients(loss)\n"
      "  train_op = optimizer.apply_gradients(gradients, global_step=tf.train.get_global_step())\n",
@@ -101,7 +108,8 @@ def test_a_model_fn_tier_1_translates_stays_tier_1():
      "  train_op = tf.group(train_op, tf.no_op())\n"
      "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n",
      "`train_op`, which TF1's training needed and the Keras model does not, is read here"),
-], ids=["optimizer of a local", "gradients by hand", "another metric", "a metric read besides", "the global step read",
+], ids=["optimizer of a TF local", "a rate bound twice", "a schedule the optimizer ignores",
+        "gradients by hand", "another metric", "a metric read besides", "the global step read",
         "the train_op read"])
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
     source = PROGRAM.read_text()
@@ -197,6 +205,51 @@ def test_the_training_statements_as_people_write_them_go(training):
     assert "ModelFnModel" in code and "keras.optimizers.legacy.Adam(" in code
     for gone in ("AdamOptimizer", "get_global_step", "control_dependencies", "UPDATE_OPS", "train_op"):
         assert gone not in code, gone
+
+
+@pytest.mark.parametrize("before, after, compiled", [
+    ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "  base = params[\"learning_rate\"]\n  rate = base * 2\n  optimizer = tf.train.AdamOptimizer(rate)\n",
+     "keras.optimizers.legacy.Adam(learning_rate=params[\"learning_rate\"] * 2, epsilon=1e-08)"),
+    ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "  step = tf.train.get_or_create_global_step()\n"
+     "  rate = tf.train.exponential_decay(params[\"learning_rate\"], step, decay_steps=10, decay_rate=0.5)\n"
+     "  tf.summary.scalar(\"learning_rate\", rate)\n"
+     "  optimizer = tf.train.AdamOptimizer(learning_rate=rate)\n",
+     "keras.optimizers.schedules.ExponentialDecay(initial_learning_rate=params[\"learning_rate\"], decay_steps=10, "
+     "decay_rate=0.5)"),
+    ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
+     "  rate = tf.train.exponential_decay(0.1, tf.train.get_global_step(), 10, 0.5)\n"
+     "  optimizer = tf.train.MomentumOptimizer(rate, 0.9)\n",
+     "TF1Momentum(learning_rate=keras.optimizers.schedules.ExponentialDecay(initial_learning_rate=0.1, "
+     "decay_steps=10, decay_rate=0.5), momentum=0.9)"),
+], ids=["arithmetic of params", "a decay schedule of the step, logged", "momentum on a schedule"])
+def test_what_the_optimizer_reads_in_the_model_fn_is_carried_to_the_build_function(before, after, compiled):
+    source = PROGRAM.read_text()
+    assert before in source
+    result = migrated(source.replace(before, after))
+    code = result.source
+    assert "ModelFnModel" in code and compiled in " ".join(code.split()).replace("( ", "(").replace(" )", ")")
+    assert ("class TF1Momentum(keras.optimizers.legacy.SGD):" in code) == ("TF1Momentum" in compiled)
+    for gone in ("rate = ", "base = ", "get_or_create_global_step", "summary.scalar", "exponential_decay"):
+        assert gone not in code, gone
+    logged = [f.message for f in result.findings if "goes with `rate`" in f.message]
+    assert logged == (['`tf.summary.scalar("learning_rate", rate)` goes with `rate`, which only TF1\'s training '
+                       "computed (a summary or a named tensor: nothing the program computes changes)"]
+                      if "summary" in after else [])
+
+
+def test_an_estimator_spec_held_in_a_name_holds_the_results():
+    before = "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n"
+    held = "  spec = tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n  return spec\n"
+    source = PROGRAM.read_text()
+    assert before in source
+    code = migrated(source.replace(before, held)).source
+    assert 'spec = {"loss": loss}\n  return spec\n' in code and "EstimatorSpec" not in code
+    read = source.replace(before, held.replace("  return spec", "  print(spec.loss)\n  return spec"))
+    result = run(read)
+    assert result.source == read
+    assert any("`spec`, an EstimatorSpec, read other than by `return spec`" in f.message for f in result.findings)
 
 
 @pytest.mark.tensorflow

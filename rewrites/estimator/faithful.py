@@ -9,6 +9,8 @@ names. Only what TF2 cannot run inside a ``tf.function`` changes in the model_fn
 
 - the optimizer and ``minimize`` go: the same optimizer from the table of tier 1 is compiled with
   the Keras model, whose generated ``train_step`` applies it to the model_fn's loss;
+- what the optimizer's arguments read in the model_fn goes to the build function with it
+  (rewrites/estimator/faithful_rates.py);
 - ``return EstimatorSpec(mode, loss=loss, ...)`` returns ``{"loss": loss}``;
 - the batch norms' ``UPDATE_OPS`` around ``minimize`` go: Keras updates the moving statistics as
   the layers run;
@@ -46,24 +48,20 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
+from rewrites.estimator.faithful_rates import Rates
+from rewrites.estimator.faithful_specs import METRICS, SpecReading
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.training import GLOBAL_STEP
 from rewrites.program.modules import ModuleView
 from rewrites.program.spelling import Spelling
-from rewrites.syntax import Unsupported, bound_values, children, first_line, is_name, single_assign, subtree
+from rewrites.syntax import (Unsupported, bound_values, children, first_line, is_name, name_reads, single_assign,
+                             source, statement_value, subtree)
 from rewrites.tf1_checkpoints import Slots, tf1_slots
 
 # What adds the regularizers to a TF1 loss: inside the shim it reads nothing, the generated step adds them.
 REGULARIZATION = {"losses.get_regularization_loss", "losses.get_regularization_losses", "losses.get_total_loss"}
 UPDATE_OPS = "GraphKeys.UPDATE_OPS"
-# eval_metric_ops: TF1's metric -> the Keras metric computing the same from the same tensors, which the model_fn
-# hands it in that order (Keras' update_state(y_true, y_pred, sample_weight), Mean's (values, sample_weight)).
-METRICS = {"metrics.accuracy": ("Accuracy", ("labels", "predictions", "weights")),
-           "metrics.mean_squared_error": ("MeanSquaredError", ("labels", "predictions", "weights")),
-           "metrics.root_mean_squared_error": ("RootMeanSquaredError", ("labels", "predictions", "weights")),
-           "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights")),
-           "metrics.mean": ("Mean", ("values", "weights"))}
-METRIC_OPTIONS = ("metrics_collections", "updates_collections", "name")
+LOGS = {"summary.scalar", "summary.histogram", "identity"}  # what only logs a tensor, for TensorBoard or a hook
 MINIMIZE = ("loss", "global_step", "var_list", "gate_gradients", "aggregation_method",
             "colocate_gradients_with_ops", "name", "grad_loss")
 TRAINING_ONLY = ("compute_gradients", "apply_gradients", "clip_by_global_norm")
@@ -82,6 +80,7 @@ class Faithful:
     slots: Slots | None = None
     loss: str = ""                      # the name of the tensor minimize() took
     regularization: bool = False        # the model_fn added TF1's regularization losses to it
+    tf1_momentum: bool = False          # the optimizer is the generated TF1Momentum class
     removed: list[cst.BaseStatement] = field(default_factory=list)
     returns: dict[cst.BaseStatement, str] = field(default_factory=dict)  # `return EstimatorSpec(...)` -> its code
     metrics: dict[str, str] = field(default_factory=dict)  # eval_metric_ops: key -> the Keras metric (code)
@@ -89,7 +88,7 @@ class Faithful:
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 
-class FaithfulReader:
+class FaithfulReader(SpecReading):
     def __init__(self, view: ModuleView, spelling: Spelling) -> None:
         self.view, self.api, self.spelling = view, view.api, spelling
 
@@ -100,13 +99,15 @@ class FaithfulReader:
             raise Unsupported(function.params, "a model_fn taking more than features, labels, mode and params, kept "
                                                "as written (tier 2), is not migrated yet")
         self.optimizer_name: str | None = None
-        self.local = {name for statement in _statements(function.body.body) for name in _assigned(statement)}
         self.problems: list[Unsupported] = []
         self.inside: set[int] = set()  # statements of a block read as a whole
         self.steps: dict[str, cst.BaseStatement] = {}  # names bound to the global step
         self.dicts: dict[str, cst.Dict] = {}
         self.metric_calls: dict[str, tuple[cst.Call, cst.Name]] = {}  # name -> the tf.metrics call bound to it
         self.function = function
+        self.rates = Rates(self.api, self.spelling.spelled, function, list(_statements(function.body.body)),
+                           self.steps, parameters)
+        self.scheduled: dict[str, cst.BaseStatement] = {}  # decay schedules of the global step, for the optimizer
         for statement in _statements(function.body.body):
             if id(statement) in self.inside:
                 continue
@@ -119,6 +120,7 @@ class FaithfulReader:
         for node in subtree(function.body):
             if isinstance(node, cst.Call) and self.api(node.func) in REGULARIZATION:
                 self.faithful.regularization = True
+        self._schedules_carried()
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
         self._no_partitioner()
@@ -143,7 +145,7 @@ class FaithfulReader:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
             else None
         if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and self.api(small.value.func) in SPECS:
-            self.faithful.returns[statement] = self._result(small.value)
+            self.faithful.returns[statement] = f"return {self._result(small.value)}"
             return
         assign = single_assign(statement)
         if assign is None:
@@ -172,11 +174,26 @@ class FaithfulReader:
             self.faithful.removed.append(statement)
         elif api in GLOBAL_STEP:
             self.steps[target] = statement  # read by minimize alone (checked after the walk)
+        elif api in keras_optimizers.SCHEDULES:
+            self.scheduled[target] = statement  # the optimizer's learning rate (checked after the walk)
         elif api in SPECS:
-            raise Unsupported(statement, "an EstimatorSpec held in a name, in a model_fn kept as written (tier 2): "
-                                         "return it where it is made")
+            self._held_spec(target, value, statement)
         else:
             self._refuse_training(statement)
+
+    def _schedules_carried(self) -> None:
+        """A decay schedule of the global step goes to the Keras optimizer, which reads it: it must read it. A local
+        the optimizer alone read goes too."""
+        for name, statement in self.rates.inlined.items():  # `rate` before the `base` it reads
+            gone = {id(node) for removed in self.faithful.removed for node in subtree(removed)} | {
+                id(node) for node in subtree(statement)}
+            if not any(id(node) not in gone for node in name_reads(self.function.body, name)):
+                self.faithful.removed.append(statement)
+        for name, statement in self.scheduled.items():
+            if self.faithful.optimizer and statement not in self.faithful.removed:
+                self.problems.append(Unsupported(statement, f"`{name}`, a decay schedule of the global step that the "
+                                                            "optimizer's learning rate does not read, in a model_fn "
+                                                            "kept as written (tier 2): not migrated yet"))
 
     def _nothing_reads_what_goes(self, function: cst.FunctionDef) -> None:
         """What the removed statements bound (the optimizer, the train_op, the update ops) is read nowhere else:
@@ -184,13 +201,30 @@ class FaithfulReader:
         gone = [*self.faithful.removed, *self.faithful.returns]
         inside = {id(node) for statement in gone for node in subtree(statement)}
         bound = {name for statement in gone for inner in _statements([statement]) for name in _assigned(inner)}
-        for name in sorted(bound - set(self.steps)):
-            read = next((node for node in _reads(function.body, name) if id(node) not in inside), None)
+        held = {name for statement, code in self.faithful.returns.items() if not code.startswith("return ")
+                for name in _assigned(statement)}  # holds the results now
+        for name in sorted(bound - set(self.steps) - held):
+            reads = [node for node in name_reads(function.body, name) if id(node) not in inside]
+            for unset in {id(s): s for node in reads if _sets_none(s := self.view.statement_of(node), name)}.values():
+                self.faithful.removed.append(unset)  # `train_op = None` outside TRAIN
+                inside |= {id(node) for node in subtree(unset)}
+            for logged in {id(s): s for node in reads if self._only_logs(s := self.view.statement_of(node))}.values():
+                self.faithful.removed.append(logged)
+                self.faithful.notes.append(("TFM310", logged, f"`{first_line(logged)}` goes with `{name}`, which "
+                                                              "only TF1's training computed (a summary or a named "
+                                                              "tensor: nothing the program computes changes)"))
+                inside |= {id(node) for node in subtree(logged)}
+            read = next((node for node in reads if id(node) not in inside), None)
             if read is not None:
                 self.problems.append(Unsupported(read, f"`{name}`, which TF1's training needed and the Keras model "
                                                        "does not, is read here: in a model_fn kept as written (tier 2) "
                                                        "that is not migrated yet"))
                 return
+
+    def _only_logs(self, statement) -> bool:
+        """`tf.summary.scalar("learning_rate", lr)` or `tf.identity(lr, name="learning_rate")` on a line of its own."""
+        call = statement_value(statement)
+        return isinstance(call, cst.Call) and isinstance(statement.body[0], cst.Expr) and self.api(call.func) in LOGS
 
     def _no_partitioner(self) -> None:
         """TF1's shim holds no sharded variable (`partitioner arg for get_variable is unsupported in TF2`): a
@@ -205,9 +239,10 @@ class FaithfulReader:
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:
         """A name bound to the global step goes with minimize, which alone may read it."""
-        gone = {id(node) for statement in [*self.faithful.removed, *self.steps.values()] for node in subtree(statement)}
+        gone = {id(node) for statement in [*self.faithful.removed, *self.steps.values(), *self.scheduled.values()]
+                for node in subtree(statement)}  # a schedule not carried out is a problem of its own
         for name, statement in self.steps.items():
-            read = next((node for node in _reads(function.body, name) if id(node) not in gone), None)
+            read = next((node for node in name_reads(function.body, name) if id(node) not in gone), None)
             if read is not None:
                 self.problems.append(Unsupported(read, f"the model_fn reads the global step (`{name}`) other than "
                                                        "in minimize: in a model_fn kept as written (tier 2) that is "
@@ -216,22 +251,37 @@ class FaithfulReader:
                 self.faithful.removed.append(statement)
 
     def _optimizer(self, target: str, api: str, call: cst.Call, statement) -> None:
-        read = {node.value for arg in call.args for node in subtree(arg.value) if isinstance(node, cst.Name)}
-        locals_read = sorted(read & self.local - {"params"})
-        if locals_read:
-            raise Unsupported(call, f"the optimizer's arguments read {', '.join(locals_read)}, computed in the "
-                                    "model_fn: the Keras optimizer is made where the model is built, from params")
         if self.faithful.optimizer:
             raise Unsupported(call, "a second optimizer in the model_fn: one Keras optimizer trains the model")
-        code = keras_optimizers.optimizer(api, self.spelling.spelled(call))
+        self.optimizer_name = target  # its minimize is recognised, even if it is not migrated
+        scheduled = len(self.rates.schedules)
+        carried = self.spelling.spelled(self.rates.carried(call))
+        if api == "train.MomentumOptimizer" and len(self.rates.schedules) > scheduled:
+            self._tf1_momentum(call, carried, statement)
+            return
+        code = keras_optimizers.optimizer(api, carried)
+        self.faithful.removed += [gone for gone in self.rates.schedules.values() if gone not in self.faithful.removed]
         self.faithful.optimizer, self.faithful.after_compile = self.spelling.code(
             cst.parse_expression(code.code)), code.after_compile
         if code.why:
             self.faithful.notes.append(("TFM401", call, code.why))
         self.faithful.slots = tf1_slots(api, call, keras_momentum=True)
-        self.optimizer_name = target
         if statement not in self.faithful.removed:
             self.faithful.removed.append(statement)
+
+    def _tf1_momentum(self, call: cst.Call, carried: cst.Call, statement) -> None:
+        """MomentumOptimizer on a decaying rate: Keras' SGD arguments, TF1's update (the generated TF1Momentum),
+        its rate the Keras schedule."""
+        sgd = cst.ensure_type(cst.parse_expression(keras_optimizers.optimizer(
+            "train.MomentumOptimizer", self.spelling.spelled(call)).code), cst.Call)
+        rate = keras_optimizers.optimizer_arguments("train.MomentumOptimizer", carried)["learning_rate"]
+        args = [arg.with_changes(value=rate) if arg.keyword and arg.keyword.value == "learning_rate" else arg
+                for arg in sgd.args]
+        self.faithful.optimizer = source(sgd.with_changes(func=cst.Name("TF1Momentum"), args=args))
+        self.faithful.tf1_momentum = True
+        self.faithful.slots = tf1_slots("train.MomentumOptimizer", call)
+        self.faithful.removed += [gone for gone in [*self.rates.schedules.values(), statement]
+                                  if gone not in self.faithful.removed]
 
     def _is_minimize(self, call: cst.Call) -> bool:
         func = call.func
@@ -266,63 +316,6 @@ class FaithfulReader:
         self.faithful.removed.append(statement)
         return True
 
-    def _result(self, spec: cst.Call) -> str:
-        """`return EstimatorSpec(mode, loss=loss, ...)` -> `return {"loss": loss}` (the loss, for the Keras steps)."""
-        args = bound_values(spec, SPECS[self.api(spec.func)])
-        unsupported = sorted(set(args) - {"mode", "loss", "train_op", "predictions", "eval_metric_ops"})
-        if unsupported:
-            raise Unsupported(spec, f"EstimatorSpec({unsupported[0]}=...) in a model_fn kept as written (tier 2) is "
-                                    "not migrated yet")
-        loss = args.get("loss")
-        if loss is not None and not is_name(loss, self.faithful.loss or loss.value if isinstance(loss, cst.Name)
-                                            else ""):
-            raise Unsupported(loss, "the EstimatorSpec must return the loss the optimizer minimizes")
-        results = [f'"loss": {self.spelling.code(loss)}'] if loss is not None else []
-        if args.get("eval_metric_ops") is not None and not is_name(args["eval_metric_ops"], "None"):
-            self._eval_metrics(args["eval_metric_ops"])
-            results.append(f'"metrics": {self.spelling.code(args["eval_metric_ops"])}')
-        return "return {" + ", ".join(results) + "}"
-
-    def _eval_metrics(self, node: cst.BaseExpression) -> None:
-        """eval_metric_ops: a dict of tf.metrics calls (written there, or bound to a name above), each call becoming
-        the tuple of the tensors it took, for the Keras metric the generated model updates with them."""
-        ops = self.dicts.get(node.value) if isinstance(node, cst.Name) else node
-        if not isinstance(ops, cst.Dict):
-            raise Unsupported(node, "eval_metric_ops other than a dict of tf.metrics calls, in a model_fn kept as "
-                                    "written (tier 2), is not migrated yet")
-        for element in ops.elements:
-            key, call = getattr(element, "key", None), element.value
-            if isinstance(call, cst.Name) and call.value in self.metric_calls:  # `accuracy = tf.metrics.accuracy(...)`
-                call = self._read_only_here(call, element.value)
-            api = self.api(call.func) if isinstance(call, cst.Call) else None
-            if not isinstance(key, cst.SimpleString) or api not in METRICS:
-                raise Unsupported(element.value, f"`{first_line(element.value)}` in eval_metric_ops, in a model_fn "
-                                                 "kept as written (tier 2), is not migrated yet (accuracy, mean, "
-                                                 "mean_squared_error, root_mean_squared_error and "
-                                                 "mean_absolute_error are)")
-            keras, parameters = METRICS[api]
-            args = bound_values(call, (*parameters, *METRIC_OPTIONS))
-            if {"metrics_collections", "updates_collections"} & set(args):
-                raise Unsupported(call, f"tf.{api} with collections, in a model_fn kept as written (tier 2), is not "
-                                        "migrated yet")
-            given = [args.get(name) for name in parameters if name in args]
-            if len(given) != len([name for name in parameters[:-1]]) + ("weights" in args):
-                raise Unsupported(call, f"tf.{api} without its tensors named, in a model_fn kept as written (tier 2)")
-            self.faithful.metrics[key.evaluated_value] = f'keras.metrics.{keras}(name="{key.evaluated_value}")'
-            tensors = [self.spelling.code(value) for value in given]
-            self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
-
-    def _read_only_here(self, name: cst.Name, here: cst.CSTNode) -> cst.Call:
-        """The metric call bound to ``name``, which nothing but eval_metric_ops (``here``) may read: its value
-        becomes the tensors the metric took."""
-        call, target = self.metric_calls[name.value]
-        other = next((node for node in _reads(self.function.body, name.value) if node is not here and node is not
-                      target), None)
-        if other is not None:
-            raise Unsupported(other, f"`{name.value}`, a tf.metrics result, read besides eval_metric_ops, in a model_fn "
-                                     "kept as written (tier 2): not migrated yet")
-        return call
-
     def _refuse_training(self, statement) -> None:
         """What trains outside minimize (gradients computed or applied by hand), or reads the global step
         otherwise, is not migrated yet. Of a compound statement, its header (its blocks are read on their own)."""
@@ -337,15 +330,13 @@ class FaithfulReader:
                                             "`optimizer.minimize(loss, global_step=...)` trains it, for now")
 
 
+def _sets_none(statement, name: str) -> bool:
+    assign = single_assign(statement)
+    return assign is not None and assign[0] == name and is_name(assign[1], "None")
+
+
 def _is_optimizer(api: str | None) -> bool:
     return bool(api) and api.startswith("train.") and api.endswith("Optimizer")
-
-
-def _reads(body: cst.CSTNode, name: str) -> list[cst.Name]:
-    """The names ``name`` in ``body`` (not an attribute or a keyword so named)."""
-    not_names = {id(node.attr) for node in subtree(body) if isinstance(node, cst.Attribute)} | {
-        id(node.keyword) for node in subtree(body) if isinstance(node, cst.Arg) and node.keyword is not None}
-    return [node for node in subtree(body) if is_name(node, name) and id(node) not in not_names]
 
 
 def _statements(statements):

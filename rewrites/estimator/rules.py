@@ -297,7 +297,10 @@ loss written by hand, tf.cond, get_variable with its own initializer or regulari
 in a generated Keras model whose call is decorated with tf.compat.v1.keras.utils.track_tf1_style_variables
 (tier 2). Only what TF2 cannot run inside a tf.function changes: the optimizer (the same Keras optimizer as tier
 1) is compiled with the model and applied to the model_fn's loss in the generated train_step; minimize, the
-global step and the batch norms' UPDATE_OPS around it go; each EstimatorSpec returns {"loss": loss}. Where the
+global step and the batch norms' UPDATE_OPS around it go; what the optimizer's arguments read in the model_fn
+(arithmetic of params and the module's names, a tf.train decay schedule of the global step: the Keras schedule)
+goes to the build function with it, and a summary or named tensor of the rate goes with the rate; each
+EstimatorSpec returns {"loss": loss} (also when held in a name). Where the
 model_fn added tf.losses.get_regularization_loss(), which reads nothing inside the shim, the step adds the
 regularizers Keras tracked. eval_metric_ops of tf.metrics accuracy, mean, mean_squared_error,
 root_mean_squared_error and mean_absolute_error become the Keras metrics of the same name, updated with the
@@ -305,8 +308,8 @@ tensors the model_fn gave TF1's. The variables keep their TF1 names: TF1's check
 The finding names the construct that kept the model_fn from tier 1.
 Why: the model_fn's own code, computed by TF2, is what keeps the numbers when there is no Keras pair for it.
 What may differ: float results, in the last bits, and random ops in the model_fn draw other numbers; prove it
-with `tf-migrate parity`. Not migrated yet (TFM302): other eval metrics, optimizers whose arguments the model_fn
-computes, gradients computed or applied by hand, the global step read besides minimize, partitioned variables, a
+with `tf-migrate parity`. Not migrated yet (TFM302): other eval metrics, optimizer arguments the model_fn
+computes with TensorFlow (other than a decay schedule), gradients computed or applied by hand, the global step read besides minimize, partitioned variables, a
 model_fn method or one taking config, TPUEstimator; code TF 2 cannot run at all (tf.contrib) keeps the program
 as it is.
 

@@ -1,6 +1,6 @@
 """The regression example as people write it, kept by tier 2: main(), the compat.v1 alias, an unnamed layer in a
 helper (TF1 named it `dense`; the Keras model calls the model_fn again and again), the step held in a name,
-EvalSpec(steps=None), the result's global_step printed."""
+a learning-rate schedule of it (logged), EvalSpec(steps=None), the result's global_step printed."""
 import argparse
 import tempfile
 
@@ -10,6 +10,7 @@ features = [[1., 1.5], [2., 2.5], [3., 3.5]]
 labels = [[0.3], [0.5], [0.7]]
 eval_features = [[4., 4.5], [5., 5.5], [6., 6.5]]
 eval_labels = [[0.8], [0.9], [1.]]
+STEPS_PER_EPOCH = 3
 
 
 def _input_fn():
@@ -28,7 +29,10 @@ def _model_fn(features, labels, mode):
   logits = _net(features)
   loss = tf.losses.mean_squared_error(labels=labels, predictions=logits)
   step = tf.train.get_global_step()
-  optimizer = tf.train.AdagradOptimizer(0.05)
+  boundaries = [int(STEPS_PER_EPOCH * epoch) for epoch in (2, 3)]
+  rate = tf.train.piecewise_constant(tf.cast(step, tf.int32), boundaries, [0.05, 0.02, 0.01])
+  tf.summary.scalar("learning_rate", rate)
+  optimizer = tf.train.AdagradOptimizer(rate)
   train_op = optimizer.minimize(loss, global_step=step)
   return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 

@@ -1,0 +1,148 @@
+"""Tier 2: what the optimizer's arguments read in a kept model_fn, carried to where the Keras model is built.
+
+A model_fn often computes its learning rate before it makes the optimizer: an alias of a param
+(``learning_rate = params["learning_rate"]``), arithmetic of params and the module's constants,
+or a TF1 decay schedule of the global step. The Keras optimizer is made in the build function,
+which has ``params`` and the module's names but not the model_fn's locals: each local the
+optimizer reads is replaced by the expression bound to it, and a schedule of the global step by
+the Keras schedule of tier 1's table (rewrites/keras_optimizers.py), which Keras evaluates at
+``optimizer.iterations``, TF1's global step. The schedule's statement goes with the optimizer.
+
+Before::
+
+    global_step = tf.train.get_global_step()
+    learning_rate = tf.train.exponential_decay(params["learning_rate"], global_step, 100, 0.9)
+    optimizer = tf.train.AdamOptimizer(learning_rate)
+
+After (compiled in the build function)::
+
+    keras.optimizers.legacy.Adam(learning_rate=keras.optimizers.schedules.ExponentialDecay(
+        initial_learning_rate=params["learning_rate"], decay_steps=100, decay_rate=0.9), epsilon=1e-08)
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites import keras_optimizers
+from rewrites.estimator.training import GLOBAL_STEP
+from rewrites.syntax import Unsupported, first_line, names_read, single_assign, subtree
+
+STEP_CASTS = {"cast", "to_int32", "to_int64", "dtypes.cast"}
+BINDINGS = (cst.AugAssign, cst.For, cst.WithItem, cst.NamedExpr, cst.AnnAssign)
+
+
+class Rates:
+    """The locals of one model_fn an optimizer call may read, and how each is carried out of it."""
+
+    def __init__(self, api, spelled, function: cst.FunctionDef, statements, steps: dict[str, cst.BaseStatement],
+                 parameters: list[str]) -> None:
+        """``api``, ``spelled``: the module's API names and respelling; ``statements``: the model_fn's, nested
+        ones too; ``steps``: the names bound to the global step."""
+        self.api, self.spelled, self.function, self.steps = api, spelled, function, steps
+        self.parameters = set(parameters) - {"params"}
+        self.bound: dict[str, list[cst.BaseStatement]] = {}
+        for statement in statements:
+            if (assign := single_assign(statement)) is not None:
+                self.bound.setdefault(assign[0], []).append(statement)
+        self.schedules: dict[int, cst.BaseStatement] = {}  # the schedule statements carried out (they go)
+        self.inlined: dict[str, cst.BaseStatement] = {}  # the other locals carried out (they go if nothing else reads them)
+
+    def carried(self, call: cst.Call) -> cst.Call:
+        """``call`` with each local it reads replaced by what the build function computes instead."""
+        return self._replaced(call, [])
+
+    def _replaced(self, node: cst.CSTNode, trail: list[str], skip: cst.CSTNode | None = None):
+        """``node`` with the locals it reads replaced (not those in ``skip``)."""
+        inner = _comprehension_names(node)
+        skipped = {id(n) for n in subtree(skip)} if skip is not None else set()
+        replacements = {}
+        for name in names_read(node):
+            if name.value in inner or name.value == "params" or id(name) in skipped:
+                continue
+            if name.value in self.parameters:
+                raise Unsupported(name, f"the optimizer's arguments read `{name.value}`, a model_fn argument: the "
+                                        "Keras optimizer is made where the model is built, from params")
+            if name.value in self.bound:
+                value = self._value_of(name, trail)
+                whole = isinstance(node, cst.Call) and any(arg.value is name for arg in node.args)
+                replacements[name] = value if whole or not _needs_parentheses(value) else value.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return node.visit(_Replace(replacements)) if replacements else node
+
+    def _value_of(self, name: cst.Name, trail: list[str]) -> cst.BaseExpression:
+        if name.value in trail:
+            raise Unsupported(name, f"`{name.value}` is computed from itself")
+        statements = self.bound[name.value]
+        if len(statements) != 1 or self._rebound(name.value, statements[0]):
+            raise Unsupported(name, f"the optimizer's arguments read `{name.value}`, which the model_fn binds more "
+                                    "than once: the Keras optimizer is made where the model is built, from params")
+        statement = statements[0]
+        value = single_assign(statement)[1]
+        api = self.api(value.func) if isinstance(value, cst.Call) else None
+        if api in keras_optimizers.SCHEDULES:
+            return self._schedule(api, value, statement, [*trail, name.value])
+        for call in (node for node in subtree(value) if isinstance(node, cst.Call)):
+            if self.api(call.func) is not None:
+                raise Unsupported(call, f"the optimizer's arguments read `{name.value}`, computed with TensorFlow "
+                                        f"(`{first_line(call)}`) in the model_fn: not carried to the Keras optimizer "
+                                        "yet (a number, params and a decay schedule of the global step are)")
+        self.inlined[name.value] = statement
+        return self._replaced(value, [*trail, name.value])
+
+    def _schedule(self, api: str, call: cst.Call, statement, trail: list[str]) -> cst.BaseExpression:
+        """A TF1 decay of the global step -> the Keras schedule; its statement goes."""
+        position, keyword = (0, "x") if api == "train.piecewise_constant" else (1, "global_step")
+        step = next((arg.value for index, arg in enumerate(call.args)
+                     if (arg.keyword is None and index == position) or (arg.keyword and arg.keyword.value == keyword)),
+                    None)
+        if not self._is_step(step):
+            raise Unsupported(call, f"tf.{api} of something other than the global step: Keras schedules follow "
+                                    "optimizer.iterations")
+        carried = self._replaced(call, trail, skip=step)
+        code = keras_optimizers.learning_rate_schedule(api, self.spelled(carried)).code
+        self.schedules[id(statement)] = statement
+        return cst.parse_expression(code)
+
+    def _is_step(self, node) -> bool:
+        if isinstance(node, cst.Name):
+            return node.value in self.steps
+        if not isinstance(node, cst.Call):
+            return False
+        api = self.api(node.func)
+        if api in GLOBAL_STEP:
+            return True
+        return api in STEP_CASTS and bool(node.args) and self._is_step(node.args[0].value) and all(
+            (self.api(arg.value) or "").endswith(("int32", "int64")) for arg in node.args[1:2])
+
+    def _rebound(self, name: str, statement: cst.BaseStatement) -> bool:
+        """``name`` bound otherwise than by ``statement`` (`lr *= 2`, a loop, `with ... as lr`, a tuple)."""
+        for node in subtree(self.function.body):
+            if isinstance(node, cst.AssignTarget) and not isinstance(node.target, cst.Name) and any(
+                    isinstance(n, cst.Name) and n.value == name for n in subtree(node.target)):
+                return True
+            target = getattr(node, "target", None) if isinstance(node, BINDINGS) else None
+            if isinstance(node, cst.WithItem):
+                target = node.asname.name if node.asname else None
+            if target is not None and any(isinstance(n, cst.Name) and n.value == name for n in subtree(target)):
+                return True
+        return False
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[cst.Name, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.replacements = {id(node): value for node, value in replacements.items()}
+
+    def leave_Name(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _comprehension_names(node: cst.CSTNode) -> set[str]:
+    return {n.value for comp in subtree(node) if isinstance(comp, cst.CompFor)
+            for n in subtree(comp.target) if isinstance(n, cst.Name)}
+
+
+def _needs_parentheses(value: cst.BaseExpression) -> bool:
+    return isinstance(value, (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp, cst.Comparison,
+                              cst.UnaryOperation, cst.Lambda)) and not value.lpar

@@ -1,0 +1,97 @@
+"""Tier 2: a kept model_fn's EstimatorSpecs -> the results the generated Keras model reads (part of
+rewrites/estimator/faithful.py, mixed into its FaithfulReader).
+
+``return EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)`` returns ``{"loss": loss,
+"metrics": metrics}``, each ``tf.metrics`` call of ``eval_metric_ops`` becoming the tuple of the
+tensors it took, which the generated model hands the Keras metric of the same name. A spec held in
+a name (``spec = EstimatorSpec(...)``, then ``return spec``) holds the results instead.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.estimator.specs import SPECS
+from rewrites.syntax import Unsupported, bound_values, first_line, is_name, name_reads, subtree
+
+# eval_metric_ops: TF1's metric -> the Keras metric computing the same from the same tensors, which the model_fn
+# hands it in that order (Keras' update_state(y_true, y_pred, sample_weight), Mean's (values, sample_weight)).
+METRICS = {"metrics.accuracy": ("Accuracy", ("labels", "predictions", "weights")),
+           "metrics.mean_squared_error": ("MeanSquaredError", ("labels", "predictions", "weights")),
+           "metrics.root_mean_squared_error": ("RootMeanSquaredError", ("labels", "predictions", "weights")),
+           "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights")),
+           "metrics.mean": ("Mean", ("values", "weights"))}
+METRIC_OPTIONS = ("metrics_collections", "updates_collections", "name")
+
+
+class SpecReading:
+    """Mixed into FaithfulReader: EstimatorSpec results and eval_metric_ops."""
+
+    def _held_spec(self, target: str, spec: cst.Call, statement) -> None:
+        """`spec = EstimatorSpec(...)`, then `return spec`: the name holds the results instead. Read otherwise, it
+        would be a dict where the model_fn expects an EstimatorSpec."""
+        returned = {id(node.value) for node in subtree(self.function.body) if isinstance(node, cst.Return)}
+        bound = id(statement.body[0].targets[0].target)
+        other = next((node for node in name_reads(self.function.body, target) if id(node) not in returned | {bound}),
+                     None)
+        self.faithful.returns[statement] = f"{target} = {self._result(spec)}"
+        if other is not None:
+            raise Unsupported(other, f"`{target}`, an EstimatorSpec, read other than by `return {target}`, in a "
+                                     "model_fn kept as written (tier 2): not migrated yet")
+
+    def _result(self, spec: cst.Call) -> str:
+        """`EstimatorSpec(mode, loss=loss, ...)` -> `{"loss": loss}` (the loss, for the Keras steps)."""
+        args = bound_values(spec, SPECS[self.api(spec.func)])
+        unsupported = sorted(set(args) - {"mode", "loss", "train_op", "predictions", "eval_metric_ops"})
+        if unsupported:
+            raise Unsupported(spec, f"EstimatorSpec({unsupported[0]}=...) in a model_fn kept as written (tier 2) is "
+                                    "not migrated yet")
+        loss = args.get("loss")
+        if loss is not None and not is_name(loss, self.faithful.loss or loss.value if isinstance(loss, cst.Name)
+                                            else ""):
+            raise Unsupported(loss, "the EstimatorSpec must return the loss the optimizer minimizes")
+        results = [f'"loss": {self.spelling.code(loss)}'] if loss is not None else []
+        if args.get("eval_metric_ops") is not None and not is_name(args["eval_metric_ops"], "None"):
+            self._eval_metrics(args["eval_metric_ops"])
+            results.append(f'"metrics": {self.spelling.code(args["eval_metric_ops"])}')
+        return "{" + ", ".join(results) + "}"
+
+    def _eval_metrics(self, node: cst.BaseExpression) -> None:
+        """eval_metric_ops: a dict of tf.metrics calls (written there, or bound to a name above), each call becoming
+        the tuple of the tensors it took, for the Keras metric the generated model updates with them."""
+        ops = self.dicts.get(node.value) if isinstance(node, cst.Name) else node
+        if not isinstance(ops, cst.Dict):
+            raise Unsupported(node, "eval_metric_ops other than a dict of tf.metrics calls, in a model_fn kept as "
+                                    "written (tier 2), is not migrated yet")
+        for element in ops.elements:
+            key, call = getattr(element, "key", None), element.value
+            if isinstance(call, cst.Name) and call.value in self.metric_calls:  # `accuracy = tf.metrics.accuracy(...)`
+                call = self._read_only_here(call, element.value)
+            api = self.api(call.func) if isinstance(call, cst.Call) else None
+            if not isinstance(key, cst.SimpleString) or api not in METRICS:
+                raise Unsupported(element.value, f"`{first_line(element.value)}` in eval_metric_ops, in a model_fn "
+                                                 "kept as written (tier 2), is not migrated yet (accuracy, mean, "
+                                                 "mean_squared_error, root_mean_squared_error and "
+                                                 "mean_absolute_error are)")
+            keras, parameters = METRICS[api]
+            args = bound_values(call, (*parameters, *METRIC_OPTIONS))
+            if {"metrics_collections", "updates_collections"} & set(args):
+                raise Unsupported(call, f"tf.{api} with collections, in a model_fn kept as written (tier 2), is not "
+                                        "migrated yet")
+            given = [args.get(name) for name in parameters if name in args]
+            if len(given) != len([name for name in parameters[:-1]]) + ("weights" in args):
+                raise Unsupported(call, f"tf.{api} without its tensors named, in a model_fn kept as written (tier 2)")
+            self.faithful.metrics[key.evaluated_value] = f'keras.metrics.{keras}(name="{key.evaluated_value}")'
+            tensors = [self.spelling.code(value) for value in given]
+            self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
+
+    def _read_only_here(self, name: cst.Name, here: cst.CSTNode) -> cst.Call:
+        """The metric call bound to ``name``, which nothing but eval_metric_ops (``here``) may read: its value
+        becomes the tensors the metric took."""
+        call, target = self.metric_calls[name.value]
+        other = next((node for node in name_reads(self.function.body, name.value) if node is not here and node is not
+                      target), None)
+        if other is not None:
+            raise Unsupported(other, f"`{name.value}`, a tf.metrics result, read besides eval_metric_ops, in a model_fn "
+                                     "kept as written (tier 2): not migrated yet")
+        return call
