@@ -75,6 +75,7 @@ def evaluated_as_tf1_with(reduction: str, weighted: bool) -> None:
 
     from templates import render
 
+    keras.utils.set_random_seed(0)  # the Dense layer's weights too: how far Keras' own mean is from TF1's depends on them
     namespace = {"tf": tf, "keras": keras}
     exec(render("tf1_eval_loss.py.j2"), namespace)
     rng = np.random.RandomState(0)
