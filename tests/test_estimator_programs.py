@@ -559,7 +559,9 @@ def test_a_name_an_if_in_a_loop_decides_and_assigns_is_unknown_not_a_crash():
     assert any(f.rule == "TFM302" and "steps" in f.message for f in result.findings), result.findings
 
 
-def test_estimators_chosen_at_run_time_are_left_saying_how_to_make_one():
+@pytest.mark.parametrize("driver", ["estimator.train(input_fn, max_steps=args.max_steps)",
+                                    "tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)"])
+def test_estimators_chosen_at_run_time_are_left_saying_how_to_make_one(driver):
     source = '''\
 import tensorflow.compat.v1 as tf
 
@@ -569,8 +571,8 @@ def main(args):
     estimator = tf.estimator.tpu.TPUEstimator(model_fn, config=tf.estimator.tpu.RunConfig(), train_batch_size=8)
   else:
     estimator = tf.estimator.Estimator(model_fn)
-  estimator.train(input_fn, max_steps=args.max_steps)
-'''
+  DRIVER
+'''.replace("DRIVER", driver)
     findings = [f for f in run_one(source).findings if f.rule == "TFM302"]
     assert sorted(f.line for f in findings) == [6, 8]
     for finding in findings:

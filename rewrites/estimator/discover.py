@@ -124,6 +124,7 @@ class Discovery:
         self.constructions: dict[int, Value] = {}   # id(call) -> every Estimator made in the tree
         self.subclasses: list[tuple[ModuleView, cst.ClassDef]] = []
         self.other: list[tuple[ModuleView, cst.CSTNode, str]] = []  # contrib.learn and the like: (view, node, why)
+        self.undriven: list[tuple[ModuleView, cst.Call, cst.BaseExpression]] = []  # train_and_evaluate of what?
         self.specs: list[tuple[ModuleView, cst.Call]] = []  # EstimatorSpec(...) calls: what model_fns return
         self.stopped: set[int] = set()  # Estimators whose pipeline is an Unsupported (its findings say why)
 
@@ -194,11 +195,7 @@ class Discovery:
                                                "files of the program are migrated together"))
             elif kind == "train_and_evaluate" and not (estimator_api and made_otherwise(estimator_api)):
                 # TF's own driver: whatever it drives is an Estimator, and leaving it must not go without a word.
-                self.other.append((view, call, "Estimator program left as it is: train_and_evaluate drives "
-                                               f"`{source(bound['estimator'][1].value)}`, which the migration "
-                                               "cannot follow to an Estimator made in the files given: make it "
-                                               "where it is driven (or in a function of these files) and run "
-                                               "tf-migrate again"))
+                self.undriven.append((view, call, bound["estimator"][1].value))
             return None
         return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
 
@@ -234,6 +231,11 @@ class Discovery:
     def leftovers(self, taken: set[int], reported: set[int]) -> list[tuple[ModuleView, cst.CSTNode, str]]:
         """(view, node, why) for every Estimator made but not migrated, subclass and tf.contrib.learn use."""
         found = list(self.other)
+        found += [(view, call, "Estimator program left as it is: train_and_evaluate drives "
+                               f"`{source(estimator)}`, which the migration cannot follow to an Estimator made in the "
+                               "files given: make it where it is driven (or in a function of these files) and run "
+                               "tf-migrate again")
+                  for view, call, estimator in self.undriven if not self._bound_to_estimators(view, estimator)]
         for key, construction in self.constructions.items():
             if key in taken or key in reported or key in self.stopped:
                 continue
@@ -298,6 +300,13 @@ class Discovery:
                     "does not follow yet: make and drive it in one function (or a factory that function calls)")
         return ("no train_and_evaluate or train / evaluate / predict call drives it where the migration can "
                 "follow: drive it in the function that makes it (or from a factory the driver calls)")
+
+    def _bound_to_estimators(self, view: ModuleView, node: cst.CSTNode) -> bool:
+        """``node`` is a name bound to Estimators made above, more than one: each says why it is left."""
+        scope = view.scope(node) if isinstance(node, cst.Name) else None
+        assignments = scope[node.value] if scope is not None and node.value in scope else ()
+        return sum(1 for a in assignments if isinstance(a, Assignment) and isinstance(a.node, cst.Name) and isinstance(
+            value := view.statement_of(a.node).body[0].value, cst.Call) and id(value) in self.constructions) > 1
 
     def _chosen_at_run_time(self, view: ModuleView, target: cst.Name) -> str | None:
         """`if args.use_tpu: estimator = TPUEstimator(...)` / `else: estimator = Estimator(...)`: one name, an
