@@ -62,6 +62,7 @@ class Slots:
     powers: bool = False
     negated_rate: bool = False
     settings: tuple[str, ...] = ()
+    scope: str = ""     # the variable scope TF1 made the optimizer's variables in (optimize_loss's), with its "/"
 
 
 def tf1_slots(api: str, call: cst.Call, keras_momentum: bool = False) -> Slots:
@@ -91,6 +92,14 @@ def tf1_slots(api: str, call: cst.Call, keras_momentum: bool = False) -> Slots:
                  negated_rate=keras_momentum and api == "train.MomentumOptimizer")
 
 
+def scoped(slots: Slots, scope: str, rate_variable: bool) -> Slots:
+    """``slots`` of an optimizer TF1 made in the variable scope ``scope`` (contrib.layers.optimize_loss's), which
+    kept a learning rate given as a number in the variable ``<scope>/learning_rate`` if ``rate_variable``."""
+    return Slots(tuple((f"{scope}/{name}", keras) for name, keras in slots.names), powers=slots.powers,
+                 negated_rate=slots.negated_rate,
+                 settings=(*slots.settings, *([f"{scope}/learning_rate"] if rate_variable else [])), scope=f"{scope}/")
+
+
 def keras_slots(keras_class: str) -> Slots:
     """The slots of the Keras optimizer a v2 canned Estimator made by name (``"Adagrad"``): TF1's Estimator saved
     them as ``training/<class>/<variable>/<slot>``."""
@@ -113,14 +122,15 @@ class Part:
 def restore_context(parts: list[Part], mod_tables: list[str] = (), step: str = '"global_step"') -> dict:
     """What templates/tf1_checkpoint.py.j2 needs beside the names it defines and the model's renames; ``step``:
     TF1's name of the global step (code)."""
-    powers = {"beta1_power", "beta2_power"} if any(part.slots.powers for part in parts) else set()
+    adam = next((part for part in parts if part.slots.powers), None)
+    powers = {f"{adam.slots.scope}beta1_power", f"{adam.slots.scope}beta2_power"} if adam else set()
     unused = sorted(powers | {name for part in parts for name in part.slots.settings})
     factors = {template: f"-float({part.optimizer}.learning_rate)" for part in parts if part.slots.negated_rate
                for template, slot in part.slots.names if slot == "momentum"}
     return dict(
         parts=[dict(variables=part.variables, optimizer=part.optimizer, slots=_slots(part.slots)) for part in parts],
         unused=[_string(name) for name in unused],
-        powers=next((part.optimizer for part in parts if part.slots.powers), None),
+        powers=adam and adam.optimizer, power_scope=adam.slots.scope if adam else "",
         factors="{" + ", ".join(f"{_string(t)}: {f}" for t, f in factors.items()) + "}" if factors else None,
         mod_tables="[" + ", ".join(mod_tables) + "]" if mod_tables else None, step=step)
 

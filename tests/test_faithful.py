@@ -137,7 +137,6 @@ def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(
                     result.stdout), result.stdout
 
 
-
 def test_kept_code_that_tf2_cannot_run_leaves_the_program():
     """tf.contrib is not even in compat.v1: a migrated program keeping it could not start."""
     source = PROGRAM.read_text().replace("regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))",
@@ -187,7 +186,6 @@ def test_without_tfm310_tier_1_alone_leaves_the_program_with_its_reasons():
     assert any(f.rule == "TFM302" and "`constant` in the model_fn" in f.message for f in result.findings)
 
 
-
 @pytest.mark.parametrize("training", [
     "  train_op = tf.train.AdamOptimizer(params[\"learning_rate\"]).minimize(loss, tf.train.get_global_step())\n",
     "  update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)\n"
@@ -195,7 +193,13 @@ def test_without_tfm310_tier_1_alone_leaves_the_program_with_its_reasons():
     "    step = tf.train.get_global_step()\n"
     "    optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
     "    train_op = optimizer.minimize(loss, global_step=step)\n",
-], ids=["chained, the step positional", "all under the update ops"])
+    "  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), params[\"learning_rate\"], "
+    "\"Adam\")\n",
+    "  update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)\n"
+    "  with tf.control_dependencies(update_ops):\n"
+    "    train_op = tf.contrib.layers.optimize_loss(loss=loss, global_step=tf.train.get_global_step(),\n"
+    "        learning_rate=params[\"learning_rate\"], optimizer=tf.train.AdamOptimizer, update_ops=update_ops)\n",
+], ids=["chained, the step positional", "all under the update ops", "optimize_loss", "optimize_loss of a class"])
 def test_the_training_statements_as_people_write_them_go(training):
     before = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
               "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
@@ -203,7 +207,7 @@ def test_the_training_statements_as_people_write_them_go(training):
     assert before in source
     code = migrated(source.replace(before, training)).source
     assert "ModelFnModel" in code and "keras.optimizers.legacy.Adam(" in code
-    for gone in ("AdamOptimizer", "get_global_step", "control_dependencies", "UPDATE_OPS", "train_op"):
+    for gone in ("AdamOptimizer", "get_global_step", "control_dependencies", "UPDATE_OPS", "train_op", "contrib"):
         assert gone not in code, gone
 
 
@@ -250,6 +254,76 @@ def test_an_estimator_spec_held_in_a_name_holds_the_results():
     result = run(read)
     assert result.source == read
     assert any("`spec`, an EstimatorSpec, read other than by `return spec`" in f.message for f in result.findings)
+
+
+OPTIMIZED = ("  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), RATE, OPTIMIZER"
+             "OPTIONS)\n")
+
+
+@pytest.mark.parametrize("rate, optimizer, options, compiled, scope, rate_variable", [
+    ('params["learning_rate"]', '"Adam"', "", 'keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], '
+     "epsilon=1e-08)", "OptimizeLoss", True),
+    ("0.1", '"Momentum"', ', name="train"', "keras.optimizers.legacy.SGD(learning_rate=0.1, momentum=0.9)", "train",
+     True),
+    ("tf.train.exponential_decay(0.1, tf.train.get_global_step(), 10, 0.5)", '"SGD"', "",
+     "keras.optimizers.legacy.SGD(learning_rate=keras.optimizers.schedules.ExponentialDecay(initial_learning_rate=0.1, "
+     "decay_steps=10, decay_rate=0.5))", "OptimizeLoss", False),
+], ids=["Adam by name", "Momentum named train", "SGD on a schedule"])
+def test_optimize_loss_is_the_optimizer_it_made_its_variables_in_its_scope(rate, optimizer, options, compiled, scope,
+                                                                          rate_variable):
+    before = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
+              "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
+    source = PROGRAM.read_text()
+    assert before in source
+    training = OPTIMIZED.replace("RATE", rate).replace("OPTIMIZER", optimizer).replace("OPTIONS", options)
+    if "decay" in rate:
+        training = f"  rate = {rate}\n" + training.replace(rate, "rate")
+    code = migrated(source.replace(before, training)).source
+    assert compiled in " ".join(code.split()).replace("( ", "(").replace(" )", ")")
+    assert "optimize_loss" not in code and "contrib" not in code
+    # TF1's checkpoints hold its optimizer's variables in the scope, and a rate given as a number as a variable.
+    assert (f'"{scope}/{{}}/' in code) == (optimizer != '"SGD"')  # plain SGD keeps no slots
+    assert (f'"{scope}/learning_rate"' in code) == rate_variable
+    assert (f'("{scope}/beta1_power", adam.beta_1)' in code) == ("Adam" in optimizer)
+
+
+@pytest.mark.parametrize("options, message", [
+    (", clip_gradients=5.0", "optimize_loss(clip_gradients=...) changes how it trains"),
+    (", variables=tf.trainable_variables()[:1]", "optimize_loss(variables=...) changes how it trains"),
+    (", increment_global_step=False", "optimize_loss(increment_global_step=...) is not migrated"),
+], ids=["clipped", "some variables", "the step not advanced"])
+def test_optimize_loss_that_trains_otherwise_leaves_the_program_saying_why(options, message):
+    before = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
+              "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
+    source = PROGRAM.read_text().replace(before, OPTIMIZED.replace("RATE", "0.1").replace("OPTIMIZER", '"SGD"')
+                                         .replace("OPTIONS", options))
+    result = run(source)
+    assert result.source == source
+    assert any(message in f.message for f in result.findings if f.rule == "TFM302"), result.findings
+
+
+OPTIMIZE_LOSS_PROGRAM = ROOT / "tests" / "parity_programs" / "optimize_loss_tf1.py"
+
+
+@pytest.mark.tensorflow
+def test_optimize_loss_migrated_trains_as_the_optimizer_it_made_and_carries_on_from_its_checkpoint(tmp_path):
+    """TF 2.15 has no tf.contrib: the TF1 side is optimize_loss written out as it built the training (the program's
+    docstring); the migrated side is tf-migrate's of the same program calling optimize_loss. Parity from the TF1
+    side's checkpoint of step 10: Adam's slots and powers by their names in the OptimizeLoss scope, the step."""
+    written_out = OPTIMIZE_LOSS_PROGRAM.read_text()
+    start, end = written_out.index("  # optimize_loss {\n"), written_out.index("  # }\n") + len("  # }\n")
+    call = ("  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), "
+            "learning_rate=params[\"learning_rate\"], optimizer=\"Adam\")\n")
+    (tmp_path / "train.py").write_text(written_out)
+    (tmp_path / "train_tf2.py").write_text(written_out[:start] + call + written_out[end:])
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    migrate = subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert migrate.returncode == 0 and "TFM310" in migrate.stdout, migrate.stdout + migrate.stderr
+    result = subprocess.run([TF_MIGRATE, "parity", "train.py", "train_tf2.py", "--resume", "10"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert re.match(r"PARITY: 20 steps match .*, eval loss matches, \d+ variables, \d+ slots and the step match",
+                    result.stdout), result.stdout
 
 
 @pytest.mark.tensorflow

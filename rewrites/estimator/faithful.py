@@ -7,8 +7,9 @@ model_fn's own code is kept and called from a generated Keras model whose ``call
 workflows"): Keras tracks the variables, layers and regularizers the code makes, by their TF1
 names. Only what TF2 cannot run inside a ``tf.function`` changes in the model_fn:
 
-- the optimizer and ``minimize`` go: the same optimizer from the table of tier 1 is compiled with
-  the Keras model, whose generated ``train_step`` applies it to the model_fn's loss;
+- the optimizer and ``minimize`` (or ``tf.contrib.layers.optimize_loss``, rewrites/estimator/optimize_loss.py)
+  go: the same optimizer from the table of tier 1 is compiled with the Keras model, whose generated
+  ``train_step`` applies it to the model_fn's loss;
 - what the optimizer's arguments read in the model_fn goes to the build function with it
   (rewrites/estimator/faithful_rates.py);
 - ``return EstimatorSpec(mode, loss=loss, ...)`` returns ``{"loss": loss}``;
@@ -48,15 +49,16 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
+from rewrites.estimator import optimize_loss
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_specs import METRICS, SpecReading
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.training import GLOBAL_STEP
 from rewrites.program.modules import ModuleView
 from rewrites.program.spelling import Spelling
-from rewrites.syntax import (Unsupported, bound_values, children, first_line, is_name, name_reads, single_assign,
-                             source, statement_value, subtree)
-from rewrites.tf1_checkpoints import Slots, tf1_slots
+from rewrites.syntax import (Unsupported, bound_values, children, first_line, is_name, is_none, name_reads,
+                             single_assign, source, statement_value, subtree)
+from rewrites.tf1_checkpoints import Slots, scoped, tf1_slots
 
 # What adds the regularizers to a TF1 loss: inside the shim it reads nothing, the generated step adds them.
 REGULARIZATION = {"losses.get_regularization_loss", "losses.get_regularization_losses", "losses.get_total_loss"}
@@ -103,6 +105,7 @@ class FaithfulReader(SpecReading):
         self.inside: set[int] = set()  # statements of a block read as a whole
         self.steps: dict[str, cst.BaseStatement] = {}  # names bound to the global step
         self.dicts: dict[str, cst.Dict] = {}
+        self.update_names: set[str] = set()  # bound to the UPDATE_OPS collection
         self.metric_calls: dict[str, tuple[cst.Call, cst.Name]] = {}  # name -> the tf.metrics call bound to it
         self.function = function
         self.rates = Rates(self.api, self.spelling.spelled, function, list(_statements(function.body.body)),
@@ -170,8 +173,11 @@ class FaithfulReader(SpecReading):
             self._optimizer(target, api, value, statement)
         elif self._is_minimize(value):
             self._minimize(value, statement)
-        elif api == "get_collection" and value.args and self.api(value.args[0].value) == UPDATE_OPS:
+        elif self._is_update_ops(value):
             self.faithful.removed.append(statement)
+            self.update_names.add(target)
+        elif api in optimize_loss.OPTIMIZE_LOSS:
+            self._optimize_loss(value, statement)
         elif api in GLOBAL_STEP:
             self.steps[target] = statement  # read by minimize alone (checked after the walk)
         elif api in keras_optimizers.SCHEDULES:
@@ -268,6 +274,34 @@ class FaithfulReader(SpecReading):
         self.faithful.slots = tf1_slots(api, call, keras_momentum=True)
         if statement not in self.faithful.removed:
             self.faithful.removed.append(statement)
+
+    def _optimize_loss(self, call: cst.Call, statement) -> None:
+        """`train_op = tf.contrib.layers.optimize_loss(loss, global_step, learning_rate, "Adam")`: its optimizer, in
+        TF1's checkpoints under its variable scope, minimizing the loss (rewrites/estimator/optimize_loss.py)."""
+        found = optimize_loss.read(call, self.api)
+        if not isinstance(found.loss, cst.Name):
+            raise Unsupported(found.loss, "optimize_loss of an expression: bind the loss to a name first")
+        if found.global_step is not None and not is_none(found.global_step) and not self.rates.is_step(
+                found.global_step):
+            raise Unsupported(found.global_step, "optimize_loss must advance the global step")
+        ops = found.update_ops
+        if not (ops is None or is_none(ops) or self._is_update_ops(ops) or (isinstance(ops, cst.Name) and
+                                                                          ops.value in self.update_names)):
+            raise Unsupported(ops, "optimize_loss(update_ops=...) other than the UPDATE_OPS collection")
+        scheduled = len(self.rates.schedules)
+        if found.instance is None:
+            self._optimizer(None, found.api, found.call, statement)
+        elif found.instance.value != self.optimizer_name:
+            raise Unsupported(found.instance, "optimize_loss of an optimizer not made above in the model_fn")
+        self.faithful.loss = found.loss.value
+        self.faithful.slots = scoped(self.faithful.slots, found.scope, rate_variable=found.instance is None and len(
+            self.rates.schedules) == scheduled)  # a number or a param, not a tensor: TF1 kept it in a variable
+        if statement not in self.faithful.removed:
+            self.faithful.removed.append(statement)
+
+    def _is_update_ops(self, call) -> bool:
+        return isinstance(call, cst.Call) and self.api(call.func) == "get_collection" and bool(call.args) and \
+            self.api(call.args[0].value) == UPDATE_OPS
 
     def _tf1_momentum(self, call: cst.Call, carried: cst.Call, statement) -> None:
         """MomentumOptimizer on a decaying rate: Keras' SGD arguments, TF1's update (the generated TF1Momentum),

@@ -96,7 +96,7 @@ class Rates:
         step = next((arg.value for index, arg in enumerate(call.args)
                      if (arg.keyword is None and index == position) or (arg.keyword and arg.keyword.value == keyword)),
                     None)
-        if not self._is_step(step):
+        if not self.is_step(step):
             raise Unsupported(call, f"tf.{api} of something other than the global step: Keras schedules follow "
                                     "optimizer.iterations")
         carried = self._replaced(call, trail, skip=step)
@@ -104,7 +104,7 @@ class Rates:
         self.schedules[id(statement)] = statement
         return cst.parse_expression(code)
 
-    def _is_step(self, node) -> bool:
+    def is_step(self, node) -> bool:
         if isinstance(node, cst.Name):
             return node.value in self.steps
         if not isinstance(node, cst.Call):
@@ -112,7 +112,7 @@ class Rates:
         api = self.api(node.func)
         if api in GLOBAL_STEP:
             return True
-        return api in STEP_CASTS and bool(node.args) and self._is_step(node.args[0].value) and all(
+        return api in STEP_CASTS and bool(node.args) and self.is_step(node.args[0].value) and all(
             (self.api(arg.value) or "").endswith(("int32", "int64")) for arg in node.args[1:2])
 
     def _rebound(self, name: str, statement: cst.BaseStatement) -> bool:

@@ -296,7 +296,8 @@ What it does: with TFM301, a model_fn tier 1 cannot translate into Keras layers 
 loss written by hand, tf.cond, get_variable with its own initializer or regularizer) is kept as written and run
 in a generated Keras model whose call is decorated with tf.compat.v1.keras.utils.track_tf1_style_variables
 (tier 2). Only what TF2 cannot run inside a tf.function changes: the optimizer (the same Keras optimizer as tier
-1) is compiled with the model and applied to the model_fn's loss in the generated train_step; minimize, the
+1) is compiled with the model and applied to the model_fn's loss in the generated train_step; minimize (or
+tf.contrib.layers.optimize_loss, as the optimizer it made, in its variable scope in TF1's checkpoints), the
 global step and the batch norms' UPDATE_OPS around it go; what the optimizer's arguments read in the model_fn
 (arithmetic of params and the module's names, a tf.train decay schedule of the global step: the Keras schedule)
 goes to the build function with it, and a summary or named tensor of the rate goes with the rate; each
