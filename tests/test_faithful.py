@@ -81,6 +81,14 @@ def test_a_model_fn_tier_1_translates_stays_tier_1():
     assert "TFM310" not in rules(result) and "track_tf1_style_variables" not in result.source
 
 
+OPTIMIZED = ("  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), RATE, OPTIMIZER"
+             "OPTIONS)\n")
+
+
+MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
+             "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
+
+
 @pytest.mark.parametrize("before, after, message", [
     ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n",
      "  rate = tf.reduce_mean(logits)\n  optimizer = tf.train.AdamOptimizer(rate)\n",
@@ -108,9 +116,14 @@ def test_a_model_fn_tier_1_translates_stays_tier_1():
      "  train_op = tf.group(train_op, tf.no_op())\n"
      "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n",
      "`train_op`, which TF1's training needed and the Keras model does not, is read here"),
+    *[(MINIMIZED, OPTIMIZED.replace("RATE", "0.1").replace("OPTIMIZER", '"SGD"').replace("OPTIONS", options), message)
+      for options, message in [
+          (", clip_gradients=5.0", "optimize_loss(clip_gradients=...) changes how it trains"),
+          (", variables=tf.trainable_variables()[:1]", "optimize_loss(variables=...) changes how it trains"),
+          (", increment_global_step=False", "optimize_loss(increment_global_step=...) is not migrated")]],
 ], ids=["optimizer of a TF local", "a rate bound twice", "a schedule the optimizer ignores",
         "gradients by hand", "another metric", "a metric read besides", "the global step read",
-        "the train_op read"])
+        "the train_op read", "optimize_loss clipped", "optimize_loss of some variables", "optimize_loss not stepping"])
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
     source = PROGRAM.read_text()
     assert before in source
@@ -256,10 +269,6 @@ def test_an_estimator_spec_held_in_a_name_holds_the_results():
     assert any("`spec`, an EstimatorSpec, read other than by `return spec`" in f.message for f in result.findings)
 
 
-OPTIMIZED = ("  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), RATE, OPTIMIZER"
-             "OPTIONS)\n")
-
-
 @pytest.mark.parametrize("rate, optimizer, options, compiled, scope, rate_variable", [
     ('params["learning_rate"]', '"Adam"', "", 'keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], '
      "epsilon=1e-08)", "OptimizeLoss", True),
@@ -271,8 +280,7 @@ OPTIMIZED = ("  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_gl
 ], ids=["Adam by name", "Momentum named train", "SGD on a schedule"])
 def test_optimize_loss_is_the_optimizer_it_made_its_variables_in_its_scope(rate, optimizer, options, compiled, scope,
                                                                           rate_variable):
-    before = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
-              "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
+    before = MINIMIZED
     source = PROGRAM.read_text()
     assert before in source
     training = OPTIMIZED.replace("RATE", rate).replace("OPTIMIZER", optimizer).replace("OPTIONS", options)
@@ -285,21 +293,6 @@ def test_optimize_loss_is_the_optimizer_it_made_its_variables_in_its_scope(rate,
     assert (f'"{scope}/{{}}/' in code) == (optimizer != '"SGD"')  # plain SGD keeps no slots
     assert (f'"{scope}/learning_rate"' in code) == rate_variable
     assert (f'("{scope}/beta1_power", adam.beta_1)' in code) == ("Adam" in optimizer)
-
-
-@pytest.mark.parametrize("options, message", [
-    (", clip_gradients=5.0", "optimize_loss(clip_gradients=...) changes how it trains"),
-    (", variables=tf.trainable_variables()[:1]", "optimize_loss(variables=...) changes how it trains"),
-    (", increment_global_step=False", "optimize_loss(increment_global_step=...) is not migrated"),
-], ids=["clipped", "some variables", "the step not advanced"])
-def test_optimize_loss_that_trains_otherwise_leaves_the_program_saying_why(options, message):
-    before = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
-              "  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n")
-    source = PROGRAM.read_text().replace(before, OPTIMIZED.replace("RATE", "0.1").replace("OPTIMIZER", '"SGD"')
-                                         .replace("OPTIONS", options))
-    result = run(source)
-    assert result.source == source
-    assert any(message in f.message for f in result.findings if f.rule == "TFM302"), result.findings
 
 
 OPTIMIZE_LOSS_PROGRAM = ROOT / "tests" / "parity_programs" / "optimize_loss_tf1.py"
