@@ -391,6 +391,8 @@ class ProgramReader:
         if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
             raise driver.call.fail(f"predict() with a canned {self.setup.model_fn.canned} is not migrated yet: migrate "
                                    "this program by hand")
+        if self.setup.model.faithful is not None:
+            raise driver.call.fail("predict() of a model_fn kept as written (tier 2) is not migrated yet")
         if self.setup.model.predictions is None and self.model_read:
             raise driver.call.fail("predict() of a model_fn without a PREDICT branch")
         given = self._inputs().read(args["input_fn"], "predict", self._input_params("predict"))
