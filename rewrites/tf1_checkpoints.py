@@ -92,12 +92,12 @@ def tf1_slots(api: str, call: cst.Call, keras_momentum: bool = False) -> Slots:
                  negated_rate=keras_momentum and api == "train.MomentumOptimizer")
 
 
-def scoped(slots: Slots, scope: str, rate_variable: bool) -> Slots:
+def scoped(slots: Slots, scope: str) -> Slots:
     """``slots`` of an optimizer TF1 made in the variable scope ``scope`` (contrib.layers.optimize_loss's), which
-    kept a learning rate given as a number in the variable ``<scope>/learning_rate`` if ``rate_variable``."""
+    kept a learning rate given as a number in the variable ``<scope>/learning_rate`` (not needed here, if saved)."""
     return Slots(tuple((f"{scope}/{name}", keras) for name, keras in slots.names), powers=slots.powers,
-                 negated_rate=slots.negated_rate,
-                 settings=(*slots.settings, *([f"{scope}/learning_rate"] if rate_variable else [])), scope=f"{scope}/")
+                 negated_rate=slots.negated_rate, settings=(*slots.settings, f"{scope}/learning_rate"),
+                 scope=f"{scope}/")
 
 
 def keras_slots(keras_class: str) -> Slots:

@@ -289,14 +289,12 @@ class FaithfulReader(SpecReading):
         if not (ops is None or is_none(ops) or self._is_update_ops(ops) or (isinstance(ops, cst.Name) and
                                                                           ops.value in self.update_names)):
             raise Unsupported(ops, "optimize_loss(update_ops=...) other than the UPDATE_OPS collection")
-        scheduled = len(self.rates.schedules)
         if found.instance is None:
             self._optimizer(None, found.api, found.call, statement)
         elif found.instance.value != self.optimizer_name:
             raise Unsupported(found.instance, "optimize_loss of an optimizer not made above in the model_fn")
         self.faithful.loss = found.loss.value
-        self.faithful.slots = scoped(self.faithful.slots, found.scope, rate_variable=found.instance is None and len(
-            self.rates.schedules) == scheduled)  # a number or a param, not a tensor: TF1 kept it in a variable
+        self.faithful.slots = scoped(self.faithful.slots, found.scope)
         if statement not in self.faithful.removed:
             self.faithful.removed.append(statement)
 

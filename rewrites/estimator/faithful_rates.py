@@ -29,7 +29,8 @@ from rewrites.estimator.training import GLOBAL_STEP
 from rewrites.syntax import Unsupported, first_line, names_read, single_assign, subtree
 
 STEP_CASTS = {"cast", "to_int32", "to_int64", "dtypes.cast"}
-BINDINGS = (cst.AugAssign, cst.For, cst.WithItem, cst.NamedExpr, cst.AnnAssign)
+BINDINGS = (cst.AugAssign, cst.For, cst.NamedExpr, cst.AnnAssign)
+PLAIN = {"int", "float", "min", "max", "abs", "round", "pow", "len", "sum", "list", "tuple"}
 
 
 class Rates:
@@ -45,6 +46,7 @@ class Rates:
         for statement in statements:
             if (assign := single_assign(statement)) is not None:
                 self.bound.setdefault(assign[0], []).append(statement)
+        self.elsewhere = {n.value for node in subtree(function.body) for n in _targets(node)}  # every local
         self.schedules: dict[int, cst.BaseStatement] = {}  # the schedule statements carried out (they go)
         self.inlined: dict[str, cst.BaseStatement] = {}  # the other locals carried out (they go if nothing else reads them)
 
@@ -63,6 +65,10 @@ class Rates:
             if name.value in self.parameters:
                 raise Unsupported(name, f"the optimizer's arguments read `{name.value}`, a model_fn argument: the "
                                         "Keras optimizer is made where the model is built, from params")
+            if name.value in self.elsewhere and name.value not in self.bound:
+                raise Unsupported(name, f"the optimizer's arguments read `{name.value}`, which the model_fn binds "
+                                        "otherwise than by `name = ...`: the Keras optimizer is made where the model "
+                                        "is built, from params")
             if name.value in self.bound:
                 value = self._value_of(name, trail)
                 whole = isinstance(node, cst.Call) and any(arg.value is name for arg in node.args)
@@ -83,10 +89,11 @@ class Rates:
         if api in keras_optimizers.SCHEDULES:
             return self._schedule(api, value, statement, [*trail, name.value])
         for call in (node for node in subtree(value) if isinstance(node, cst.Call)):
-            if self.api(call.func) is not None:
-                raise Unsupported(call, f"the optimizer's arguments read `{name.value}`, computed with TensorFlow "
-                                        f"(`{first_line(call)}`) in the model_fn: not carried to the Keras optimizer "
-                                        "yet (a number, params and a decay schedule of the global step are)")
+            if not _plain(call.func):  # TensorFlow, or a function that may read the graph (the global step)
+                raise Unsupported(call, f"the optimizer's arguments read `{name.value}`, computed by "
+                                        f"`{first_line(call)}` in the model_fn: not carried to the Keras optimizer "
+                                        "yet (numbers, params, the module's names and a decay schedule of the global "
+                                        "step are)")
         self.inlined[name.value] = statement
         return self._replaced(value, [*trail, name.value])
 
@@ -117,16 +124,8 @@ class Rates:
 
     def _rebound(self, name: str, statement: cst.BaseStatement) -> bool:
         """``name`` bound otherwise than by ``statement`` (`lr *= 2`, a loop, `with ... as lr`, a tuple)."""
-        for node in subtree(self.function.body):
-            if isinstance(node, cst.AssignTarget) and not isinstance(node.target, cst.Name) and any(
-                    isinstance(n, cst.Name) and n.value == name for n in subtree(node.target)):
-                return True
-            target = getattr(node, "target", None) if isinstance(node, BINDINGS) else None
-            if isinstance(node, cst.WithItem):
-                target = node.asname.name if node.asname else None
-            if target is not None and any(isinstance(n, cst.Name) and n.value == name for n in subtree(target)):
-                return True
-        return False
+        own = statement.body[0].targets[0].target
+        return any(n.value == name and n is not own for node in subtree(self.function.body) for n in _targets(node))
 
 
 class _Replace(cst.CSTTransformer):
@@ -136,6 +135,24 @@ class _Replace(cst.CSTTransformer):
 
     def leave_Name(self, original_node, updated_node):
         return self.replacements.get(id(original_node), updated_node)
+
+
+def _targets(node: cst.CSTNode) -> list[cst.Name]:
+    """The names ``node`` binds, if it is an assignment's target, a loop's, a `with ... as`, `:=` or `+=`."""
+    if isinstance(node, cst.AssignTarget):
+        target = node.target
+    elif isinstance(node, cst.WithItem):
+        target = node.asname.name if node.asname else None
+    else:
+        target = node.target if isinstance(node, BINDINGS) else None
+    return [n for n in subtree(target) if isinstance(n, cst.Name)] if target is not None else []
+
+
+def _plain(func: cst.BaseExpression) -> bool:
+    """A builtin of numbers (`int(...)`, `min(...)`) or a method of params (`params.get(...)`)."""
+    if isinstance(func, cst.Name):
+        return func.value in PLAIN
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "params"
 
 
 def _comprehension_names(node: cst.CSTNode) -> set[str]:
