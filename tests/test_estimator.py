@@ -313,6 +313,20 @@ def test_a_repeat_count_left_at_its_default_by_the_call_is_read():
     assert "model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done," in code  # repeat(None): without end
 
 
+def test_a_repeat_count_bound_by_the_mode_is_read_for_each_mode():
+    """The Cloud ML samples' input_fn: `num_epochs = None` when training, 1 otherwise, then `repeat(num_epochs)`."""
+    source = FACTORY_INPUT.replace(
+        "def make_input_fn(batch_size, num_epochs=None):\n  def _input_fn():\n",
+        "def make_input_fn(batch_size, mode=tf1.estimator.ModeKeys.TRAIN):\n  def _input_fn():\n"
+        "    if mode == tf1.estimator.ModeKeys.TRAIN:\n      num_epochs = None  # indefinitely\n"
+        "    else:\n      num_epochs = 1\n")
+    assert source != FACTORY_INPUT
+    code = migrated(source).source
+    assert "model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done," in code  # repeat(None): without end
+    tested = migrated(source.replace("ModeKeys.TRAIN):", "ModeKeys.EVAL):")).source
+    assert "steps_per_epoch=min(20 - steps_done, int(dataset.cardinality()))" in tested  # one pass: it ends
+
+
 RUN_TIME_EPOCHS = FACTORY_INPUT.replace("make_input_fn(1),", "make_input_fn(1, num_epochs=EPOCHS),").replace(
     "import tempfile\n", "import os\nimport tempfile\n").replace(
     "model_dir = tempfile.mkdtemp()", 'model_dir = tempfile.mkdtemp()\nEPOCHS = int(os.environ["EPOCHS"]) or None').replace(

@@ -234,6 +234,8 @@ def test_predict_with_a_canned_estimator_yields_what_its_head_predicted():
             '        "probabilities": tf.nn.softmax(logits),\n'
             '        "class_ids": tf.argmax(logits, axis=-1)[:, None],\n'
             '        "classes": tf.strings.as_string(tf.argmax(logits, axis=-1)[:, None]),\n'
+            '        "all_class_ids": tf.tile(tf.range(3)[None, :], [tf.shape(logits)[0], 1]),\n'
+            '        "all_classes": tf.strings.as_string(tf.tile(tf.range(3)[None, :], [tf.shape(logits)[0], 1])),\n'
             '    })\n') in code, code
     assert ("    for prediction in predict_examples(predictor, train_input_fn(train_x, train_y, 1)):\n"
             "        print(prediction['class_ids'][0])\n") in code

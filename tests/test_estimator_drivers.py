@@ -262,7 +262,7 @@ LEFT = {
     "trained in main(), predicted in another function": (ELSEWHERE, "estimator.predict",
                                                          "drive it in `main()`, in a function defined there"),
     "used otherwise by a caller": (NOTEBOOK + "estimator.export_saved_model('/m', None)\n",
-                                   "estimator.export_saved_model", "save the Keras model"),
+                                   "estimator.export_saved_model", "export where the Estimator is trained"),
     "passed on by a caller": (NOTEBOOK + "print(train_and_evaluate(arguments))\n", "print(train_and_evaluate",
                               "bind it to a name"),
     "returned before training": (NOTEBOOK.replace("    tf.estimator.train_and_evaluate(",

@@ -88,7 +88,7 @@ from rewrites import keras_optimizers
 from rewrites.estimator.column_reader import ColumnReader
 from rewrites.estimator.columns import (Embedding, Numeric, SharedEmbedding, Weighted, Writer, input_layer,
                                         linear_model, uses_math)
-from rewrites.estimator.heads import head, head_predictions
+from rewrites.estimator.heads import head, head_predictions, head_signatures
 from rewrites.estimator.program import Model
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
@@ -245,6 +245,7 @@ class CannedReader:
         model.sample_weight = self._weight_column(args.get("weight_column"))
         model.label_vocabulary = self._label_vocabulary(args.get("label_vocabulary"))
         model.predictions = head_predictions(classifier, units, model.label_vocabulary)
+        model.signatures = head_signatures(classifier, units)
         rate = kind.rates[0 if v1 else 1]
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
         optimizer = args.get("dnn_optimizer" if kind.model == "combined" else "optimizer")

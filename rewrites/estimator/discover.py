@@ -31,14 +31,10 @@ from rewrites.syntax import Unsupported, bind_arguments, source, subtree
 # Estimators of a model the program writes: a model_fn's, or a Keras model's (rewrites/estimator/keras_model.py).
 CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator", MODEL_TO_ESTIMATOR}
 TRAIN_AND_EVALUATE = "estimator.train_and_evaluate"
-DRIVER_METHODS = ("train", "evaluate", "predict")
+DRIVER_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")
 LOOPS = (cst.For, cst.While)
 # The Estimator's other methods, and what to do instead.
 OTHER_METHODS = {
-    "export_saved_model": "exports a SavedModel for serving: after training, save the Keras model with "
-                          "model.save(path) (or tf.saved_model.save with a serving signature) by hand",
-    "export_savedmodel": "exports a SavedModel for serving: after training, save the Keras model with model.save(path) "
-                         "(or tf.saved_model.save with a serving signature) by hand",
     "experimental_export_all_saved_models": "exports SavedModels: save the Keras model with model.save(path) by hand",
     "get_variable_value": "reads a variable from the latest checkpoint: read it from the Keras model's weights",
     "get_variable_names": "lists the checkpoint's variables: use the Keras model's weights",

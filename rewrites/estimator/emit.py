@@ -118,14 +118,14 @@ class Emitter:
         place = program.place
         view = place.view
         replaced = [plan.driver.statement for plan in plans
-                    if plan.predict is None and not (plan.evaluate and plan.evaluate.inline)]
+                    if plan.predict is None and not plan.export_call and not (plan.evaluate and plan.evaluate.inline)]
         gone = {id(n) for statement in [*replaced, *(s for _, s in program.removed)] for n in subtree(statement)}
         owner = place.function if isinstance(place.function, cst.FunctionDef) else view.module
         setup = program.setup
         model_fn = setup.model_fn
         keras = model_fn.keras
         if keras is None:
-            model_fn.new_name = self._build_function(program, any(plan.predict for plan in plans), plans)
+            model_fn.new_name = self._build_function(program, _predicts(plans), plans)
         elif keras.factory is not None:
             keras_model.rename_factory(self, program)
         reference = self._function_reference(model_fn, program) if keras is None or keras.factory else ""
@@ -134,13 +134,13 @@ class Emitter:
             *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program))
         if keras is not None and keras.name:  # the program's own model, made where the drivers run
             names["model"] = keras.name
-        names.update(self._module_level(program, view, [plan.predict for plan in plans if plan.predict], names))
+        names.update(self._module_level(program, view, plans, names))
         first_train = next((plan.train for plan in plans if plan.train is not None), None)
         if first_train is None:
-            raise plans[0].driver.call.fail("an Estimator that is only evaluated or predicted with, never trained "
-                                            "here: its model comes from checkpoints of another program; migrate "
-                                            "that program first")
-        predict = any(plan.predict for plan in plans)
+            raise plans[0].driver.call.fail("an Estimator that is only evaluated, predicted with or exported, never "
+                                            "trained here: its model comes from checkpoints of another program; "
+                                            "migrate that program first")
+        predict = _predicts(plans)
         build_target = f"{names.model}, {names.predictor}" if predict else names.model
         build = keras_model.build(self, program, plans, names, reference) if keras else [
             f"{build_target} = {self._build_call(program, names, reference)}"]
@@ -187,12 +187,16 @@ class Emitter:
             edits.expressions[driver.call.node] = cst.parse_expression(
                 f"{names.predict_examples}({names.predictor}, {plan.predict.input.code}{plan.predict.arguments()})")
             return
+        if plan.export_call:
+            edits.expressions[driver.call.node] = cst.parse_expression(plan.exports[0].call(names))
+            return
         text = ""
         evaluate = plan.evaluate
         if evaluate is not None:
             target = f"{names.eval_result} = " if evaluate.inline else evaluate.target
             context = dict(context, eval_input=evaluate.input.code, eval_steps=evaluate.steps, eval_target=target,
-                           eval_step=evaluate.step, eval_length_known=evaluate.input.length_known)
+                           eval_step=evaluate.step, eval_length_known=evaluate.input.length_known,
+                           exports=[export.call(names) for export in plan.exports])
         if plan.train is not None:
             data = names.dataset if plan.train.input.code == setup_input else plan.train.input.code
             train_context = dict(context, fit=plan.train.fit, train_data=data)
@@ -209,9 +213,9 @@ class Emitter:
             statements[0] = with_blank_lines(statements[0], 1)
         edits.replace(driver.statement, statements)
 
-    def _module_level(self, program: Program, view: ModuleView, predict: list, names: Names) -> Names:
-        """strategy_for_this_task (and predict_examples, and what resumes from TF1's checkpoints) before the
-        top-level statement holding the drivers."""
+    def _module_level(self, program: Program, view: ModuleView, plans: list[DriverPlan], names: Names) -> Names:
+        """strategy_for_this_task (and predict_examples, export_saved_model, and what resumes from TF1's
+        checkpoints) before the top-level statement holding the drivers."""
         from templates import render
 
         top = view.module_statement_of(program.anchor)
@@ -222,10 +226,15 @@ class Emitter:
         if setup.tpu:  # TPUStrategy when a TPU is named at run time
             wanted = [(("bootstrap",), "tpu_strategy_bootstrap.py.j2",
                        dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location]))]
+        predict = [plan.predict for plan in plans if plan.predict]
         if predict:
             single = setup.model.predictions[0][0] is None
             wanted.append((("predict_examples",), "predict_examples.py.j2", dict(
                 single=single, keys=any(p.keys is not None for p in predict), batches=any(p.batches for p in predict))))
+        builders = sorted({builder for plan in plans for builder in plan.builders})
+        if any(plan.exports for plan in plans):
+            wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
+                           dict(signatures=setup.model.signatures, builders=builders)))
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
@@ -242,9 +251,11 @@ class Emitter:
                 self.module_edits(view).insert_before(top, _module_statements(text))
                 self.module_edits(view).blank_lines[top] = 2
             found.update(self._module_defs[key])
-        if setup.checkpoints:
+        if setup.checkpoints or any(plan.exports for plan in plans):
             self.module_edits(view).add_import("os")
             self.module_edits(view).add_import("time")
+        if any(plan.exports for plan in plans):
+            self.module_edits(view).add_import("tensorflow.core.protobuf", "saved_model_pb2")
         return found
 
     def _eval_loss(self, view: ModuleView, top: cst.BaseStatement, model, plans: list[DriverPlan]) -> str | None:
@@ -313,8 +324,8 @@ class Emitter:
             raise model_fn.reference.fail(f"the migrated program names the Keras model function `{new_name}`, which "
                                           "this module already uses")
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", *model_fn.keywords})
-        docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained" + (
-            ", and a model of its predictions." if predict else ".")
+        docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained." if not predict else \
+            f"TF1's canned {model_fn.canned} as a compiled Keras model, and a model of its predictions."
         loss_metric = self._eval_loss(view, model_fn.home, model, plans)
         text = render("keras_model.py.j2", model=model, sequential=False, predict=predict, local=local,
                       eval_loss=loss_metric,
@@ -391,6 +402,11 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
         parts = [Part("model", "model.optimizer", model.slots)]
     return dict(model=True, restore=restore, renamed=model.tf1_renamed, by_name=model.faithful is not None,
                 **restore_context(parts, model.mod_tables))
+
+
+def _predicts(plans: list[DriverPlan]) -> bool:
+    """The build function makes a model of the predictions too: predict() or an export reads it."""
+    return any(plan.predict or plan.exports for plan in plans)
 
 
 def _snake(name: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 
 def head_predictions(classifier: bool, units: int, vocabulary: list[str] | None) -> list[tuple[str, str]]:
-    """What the head's predict yielded, as Keras code on ``logits``: its keys (all but all_class_ids and
-    all_classes, the same for every example) and values, each per example as TF1 gave it."""
+    """What the head's predict yielded, as Keras code on ``logits``: its keys and values, each per example as TF1
+    gave it."""
     if not classifier:
         return [('"predictions"', "logits")]
     if units > 1:
@@ -17,7 +17,23 @@ def head_predictions(classifier: bool, units: int, vocabulary: list[str] | None)
         class_ids = "tf.cast(logits > 0, tf.int64)"
     classes = (f"tf.gather(tf.constant({vocabulary!r}), {class_ids})".replace("'", '"') if vocabulary else
                f"tf.strings.as_string({class_ids})")
-    return [('"logits"', "logits"), *probabilities, ('"class_ids"', class_ids), ('"classes"', classes)]
+    every = "[tf.shape(logits)[0], 1]"  # all_class_ids and all_classes: the same row for every example
+    all_ids = f"tf.tile(tf.range({max(units, 2)})[None, :], {every})"
+    all_classes = (f"tf.tile(tf.constant([{vocabulary!r}]), {every})".replace("'", '"') if vocabulary else
+                   f"tf.strings.as_string({all_ids})")
+    return [('"logits"', "logits"), *probabilities, ('"class_ids"', class_ids), ('"classes"', classes),
+            ('"all_class_ids"', all_ids), ('"all_classes"', all_classes)]
+
+
+def head_signatures(classifier: bool, units: int) -> list[tuple[str, str, dict[str, str] | None]]:
+    """The signatures the head exported: (name, method, each output's prediction key; None: every prediction).
+    A classify or regress signature was exported only for a serving function of serialized tf.Examples."""
+    if not classifier:
+        regress = ("regress", {"outputs": "predictions"})
+        return [("serving_default", *regress), ("regression", *regress), ("predict", "predict", None)]
+    classify = ("classify", {"classes": "all_classes", "scores": "probabilities"})
+    binary = [("regression", "regress", {"outputs": "logistic"})] if units == 1 else []
+    return [("serving_default", *classify), ("classification", *classify), *binary, ("predict", "predict", None)]
 
 
 def head(classifier: bool, units: int, reduction: str | None) -> tuple[str, list[str], str]:

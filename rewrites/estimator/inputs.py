@@ -77,6 +77,14 @@ class Dataset:
     unknown: cst.CSTNode | None = None   # what makes the length unknown
 
 
+@dataclass(frozen=True)
+class Known:
+    """A local name bound to a value known before the program runs (UNKNOWN when it is not), in reading order:
+    ``num_epochs = None if training else 1`` is known where the mode is."""
+
+    value: object
+
+
 class InputReader(IteratorReading):
     """Reads one input function for the migrated program, which calls it at ``driver``."""
 
@@ -196,6 +204,9 @@ class InputReader(IteratorReading):
             self._block(other, place, mode, second, returns, edits)
             for name in {*first, *second}:
                 a, b = first.get(name), second.get(name)
+                if isinstance(a, Known) or isinstance(b, Known):
+                    state[name] = a if a == b else Known(UNKNOWN)
+                    continue
                 state[name] = _merge([x for x in (a, b) if x is not None]) if a and b else (a or b)
                 if (a is None) != (b is None):
                     state[name] = Dataset(None, (a or b).length_known, (a or b).unknown)
@@ -207,6 +218,8 @@ class InputReader(IteratorReading):
         for name in names:
             if dataset is not None:
                 state[name] = dataset
+            elif len(targets) == 1:
+                state[name] = Known(self.values.constant(Value(assign.value, place), self._constants(mode)))
             else:
                 state.pop(name, None)
 
@@ -237,7 +250,7 @@ class InputReader(IteratorReading):
         while isinstance(node, cst.Call):
             api = value.view.api(node.func)
             if api is not None:
-                return self._dataset_api(api, node, value.place, chain, mode)
+                return self._dataset_api(api, node, value.place, chain, state)
             function = self.values.resolve(Value(node.func, value.place))
             if isinstance(function.node, cst.FunctionDef):  # a function of the program returning a dataset
                 try:
@@ -246,32 +259,32 @@ class InputReader(IteratorReading):
                     return None
                 if edits is not None:  # the function returns its dataset once these are made
                     edits += made
-                return self._chain(inner, chain, value.place)
+                return self._chain(inner, chain, value.place, state)
             if not isinstance(node.func, cst.Attribute):
                 return None
             chain.append(node)
             node = node.func.value
-        if isinstance(node, cst.Name) and node.value in state:
-            return self._chain(state[node.value], chain, value.place)
-        if isinstance(node, cst.Name):
+        if isinstance(node, cst.Name) and isinstance(state.get(node.value), Dataset):
+            return self._chain(state[node.value], chain, value.place, state)
+        if isinstance(node, cst.Name) and node.value not in state:
             binding = self.values.binding(node, value.place)
             if binding.kind == "value" and binding.value is not None:
                 inner = self._expression(binding.value, mode, {})
-                return self._chain(inner, chain, value.place) if inner is not None else None
+                return self._chain(inner, chain, value.place, state) if inner is not None else None
         return None
 
-    def _dataset_api(self, api: str, call: cst.Call, place: Place, chain: list, mode: str) -> Dataset | None:
+    def _dataset_api(self, api: str, call: cst.Call, place: Place, chain: list, state: dict) -> Dataset | None:
         if not api.startswith("data."):
             return None
         name = api.rpartition(".")[2]
         repeats: bool | None = False
         if api in REPEATING_BY_DEFAULT:
             epochs = _keyword(call, REPEATING_BY_DEFAULT[api])
-            repeats = True if epochs is None else self._is_none(Value(epochs, place))
+            repeats = True if epochs is None else self._is_none(Value(epochs, place), state)
         base = Dataset(repeats, name not in UNKNOWN_LENGTH, call if name in UNKNOWN_LENGTH else None)
-        return self._chain(base, chain, place)
+        return self._chain(base, chain, place, state)
 
-    def _chain(self, base: Dataset, chain: list[cst.Call], place: Place) -> Dataset | None:
+    def _chain(self, base: Dataset, chain: list[cst.Call], place: Place, state: dict | None = None) -> Dataset | None:
         """``base`` with the methods of ``chain`` (innermost first) applied; None if one is not a dataset's."""
         repeats, length_known, unknown = base.repeats, base.length_known, base.unknown
         for call in reversed(chain):
@@ -280,20 +293,21 @@ class InputReader(IteratorReading):
                 return None
             if method == "repeat":
                 count = call.args[0].value if call.args else None
-                now = True if count is None else self._is_none(Value(count, place))
+                now = True if count is None else self._is_none(Value(count, place), state)
                 repeats = True if now is True or repeats is True else None if None in (now, repeats) else False
             elif method == "apply" and call.args and isinstance(call.args[0].value, cst.Call) and \
                     (place.view.api(call.args[0].value.func) or "").endswith("shuffle_and_repeat"):
                 count = _keyword(call.args[0].value, "count") or (call.args[0].value.args[1].value
                                                                   if len(call.args[0].value.args) > 1 else None)
-                now = True if count is None else self._is_none(Value(count, place))
+                now = True if count is None else self._is_none(Value(count, place), state)
                 repeats = True if now is True or repeats is True else None
             elif method in UNKNOWN_LENGTH:
                 length_known, unknown = False, unknown or call.func.attr
         return Dataset(repeats, length_known, unknown)
 
-    def _is_none(self, value: Value) -> bool | None:
-        known = self.values.constant(value)
+    def _is_none(self, value: Value, state: dict | None = None) -> bool | None:
+        local = (state or {}).get(value.node.value) if isinstance(value.node, cst.Name) else None
+        known = local.value if isinstance(local, Known) else self.values.constant(value)
         return None if known is UNKNOWN else known is None
 
     def _constants(self, mode: str) -> dict[str, object]:

@@ -112,7 +112,9 @@ class Migration:
             raise Unsupported(blocker.node, needed(blocker.rule, self.enabled, blocker.message), blocker.view.path)
         for edits in emitter.edits.values():
             done = self._edits(edits.view)
-            self._check_tf2(edits.view, {*done.statements, *done.expressions, *edits.statements, *edits.expressions})
+            graph_code = {node for view, node in program.graph_code if view is edits.view}
+            self._check_tf2(edits.view, {*done.statements, *done.expressions, *edits.statements, *edits.expressions},
+                            graph_code)
         for edits in emitter.edits.values():
             self._edits(edits.view).merge(edits)
         self.outcome.programs.append([program.place.view.path, *others])
@@ -175,10 +177,11 @@ class Migration:
     def _edited_views(self) -> list[ModuleView]:
         return [edits.view for edits in self.edits.values() if edits]
 
-    def _check_tf2(self, view: ModuleView, removed: set[cst.CSTNode]) -> None:
-        """Can the module become TF2 once the ``removed`` code is gone (statements, replaced expressions)?
-        (Checked for each program, so that a program is migrated whole or not at all.)"""
-        blocker = self.spelling(view).graph_only_use(removed)
+    def _check_tf2(self, view: ModuleView, removed: set[cst.CSTNode], graph_code: set[cst.CSTNode]) -> None:
+        """Can the module become TF2 once the ``removed`` code is gone (statements, replaced expressions)? The
+        ``graph_code`` the migrated program runs in a TF1 graph may use graph mode's APIs. (Checked for each
+        program, so that a program is migrated whole or not at all.)"""
+        blocker = self.spelling(view).graph_only_use(removed | graph_code)
         if blocker is not None:
             raise Unsupported(blocker, f"`tf.{view.api(blocker)}` still needs TF1's graph mode, which Keras training "
                                        "does not run in: migrate it by hand", view.path)

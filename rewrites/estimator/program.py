@@ -47,6 +47,9 @@ class Model:
     evaluates: bool = True          # False: the model_fn raises for EVAL
     predictions: list[tuple[str | None, str]] | None = None  # the PREDICT spec's dict: (key, value) code; key None:
     # one tensor, not a dict
+    # the signatures an export has: (name, method, each output's prediction key; None: every prediction)
+    signatures: list[tuple[str, str, dict[str, str] | None]] = field(
+        default_factory=lambda: [("serving_default", "predict", None)])
     partitioner: str | None = None  # the strategy's variable_partitioner
     uses_params: bool = False       # the model_fn reads `params`, which Estimator(params=...) gave it
     tf1_momentum: bool = False      # the optimizer is the generated TF1Momentum class
@@ -199,6 +202,7 @@ class Program:
     notes: list[Note] = field(default_factory=list)
     edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode]] = field(default_factory=list)  # input functions changed
     attributes: list[tuple[ModuleView, cst.CSTNode, str]] = field(default_factory=list)  # estimator.eval_dir(): code
+    graph_code: list[tuple[ModuleView, cst.CSTNode]] = field(default_factory=list)  # run in a TF1 graph (serving)
     handoff: Handoff | None = None
 
     @property

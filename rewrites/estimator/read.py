@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from rewrites.estimator import canned, keras_model, predict, results
+from rewrites.estimator.exports import Export, ExportReader
 from rewrites.estimator.added_metrics import AddedMetrics, calls as added_metrics
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
@@ -39,9 +40,11 @@ PREDICT = ("input_fn", "predict_keys", "hooks", "checkpoint_path", "yield_single
 UNMIGRATED_HOOKS = {
     "hooks": "hooks= (SessionRunHooks run in TF1's session loop): migrate them by hand to Keras callbacks",
     "saving_listeners": "saving_listeners= run at TF1 checkpoints: migrate them by hand to a Keras callback",
-    "exporters": "exporters= export SavedModels from the evaluator: export the Keras model after training by hand",
 }
 EVAL_SPEC_DEFAULT_STEPS = "100"
+EXPORTED = ("exporters= -> export_saved_model(predictor, ...) after the evaluation: TF1's folders and signatures, the "
+            "serving function run as written; the migrated program evaluates once, at the end, so it exports once "
+            "(TF1 exported after each evaluation), and in a cluster the chief exports (TF1's evaluator did)")
 UNKNOWN_REPEAT = "whether the {} repeats is known only when the program runs (`repeat(n)` of an n the migration cannot read)"
 
 
@@ -66,7 +69,15 @@ class DriverPlan:
     train: TrainPlan | None = None
     evaluate: EvalPlan | None = None
     predict: predict.Prediction | None = None
-    notes: list = field(default_factory=list)
+    exports: list[Export] = field(default_factory=list)  # after the evaluation
+    edits: list = field(default_factory=list)  # (view, old, new): the serving functions' receivers
+    builders: set[str] = field(default_factory=set)  # the generated serving function factories the exports call
+    graph_code: list = field(default_factory=list)  # (view, function): TF1 code the exports run in a graph
+
+    @property
+    def export_call(self) -> bool:
+        """``estimator.export_saved_model(...)``: the export alone, where the call stands."""
+        return bool(self.exports) and self.train is None and self.evaluate is None
 
 
 class ProgramReader:
@@ -96,7 +107,8 @@ class ProgramReader:
         for plan in plans:
             program.edits += [edit for piece in (plan.train and plan.train.input, plan.evaluate and plan.evaluate.input,
                                                  plan.predict and plan.predict.input) if piece
-                             for edit in piece.edits]
+                             for edit in piece.edits] + plan.edits
+            program.graph_code += plan.graph_code
         program.removed = trail_statements(self.trail)
         program.attributes, program.handoff = outside
         program.factories = [(view, f) for view, f in trail_functions(self.trail) if f is not setup.model_fn.function]
@@ -284,7 +296,7 @@ class ProgramReader:
         eval_spec = self._spec(Value(args.get("eval_spec"), at), "estimator.EvalSpec", driver)
         train_args = {k: Value(v, train_spec.place) for k, v in bound_values(train_spec.node, TRAIN_SPEC).items()}
         eval_args = {k: Value(v, eval_spec.place) for k, v in bound_values(eval_spec.node, EVAL_SPEC).items()}
-        for args_, names in ((train_args, ("saving_listeners",)), (eval_args, ("hooks", "exporters"))):
+        for args_, names in ((train_args, ("saving_listeners",)), (eval_args, ("hooks",))):
             for name in names:
                 if name in args_ and not is_none(self.values.resolve(args_[name]).node):
                     raise args_[name].fail(UNMIGRATED_HOOKS[name])
@@ -306,7 +318,36 @@ class ProgramReader:
         self._evaluates(driver)
         plan.evaluate = EvalPlan(eval_input, steps_code)
         self._results(plan.evaluate, driver, _eval_result_name(driver))
+        if "exporters" in eval_args:
+            self._exports(plan, eval_args["exporters"])
         return plan
+
+    def _exports(self, plan: DriverPlan, exporters: Value) -> None:
+        reader = ExportReader(self.values, self.code, self.trail)
+        plan.exports = reader.read(exporters, self.setup.model_dir)
+        if plan.exports:
+            self._predicts(exporters, "exporters=")
+            self._exported(plan, reader)
+            self.notes.append(Note("TFM301", exporters.view, exporters.node, EXPORTED))
+
+    def _export_saved_model(self, driver: Driver) -> DriverPlan:
+        self._predicts(driver.call, f"{driver.kind}()")
+        if driver.caller:
+            raise driver.call.fail(f"{driver.kind}() of the Estimator a training function returns is not migrated "
+                                   "yet: export where the Estimator is trained")
+        reader = ExportReader(self.values, self.code, self.trail)
+        plan = DriverPlan(driver, exports=[reader.call(driver.call)])
+        self._exported(plan, reader)
+        self.notes.append(Note("TFM301", driver.call.view, driver.call.node, f"{driver.kind}() -> "
+                               "export_saved_model(predictor, ...): TF1's signatures, the serving function run as "
+                               "written, in a new folder of export_dir_base named by the time; it returns its path"))
+        return plan
+
+    _export_savedmodel = _export_saved_model
+
+    @staticmethod
+    def _exported(plan: DriverPlan, reader: ExportReader) -> None:
+        plan.edits, plan.builders, plan.graph_code = reader.edits, reader.builders, reader.graph_code
 
     def _evaluates(self, driver: Driver) -> None:
         if not self.setup.model.evaluates:
@@ -385,18 +426,23 @@ class ProgramReader:
     def _predict(self, driver: Driver) -> DriverPlan:
         args = {k: Value(v, driver.call.place) for k, v in bound_values(driver.call.node, PREDICT).items()}
         keys, batches = predict.options(args, self.values.constant, self.setup.model.predictions)
-        if self.setup.model_fn.keras is not None:
-            raise driver.call.fail("predict() of a model_to_estimator Estimator is not migrated yet: call the Keras "
-                                   "model's predict by hand")
-        if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
-            raise driver.call.fail(f"predict() with a canned {self.setup.model_fn.canned} is not migrated yet: migrate "
-                                   "this program by hand")
-        if self.setup.model.faithful is not None:
-            raise driver.call.fail("predict() of a model_fn kept as written (tier 2) is not migrated yet")
-        if self.setup.model.predictions is None and self.model_read:
-            raise driver.call.fail("predict() of a model_fn without a PREDICT branch")
+        self._predicts(driver.call, "predict()")
         given = self._inputs().read(args["input_fn"], "predict", self._input_params("predict"))
         return DriverPlan(driver, predict=predict.Prediction(given, keys, batches))
+
+    def _predicts(self, where: Value, what: str) -> None:
+        """``what`` (predict(), exporters) reads the model's predictions: refused where the migration has no Keras
+        model of them."""
+        if self.setup.model_fn.keras is not None:
+            raise where.fail(f"{what} of a model_to_estimator Estimator is not migrated yet: use the Keras model "
+                             "by hand")
+        if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
+            raise where.fail(f"{what} with a canned {self.setup.model_fn.canned} is not migrated yet: migrate this "
+                             "program by hand")
+        if self.setup.model.faithful is not None:
+            raise where.fail(f"{what} of a model_fn kept as written (tier 2) is not migrated yet")
+        if self.setup.model.predictions is None and self.model_read:
+            raise where.fail(f"{what} of a model_fn without a PREDICT branch (TF1 failed here too)")
 
     def _input_params(self, mode: str):
         """What Estimator passes an input_fn as params: its own, and a TPUEstimator's batch size of the mode (for a

@@ -1,0 +1,250 @@
+"""``EvalSpec(exporters=...)`` -> the generated ``export_saved_model(predictor, export_dir_base, serving_input_fn,
+exports_to_keep)`` after the evaluation, writing what TF1's exporter wrote where it wrote it; and
+``estimator.export_saved_model(export_dir_base, serving_input_fn)`` (``export_savedmodel``) -> that function, called
+where the program called it (it returns the export's path, as TF1's did).
+
+A SavedModel is what a serving stack reads: its folder (``<model_dir>/export/<exporter name>/<timestamp>``), its
+signatures' names, their input keys, dtypes and shapes, and their output keys. The migrated export keeps all of
+them: the serving function stays TF1 code run as written (its placeholders become the signatures' inputs, see
+templates/export_saved_model.py.j2), and each signature TF1's model exported (``Model.signatures``) is a
+signature of the predictor under the same name.
+
+Before::
+
+    def serving_input_fn():
+        inputs = {"x": tf.placeholder(tf.float32, [None])}
+        return tf.estimator.export.ServingInputReceiver(inputs, inputs)
+
+
+    estimator = tf.estimator.DNNRegressor([8], [tf.feature_column.numeric_column("x")], model_dir="out")
+    exporter = tf.estimator.LatestExporter("exporter", serving_input_fn, exports_to_keep=3)
+    eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=1, exporters=exporter)
+    tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(train_input_fn, max_steps=10), eval_spec)
+
+After::
+
+    def serving_input_fn():
+        inputs = {"x": tf.compat.v1.placeholder(tf.float32, [None])}
+        return inputs, inputs
+    ...  # the Keras model, and a model of its predictions: `model, predictor = ...`; fit; evaluate
+    # TF1's exporters exported where the evaluation ran: the chief exports here.
+    if task_type != "evaluator":
+        export_saved_model(
+            predictor, os.path.join("out", "export", "exporter"), serving_input_fn, exports_to_keep=3)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from rewrites.program.places import Value
+from rewrites.program.spelling import MODE_KEYS
+from rewrites.program.values import Values
+from rewrites.syntax import Unsupported, bound_values, is_none, source, subtree
+
+EXPORTERS = {  # TF1's exporter -> its arguments, in order
+    "estimator.LatestExporter": ("name", "serving_input_receiver_fn", "assets_extra", "as_text", "exports_to_keep"),
+    "estimator.FinalExporter": ("name", "serving_input_receiver_fn", "assets_extra", "as_text"),
+}
+LATEST_KEEPS = "5"  # LatestExporter's default exports_to_keep
+UNMIGRATED_EXPORTERS = {
+    "estimator.BestExporter": "BestExporter (it compares each evaluation with the best of the event files) is not "
+                              "migrated yet",
+}
+RECEIVERS = {  # the receivers a serving function returns -> their arguments
+    "estimator.export.ServingInputReceiver": ("features", "receiver_tensors", "receiver_tensors_alternatives"),
+    "estimator.export.TensorServingInputReceiver": ("features", "receiver_tensors",
+                                                    "receiver_tensors_alternatives"),
+}
+BUILDERS = {  # TF1's serving function factories -> the generated function making the same one, its arguments
+    "estimator.export.build_parsing_serving_input_receiver_fn": ("parsing_serving_input_fn",
+                                                                 ("feature_spec", "default_batch_size")),
+    "estimator.export.build_raw_serving_input_receiver_fn": ("raw_serving_input_fn",
+                                                             ("features", "default_batch_size")),
+}
+
+
+EXPORT_CALLS = {  # the Estimator's export methods -> their arguments
+    "export_saved_model": ("export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text",
+                           "checkpoint_path", "experimental_mode"),
+    "export_savedmodel": ("export_dir_base", "serving_input_receiver_fn", "assets_extra", "as_text",
+                          "checkpoint_path", "strip_default_attrs"),
+}
+
+
+@dataclass
+class Export:
+    """One export, as code at the driver."""
+
+    base: str                 # export_dir_base: an exporter's is <model_dir>/export/<its name>
+    serving: str              # the serving function; with a builder, the builder's arguments
+    builder: str | None = None  # the generated serving function factory called with them (BUILDERS)
+    keep: str | None = None   # how many exports to keep; None: all
+
+    def call(self, names) -> str:
+        """The generated export_saved_model's call (``names``: the generated code's names)."""
+        serving = f"{names[self.builder]}({self.serving})" if self.builder else self.serving
+        keep = f", exports_to_keep={self.keep}" if self.keep else ""
+        return f"{names.export_saved_model}({names.predictor}, {self.base}, {serving}{keep})"
+
+
+class ExportReader:
+    def __init__(self, values: Values, code, trail: list) -> None:
+        """``code(value)``: the value as code at the driver; ``trail``: gets what the exporters passed through
+        (their statements go with the program)."""
+        self.values, self.code, self.trail = values, code, trail
+        self.builders: set[str] = set()   # the generated serving function factories the exports call
+        self.edits: list[tuple] = []      # (view, receiver call, the tuple it becomes)
+        self.graph_code: list[tuple] = []  # (view, function): serving functions, run in a TF1 graph by the export
+
+    def read(self, exporters: Value, model_dir: str | None) -> list[Export]:
+        """``model_dir``: the Estimator's, as code at the driver."""
+        self.model_dir = model_dir
+        resolved = self.values.resolve(exporters, trail=self.trail)
+        if is_none(resolved.node):
+            return []
+        if isinstance(resolved.node, (cst.List, cst.Tuple)):
+            elements = [Value(element.value, resolved.place) for element in resolved.node.elements]
+        else:
+            elements = [resolved]
+        return [self._exporter(element) for element in elements]
+
+    def _exporter(self, value: Value) -> Export:
+        exporter = self.values.resolve(value, trail=self.trail)
+        api = exporter.api() if isinstance(exporter.node, cst.Call) else None
+        if api in UNMIGRATED_EXPORTERS:
+            raise exporter.fail(UNMIGRATED_EXPORTERS[api])
+        if api not in EXPORTERS:
+            raise value.fail("an exporter must be a LatestExporter or FinalExporter made in the files given (an "
+                             "exporter of the program's own class is not migrated)")
+        args = {k: Value(v, exporter.place) for k, v in bound_values(exporter.node, EXPORTERS[api]).items()}
+        for name in ("assets_extra", "as_text"):
+            if name in args and not self._off(args[name]):
+                raise args[name].fail(f"an exporter's {name}= is not migrated yet")
+        if "name" not in args or "serving_input_receiver_fn" not in args:
+            raise exporter.fail("an exporter needs its name and serving_input_receiver_fn (TF1 raised here too)")
+        if not isinstance(self.values.constant(args["name"]), str):
+            raise args["name"].fail("the exporter's name must be a string the migration can read (it names the "
+                                    "export folder)")
+        if self.model_dir is None:
+            raise value.fail("an exporter of an Estimator without a model_dir (TF1 exported into a temporary "
+                             "folder): give the Estimator its model_dir")
+        keep = None if api == "estimator.FinalExporter" else LATEST_KEEPS
+        if "exports_to_keep" in args:
+            keep = None if is_none(self.values.resolve(args["exports_to_keep"]).node) else self.code(
+                args["exports_to_keep"])
+        base = f'os.path.join({self.model_dir}, "export", {self.code(args["name"])})'
+        return Export(base, *self.serving(args["serving_input_receiver_fn"]), keep)
+
+    def call(self, driver: Value) -> Export:
+        """``estimator.export_saved_model(export_dir_base, serving_input_receiver_fn)``, as code at the driver."""
+        method = driver.node.func.attr.value
+        args = {k: Value(v, driver.place) for k, v in bound_values(driver.node, EXPORT_CALLS[method]).items()}
+        for name in ("assets_extra", "as_text", "checkpoint_path"):
+            if name in args and not self._off(args[name]):
+                raise args[name].fail(f"{method}({name}=...) is not migrated yet")
+        mode = args.get("experimental_mode")
+        if mode is not None and self.values.constant(mode, MODE_KEYS) != "infer":
+            raise mode.fail(f"{method}(experimental_mode=...) exports a training or evaluation graph, which the "
+                            "migration does not")
+        if "export_dir_base" not in args or "serving_input_receiver_fn" not in args:
+            raise driver.fail(f"{method} needs its export_dir_base and serving_input_receiver_fn (TF1 raised here too)")
+        return Export(self.code(args["export_dir_base"]), *self.serving(args["serving_input_receiver_fn"]))
+
+    def _off(self, value: Value) -> bool:
+        """An argument given as its default: None or False."""
+        node = self.values.resolve(value).node
+        return is_none(node) or self.values.constant(value) is False
+
+    # -- the serving function ---------------------------------------------------------------------------
+
+    def serving(self, value: Value) -> tuple[str, str | None]:
+        """The serving function as code at the driver, or a builder's arguments and the builder; its receivers
+        become the ``(features, receiver_tensors)`` the generated export reads (``edits``)."""
+        resolved = self.values.resolve(value)
+        node = resolved.node
+        if isinstance(node, cst.Call) and resolved.api() in BUILDERS:
+            self.values.resolve(value, trail=self.trail)  # its statement goes with the program
+            function, names = BUILDERS[resolved.api()]
+            self.builders.add(function)
+            args = bound_values(node, names)
+            if names[0] not in args:
+                raise resolved.fail(f"{resolved.api().rpartition('.')[2]} needs its {names[0]}")
+            codes = {name: self.code(Value(args[name], resolved.place)) for name in names if name in args}
+            if function == "raw_serving_input_fn":
+                codes["features"] = self._specs(Value(args["features"], resolved.place))
+            code = ", ".join(code if index == 0 else f"{name}={code}" for index, (name, code) in enumerate(codes.items()))
+            return code, function
+        body = self._function(resolved)
+        if body is None:
+            raise value.fail("a serving function the migration cannot follow: make it a function of the files "
+                             "given returning a ServingInputReceiver, or one of tf.estimator.export's builders")
+        self._receivers(body)
+        self.graph_code.append((body.view, body.node))
+        return self.code(value), None
+
+    def _specs(self, features: Value) -> str:
+        """build_raw_serving_input_receiver_fn's features as code at the driver, their placeholders tf.TensorSpecs
+        (TF2 has none outside a graph; the generated function reads their dtypes and shapes alone): in the dict
+        written there, or where they are made."""
+        inline = isinstance(features.node, cst.Dict)
+        resolved = features if inline else self.values.resolve(features)
+        if not isinstance(resolved.node, cst.Dict):
+            raise features.fail("build_raw_serving_input_receiver_fn's features must be a dict written out (of "
+                                "placeholders or tensors)")
+        items = []
+        for element in resolved.node.elements:
+            if not isinstance(element, cst.DictElement):
+                raise features.fail("build_raw_serving_input_receiver_fn's features must be a dict written out")
+            value = self.values.resolve(Value(element.value, resolved.place))
+            spec = None
+            if isinstance(value.node, cst.Call) and value.api() == "placeholder":
+                args = bound_values(value.node, ("dtype", "shape", "name"))
+                spec = "tf.TensorSpec({})".format(", ".join(
+                    f"{name}={self.code(Value(args[name], value.place)) if inline else source(args[name])}"
+                    for name in ("shape", "dtype", "name") if name in args))
+                if not inline or value.node is not element.value:
+                    self.edits.append((value.view, value.node, cst.parse_expression(spec)))
+            if inline:
+                written = spec if spec and value.node is element.value else self.code(
+                    Value(element.value, resolved.place))
+                items.append(f"{self.code(Value(element.key, resolved.place))}: {written}")
+        return "{" + ", ".join(items) + "}" if inline else self.code(features)
+
+    def _function(self, resolved: Value) -> Value | None:
+        """The function definition that holds the serving function's code (a factory's, for a call of one)."""
+        node = resolved.node
+        if isinstance(node, cst.Call):
+            resolved = self.values.resolve(Value(node.func, resolved.place))
+            node = resolved.node
+        if isinstance(node, cst.Lambda):
+            return resolved
+        return resolved if isinstance(node, cst.FunctionDef) else None
+
+    def _receivers(self, function: Value) -> None:
+        view = function.view
+        found = False
+        for node in subtree(function.node):
+            if not isinstance(node, cst.Call) or Value(node, function.place).api() not in RECEIVERS:
+                continue
+            found = True
+            api = Value(node, function.place).api()
+            args = bound_values(node, RECEIVERS[api])
+            if "receiver_tensors_alternatives" in args and not is_none(args["receiver_tensors_alternatives"]):
+                raise Unsupported(node, "receiver_tensors_alternatives (more signatures, fed past the parsing) "
+                                  "are not migrated yet", view.path)
+            if not isinstance(view.parent(node), cst.Return) and not isinstance(function.node, cst.Lambda):
+                raise Unsupported(node, "the serving function must return its receiver where it makes it "
+                                  "(`return ServingInputReceiver(...)`)", view.path)
+            if "features" not in args or "receiver_tensors" not in args:
+                raise Unsupported(node, "a receiver needs its features and receiver_tensors (TF1 raised here too)",
+                                  view.path)
+            pair = cst.Tuple([cst.Element(args["features"]), cst.Element(args["receiver_tensors"])],
+                             lpar=[] if isinstance(view.parent(node), cst.Return) else [cst.LeftParen()],
+                             rpar=[] if isinstance(view.parent(node), cst.Return) else [cst.RightParen()])
+            self.edits.append((view, node, pair))
+        if not found:
+            raise function.fail("a serving function that does not return a ServingInputReceiver where the migration "
+                                "can see it")

@@ -1,0 +1,118 @@
+"""The served model survives the migration (examples/exporter): the migrated program's exports have TF1's folders,
+signatures (names, methods, input keys, dtypes, shapes, output keys) and answers to the same requests.
+
+Both exports hold the same weights: the TF1 program trains and exports; the migrated program, started on a copy of
+its model_dir, carries on from that checkpoint (at max_steps already, it trains no step) and exports. Training
+parity itself is tests/test_parity.py's (the `exporter` example).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "tf_keras")):
+    pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, tf_keras)", allow_module_level=True)
+
+pytestmark = pytest.mark.tensorflow
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "exporter"
+TIMEOUT = 180
+
+# Loads each export in a fresh interpreter: its SignatureDefs as written, and each signature's answers to the same
+# requests (serialized tf.Examples for a string input, feature values for the others).
+PROBE = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+sys.path.insert(0, sys.argv[2])
+from train import make_data
+
+features, _ = make_data(8, seed=2)
+examples = [tf.train.Example(features=tf.train.Features(feature={
+    name: tf.train.Feature(float_list=tf.train.FloatList(value=[float(values[row])]))
+    for name, values in features.items()})).SerializeToString() for row in range(8)]
+path = sys.argv[1]
+with open(path + "/saved_model.pb", "rb") as file:
+    graph = saved_model_pb2.SavedModel.FromString(file.read()).meta_graphs[0]
+loaded = tf.saved_model.load(path)
+found = {}
+for name, signature in sorted(graph.signature_def.items()):
+    if name.startswith("__"):
+        continue
+    shapes = lambda infos: {key: [tf.dtypes.as_dtype(info.dtype).name, [dim.size for dim in info.tensor_shape.dim]]
+                                 for key, info in infos.items()}
+    inputs = {key: tf.constant(examples) if info.dtype == tf.string.as_datatype_enum else tf.constant(features[key])
+              for key, info in signature.inputs.items()}
+    answers = loaded.signatures[name](**inputs)
+    found[name] = {"method": signature.method_name, "inputs": shapes(signature.inputs),
+                   "outputs": shapes(signature.outputs),
+                   "answers": {key: value.numpy().tolist() if value.dtype != tf.string else
+                               [[item.decode() for item in row] for row in value.numpy().tolist()]
+                               for key, value in answers.items()}}
+print(json.dumps(found))
+"""
+
+
+def _run(program: Path, model_dir: Path) -> None:
+    proc = subprocess.run([sys.executable, str(program), "--model-dir", str(model_dir)], capture_output=True,
+                          text=True, timeout=TIMEOUT, cwd=model_dir.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _exports(model_dir: Path, exporter: str) -> list[Path]:
+    return sorted((model_dir / "export" / exporter).iterdir())
+
+
+def _probe(export: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(export), str(EXAMPLE)], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory) -> tuple[Path, Path]:
+    """(TF1's model_dir, the migrated program's): the migrated program ran three times on a copy of TF1's
+    checkpoint (each run exports again)."""
+    root = tmp_path_factory.mktemp("exports")
+    tf1, tf2 = root / "tf1", root / "tf2"
+    _run(EXAMPLE / "train.py", tf1)
+    shutil.copytree(tf1, tf2, ignore=shutil.ignore_patterns("export"))
+    for _ in range(3):
+        _run(EXAMPLE / "train_tf2.py", tf2)
+    return tf1, tf2
+
+
+@pytest.mark.parametrize("exporter", ["exporter", "final"])
+def test_the_migrated_export_has_tf1s_signatures_and_answers_the_same(model_dirs, exporter):
+    tf1, tf2 = (_probe(_exports(model_dir, exporter)[-1]) for model_dir in model_dirs)
+    assert sorted(tf2) == sorted(tf1) and tf1  # the same signature names
+    for name, signature in tf1.items():
+        migrated = tf2[name]
+        for part in ("method", "inputs", "outputs"):
+            assert migrated[part] == signature[part], (name, part)
+        for key, answer in signature["answers"].items():
+            got = migrated["answers"][key]
+            if isinstance(answer[0][0], str):
+                assert got == answer, (name, key)
+            else:
+                flat = [value for row in answer for value in row]
+                assert [value for row in got for value in row] == pytest.approx(flat, rel=1e-5, abs=1e-6), (name, key)
+
+
+def test_exports_land_where_tf1s_did_and_the_latest_exporter_keeps_its_last_two(model_dirs):
+    tf1, tf2 = model_dirs
+    assert sorted(path.name for path in (tf2 / "export").iterdir()) == ["exporter", "final"]
+    latest, final = _exports(tf2, "exporter"), _exports(tf2, "final")
+    assert len(latest) == 2 and len(final) == 3  # exports_to_keep=2; FinalExporter keeps every export
+    assert all(path.name.isdigit() and (path / "saved_model.pb").is_file() for path in latest + final)
+    assert len(_exports(tf1, "exporter")) == 1

@@ -1,0 +1,142 @@
+"""EvalSpec(exporters=...) -> export_saved_model after the evaluation (rewrites/estimator/exports.py), and what is
+left with a finding. The exports themselves are checked by loading them: tests/test_exports.py."""
+
+from __future__ import annotations
+
+import re
+from textwrap import dedent
+
+import pytest
+from test_estimator_programs import run_one
+
+import rewrites.estimator.exports
+
+INPUTS = '''import tensorflow.compat.v1 as tf
+
+
+def train_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": [1.0, 2.0]}, [0.5, 1.0])).repeat().batch(2)
+
+
+def eval_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": [1.0, 2.0]}, [0.5, 1.0])).batch(2)
+
+
+'''
+DOC = rewrites.estimator.exports.__doc__
+BEFORE = dedent(DOC[DOC.index("Before::\n") + len("Before::\n"):DOC.index("After::")])
+
+
+def manual(result) -> list[str]:
+    return [finding.message for finding in result.findings if finding.safety == "manual"]
+
+
+def test_docstring_example_is_what_the_rewrite_does():
+    result = run_one(INPUTS + BEFORE)
+    code = result.source
+    after = dedent(DOC[DOC.index("After::\n") + len("After::\n"):])
+    for part in re.split(r"^ *\.\.\..*\n", after, flags=re.MULTILINE):
+        assert part in code, part
+        code = code[code.index(part) + len(part):]
+    assert "tf.estimator" not in result.source and "LatestExporter" not in result.source
+    assert any(finding.rule == "TFM301" and finding.message.startswith("exporters= -> export_saved_model")
+               for finding in result.findings)
+
+
+def test_the_export_function_holds_the_signatures_tf1s_head_exported():
+    code = run_one(INPUTS + BEFORE.replace("DNNRegressor([8]", "DNNClassifier([8]").replace(
+        "[0.5, 1.0]", "[0, 1]")).source
+    for line in ('"serving_default": ("classify", {"classes": "all_classes", "scores": "probabilities"}),',
+                 '"regression": ("regress", {"outputs": "logistic"}),', '"predict": ("predict", None),'):
+        assert line in code
+    assert "model, predictor = build_dnn_classifier_model(" in code
+
+
+def test_tf1s_serving_function_builders_become_generated_functions_of_the_same_receivers():
+    builders = BEFORE.replace(
+        'exporter = tf.estimator.LatestExporter("exporter", serving_input_fn, exports_to_keep=3)',
+        'spec = tf.feature_column.make_parse_example_spec([tf.feature_column.numeric_column("x")])\n'
+        'examples = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec, default_batch_size=4)\n'
+        'raw = tf.estimator.export.build_raw_serving_input_receiver_fn({"x": tf.placeholder(tf.float32, [None])})\n'
+        'exporters = [tf.estimator.FinalExporter("examples", examples), tf.estimator.LatestExporter("raw", raw)]'
+    ).replace("exporters=exporter", "exporters=exporters")
+    builders = builders[builders.index("estimator = "):]  # serving_input_fn is not needed
+    code = run_one(INPUTS + builders).source
+    assert ('export_saved_model(\n        predictor,\n        os.path.join("out", "export", "examples"),\n'
+            '        parsing_serving_input_fn(spec, default_batch_size=4))') in code
+    # TF2 has no placeholders outside a graph: the generated function reads the specs' dtypes and shapes.
+    assert 'raw_serving_input_fn({"x": tf.TensorSpec(shape=[None], dtype=tf.float32)})' in code
+    assert "exports_to_keep=5" in code  # LatestExporter's default; FinalExporter keeps every export
+    assert "def parsing_serving_input_fn(feature_spec, default_batch_size=None):" in code
+    assert "examples = tf.estimator" not in code and "raw = tf.estimator" not in code
+
+
+def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_rewritten():
+    factory = BEFORE.replace('def serving_input_fn():\n    inputs', 'def make_serving_input_fn(name):\n'
+                             '  def serving_input_fn():\n    inputs').replace(
+        "    return tf.estimator.export.ServingInputReceiver(inputs, inputs)\n",
+        "    return tf.estimator.export.ServingInputReceiver(inputs, inputs)\n  return serving_input_fn\n").replace(
+        '("exporter", serving_input_fn,', '("exporter", make_serving_input_fn("x"),')
+    code = run_one(INPUTS + factory).source
+    assert "    return inputs, inputs\n  return serving_input_fn" in code
+    assert '        os.path.join("out", "export", "exporter"),\n        make_serving_input_fn("x"),\n' in code
+
+
+@pytest.mark.parametrize("change, reason", [
+    (("tf.estimator.LatestExporter(", "tf.estimator.BestExporter("), "BestExporter (it compares"),
+    ((", exports_to_keep=3)", ", as_text=True)"), "an exporter's as_text= is not migrated yet"),
+    ((", exports_to_keep=3)", ", assets_extra={'a': 'b'})"), "an exporter's assets_extra= is not migrated yet"),
+    (("ServingInputReceiver(inputs, inputs)", "ServingInputReceiver(inputs, inputs, {'raw': inputs})"),
+     "receiver_tensors_alternatives"),
+    (("    return tf.estimator.export.ServingInputReceiver(inputs, inputs)",
+      "    receiver = tf.estimator.export.ServingInputReceiver(inputs, inputs)\n    return receiver"),
+     "must return its receiver where it makes it"),
+    (("    return tf.estimator.export.ServingInputReceiver(inputs, inputs)", "    return inputs"),
+     "does not return a ServingInputReceiver"),
+    ((', model_dir="out")', ")"), "an exporter of an Estimator without a model_dir"),
+    (('"exporter", serving_input_fn,', '"exporter", SERVING.pop(),'), "a serving function the migration cannot follow"),
+], ids=["BestExporter", "as_text", "assets_extra", "alternatives", "receiver held", "no receiver", "no model_dir",
+        "unfollowed"])
+def test_what_is_not_migrated_leaves_the_program_with_its_reason(change, reason):
+    source = INPUTS + "SERVING = [lambda: None]\n" + BEFORE.replace(*change)
+    result = run_one(source)
+    assert result.source == source
+    assert any(reason in message for message in manual(result)), manual(result)
+
+
+CALLED = INPUTS.replace("def eval_input_fn", "def unused_eval_input_fn") + BEFORE[:BEFORE.index("estimator = ")] + """
+def main():
+    estimator = tf.estimator.DNNRegressor([8], [tf.feature_column.numeric_column("x")], model_dir="out")
+    estimator.train(train_input_fn, max_steps=10)
+    path = estimator.export_savedmodel("exported", serving_input_fn)
+    print(path.decode())
+"""
+
+
+def test_an_export_call_after_training_exports_there_and_returns_the_path():
+    result = run_one(CALLED)
+    assert '    path = export_saved_model(predictor, "exported", serving_input_fn)\n    print(path.decode())' in \
+        result.source
+    assert any(f.message.startswith("export_savedmodel() -> export_saved_model(predictor, ...)")
+               for f in result.findings)
+
+
+@pytest.mark.parametrize("arguments, reason", [
+    ('serving_input_fn, checkpoint_path="ckpt"', "export_savedmodel(checkpoint_path=...) is not migrated yet"),
+    ("serving_input_fn, as_text=True", "export_savedmodel(as_text=...) is not migrated yet"),
+])
+def test_an_export_call_with_what_is_not_migrated_leaves_the_program(arguments, reason):
+    source = CALLED.replace('export_savedmodel("exported", serving_input_fn)',
+                            f'export_savedmodel("exported", {arguments})')
+    result = run_one(source)
+    assert result.source == source
+    assert any(reason in message for message in manual(result)), manual(result)
+
+
+def test_an_export_of_a_training_graph_leaves_the_program():
+    source = CALLED.replace('estimator.export_savedmodel("exported", serving_input_fn)',
+                            'estimator.export_saved_model("exported", serving_input_fn, '
+                            'experimental_mode=tf.estimator.ModeKeys.TRAIN)')
+    result = run_one(source)
+    assert result.source == source
+    assert any("exports a training or evaluation graph" in message for message in manual(result)), manual(result)
