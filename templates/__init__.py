@@ -52,15 +52,15 @@ def _items(tokens: list, opening) -> tuple[list[int], int]:
 
 
 def wrap(code: str, column: int = 0) -> str:
-    """One line of code starting at ``column``, its first call's arguments (or list's items) moved to lines of
-    their own when it is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
+    """One line of code starting at ``column``, its first call's arguments (or list's or dict's items) moved to
+    lines of their own when it is longer than WIDTH: all on one continuation line if they fit, else one to a line."""
     if "\n" in code or column + len(code) <= WIDTH:
         return code
     tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    # The outermost calls with arguments (or list displays: a subscript's bracket is neither).
+    # The outermost calls with arguments (or list and dict displays: a subscript's bracket is neither).
     openings, depth = [], 0
     for before, token, after in zip([None, *tokens], tokens, [*tokens[1:], None]):
-        if depth == 0 and after is not None and after.string not in ")]" and (token.string == "(" or (
+        if depth == 0 and after is not None and after.string not in ")]}" and (token.string in "({" or (
                 token.string == "[" and not (before and (before.type == tokenize.NAME or before.string in ")]")))):
             openings.append((_items(tokens, token)[1] - token.start[1], -len(openings), token))
         depth += token.string in "([{" and token.type == tokenize.OP

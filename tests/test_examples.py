@@ -47,7 +47,8 @@ TIMEOUT = 120  # seconds per program; each takes about 5 on 2 CPU cores
 TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30, "partitioned": 30,
                "dropout_batchnorm": 30, "embedding": 30, "manual": 20, "ps_cluster": 20, "flags_app": 20,
                "supervisor_flags": 20, "sync_replicas": 20, "premade_iris": 20,
-               "linear_weighted": 20, "census_wide_deep": 20, "adam_schedule": 30, "exporter": 20}
+               "linear_weighted": 20, "census_wide_deep": 20, "adam_schedule": 30, "exporter": 20,
+               "export_outputs": 20}
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)

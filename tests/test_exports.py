@@ -1,5 +1,6 @@
-"""The served model survives the migration (examples/exporter): the migrated program's exports have TF1's folders,
-signatures (names, methods, input keys, dtypes, shapes, output keys) and answers to the same requests.
+"""The served model survives the migration (examples/exporter: a canned estimator's exporters; examples/export_outputs:
+a model_fn kept as written, its own signatures, exported by export_saved_model): the migrated program's exports have
+TF1's folders, signatures (names, methods, input keys, dtypes, shapes, output keys) and answers to the same requests.
 
 Both exports hold the same weights: the TF1 program trains and exports; the migrated program, started on a copy of
 its model_dir, carries on from that checkpoint (at max_steps already, it trains no step) and exports. Training
@@ -22,7 +23,11 @@ if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow
 
 pytestmark = pytest.mark.tensorflow
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "exporter"
+import numpy as np  # noqa: E402 (with TensorFlow, in the parity extra)
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXPORTERS = {"exporter": ("exporter", "final"), "export_outputs": ("served",)}  # example -> its export folders
+RUNS = {"exporter": 3, "export_outputs": 1}  # of the migrated program, each exporting again
 TIMEOUT = 180
 
 # Loads each export in a fresh interpreter: its SignatureDefs as written, and each signature's answers to the same
@@ -38,7 +43,7 @@ from train import make_data
 
 features, _ = make_data(8, seed=2)
 examples = [tf.train.Example(features=tf.train.Features(feature={
-    name: tf.train.Feature(float_list=tf.train.FloatList(value=[float(values[row])]))
+    name: tf.train.Feature(float_list=tf.train.FloatList(value=np.atleast_1d(values[row]).tolist()))
     for name, values in features.items()})).SerializeToString() for row in range(8)]
 path = sys.argv[1]
 with open(path + "/saved_model.pb", "rb") as file:
@@ -56,7 +61,7 @@ for name, signature in sorted(graph.signature_def.items()):
     found[name] = {"method": signature.method_name, "inputs": shapes(signature.inputs),
                    "outputs": shapes(signature.outputs),
                    "answers": {key: value.numpy().tolist() if value.dtype != tf.string else
-                               [[item.decode() for item in row] for row in value.numpy().tolist()]
+                               np.char.decode(value.numpy().astype(bytes)).tolist()
                                for key, value in answers.items()}}
 print(json.dumps(found))
 """
@@ -72,29 +77,37 @@ def _exports(model_dir: Path, exporter: str) -> list[Path]:
     return sorted((model_dir / "export" / exporter).iterdir())
 
 
-def _probe(export: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(export), str(EXAMPLE)], capture_output=True, text=True,
-                          timeout=TIMEOUT)
+def _probe(export: Path, example: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", PROBE, str(export), str(EXAMPLES / example)], capture_output=True,
+                          text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
-def model_dirs(tmp_path_factory) -> tuple[Path, Path]:
-    """(TF1's model_dir, the migrated program's): the migrated program ran three times on a copy of TF1's
+def trained(tmp_path_factory):
+    """example -> (TF1's model_dir, the migrated program's): the migrated program ran RUNS times on a copy of TF1's
     checkpoint (each run exports again)."""
-    root = tmp_path_factory.mktemp("exports")
-    tf1, tf2 = root / "tf1", root / "tf2"
-    _run(EXAMPLE / "train.py", tf1)
-    shutil.copytree(tf1, tf2, ignore=shutil.ignore_patterns("export"))
-    for _ in range(3):
-        _run(EXAMPLE / "train_tf2.py", tf2)
-    return tf1, tf2
+    made: dict[str, tuple[Path, Path]] = {}
+
+    def model_dirs(example: str) -> tuple[Path, Path]:
+        if example not in made:
+            root = tmp_path_factory.mktemp(example)
+            tf1, tf2 = root / "tf1", root / "tf2"
+            _run(EXAMPLES / example / "train.py", tf1)
+            shutil.copytree(tf1, tf2, ignore=shutil.ignore_patterns("export"))
+            for _ in range(RUNS[example]):
+                _run(EXAMPLES / example / "train_tf2.py", tf2)
+            made[example] = tf1, tf2
+        return made[example]
+
+    return model_dirs
 
 
-@pytest.mark.parametrize("exporter", ["exporter", "final"])
-def test_the_migrated_export_has_tf1s_signatures_and_answers_the_same(model_dirs, exporter):
-    tf1, tf2 = (_probe(_exports(model_dir, exporter)[-1]) for model_dir in model_dirs)
+@pytest.mark.parametrize("example, exporter", [(example, exporter) for example, exporters in EXPORTERS.items()
+                                                for exporter in exporters])
+def test_the_migrated_export_has_tf1s_signatures_and_answers_the_same(trained, example, exporter):
+    tf1, tf2 = (_probe(_exports(model_dir, exporter)[-1], example) for model_dir in trained(example))
     assert sorted(tf2) == sorted(tf1) and tf1  # the same signature names
     for name, signature in tf1.items():
         migrated = tf2[name]
@@ -102,15 +115,15 @@ def test_the_migrated_export_has_tf1s_signatures_and_answers_the_same(model_dirs
             assert migrated[part] == signature[part], (name, part)
         for key, answer in signature["answers"].items():
             got = migrated["answers"][key]
-            if isinstance(answer[0][0], str):
-                assert got == answer, (name, key)
+            flat, got = np.ravel(answer).tolist(), np.ravel(got).tolist()
+            if isinstance(flat[0], str):
+                assert got == flat, (name, key)
             else:
-                flat = [value for row in answer for value in row]
-                assert [value for row in got for value in row] == pytest.approx(flat, rel=1e-5, abs=1e-6), (name, key)
+                assert got == pytest.approx(flat, rel=1e-5, abs=1e-6), (name, key)
 
 
-def test_exports_land_where_tf1s_did_and_the_latest_exporter_keeps_its_last_two(model_dirs):
-    tf1, tf2 = model_dirs
+def test_exports_land_where_tf1s_did_and_the_latest_exporter_keeps_its_last_two(trained):
+    tf1, tf2 = trained("exporter")
     assert sorted(path.name for path in (tf2 / "export").iterdir()) == ["exporter", "final"]
     latest, final = _exports(tf2, "exporter"), _exports(tf2, "final")
     assert len(latest) == 2 and len(final) == 3  # exports_to_keep=2; FinalExporter keeps every export

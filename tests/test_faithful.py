@@ -130,7 +130,7 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
     ("  metrics, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n",
      "  metrics, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n"
      "  print(list(estimator.predict(eval_input_fn)))\n",
-     "predict() of a model_fn kept as written (tier 2) is not migrated yet"),
+     "predict() of a model_fn kept as written (tier 2) that returns no predictions"),
 ], ids=["optimizer of a TF local", "a rate a helper computes", "a rate bound in a tuple", "a rate bound twice", "a schedule the optimizer ignores",
         "gradients by hand", "another metric", "a metric read besides", "the global step read",
         "the train_op read", "optimize_loss clipped", "optimize_loss of some variables", "optimize_loss not stepping",
@@ -348,3 +348,57 @@ def test_unnamed_layers_of_a_helper_keep_their_tf1_names_at_every_call(tmp_path)
                             capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert result.stdout.startswith("PARITY: 10 steps match") and "2 variables match" in result.stdout
+
+
+EXPORTING = ROOT / "examples" / "export_outputs" / "train.py"
+SIGNATURES = ('        "serving_default": tf.estimator.export.PredictOutput(predictions),\n'
+              '        "classification": tf.estimator.export.ClassificationOutput(scores=probabilities, classes=names),\n')
+
+
+def test_a_kept_model_fn_predicts_and_exports_its_own_signatures():
+    source = EXPORTING.read_text().replace(
+        '  print("exported to %s" % path.decode())\n',
+        '  print("exported to %s" % path.decode())\n  print(next(estimator.predict(eval_input_fn))["class_ids"])\n')
+    code = migrated(source).source
+    # Features alone: the model_fn's PREDICT mode, its results the predictions and export outputs.
+    assert 'mode = "infer" if labels is None else "train" if training else "eval"' in code
+    assert '"classification": {"scores": probabilities, "classes": names}' in code
+    assert '"classification": ("classify", "classification"),' in code  # read from the results at that key
+    assert 'export_saved_model(model, os.path.join(model_dir, "export", "served"), serving_input_fn)' in code
+    assert 'for prediction in' not in code and 'next(predict_examples(model, eval_input_fn()))["class_ids"]' in code
+    assert 'predictor(features, training=False)["predictions"]' in code
+
+
+@pytest.mark.parametrize("signatures, expected", [
+    ("", ['"serving_default": ("predict", "serving_default"),']),  # no export_outputs: TF1's default
+    ('        "scores": tf.estimator.export.RegressionOutput(value=probabilities[:, 0]),\n',
+     ['"scores": ("regress", "scores"),', '"serving_default": ("regress", "scores"),']),  # one: the default too
+], ids=["default", "one, also the default"])
+def test_the_signatures_of_a_kept_model_fn_are_tf1s(signatures, expected):
+    source = EXPORTING.read_text().replace(SIGNATURES, signatures)
+    if not signatures:
+        source = source.replace(", export_outputs={\n    })", ")")
+    code = migrated(source).source
+    for line in expected:
+        assert line in code
+
+
+@pytest.mark.parametrize("signatures, message", [
+    ('        "predict": tf.estimator.export.PredictOutput(predictions),\n'
+     '        "classification": tf.estimator.export.ClassificationOutput(scores=probabilities, classes=names),\n',
+     "several export_outputs, none of them the default"),
+    ('        "serving_default": MyOutput(predictions),\n', "`MyOutput(predictions)` in export_outputs"),
+], ids=["no default", "an output of the program's"])
+def test_export_outputs_tier_2_cannot_read_leave_the_program(signatures, message):
+    source = EXPORTING.read_text().replace(SIGNATURES, signatures)
+    result = run(source)
+    assert result.source == source
+    assert any(message in f.message for f in result.findings if f.rule == "TFM302"), result.findings
+
+
+def test_a_kept_model_fn_s_program_asks_for_keras_2_before_importing_tensorflow():
+    """From TF 2.16, track_tf1_style_variables and tf.compat.v1.layers exist only with tf_keras behind tf.keras."""
+    code = migrated(PROGRAM.read_text()).source
+    setting = 'os.environ["TF_USE_LEGACY_KERAS"] = "1"\n'
+    assert code.count(setting) == 1 and "import os\n" in code
+    assert code.index("import os\n") < code.index(setting) < code.index("import tensorflow as tf")

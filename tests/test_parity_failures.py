@@ -50,6 +50,16 @@ def test_an_exception_of_the_harness_is_reported_as_tf_migrates():
                          "it with this output")
 
 
+def test_a_module_the_harness_needs_missing_from_that_python_says_to_install_it():
+    """--new-python names an interpreter without the harness's own needs (portpicker, for the in-process cluster)."""
+    output = traceback((f"{HARNESS}/new_side.py", 301), (f"{HARNESS}/cluster.py", 12),
+                       exception="ModuleNotFoundError: No module named 'portpicker'")
+    described = explain(output).message("the new program failed (exit status 1)", "new")
+    assert described == ("the harness failed on the new side (exit status 1): ModuleNotFoundError: No module named "
+                         "'portpicker', in the harness (migrator/parity/cluster.py:12): that Python lacks `portpicker`, "
+                         "which the harness needs: install it there")
+
+
 def test_a_library_the_harness_called_for_the_program_may_be_either():
     output = traceback((f"{HARNESS}/program.py", 50), ("/home/me/train.py", 30), (f"{HARNESS}/new_side.py", 100),
                        (f"{LIBRARY}/tf_keras/src/engine/training.py", 1800), exception="ValueError: shapes differ")

@@ -47,6 +47,10 @@ class Failure:
             return (f": {self.exception}, where the harness runs {program}'s call at {_short(self.caller[0])}:"
                     f"{self.caller[1]} ({_short(self.path)}:{self.line}): if the program runs on its own, this is "
                     f"{REPORT_IT}")
+        missing = re.fullmatch(r"ModuleNotFoundError: No module named '([\w.]+)'", self.exception or "")
+        if self.harness and missing:  # the side's interpreter (--new-python, say) lacks what the harness needs
+            return (f": {self.exception}, in the harness ({_short(self.path)}:{self.line}): that Python lacks "
+                    f"`{missing[1].split('.')[0]}`, which the harness needs: install it there")
         if self.harness:
             return f": {self.exception}, in the harness ({_short(self.path)}:{self.line}): {REPORT_IT}"
         where = f" at {_short(self.path)}:{self.line}" if self.path else ""

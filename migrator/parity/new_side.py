@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import pathlib
 import sys
 import time
 
@@ -320,6 +321,10 @@ def main(argv: list[str]) -> int:
     exchange = Exchange(workdir)
     job = exchange.read_json("job.json")
     os.environ.pop("TF_CONFIG", None)
+    if "TF_USE_LEGACY_KERAS" in pathlib.Path(program).read_text(errors="replace"):
+        # The program sets it before importing TensorFlow (a model_fn kept as written needs Keras 2 behind
+        # tf.keras); the harness imports TensorFlow first.
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"
     import tensorflow as tf
 
     let_autograph_skip_tf_keras()

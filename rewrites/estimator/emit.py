@@ -134,6 +134,8 @@ class Emitter:
             *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program))
         if keras is not None and keras.name:  # the program's own model, made where the drivers run
             names["model"] = keras.name
+        if setup.model.faithful is not None:  # the model_fn's own Keras model predicts too
+            names["predictor"] = names["model"]
         names.update(self._module_level(program, view, plans, names))
         first_train = next((plan.train for plan in plans if plan.train is not None), None)
         if first_train is None:
@@ -141,7 +143,8 @@ class Emitter:
                                             "trained here: its model comes from checkpoints of another program; "
                                             "migrate that program first")
         predict = _predicts(plans)
-        build_target = f"{names.model}, {names.predictor}" if predict else names.model
+        build_target = f"{names.model}, {names.predictor}" if predict and names.predictor != names.model \
+            else names.model
         build = keras_model.build(self, program, plans, names, reference) if keras else [
             f"{build_target} = {self._build_call(program, names, reference)}"]
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
@@ -174,6 +177,9 @@ class Emitter:
                 module.expressions[old] = new
         for module in (view, model_fn.view):
             self._imports(module)
+            if setup.model.faithful is not None:  # before TensorFlow is imported, where the program starts too
+                self.module_edits(module).legacy_keras = True
+                self.module_edits(module).add_import("os")
         for module in setup.model.imports:
             self.module_edits(model_fn.view).add_import(module)
 
@@ -227,14 +233,17 @@ class Emitter:
             wanted = [(("bootstrap",), "tpu_strategy_bootstrap.py.j2",
                        dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location]))]
         predict = [plan.predict for plan in plans if plan.predict]
+        faithful = setup.model.faithful
         if predict:
-            single = setup.model.predictions[0][0] is None
+            single = not faithful.predictions_dict if faithful else setup.model.predictions[0][0] is None
             wanted.append((("predict_examples",), "predict_examples.py.j2", dict(
-                single=single, keys=any(p.keys is not None for p in predict), batches=any(p.batches for p in predict))))
+                single=single, keys=any(p.keys is not None for p in predict), batches=any(p.batches for p in predict),
+                results=faithful is not None)))
         builders = sorted({builder for plan in plans for builder in plan.builders})
         if any(plan.exports for plan in plans):
+            signatures = faithful.signatures if faithful else setup.model.signatures
             wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
-                           dict(signatures=setup.model.signatures, builders=builders)))
+                           dict(signatures=signatures, builders=builders, results=faithful is not None)))
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
@@ -289,7 +298,7 @@ class Emitter:
             raise Value(function, model_fn.place).fail(f"the migrated program names the model_fn's Keras function "
                                                        f"`{new_name}`, which this module already uses")
         if model.faithful is not None:
-            following, text = faithful_emit.build_function(self, program, new_name, scope_names)
+            following, text = faithful_emit.build_function(self, program, new_name, scope_names, predict)
             self.module_edits(view).insert_before(following, _module_statements(text))
             self.module_edits(view).blank_lines[following] = 2
             return new_name

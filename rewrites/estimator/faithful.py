@@ -87,6 +87,9 @@ class Faithful:
     returns: dict[cst.BaseStatement, str] = field(default_factory=dict)  # `return EstimatorSpec(...)` -> its code
     metrics: dict[str, str] = field(default_factory=dict)  # eval_metric_ops: key -> the Keras metric (code)
     expressions: dict[cst.CSTNode, str] = field(default_factory=dict)  # a tf.metrics call -> the tensors it took
+    # the signatures an export has: (name, method, the key of its outputs in the results' export_outputs)
+    signatures: list[tuple[str, str, str]] | None = None  # None: the model_fn predicts nothing
+    predictions_dict: bool = True  # its predictions are a dict (else one tensor)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 

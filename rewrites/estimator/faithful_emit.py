@@ -16,17 +16,20 @@ def class_name(function_name: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"_+", function_name) if part) + "Model"
 
 
-def arguments(parameters: list[str]) -> list[str]:
-    """What the generated call passes the model_fn, in its order (as Estimator passed them, by name)."""
-    given = {"features": "features", "labels": "labels", "mode": '"train" if training else "eval"',
+def arguments(parameters: list[str], predicts: bool = False) -> list[str]:
+    """What the generated call passes the model_fn, in its order (as Estimator passed them, by name); ``predicts``:
+    the mode is chosen by the call (a call of features alone predicts)."""
+    given = {"features": "features", "labels": "labels", "mode": "mode" if predicts else '"train" if training else "eval"',
              "params": "self.params"}
     return [given[name] for name in parameters]
 
 
-def build_function(emitter, program: Program, new_name: str, taken: set[str]) -> tuple[cst.BaseStatement, str]:
+def build_function(emitter, program: Program, new_name: str, taken: set[str],
+                   predicts: bool = False) -> tuple[cst.BaseStatement, str]:
     """The model_fn edited where it stands; the generated class and build function (their code), and the
-    statement they go before: the one after the model_fn."""
-    from templates import render
+    statement they go before: the one after the model_fn. ``predicts``: the model also predicts (predict(), an
+    export), as the model_fn does in TF1's PREDICT mode."""
+    from templates import render, wrap
 
     model_fn, faithful = program.setup.model_fn, program.setup.model.faithful
     function, view = model_fn.function, model_fn.view
@@ -47,10 +50,12 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str]) ->
     for node, code in faithful.expressions.items():
         edits.expressions[node] = cst.parse_expression(code)
     for statement, code in faithful.returns.items():
+        code = wrap(code, view.position(statement)[1])
         edits.replace(statement, [cst.parse_statement(code + "\n").with_changes(leading_lines=statement.leading_lines)])
     params = "params" in faithful.parameters
     text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
-                  arguments=arguments(faithful.parameters), regularization=faithful.regularization,
+                  arguments=arguments(faithful.parameters, predicts), predicts=predicts,
+                  regularization=faithful.regularization,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
                   function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
     if faithful.tf1_momentum:

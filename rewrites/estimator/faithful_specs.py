@@ -22,6 +22,11 @@ METRICS = {"metrics.accuracy": ("Accuracy", ("labels", "predictions", "weights")
            "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights")),
            "metrics.mean": ("Mean", ("values", "weights"))}
 METRIC_OPTIONS = ("metrics_collections", "updates_collections", "name")
+# export_outputs: TF1's export output -> its signature's method and its arguments, each the output of that key.
+EXPORT_OUTPUTS = {"estimator.export.PredictOutput": ("predict", {"outputs": None}),
+                  "estimator.export.ClassificationOutput": ("classify", {"scores": "scores", "classes": "classes"}),
+                  "estimator.export.RegressionOutput": ("regress", {"value": "outputs"})}
+DEFAULT_SIGNATURE = "serving_default"
 
 
 class SpecReading:
@@ -42,7 +47,8 @@ class SpecReading:
     def _result(self, spec: cst.Call) -> str:
         """`EstimatorSpec(mode, loss=loss, ...)` -> `{"loss": loss}` (the loss, for the Keras steps)."""
         args = bound_values(spec, SPECS[self.api(spec.func)])
-        unsupported = sorted(set(args) - {"mode", "loss", "train_op", "predictions", "eval_metric_ops"})
+        unsupported = sorted(set(args) - {"mode", "loss", "train_op", "predictions", "eval_metric_ops",
+                                          "export_outputs"})
         if unsupported:
             raise Unsupported(spec, f"EstimatorSpec({unsupported[0]}=...) in a model_fn kept as written (tier 2) is "
                                     "not migrated yet")
@@ -54,7 +60,65 @@ class SpecReading:
         if args.get("eval_metric_ops") is not None and not is_name(args["eval_metric_ops"], "None"):
             self._eval_metrics(args["eval_metric_ops"])
             results.append(f'"metrics": {self.spelling.code(args["eval_metric_ops"])}')
+        predictions = args.get("predictions")
+        if predictions is not None and not is_name(predictions, "None"):
+            results.append(f'"predictions": {self.spelling.code(predictions)}')
+            self.faithful.predictions_dict = isinstance(predictions, cst.Dict) or (
+                isinstance(predictions, cst.Name) and predictions.value in self.dicts)
+            results.append(f'"export_outputs": {self._export_outputs(args.get("export_outputs"), predictions)}')
+        elif args.get("export_outputs") is not None and not is_name(args["export_outputs"], "None"):
+            raise Unsupported(args["export_outputs"], "export_outputs without predictions (TF1 raised here too)")
         return "{" + ", ".join(results) + "}"
+
+    def _export_outputs(self, node: cst.BaseExpression | None, predictions: cst.BaseExpression) -> str:
+        """export_outputs -> each signature's outputs (code), their methods in ``signatures``: TF1's default (the
+        predictions as `serving_default`) when there are none, a single one also the default, as TF1 had them."""
+        if node is None or is_name(node, "None"):
+            self._signatures(node or predictions, [(DEFAULT_SIGNATURE, "predict", DEFAULT_SIGNATURE)])
+            return f'{{"{DEFAULT_SIGNATURE}": {self.spelling.code(predictions)}}}'
+        bound = self.dicts.get(node.value) if isinstance(node, cst.Name) else None
+        written = bound if bound is not None else node
+        if not isinstance(written, cst.Dict):
+            raise Unsupported(node, "export_outputs other than a dict of export outputs written in the model_fn, "
+                                    "in a model_fn kept as written (tier 2), is not migrated yet")
+        read = [self._export_output(element) for element in written.elements]
+        signatures = [(name, method, name) for name, method, _ in read]
+        if len(read) == 1 and read[0][0] != DEFAULT_SIGNATURE:
+            signatures.append((DEFAULT_SIGNATURE, read[0][1], read[0][0]))
+        if DEFAULT_SIGNATURE not in {name for name, _, _ in signatures}:
+            raise Unsupported(node, "several export_outputs, none of them the default (`serving_default`): TF1 raised "
+                                    "here too")
+        self._signatures(node, signatures)
+        if bound is not None:  # the dict stays where it is made, holding the outputs
+            for element, (_, _, code) in zip(written.elements, read):
+                self.faithful.expressions[element.value] = code
+            return self.spelling.code(node)
+        return "{" + ", ".join(f'"{name}": {code}' for name, _, code in read) + "}"
+
+    def _signatures(self, node: cst.CSTNode, signatures: list[tuple[str, str, str]]) -> None:
+        if self.faithful.signatures not in (None, signatures):
+            raise Unsupported(node, "EstimatorSpecs exporting different signatures, in a model_fn kept as written "
+                                    "(tier 2), are not migrated yet")
+        self.faithful.signatures = signatures
+
+    def _export_output(self, element) -> tuple[str, str, str]:
+        """One entry of export_outputs: (signature name, method, its outputs as code)."""
+        key = getattr(element, "key", None)
+        name = key.evaluated_value if isinstance(key, cst.SimpleString) else DEFAULT_SIGNATURE if (
+            key is not None and self.api(key) == "saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY") \
+            else None
+        call = element.value
+        api = self.api(call.func) if isinstance(call, cst.Call) else None
+        if name is None or api not in EXPORT_OUTPUTS:
+            raise Unsupported(element.value, f"`{first_line(element.value)}` in export_outputs, in a model_fn kept as "
+                                             "written (tier 2), is not migrated yet (PredictOutput, "
+                                             "ClassificationOutput and RegressionOutput under a string key are)")
+        method, arguments = EXPORT_OUTPUTS[api]
+        args = bound_values(call, tuple(arguments))
+        if method == "predict":
+            return name, method, self.spelling.code(args["outputs"])
+        given = ", ".join(f'"{arguments[argument]}": {self.spelling.code(value)}' for argument, value in args.items())
+        return name, method, "{" + given + "}"
 
     def _eval_metrics(self, node: cst.BaseExpression) -> None:
         """eval_metric_ops: a dict of tf.metrics calls (written there, or bound to a name above), each call becoming

@@ -439,9 +439,11 @@ class ProgramReader:
         if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
             raise where.fail(f"{what} with a canned {self.setup.model_fn.canned} is not migrated yet: migrate this "
                              "program by hand")
-        if self.setup.model.faithful is not None:
-            raise where.fail(f"{what} of a model_fn kept as written (tier 2) is not migrated yet")
-        if self.setup.model.predictions is None and self.model_read:
+        faithful = self.setup.model.faithful
+        if faithful is not None and faithful.signatures is None:
+            raise where.fail(f"{what} of a model_fn kept as written (tier 2) that returns no predictions (TF1 failed "
+                             "here too)")
+        if faithful is None and self.setup.model.predictions is None and self.model_read:
             raise where.fail(f"{what} of a model_fn without a PREDICT branch (TF1 failed here too)")
 
     def _input_params(self, mode: str):

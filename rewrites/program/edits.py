@@ -16,7 +16,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ImportAssignment
 
-from rewrites.base import KERAS_3_FALLBACK, KERAS_IMPORTS, module_level_statements
+from rewrites.base import KERAS_3_FALLBACK, KERAS_IMPORTS, LEGACY_KERAS, module_level_statements
 from rewrites.import_passes import apply_scheduled
 from rewrites.program.modules import ModuleView
 from rewrites.syntax import Unsupported, subtree, with_blank_lines
@@ -30,6 +30,7 @@ class ModuleEdits:
     expressions: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     blank_lines: dict[cst.CSTNode, int] = field(default_factory=dict)  # statements kept with blank lines before
     imports: list[tuple[str, str | None, str | None, int]] = field(default_factory=list)  # (module, obj, asname, dots)
+    legacy_keras: bool = False  # LEGACY_KERAS before TensorFlow's import
 
     def replace(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
         if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1:
@@ -75,9 +76,11 @@ class ModuleEdits:
         self.blank_lines.update(other.blank_lines)
         for imported in other.imports:
             self.add_import(*imported)
+        self.legacy_keras |= other.legacy_keras
 
     def __bool__(self) -> bool:
-        return bool(self.statements or self.before or self.expressions or self.imports or self.blank_lines)
+        return bool(self.statements or self.before or self.expressions or self.imports or self.blank_lines or
+                    self.legacy_keras)
 
     def apply(self) -> str:
         """The module's new code."""
@@ -96,6 +99,8 @@ class ModuleEdits:
         module = apply_scheduled(module, context)
         if any(imported[:3] == ("keras", None, None) for imported in self.imports) and "keras" in used:
             module = _with_keras_3_fallback(module)
+        if self.legacy_keras:
+            module = _with_legacy_keras(module)
         return module.code
 
     def _imports_of_removed_code(self) -> set[tuple[str, str | None, str | None]]:
@@ -158,6 +163,24 @@ def _with_keras_3_fallback(module: cst.Module) -> cst.Module:
         leading_lines=[cst.EmptyLine(), cst.EmptyLine(comment=cst.Comment(comment))]))
     if at + 2 < len(body) and not body[at + 2].leading_lines:
         body[at + 2] = body[at + 2].with_changes(leading_lines=[cst.EmptyLine()])
+    return module.with_changes(body=body)
+
+
+def _with_legacy_keras(module: cst.Module) -> cst.Module:
+    """LEGACY_KERAS before the module's first import of TensorFlow or Keras (after `import os`). Once."""
+    body = list(module.body)
+    *comments, code = LEGACY_KERAS.strip().split("\n")
+    if any(isinstance(statement, cst.SimpleStatementLine) and "TF_USE_LEGACY_KERAS" in cst.Module([statement]).code
+           for statement in body):
+        return module
+    at = next((index for index, statement in enumerate(body) if any(
+        name.split(".")[0] in ("tensorflow", "keras", "tf_keras") for name in _imported_modules(statement))), None)
+    if at is None:
+        return module
+    line = cst.parse_statement(code + "\n", config=module.config_for_parsing)
+    comments = [cst.EmptyLine(comment=cst.Comment(text)) for text in comments]
+    body.insert(at, line.with_changes(leading_lines=[*body[at].leading_lines, cst.EmptyLine(), *comments]))
+    body[at + 1] = body[at + 1].with_changes(leading_lines=[cst.EmptyLine()])
     return module.with_changes(body=body)
 
 
