@@ -321,7 +321,8 @@ def test_a_factory_that_others_call_too_keeps_the_program_manual():
 @pytest.mark.parametrize("code, why", [
     ("class MyEstimator(tf.estimator.Estimator):\n  pass\n", "an Estimator subclass"),
     ("estimator = tf.estimator.Estimator(model_fn)\nrun_experiment(estimator)\n", "passed to `run_experiment`"),
-    ("def serving():\n  return None\n\nestimator = tf.estimator.Estimator(model_fn)\n"
+    ("def model_fn(features, labels, mode):\n  return None\n\ndef serving():\n  return None\n\n"
+     "estimator = tf.estimator.Estimator(model_fn)\n"
      "estimator.export_saved_model('/m', serving)\n", "a serving function that does not return a ServingInputReceiver"),
     ("experiment = tf.contrib.learn.Experiment(estimator, train_fn, eval_fn)\n", "tf.contrib.learn"),
     ("estimator = tf.keras.estimator.model_to_estimator(keras_model=model)\n",

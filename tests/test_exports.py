@@ -42,6 +42,7 @@ sys.path.insert(0, sys.argv[2])
 from train import make_data
 
 features, _ = make_data(8, seed=2)
+features.pop("key", None)  # an example's name, which clients do not send
 examples = [tf.train.Example(features=tf.train.Features(feature={
     name: tf.train.Feature(float_list=tf.train.FloatList(value=np.atleast_1d(values[row]).tolist()))
     for name, values in features.items()})).SerializeToString() for row in range(8)]

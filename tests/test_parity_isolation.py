@@ -71,3 +71,18 @@ def test_paths_are_placed_under_the_sides_folder(tmp_path):
     inside = str(tmp_path / "tmp" / "x")
     assert isolation.place(inside) == inside and isolation.place(isolation.place("/a")) == isolation.place("/a")
     assert isolation.place(None) is None and isolation.place(3) == 3
+
+
+def test_file_calls_reach_what_the_side_wrote_and_data_where_it_is(tmp_path):
+    """tf.io.gfile on a path the side wrote in its folder (an export being finished) goes there; a data file the
+    program reads stays where it is."""
+    isolation = Isolation(tmp_path / "new_files", tmp_path / "work")
+    data = "/srv/data/train.csv"
+    assert isolation.overlaid(data) == data  # nothing written there: read where it is
+    written = Path(isolation.place("/home/me/model/export/temp-1/saved_model.pb"))
+    written.parent.mkdir(parents=True)
+    written.write_bytes(b"")
+    assert isolation.overlaid("/home/me/model/export/temp-1/saved_model.pb") == str(written)
+    assert isolation.overlaid("/home/me/model/export/temp-1/other") == str(written.parent / "other")  # its folder
+    assert isolation.overlaid("/home/me/model/export/1") == str(written.parent.parent / "1")
+    assert isolation.overlaid("/home/me/elsewhere/file") == "/home/me/elsewhere/file"

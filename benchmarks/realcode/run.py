@@ -359,7 +359,7 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
         command = [*tf_migrate_command(), "parity", str(old / parity), str(folder / parity),
                    "--timeout", str(int(timeout)), *(["--"] + arguments if arguments else [])]
         try:
-            done = subprocess.run(command, cwd=folder, env=run_env(), capture_output=True, text=True,
+            done = subprocess.run(command, cwd=folder / here, env=run_env(), capture_output=True, text=True,
                                   timeout=3 * timeout)
             text = done.stdout + "\n" + done.stderr
             verdict = re.search(r"^(PARITY|MISMATCH|ERROR)\b.*$", text, re.M)

@@ -22,12 +22,15 @@ FEATURES = ["length", "width", "depth"]
 
 
 def make_data(rows, seed):
-  """`rows` examples: a dict of the features and a class id of 0, 1 or 2."""
+  """`rows` examples: a dict of the features (and of a `key` naming each example, which the model
+  does not read and a client does not send) and a class id of 0, 1 or 2."""
   state = np.random.RandomState(seed)
   labels = state.randint(0, 3, size=rows)
   centres = np.array([[1.0, 0.5, 0.2], [2.0, 1.5, 0.8], [3.0, 1.0, 1.6]])
   values = (centres[labels] + 0.3 * state.normal(size=(rows, 3))).astype(np.float32)
-  return {name: values[:, index] for index, name in enumerate(FEATURES)}, labels
+  features = {name: values[:, index] for index, name in enumerate(FEATURES)}
+  features["key"] = np.array(["%d-%d" % (seed, row) for row in range(rows)])
+  return features, labels
 
 
 def make_input_fn(data, mode, batch_size):

@@ -30,12 +30,15 @@ FEATURES = ["length", "width", "depth"]
 
 
 def make_data(rows, seed):
-  """`rows` examples: a dict of the features and a class id of 0, 1 or 2."""
+  """`rows` examples: a dict of the features (and of a `key` naming each example, which the model
+  does not read and a client does not send) and a class id of 0, 1 or 2."""
   state = np.random.RandomState(seed)
   labels = state.randint(0, 3, size=rows)
   centres = np.array([[1.0, 0.5, 0.2], [2.0, 1.5, 0.8], [3.0, 1.0, 1.6]])
   values = (centres[labels] + 0.3 * state.normal(size=(rows, 3))).astype(np.float32)
-  return {name: values[:, index] for index, name in enumerate(FEATURES)}, labels
+  features = {name: values[:, index] for index, name in enumerate(FEATURES)}
+  features["key"] = np.array(["%d-%d" % (seed, row) for row in range(rows)])
+  return features, labels
 
 
 def make_input_fn(data, mode, batch_size):
@@ -152,6 +155,12 @@ def export_saved_model(
     receiver_tensors = {"input": receiver_tensors}
   keys = sorted(receiver_tensors)
   to_features = receiver.prune([receiver_tensors[key] for key in keys], features)
+  inputs = predictor.input if isinstance(predictor.input, dict) else {}
+  if isinstance(features, dict) and set(inputs) - set(features):
+    # TF1's feature columns read only the features they need: a serving function may give
+    # fewer than training did (no `key` column, say). A model of those it gives serves.
+    given = {name: inputs[name] for name in features if name in inputs}
+    predictor = keras.Model(inputs=given, outputs=predictor.output)
   # Each signature: its method and the prediction each output is (None: every prediction).
   # TF1 exported classify and regress signatures only for one input of serialized tf.Examples.
   signatures = {

@@ -30,6 +30,11 @@ METHODS = (("train.CheckpointManager", "__init__", "directory", 1), ("train.Chec
            ("compat.v1.summary.FileWriter", "__init__", "logdir", 0))
 KERAS_METHODS = (("Model", "save", "filepath", 0), ("Model", "save_weights", "filepath", 0),
                  ("Model", "load_weights", "filepath", 0))
+# tf.io.gfile calls: on a path the side wrote in its folder (the SavedModel an export finishes, the exports it
+# keeps), there, as what wrote it was placed; on any other (a data file), where it is.
+GFILE_FUNCTIONS = tuple((f"io.gfile.{name}", "path", 0) for name in ("exists", "isdir", "listdir", "rmtree", "remove",
+                                                                       "stat", "glob"))
+GFILE_METHODS = (("io.gfile.GFile", "__init__", "name", 0),)
 ESTIMATOR_METHODS = (("export_saved_model", "export_dir_base", 0), ("export_savedmodel", "export_dir_base", 0),
                      ("experimental_export_all_saved_models", "export_dir_base", 0))
 
@@ -51,17 +56,29 @@ class Isolation:
             return path
         return os.path.join(self.root, absolute.lstrip("/"))
 
+    def overlaid(self, path):
+        """``path`` in the side's folder where the side wrote there (it, or its folder, is there), else as it is."""
+        placed = self.place(path)
+        if placed is path:
+            return path
+        return placed if os.path.exists(placed) or os.path.isdir(os.path.dirname(placed)) else path
+
     def install(self, tf) -> None:
-        """Patch TensorFlow's checkpoint, summary and SavedModel calls of this process."""
-        for name, parameter, position in FUNCTIONS:
-            owner, attribute = _owner(tf, name)
-            if owner is not None:
-                setattr(owner, attribute, self._wrapped(getattr(owner, attribute), parameter, position))
-        for name, method, parameter, position in METHODS:
-            owner, attribute = _owner(tf, name)
-            if owner is not None:
-                cls = getattr(owner, attribute)
-                setattr(cls, method, self._wrapped(getattr(cls, method), parameter, position + 1))
+        """Patch TensorFlow's checkpoint, summary, SavedModel and file calls of this process."""
+        for functions, methods, place in ((FUNCTIONS, METHODS, self.place),
+                                          (GFILE_FUNCTIONS, GFILE_METHODS, self.overlaid)):
+            for name, parameter, position in functions:
+                owner, attribute = _owner(tf, name)
+                if owner is not None:
+                    setattr(owner, attribute, self._wrapped(getattr(owner, attribute), parameter, position, place))
+            for name, method, parameter, position in methods:
+                owner, attribute = _owner(tf, name)
+                if owner is not None:
+                    cls = getattr(owner, attribute)
+                    setattr(cls, method, self._wrapped(getattr(cls, method), parameter, position + 1, place))
+        owner, attribute = _owner(tf, "io.gfile.rename")
+        if owner is not None:
+            setattr(owner, attribute, self._renamed(getattr(owner, attribute)))
 
     def install_keras(self, keras) -> None:
         for name, method, parameter, position in KERAS_METHODS:
@@ -74,15 +91,25 @@ class Isolation:
                 setattr(estimator_class, method,
                         self._wrapped(getattr(estimator_class, method), parameter, position + 1))
 
-    def _wrapped(self, function: Callable, parameter: str, position: int) -> Callable:
+    def _wrapped(self, function: Callable, parameter: str, position: int, place=None) -> Callable:
+        place = place or self.place
+
         @functools.wraps(function)
         def placed(*args, **kwargs):
             if parameter in kwargs:
-                kwargs[parameter] = self.place(kwargs[parameter])
+                kwargs[parameter] = place(kwargs[parameter])
             elif len(args) > position:
-                args = (*args[:position], self.place(args[position]), *args[position + 1:])
+                args = (*args[:position], place(args[position]), *args[position + 1:])
             return function(*args, **kwargs)
         return placed
+
+    def _renamed(self, function: Callable) -> Callable:
+        """tf.io.gfile.rename: a file the side wrote in its folder goes to the same place there."""
+        @functools.wraps(function)
+        def renamed(src, dst, overwrite=False):
+            placed = self.overlaid(src)
+            return function(placed, dst if placed is src else self.place(dst), overwrite)
+        return renamed
 
 
 def _owner(tf, dotted: str):
