@@ -246,14 +246,15 @@ def test_a_notebook_runs_as_its_code_cells_in_order(tmp_path):
     notebook = {"cells": [
         cell("markdown", "# not code"),
         cell("code", "%matplotlib inline", "!pip install nothing", "values = [1]"),
+        cell("code", "!curl -s http://localhost:4040/api | python3 -c \\", '    "import sys"', "values.append(2)"),
         cell("code", "%%writefile data.csv", "a,b", "1,2"),
         cell("code", "%%bash", "exit 3"),
         cell("code", "%%time", "values.append(open('data.csv').read().splitlines()[1])"),
-        cell("code", "print(values)"),
+        cell("code", 'get_ipython().system_raw("tensorboard &")', "print(values)"),
     ]}
     path = tmp_path / "lab.ipynb"
     path.write_text(json.dumps(notebook))
     (tmp_path / "run.py").write_text(load_script().notebook_script(path))
     done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "[1, '1,2']\n"
+    assert done.stdout == "[1, 2, '1,2']\n"

@@ -307,11 +307,23 @@ def stand_in(runs: dict, folder: Path, timeout: float) -> str | None:
     return None if done.returncode == 0 else "stand-in: " + last_error_line(done.stderr + done.stdout)
 
 
+# Jupyter's get_ipython(), which notebooks call for shell commands (tensorboard, ngrok): they do nothing here.
+NOTEBOOK_SHELL = """\
+class _Shell:
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def get_ipython():
+    return _Shell()"""
+
+
 def notebook_script(path: Path) -> str:
     """A notebook's code cells as one script, as Jupyter would run them top to bottom: `%%writefile F` cells write
-    F, other cell magics (`%%time`) run their body (`%%bash` and the like are skipped), `%` and `!` lines go."""
+    F, other cell magics (`%%time`) run their body (`%%bash` and the like are skipped), `%` and `!` lines go, and
+    `get_ipython()`'s shell calls do nothing."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    parts = []
+    parts = [NOTEBOOK_SHELL]
     for cell in cells:
         if cell.get("cell_type") != "code":
             continue
@@ -325,8 +337,19 @@ def notebook_script(path: Path) -> str:
             if first.split()[0] not in ("%%time", "%%timeit", "%%capture"):
                 continue
             text = body
-        parts.append("\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        parts.append("\n".join(_without_magics(text.splitlines())))
     return "\n\n".join(parts) + "\n"
+
+
+def _without_magics(lines: list[str]) -> list[str]:
+    """The lines of a cell but its `%` and `!` lines, each with the lines a trailing backslash continues it on."""
+    kept, continued = [], False
+    for line in lines:
+        skip = continued or line.lstrip().startswith(("%", "!"))
+        continued = skip and line.rstrip().endswith("\\")
+        if not skip:
+            kept.append(line)
+    return kept
 
 
 def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
