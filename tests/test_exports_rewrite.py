@@ -140,3 +140,39 @@ def test_an_export_of_a_training_graph_leaves_the_program():
     result = run_one(source)
     assert result.source == source
     assert any("exports a training or evaluation graph" in message for message in manual(result)), manual(result)
+
+
+KERAS = """import numpy as np
+import tensorflow.compat.v1 as tf
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"image": np.ones((8, 3), np.float32)}, np.zeros(8))).repeat().batch(2)
+
+
+def eval_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"image": np.ones((8, 3), np.float32)}, np.zeros(8))).batch(2)
+
+
+def serving():
+    placeholders = {"image": tf.placeholder(tf.float32, [None, 3])}
+    return tf.estimator.export.ServingInputReceiver(placeholders, placeholders)
+
+
+def main():
+    inputs = tf.keras.layers.Input(shape=(3,), name="image")
+    outputs = tf.keras.layers.Dense(2, activation="softmax", name="probs")(inputs)
+    model = tf.keras.Model(inputs, outputs)
+    model.compile(tf.keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+    estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir="out")
+    exporter = tf.estimator.LatestExporter("exporter", serving)
+    eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=2, exporters=exporter)
+    tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(input_fn, max_steps=4), eval_spec)
+"""
+
+
+def test_a_keras_model_s_export_is_keyed_by_its_outputs_names_as_model_to_estimator_did():
+    code = run_one(KERAS).source
+    assert 'export_saved_model(model, os.path.join("out", "export", "exporter"), serving, exports_to_keep=5)' in code
+    assert "predictions = dict(zip(predictor.output_names, tf.nest.flatten(predictions)))" in code
+    assert '"serving_default": ("predict", None),' in code

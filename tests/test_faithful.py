@@ -373,9 +373,12 @@ def test_a_kept_model_fn_predicts_and_exports_its_own_signatures():
     ("", ['"serving_default": ("predict", "serving_default"),']),  # no export_outputs: TF1's default
     ('        "scores": tf.estimator.export.RegressionOutput(value=probabilities[:, 0]),\n',
      ['"scores": ("regress", "scores"),', '"serving_default": ("regress", "scores"),']),  # one: the default too
-], ids=["default", "one, also the default"])
+    ('        SIGNATURE: tf.estimator.export.PredictOutput(predictions),\n',  # SIGNATURE = "scores" above
+     ['"scores": ("predict", "scores"),', '"serving_default": ("predict", "scores"),']),
+], ids=["default", "one, also the default", "named by a module constant"])
 def test_the_signatures_of_a_kept_model_fn_are_tf1s(signatures, expected):
-    source = EXPORTING.read_text().replace(SIGNATURES, signatures)
+    source = EXPORTING.read_text().replace(SIGNATURES, signatures).replace(
+        'CLASSES = ["low"', 'SIGNATURE = "scores"\nCLASSES = ["low"')
     if not signatures:
         source = source.replace(", export_outputs={\n    })", ")")
     code = migrated(source).source

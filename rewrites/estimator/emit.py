@@ -134,7 +134,7 @@ class Emitter:
             *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program))
         if keras is not None and keras.name:  # the program's own model, made where the drivers run
             names["model"] = keras.name
-        if setup.model.faithful is not None:  # the model_fn's own Keras model predicts too
+        if keras is not None or setup.model.faithful is not None:  # the Keras model predicts too
             names["predictor"] = names["model"]
         names.update(self._module_level(program, view, plans, names))
         first_train = next((plan.train for plan in plans if plan.train is not None), None)
@@ -243,7 +243,8 @@ class Emitter:
         if any(plan.exports for plan in plans):
             signatures = faithful.signatures if faithful else setup.model.signatures
             wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
-                           dict(signatures=signatures, builders=builders, results=faithful is not None)))
+                           dict(signatures=signatures, builders=builders, results=faithful is not None,
+                                keras_outputs=setup.model_fn.keras is not None)))
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))

@@ -101,12 +101,19 @@ class SpecReading:
                                     "(tier 2), are not migrated yet")
         self.faithful.signatures = signatures
 
+    def _signature_name(self, key: cst.BaseExpression | None) -> str | None:
+        """An export_outputs key: a string, TF's constant of the default, or a module constant naming a string."""
+        if isinstance(key, cst.Name) and len(self.view.top_level.get(key.value, ())) == 1:
+            bound = self.view.top_level[key.value][0]
+            key = bound.value if isinstance(bound, cst.Assign) and len(bound.targets) == 1 else key
+        if isinstance(key, cst.SimpleString):
+            return key.evaluated_value
+        default = "saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY"
+        return DEFAULT_SIGNATURE if key is not None and self.api(key) == default else None
+
     def _export_output(self, element) -> tuple[str, str, str]:
         """One entry of export_outputs: (signature name, method, its outputs as code)."""
-        key = getattr(element, "key", None)
-        name = key.evaluated_value if isinstance(key, cst.SimpleString) else DEFAULT_SIGNATURE if (
-            key is not None and self.api(key) == "saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY") \
-            else None
+        name = self._signature_name(getattr(element, "key", None))
         call = element.value
         api = self.api(call.func) if isinstance(call, cst.Call) else None
         if name is None or api not in EXPORT_OUTPUTS:

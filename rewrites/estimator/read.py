@@ -433,7 +433,7 @@ class ProgramReader:
     def _predicts(self, where: Value, what: str) -> None:
         """``what`` (predict(), exporters) reads the model's predictions: refused where the migration has no Keras
         model of them."""
-        if self.setup.model_fn.keras is not None:
+        if self.setup.model_fn.keras is not None and what == "predict()":
             raise where.fail(f"{what} of a model_to_estimator Estimator is not migrated yet: use the Keras model "
                              "by hand")
         if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
@@ -443,7 +443,8 @@ class ProgramReader:
         if faithful is not None and faithful.signatures is None:
             raise where.fail(f"{what} of a model_fn kept as written (tier 2) that returns no predictions (TF1 failed "
                              "here too)")
-        if faithful is None and self.setup.model.predictions is None and self.model_read:
+        if faithful is None and self.setup.model_fn.keras is None and self.setup.model.predictions is None and \
+                self.model_read:
             raise where.fail(f"{what} of a model_fn without a PREDICT branch (TF1 failed here too)")
 
     def _input_params(self, mode: str):
