@@ -143,10 +143,10 @@ def strategy_for_this_task():
       variable_partitioner=None)
 
 
-def export_saved_model(
-        predictor, export_dir_base, serving_input_fn, exports_to_keep=None):
-  """Exports `predictor` for serving as TF1 did: into a new folder of export_dir_base named
-    by the time, with TF1's signatures; keeps the latest `exports_to_keep` (None: all)."""
+def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_keep=None):
+  """Exports `predictor` for serving as TF1 did, with its signatures; returns the path."""
+  # Into a new folder of export_dir_base named by the time, keeping the latest
+  # `exports_to_keep` exports (None: all).
   # The serving function is TF1 code, run as written in a TF1 graph: its receiver tensors
   # (placeholders) are the signatures' inputs, and what it computes from them runs in each.
   receiver = tf.compat.v1.wrap_function(serving_input_fn, [])
@@ -217,8 +217,7 @@ def export_saved_model(
 
 
 def parsing_serving_input_fn(feature_spec, default_batch_size=None):
-  """TF1's build_parsing_serving_input_receiver_fn: serialized tf.Examples in, parsed by
-    feature_spec."""
+  """TF1's build_parsing_serving_input_receiver_fn: tf.Examples parsed by feature_spec."""
 
   def serving_input_fn():
     examples = tf.compat.v1.placeholder(
