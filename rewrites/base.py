@@ -62,9 +62,10 @@ _TF2_ALIAS_CHOICES = ("tf", "tf2", "tensorflow")
 KERAS_IMPORTS = {"auto": ("keras", None), "tf_keras": ("tf_keras", None), "tf.keras": ("tensorflow", "keras")}
 # A program running TF1 layers in Keras (tier 2's model_fn) needs Keras 2 behind tf.keras and tf.compat.v1.layers.
 LEGACY_KERAS = """\
-# The model_fn's TF1 layers run in Keras 2: from TensorFlow 2.16 (Keras 3), tf.keras and
-# tf.compat.v1.layers are Keras 2 only with TF_USE_LEGACY_KERAS set before TF is imported.
-os.environ["TF_USE_LEGACY_KERAS"] = "1"
+# The model_fn's TF1 layers run in Keras 2: where Keras is 3 (TensorFlow 2.16 and later),
+# tf.keras and tf.compat.v1.layers are Keras 2 only with TF_USE_LEGACY_KERAS set first.
+if importlib.metadata.version("keras").startswith("3."):
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
 """
 KERAS_3_FALLBACK = """\
 # Keras 2, as this code needs: TF's own up to 2.15; from 2.16 (Keras 3) the tf_keras package.

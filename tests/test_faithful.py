@@ -402,6 +402,7 @@ def test_export_outputs_tier_2_cannot_read_leave_the_program(signatures, message
 def test_a_kept_model_fn_s_program_asks_for_keras_2_before_importing_tensorflow():
     """From TF 2.16, track_tf1_style_variables and tf.compat.v1.layers exist only with tf_keras behind tf.keras."""
     code = migrated(PROGRAM.read_text()).source
-    setting = 'os.environ["TF_USE_LEGACY_KERAS"] = "1"\n'
-    assert code.count(setting) == 1 and "import os\n" in code
+    setting = ('if importlib.metadata.version("keras").startswith("3."):\n'
+               '  os.environ["TF_USE_LEGACY_KERAS"] = "1"\n')  # in the program's two-space indentation
+    assert code.count(setting) == 1 and "import os\n" in code and "import importlib.metadata\n" in code
     assert code.index("import os\n") < code.index(setting) < code.index("import tensorflow as tf")

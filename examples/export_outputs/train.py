@@ -1,11 +1,12 @@
 """A custom model_fn that names its serving signatures, exported after training.
 
 The model_fn builds its net with a helper (a loop of `tf.layers.dense` over
-`params["hidden_units"]`), writes its softmax cross-entropy by hand and branches on the
-mode with `tf.cond`: tf-migrate keeps it as written (tier 2). Its PREDICT branch returns
-the predictions and two signatures: `serving_default` (`PredictOutput` of the
-predictions) and `classification` (`ClassificationOutput` of the scores and the class
-names). The program trains and evaluates with `train_and_evaluate`, then exports with
+`params["hidden_units"]`), makes its logits' weights with `get_variable` and an L2
+regularizer, writes its softmax cross-entropy by hand (adding the regularization loss) and
+branches on the mode with `tf.cond`: tf-migrate keeps it as written (tier 2). Its PREDICT
+branch returns the predictions and two signatures: `serving_default` (`PredictOutput` of
+the predictions) and `classification` (`ClassificationOutput` of the scores and the
+class names). The program trains and evaluates with `train_and_evaluate`, then exports with
 `estimator.export_saved_model` and a hand-written serving function that parses
 serialized `tf.Example`s from a placeholder.
 
@@ -50,7 +51,9 @@ def dense_stack(net, hidden_units, training):
 def model_fn(features, labels, mode, params):
   training = tf.constant(mode == tf.estimator.ModeKeys.TRAIN)
   net = dense_stack(features["x"], params["hidden_units"], training)
-  logits = tf.layers.dense(net, 3, name="logits")
+  weights = tf.get_variable("logits_w", [params["hidden_units"][-1], 3],
+                            regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))
+  logits = tf.matmul(net, weights)
   if mode == tf.estimator.ModeKeys.PREDICT:
     probabilities = tf.nn.softmax(logits)
     predictions = {"class_ids": tf.argmax(logits, 1), "probabilities": probabilities}
@@ -61,7 +64,7 @@ def model_fn(features, labels, mode, params):
     })
   onehot = tf.one_hot(labels, 3)
   losses = tf.nn.softmax_cross_entropy_with_logits_v2(labels=onehot, logits=logits)
-  loss = tf.reduce_mean(losses)
+  loss = tf.reduce_mean(losses) + tf.losses.get_regularization_loss()
   if mode == tf.estimator.ModeKeys.EVAL:
     return tf.estimator.EstimatorSpec(mode, loss=loss)
   optimizer = tf.train.AdamOptimizer(params["learning_rate"])

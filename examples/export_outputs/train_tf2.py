@@ -1,11 +1,12 @@
 """A custom model_fn that names its serving signatures, exported after training.
 
 The model_fn builds its net with a helper (a loop of `tf.layers.dense` over
-`params["hidden_units"]`), writes its softmax cross-entropy by hand and branches on the
-mode with `tf.cond`: tf-migrate keeps it as written (tier 2). Its PREDICT branch returns
-the predictions and two signatures: `serving_default` (`PredictOutput` of the
-predictions) and `classification` (`ClassificationOutput` of the scores and the class
-names). The program trains and evaluates with `train_and_evaluate`, then exports with
+`params["hidden_units"]`), makes its logits' weights with `get_variable` and an L2
+regularizer, writes its softmax cross-entropy by hand (adding the regularization loss) and
+branches on the mode with `tf.cond`: tf-migrate keeps it as written (tier 2). Its PREDICT
+branch returns the predictions and two signatures: `serving_default` (`PredictOutput` of
+the predictions) and `classification` (`ClassificationOutput` of the scores and the
+class names). The program trains and evaluates with `train_and_evaluate`, then exports with
 `estimator.export_saved_model` and a hand-written serving function that parses
 serialized `tf.Example`s from a placeholder.
 
@@ -13,6 +14,7 @@ Run: python examples/export_outputs/train.py [--train-steps 20] [--model-dir DIR
 (without --model-dir the checkpoints and the export go to a temporary folder, removed)
 """
 import argparse
+import importlib.metadata
 import os
 import random
 import shutil
@@ -21,9 +23,10 @@ import time
 
 import numpy as np
 
-# The model_fn's TF1 layers run in Keras 2: from TensorFlow 2.16 (Keras 3), tf.keras and
-# tf.compat.v1.layers are Keras 2 only with TF_USE_LEGACY_KERAS set before TF is imported.
-os.environ["TF_USE_LEGACY_KERAS"] = "1"
+# The model_fn's TF1 layers run in Keras 2: where Keras is 3 (TensorFlow 2.16 and later),
+# tf.keras and tf.compat.v1.layers are Keras 2 only with TF_USE_LEGACY_KERAS set first.
+if importlib.metadata.version("keras").startswith("3."):
+  os.environ["TF_USE_LEGACY_KERAS"] = "1"
 
 import keras
 import tensorflow as tf
@@ -62,7 +65,9 @@ def dense_stack(net, hidden_units, training):
 def model_fn(features, labels, mode, params):
   training = tf.compat.v1.constant(mode == "train")
   net = dense_stack(features["x"], params["hidden_units"], training)
-  logits = tf.compat.v1.layers.dense(net, 3, name="logits")
+  weights = tf.compat.v1.get_variable("logits_w", [params["hidden_units"][-1], 3],
+                            regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))
+  logits = tf.matmul(net, weights)
   if mode == "infer":
     probabilities = tf.compat.v1.nn.softmax(logits)
     predictions = {"class_ids": tf.compat.v1.argmax(logits, 1), "probabilities": probabilities}
@@ -74,7 +79,7 @@ def model_fn(features, labels, mode, params):
             "classification": {"scores": probabilities, "classes": names}}}
   onehot = tf.one_hot(labels, 3)
   losses = tf.compat.v1.nn.softmax_cross_entropy_with_logits_v2(labels=onehot, logits=logits)
-  loss = tf.compat.v1.reduce_mean(losses)
+  loss = tf.compat.v1.reduce_mean(losses) + tf.compat.v1.losses.get_regularization_loss()
   if mode == "eval":
     return {"loss": loss}
   return {"loss": loss}
@@ -107,7 +112,9 @@ class ModelFnModel(keras.Model):
       return model_fn(features, labels, mode, self.params)
 
   def tf1_loss(self, results):
-    return results["loss"]
+    # The model_fn adds TF1's regularization losses, which read nothing here: they are the
+    # regularizers Keras tracked.
+    return results["loss"] + sum(self.losses)
 
   def train_step(self, data):
     with tf.GradientTape() as tape:

@@ -32,6 +32,7 @@ programs become), trains on its own data and cluster; patched:
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -321,9 +322,10 @@ def main(argv: list[str]) -> int:
     exchange = Exchange(workdir)
     job = exchange.read_json("job.json")
     os.environ.pop("TF_CONFIG", None)
-    if "TF_USE_LEGACY_KERAS" in pathlib.Path(program).read_text(errors="replace"):
-        # The program sets it before importing TensorFlow (a model_fn kept as written needs Keras 2 behind
-        # tf.keras); the harness imports TensorFlow first.
+    if "TF_USE_LEGACY_KERAS" in pathlib.Path(program).read_text(errors="replace") and \
+            importlib.metadata.version("keras").startswith("3."):
+        # The program sets it where Keras is 3, before importing TensorFlow (a model_fn kept as written needs
+        # Keras 2 behind tf.keras); the harness imports TensorFlow first.
         os.environ["TF_USE_LEGACY_KERAS"] = "1"
     import tensorflow as tf
 

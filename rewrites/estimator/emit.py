@@ -180,6 +180,7 @@ class Emitter:
             if setup.model.faithful is not None:  # before TensorFlow is imported, where the program starts too
                 self.module_edits(module).legacy_keras = True
                 self.module_edits(module).add_import("os")
+                self.module_edits(module).add_import("importlib.metadata")
         for module in setup.model.imports:
             self.module_edits(model_fn.view).add_import(module)
 

@@ -90,6 +90,8 @@ class ModuleEdits:
         for imported in self._imports_of_removed_code():
             RemoveImportsVisitor.remove_unused_import(context, *imported)
         used = {node.value for node in subtree(module) if isinstance(node, cst.Name)}
+        if self.legacy_keras:  # what LEGACY_KERAS, written below, reads
+            used |= {"importlib", "os"}
         needed = [imported for imported in self.imports if (imported[2] or imported[1] or imported[0].split(".")[0])
                   in used]
         module, needed = _beside_tensorflow(module, needed)
@@ -169,7 +171,9 @@ def _with_keras_3_fallback(module: cst.Module) -> cst.Module:
 def _with_legacy_keras(module: cst.Module) -> cst.Module:
     """LEGACY_KERAS before the module's first import of TensorFlow or Keras (after `import os`). Once."""
     body = list(module.body)
-    *comments, code = LEGACY_KERAS.strip().split("\n")
+    lines = LEGACY_KERAS.strip().split("\n")
+    comments, code = [line for line in lines if line.startswith("#")], "\n".join(
+        line for line in lines if not line.startswith("#"))
     if any(isinstance(statement, cst.SimpleStatementLine) and "TF_USE_LEGACY_KERAS" in cst.Module([statement]).code
            for statement in body):
         return module
