@@ -176,3 +176,16 @@ def test_a_keras_model_s_export_is_keyed_by_its_outputs_names_as_model_to_estima
     assert 'export_saved_model(model, os.path.join("out", "export", "exporter"), serving, exports_to_keep=5)' in code
     assert "predictions = dict(zip(predictor.output_names, tf.nest.flatten(predictions)))" in code
     assert '"serving_default": ("predict", None),' in code
+
+
+@pytest.mark.parametrize("read, migrates", [("", True), ("print(exported)\n", False)], ids=["unread", "read"])
+def test_train_and_evaluate_s_export_results_unread_are_no_reason_to_leave(read, migrates):
+    """`result, export_results = train_and_evaluate(...)`: TF1's second result, the export paths, is bound and often
+    never read; read, it leaves the program (the migrated exports are not collected there)."""
+    source = INPUTS + BEFORE.replace("tf.estimator.train_and_evaluate(",
+                                     "result, exported = tf.estimator.train_and_evaluate(") + read
+    result = run_one(source)
+    assert (result.source != source) == migrates
+    if not migrates:
+        assert any("the results of train_and_evaluate are used in a way not migrated yet" in message
+                   for message in manual(result)), manual(result)

@@ -511,10 +511,20 @@ def _eval_result_name(driver: Driver) -> cst.Name | None:
     target = assign.targets[0].target
     if isinstance(target, cst.Tuple) and len(target.elements) == 2:
         first, second = (element.value for element in target.elements)
-        if isinstance(second, cst.Name) and second.value == "_" and isinstance(first, cst.Name):
+        # The export results (`result, export_results = ...`), when nothing reads them.
+        if isinstance(second, cst.Name) and (second.value == "_" or _unread(driver.call.view, second)) and \
+                isinstance(first, cst.Name):
             return first
     raise driver.call.fail("the results of train_and_evaluate are used in a way not migrated yet: use "
                            "`eval_result, _ = train_and_evaluate(...)`")
+
+
+def _unread(view, name: cst.Name) -> bool:
+    """Does nothing read what ``name`` binds here?"""
+    scope = view.scope(name)
+    if scope is None or name.value not in scope:
+        return False
+    return not any(assignment.node is name and assignment.references for assignment in scope[name.value])
 
 
 def with_batch_size(params: str | None, batch_size: str | None) -> str | None:
