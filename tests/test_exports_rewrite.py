@@ -95,8 +95,11 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
      "does not return a ServingInputReceiver"),
     ((', model_dir="out")', ")"), "an exporter of an Estimator without a model_dir"),
     (('"exporter", serving_input_fn,', '"exporter", SERVING.pop(),'), "a serving function the migration cannot follow"),
+    (('"exporter", serving_input_fn,', '"exporter", lambda: serving_input_fn(),'), "written as a lambda"),
+    (("estimator = tf.estimator.DNNRegressor", "print(serving_input_fn())\nestimator = tf.estimator.DNNRegressor"),
+     "`serving_input_fn`, a serving function, is also called here"),
 ], ids=["BestExporter", "as_text", "assets_extra", "alternatives", "receiver held", "no receiver", "no model_dir",
-        "unfollowed"])
+        "unfollowed", "a lambda", "called elsewhere"])
 def test_what_is_not_migrated_leaves_the_program_with_its_reason(change, reason):
     source = INPUTS + "SERVING = [lambda: None]\n" + BEFORE.replace(*change)
     result = run_one(source)

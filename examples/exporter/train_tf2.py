@@ -155,7 +155,8 @@ def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_
     receiver_tensors = {"input": receiver_tensors}
   keys = sorted(receiver_tensors)
   to_features = receiver.prune([receiver_tensors[key] for key in keys], features)
-  inputs = predictor.input if isinstance(predictor.input, dict) else {}
+  inputs = getattr(predictor, "input", None)  # a functional model's, by name
+  inputs = inputs if isinstance(inputs, dict) else {}
   if isinstance(features, dict) and set(inputs) - set(features):
     # TF1's feature columns read only the features they need: a serving function may give
     # fewer than training did (no `key` column, say). A model of those it gives serves.

@@ -181,6 +181,7 @@ class ExportReader:
         if body is None:
             raise value.fail("a serving function the migration cannot follow: make it a function of the files "
                              "given returning a ServingInputReceiver, or one of tf.estimator.export's builders")
+        self._called_elsewhere(body)
         self._receivers(body)
         self.graph_code.append((body.view, body.node))
         return self.code(value), None
@@ -220,8 +221,19 @@ class ExportReader:
             resolved = self.values.resolve(Value(node.func, resolved.place))
             node = resolved.node
         if isinstance(node, cst.Lambda):
-            return resolved
+            raise resolved.fail("a serving function written as a lambda: make it a def (its receiver is rewritten "
+                                "where it is made)")
         return resolved if isinstance(node, cst.FunctionDef) else None
+
+    @staticmethod
+    def _called_elsewhere(function: Value) -> None:
+        """The serving function returns ``(features, receiver_tensors)`` once migrated: no code of its module may
+        call it for the receiver TF1 returned."""
+        name = function.node.name.value
+        for node in subtree(function.view.module):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name:
+                raise Unsupported(node, f"`{name}`, a serving function, is also called here: migrated, it returns "
+                                  "(features, receiver_tensors), not a ServingInputReceiver", function.view.path)
 
     def _receivers(self, function: Value) -> None:
         view = function.view
@@ -230,20 +242,17 @@ class ExportReader:
             if not isinstance(node, cst.Call) or Value(node, function.place).api() not in RECEIVERS:
                 continue
             found = True
-            api = Value(node, function.place).api()
-            args = bound_values(node, RECEIVERS[api])
+            args = bound_values(node, RECEIVERS[Value(node, function.place).api()])
             if "receiver_tensors_alternatives" in args and not is_none(args["receiver_tensors_alternatives"]):
                 raise Unsupported(node, "receiver_tensors_alternatives (more signatures, fed past the parsing) "
                                   "are not migrated yet", view.path)
-            if not isinstance(view.parent(node), cst.Return) and not isinstance(function.node, cst.Lambda):
+            if not isinstance(view.parent(node), cst.Return):
                 raise Unsupported(node, "the serving function must return its receiver where it makes it "
                                   "(`return ServingInputReceiver(...)`)", view.path)
             if "features" not in args or "receiver_tensors" not in args:
                 raise Unsupported(node, "a receiver needs its features and receiver_tensors (TF1 raised here too)",
                                   view.path)
-            pair = cst.Tuple([cst.Element(args["features"]), cst.Element(args["receiver_tensors"])],
-                             lpar=[] if isinstance(view.parent(node), cst.Return) else [cst.LeftParen()],
-                             rpar=[] if isinstance(view.parent(node), cst.Return) else [cst.RightParen()])
+            pair = cst.Tuple([cst.Element(args["features"]), cst.Element(args["receiver_tensors"])], lpar=[], rpar=[])
             self.edits.append((view, node, pair))
         if not found:
             raise function.fail("a serving function that does not return a ServingInputReceiver where the migration "
