@@ -130,3 +130,73 @@ def test_exports_land_where_tf1s_did_and_the_latest_exporter_keeps_its_last_two(
     assert len(latest) == 2 and len(final) == 3  # exports_to_keep=2; FinalExporter keeps every export
     assert all(path.name.isdigit() and (path / "saved_model.pb").is_file() for path in latest + final)
     assert len(_exports(tf1, "exporter")) == 1
+
+
+# -- the parity harness's export check --------------------------------------------------------------
+
+TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+STEPS = ("--steps", "3")  # the exports are what is compared: a few steps train both sides alike
+
+
+def _parity(old: Path, new: Path, report: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    proc = subprocess.run([TF_MIGRATE, "parity", str(old), str(new), *STEPS, "--json", str(report), "--",
+                           "--train-steps", "3"], capture_output=True, text=True, timeout=600)
+    return proc, json.loads(report.read_text()) if report.exists() else {}
+
+
+def test_parity_loads_both_exports_and_finds_them_serving_alike(tmp_path):
+    proc, report = _parity(EXAMPLES / "exporter" / "train.py", EXAMPLES / "exporter" / "train_tf2.py",
+                           tmp_path / "report.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "2 exports serve alike (4 signatures)" in proc.stdout
+    exports = {export["name"]: export for export in report["exports"]}
+    assert sorted(exports) == ["export/exporter", "export/final"]
+    assert exports["export/exporter"]["old_path"] == "<model_dir>/export/exporter"
+    signatures = {s["name"]: s for s in exports["export/exporter"]["signatures"]}
+    assert sorted(signatures) == ["classification", "predict", "serving_default"]
+    assert signatures["classification"]["method"] == "tensorflow/serving/classify"
+    assert signatures["predict"]["inputs"] == {"examples": ["string", [-1]]}
+    assert all(s["ok"] and s["requests"] == 16 for s in signatures.values())  # the first eval batch, as tf.Examples
+    (final,) = exports["export/final"]["signatures"]
+    assert sorted(final["inputs"]) == ["depth", "length", "width"] and final["requests"] == 16
+
+
+def _wrong(example: str, tmp_path: Path, old: str, new: str) -> Path:
+    text = (EXAMPLES / example / "train_tf2.py").read_text()
+    assert text.count(old) == 1, old
+    path = tmp_path / "train_tf2.py"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+# A migration that trains the same numbers but serves something else: each is a mismatch naming what differs.
+WRONG_EXPORTS = {
+    "signature missing": ("export_outputs", '      "classification": ("classify", "classification"),\n', "",
+                          "export/served, signature 'classification': missing from the new export"),
+    "input key renamed": ("export_outputs", 'return features, {"examples": serialized}',
+                          'return features, {"serialized": serialized}',
+                          "export/served, signature 'serving_default': input 'examples' is missing from the new "
+                          "signature"),
+    "input dtype changed": ("exporter", "tf.compat.v1.placeholder(tf.float32, [None])",
+                            "tf.compat.v1.placeholder(tf.float64, [None])",
+                            "export/final, signature 'predict': input 'depth': dtype float32 (old), float64 (new)"),
+    "answers differ": ("export_outputs", 'return features, {"examples": serialized}',
+                       'return {"x": features["x"] * 2.0}, {"examples": serialized}',
+                       "export/served, signature 'classification': output 'scores' answers differ by up to"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(WRONG_EXPORTS))
+def test_parity_finds_an_export_that_serves_something_else(fault, tmp_path):
+    example, old, new, problem = WRONG_EXPORTS[fault]
+    if fault == "input dtype changed":  # the features stay what the model reads
+        new_features = "tf.cast(tf.compat.v1.expand_dims(tensor, -1), tf.float32)"
+        wrong = _wrong(example, tmp_path, old, new)
+        wrong.write_text(wrong.read_text().replace("tf.compat.v1.expand_dims(tensor, -1)", new_features))
+    else:
+        wrong = _wrong(example, tmp_path, old, new)
+    proc, report = _parity(EXAMPLES / example / "train.py", wrong, tmp_path / "report.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
+    assert "MISMATCH: the exports differ" in proc.stdout and problem in proc.stdout, proc.stdout
+    assert all(step["ok"] for step in report["step_comparisons"])  # training itself matched
+    assert not all(export["ok"] for export in report["exports"])

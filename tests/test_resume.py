@@ -32,6 +32,7 @@ CHECKPOINTING = {"regression": (), "momentum": (), "rmsprop": (), "classifier": 
                  "adam_schedule": (), "ps_cluster": ("--", "--train_steps", "30"),
                  "supervisor_flags": ("--", "--train_steps", "30"), "exporter": ("--", "--train-steps", "30"),
                  "export_outputs": ("--", "--train-steps", "30")}
+EXPORTS = {"exporter": ["export/exporter", "export/final"], "export_outputs": ["export/served"]}
 ADAM_TF1, ADAM_TF2 = EXAMPLES / "adam_schedule" / "train.py", EXAMPLES / "adam_schedule" / "train_tf2.py"
 CLUSTER = str(Path(__file__).resolve().parent / "in_process_cluster.py")
 
@@ -53,6 +54,9 @@ def test_each_example_resumes_from_its_tf1_checkpoint_as_tf1_does(example, tmp_p
     assert kinds["variable"] and kinds["step"] and all(v["ok"] for v in data["variables"])
     # Every slot the TF1 optimizer kept was compared (plain gradient descent keeps none).
     assert bool(kinds["slot"]) == (example not in ("partitioned", "ps_cluster"))
+    # The exports of the resumed models serve alike: each loaded in a fresh process, its signatures answering.
+    assert sorted(export["name"] for export in data["exports"]) == EXPORTS.get(example, [])
+    assert all(signature["requests"] for export in data["exports"] for signature in export["signatures"])
 
 
 def test_the_trainer_package_resumes_with_its_command_line(tmp_path):

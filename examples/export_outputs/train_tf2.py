@@ -221,7 +221,10 @@ def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_
   export_dir = os.path.join(export_dir_base, str(timestamp))
   # Written beside, then renamed: a server watching export_dir_base never loads half of it.
   temporary = os.path.join(export_dir_base, f"temp-{timestamp}")
-  tf.saved_model.save(predictor, temporary, signatures=functions)
+  # A server loads the model's variables, not its optimizer (whose slots it cannot restore).
+  served = tf.Module()
+  served.model_variables = list(predictor.variables)
+  tf.saved_model.save(served, temporary, signatures=functions)
   # TF2 marks every signature a predict one: TF Serving's Classify and Regress APIs
   # serve only those marked as theirs, as TF1 marked them.
   saved_model_file = os.path.join(temporary, "saved_model.pb")

@@ -45,14 +45,23 @@ A program in a package (its folder has an __init__.py) runs as `python -m
 pkg.module` would from the folder above the topmost package, so `from . import
 model` and `from pkg import model` import that program's own modules.
 
+When the programs export SavedModels (an EvalSpec's exporters, export_saved_model),
+the latest export of each folder is loaded in a fresh process of its side's
+interpreter, and the exports are compared as a server sees them: signature names
+and methods, input and output keys with their dtypes and shapes, and the answers of
+each signature to the same requests (the first recorded eval batch; serialized
+tf.Examples for a parsing serving function) at the tolerances above.
+
 example:
   tf-migrate parity old/trainer/task.py new/trainer/task.py --steps 5 -- --train_steps 5 --batch_size 4
 """
 
 EPILOG = """\
 exit status:
-  0  parity: every step, the eval loss and every final weight within tolerance
-  1  mismatch: the report names the first diverging step and the variables that differ
+  0  parity: every step, the eval loss, every final weight and every export's answers
+     within tolerance, the exports' signatures the same
+  1  mismatch: the report names the first diverging step, the variables that differ
+     and what differs in the exports
   2  a side failed to run (its error output is shown), or a usage error
   130  interrupted (Ctrl-C, SIGTERM): both sides stopped, their files removed
 """
@@ -81,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="continuation parity: the old program first trains N steps and checkpoints; both sides "
                              "then resume from that TF1 checkpoint (the new program restoring it itself) for --steps "
                              "steps, and the optimizers' slots and the step are compared too")
+    parser.add_argument("--export-check", action=argparse.BooleanOptionalAction, default=defaults.export_check,
+                        help="load the SavedModels both programs export in fresh processes and compare their "
+                             "signatures and answers (default: on)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the full result as JSON")
     parser.add_argument("--html", type=Path, metavar="PATH", help="write a self-contained HTML report")
     parser.add_argument("--old-python", default=defaults.old_python, metavar="PATH",
@@ -142,7 +154,7 @@ def run(argv: Sequence[str]) -> int:
     options = Options(steps=args.steps, ps=args.ps, cluster=args.cluster, data=args.data, rtol=args.rtol,
                       atol=args.atol, timeout=args.timeout, seed=args.seed,
                       old_python=args.old_python, new_python=args.new_python, program_args=tuple(program_args),
-                      resume=args.resume)
+                      resume=args.resume, export_check=args.export_check)
     report = run_parity(args.old, args.new, options)
     for path, write in ((args.json, write_json), (args.html, write_html)):
         if path is None:

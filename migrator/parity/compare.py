@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from migrator.parity.model import ParityReport, SideRun, StepComparison, ValueComparison
+from migrator.parity.model import ExportComparison, ParityReport, SideRun, StepComparison, ValueComparison
 
 
 def close(old: float, new: float, rtol: float, atol: float) -> bool:
@@ -88,11 +88,32 @@ def verdict(report: ParityReport, mapping_error: str | None) -> tuple[str, str]:
                     if not v.ok and v.kind == kind]
         if diverged:
             problems.append(f"{what} differ: {', '.join(diverged)}")
+    differing = export_problems(report.exports)
+    if differing:
+        more = f" (and {len(differing) - 1} more)" if len(differing) > 1 else ""
+        problems.append(f"the exports differ: {differing[0]}{more}")
     if problems:
         return "mismatch", "; ".join(problems)
     worst = max((s.rel_diff for s in report.step_comparisons), default=0.0)
     return "parity", (f"{len(report.step_comparisons)} steps match (max rel diff {worst:.3g}), "
-                      f"eval loss {'matches' if report.eval else 'not compared'}, " + matched(report.variables))
+                      f"eval loss {'matches' if report.eval else 'not compared'}, " + matched(report.variables)
+                      + exports_matched(report.exports))
+
+
+def export_problems(exports: list[ExportComparison]) -> list[str]:
+    """Every difference of the exports, each naming its export (and signature)."""
+    return [f"{export.name}: {problem}" for export in exports for problem in export.problems] + [
+        f"{export.name}, signature '{signature.name}': {problem}" for export in exports
+        for signature in export.signatures for problem in signature.problems]
+
+
+def exports_matched(exports: list[ExportComparison]) -> str:
+    """", 2 exports serve alike (5 signatures)", or nothing when there were none."""
+    if not exports:
+        return ""
+    signatures = sum(len(export.signatures) for export in exports)
+    return (f", {len(exports)} export{'s' if len(exports) != 1 else ''} serve{'s' if len(exports) == 1 else ''} "
+            f"alike ({signatures} signature{'s' if signatures != 1 else ''})")
 
 
 def matched(variables: list[ValueComparison]) -> str:

@@ -68,6 +68,35 @@ class ValueComparison:
 
 
 @dataclass
+class SignatureComparison:
+    """One signature of an export, as each side's SavedModel has it, and its answers to the same requests."""
+
+    name: str
+    ok: bool
+    problems: list[str] = field(default_factory=list)  # each difference, one line
+    method: str = ""                # as the old export has it (the new one's, if the old has none)
+    inputs: dict[str, list] = field(default_factory=dict)   # key -> [dtype, shape] (shape None: unknown rank)
+    outputs: dict[str, list] = field(default_factory=dict)
+    requests: int = 0               # examples each side answered (0: no request could be made)
+    note: str | None = None         # why no request was made
+    max_abs_diff: float = 0.0       # over the numeric outputs
+    max_rel_diff: float = 0.0
+
+
+@dataclass
+class ExportComparison:
+    """An export folder of both programs (``<model_dir>/export/<name>``, an export_dir_base), the latest export in
+    it of each side."""
+
+    name: str                       # the folder, by the path components both sides name alike
+    old_path: str | None            # the folder each side exported into, as its program named it (None: none)
+    new_path: str | None
+    ok: bool
+    problems: list[str] = field(default_factory=list)  # an export missing or failing to load
+    signatures: list[SignatureComparison] = field(default_factory=list)
+
+
+@dataclass
 class ParityReport:
     verdict: str                    # "parity", "mismatch" or "error"
     message: str                    # one line saying why
@@ -84,6 +113,8 @@ class ParityReport:
     step_comparisons: list[StepComparison] = field(default_factory=list)
     eval: ValueComparison | None = None
     variables: list[ValueComparison] = field(default_factory=list)  # final weights, old <-> new by creation order
+    exports: list[ExportComparison] = field(default_factory=list)   # the SavedModels both sides exported
+    export_check: bool = True       # were the exports compared (--no-export-check: no)
     old_source: str = ""
     new_source: str = ""
     wall_seconds: float = 0.0       # the whole parity run

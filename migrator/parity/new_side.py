@@ -42,6 +42,7 @@ import time
 
 from migrator.parity.alignment import dropout_note, turn_off_dropout
 from migrator.parity.exchange import Exchange, dataset_of, versions
+from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
@@ -336,6 +337,7 @@ def main(argv: list[str]) -> int:
         raise RuntimeError(f"the in-process cluster would listen on every interface ({error}): run with "
                            "--cluster none") from None
     side = NewSide(exchange, job)
+    ExportCapture(exchange, "new").install_tf(tf)
     isolation = Isolation(exchange.path("new_files"), exchange.folder)
     isolation.install(tf)
     if side.resume:

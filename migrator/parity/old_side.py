@@ -37,6 +37,7 @@ import time
 
 from migrator.parity.alignment import div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout
 from migrator.parity.exchange import Exchange, dataset_of, versions
+from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
@@ -243,6 +244,7 @@ def main(argv: list[str]) -> int:
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
 
     side.install(estimator_lib.Estimator)
+    ExportCapture(exchange, "old").install_estimator(estimator_lib.Estimator)
     isolation = Isolation(exchange.path("old_files"), exchange.folder)
     isolation.install(side.tf)
     isolation.install_estimator(estimator_lib.Estimator)

@@ -44,7 +44,29 @@ def terminal_summary(report: ParityReport, color: bool = False) -> str:
                      f"{'variables, slots and steps' if report.resume else 'variables'} match"
                      + "".join(f"\n    {paint('differs', '31')}  {v.name}{'' if v.kind == 'variable' else ' / ' + v.new_name}"
                                f"  (max abs diff {v.max_abs_diff:.3g})" for v in diverged))
+    lines += export_lines(report, paint)
     return "\n".join(lines)
+
+
+def export_lines(report: ParityReport, paint) -> list[str]:
+    """A line per export: its signatures the same and answering alike, or each difference."""
+    lines = []
+    for export in report.exports:
+        names = ", ".join(signature.name for signature in export.signatures)
+        answered = max((signature.requests for signature in export.signatures), default=0)
+        if export.ok:
+            worst = max((signature.max_rel_diff for signature in export.signatures), default=0.0)
+            lines.append(f"  export {export.name}: the same signatures ({names}), "
+                         + (f"{answered} requests answered alike (max rel diff {worst:.3g})" if answered
+                            else "answers not compared"))
+            continue
+        lines.append(f"  export {export.name}: {paint('differs', '31')}")
+        lines += [f"    {problem}" for problem in export.problems]
+        lines += [f"    {signature.name}: {problem}" for signature in export.signatures
+                  for problem in signature.problems]
+    if not report.export_check:
+        lines.append("  exports not compared (--no-export-check)")
+    return lines
 
 
 def describe_side(run: SideRun) -> str:

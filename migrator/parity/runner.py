@@ -26,6 +26,7 @@ from pathlib import Path
 import migrator
 from migrator.parity.compare import fill_comparisons
 from migrator.parity.exchange import Exchange
+from migrator.parity.export_check import check_exports
 from migrator.parity.failure import explain
 from migrator.parity.interrupts import check, held
 from migrator.parity.lifeline import LIFELINE
@@ -54,6 +55,7 @@ class Options:
     new_python: str = sys.executable
     program_args: tuple[str, ...] = ()  # both programs' sys.argv[1:]
     resume: int | None = None       # the old program's steps first: both sides then resume from its checkpoint
+    export_check: bool = True       # compare the SavedModels both sides export
 
     @property
     def cluster_label(self) -> str:
@@ -242,6 +244,11 @@ def build_report(exchange: Exchange, sides: list[SideProcess], failure, options:
                      if run.side == "old" else "Model.fit or ClusterCoordinator.schedule")
             report.message = f"the {run.side} program trained no steps (does it call {calls}?)"
             return report
+    if options.export_check:
+        report.exports = check_exports(exchange, {"old": options.old_python, "new": options.new_python},
+                                       side_environment(exchange.folder), options.timeout, options.rtol, options.atol)
+    else:
+        report.export_check = False
     new_json = exchange.read_json("new.json")
     fill_comparisons(report, new_json["mapping"], new_json["mapping_error"],
                      final_weights(exchange, "old_final.npz"), final_weights(exchange, "new_final.npz"))
