@@ -26,7 +26,7 @@ pytestmark = pytest.mark.tensorflow
 import numpy as np  # noqa: E402 (with TensorFlow, in the parity extra)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-EXPORTERS = {"exporter": ("exporter", "final"), "export_outputs": ("served",)}  # example -> its export folders
+EXPORTERS = {"exporter": ("exporter", "best", "final"), "export_outputs": ("served",)}  # example -> its export folders
 RUNS = {"exporter": 3, "export_outputs": 1}  # of the migrated program, each exporting again
 TIMEOUT = 180
 
@@ -123,12 +123,14 @@ def test_the_migrated_export_has_tf1s_signatures_and_answers_the_same(trained, e
                 assert got == pytest.approx(flat, rel=1e-5, abs=1e-6), (name, key)
 
 
-def test_exports_land_where_tf1s_did_and_the_latest_exporter_keeps_its_last_two(trained):
+def test_exports_land_where_tf1s_did_and_each_exporter_keeps_as_many_as_tf1s(trained):
     tf1, tf2 = trained("exporter")
-    assert sorted(path.name for path in (tf2 / "export").iterdir()) == ["exporter", "final"]
-    latest, final = _exports(tf2, "exporter"), _exports(tf2, "final")
-    assert len(latest) == 2 and len(final) == 3  # exports_to_keep=2; FinalExporter keeps every export
-    assert all(path.name.isdigit() and (path / "saved_model.pb").is_file() for path in latest + final)
+    assert sorted(path.name for path in (tf2 / "export").iterdir()) == ["best", "exporter", "final"]
+    latest, best, final = (_exports(tf2, name) for name in ("exporter", "best", "final"))
+    # exports_to_keep=2; BestExporter's default 5, each run exporting as a run's first evaluation did; FinalExporter
+    # keeps every export.
+    assert len(latest) == 2 and len(best) == 3 and len(final) == 3
+    assert all(path.name.isdigit() and (path / "saved_model.pb").is_file() for path in latest + best + final)
     assert len(_exports(tf1, "exporter")) == 1
 
 
@@ -148,9 +150,9 @@ def test_parity_loads_both_exports_and_finds_them_serving_alike(tmp_path):
     proc, report = _parity(EXAMPLES / "exporter" / "train.py", EXAMPLES / "exporter" / "train_tf2.py",
                            tmp_path / "report.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    assert "2 exports serve alike (4 signatures)" in proc.stdout
+    assert "3 exports serve alike (7 signatures)" in proc.stdout
     exports = {export["name"]: export for export in report["exports"]}
-    assert sorted(exports) == ["export/exporter", "export/final"]
+    assert sorted(exports) == ["export/best", "export/exporter", "export/final"]
     assert exports["export/exporter"]["old_path"] == "<model_dir>/export/exporter"
     signatures = {s["name"]: s for s in exports["export/exporter"]["signatures"]}
     assert sorted(signatures) == ["classification", "predict", "serving_default"]

@@ -71,6 +71,19 @@ def test_tf1s_serving_function_builders_become_generated_functions_of_the_same_r
     assert "examples = tf.estimator" not in code and "raw = tf.estimator" not in code
 
 
+def test_a_best_exporter_exports_after_the_one_evaluation_as_tf1s_first_evaluation_did():
+    best = BEFORE.replace('tf.estimator.LatestExporter("exporter", serving_input_fn, exports_to_keep=3)',
+                          'tf.estimator.BestExporter(name="best", serving_input_receiver_fn=serving_input_fn,\n'
+                          '                                     compare_fn=lambda best, current: True)')
+    result = run_one(INPUTS + best)
+    assert ('export_saved_model(\n        predictor, os.path.join("out", "export", "best"), serving_input_fn, '
+            'exports_to_keep=5)') in result.source  # BestExporter's default
+    assert "BestExporter" not in result.source and "compare_fn" not in result.source
+    (note,) = [f for f in result.findings if f.rule == "TFM301" and f.message.startswith("BestExporter")]
+    assert "exports that model, as TF1's first evaluation did" in note.message and note.line == best.count(
+        "\n", 0, best.index("tf.estimator.BestExporter")) + INPUTS.count("\n") + 1
+
+
 def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_rewritten():
     factory = BEFORE.replace('def serving_input_fn():\n    inputs', 'def make_serving_input_fn(name):\n'
                              '  def serving_input_fn():\n    inputs').replace(
@@ -83,7 +96,7 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
 
 
 @pytest.mark.parametrize("change, reason", [
-    (("tf.estimator.LatestExporter(", "tf.estimator.BestExporter("), "BestExporter (it compares"),
+    (("tf.estimator.LatestExporter(", "MyExporter("), "an exporter of the program's own class"),
     ((", exports_to_keep=3)", ", as_text=True)"), "an exporter's as_text= is not migrated yet"),
     ((", exports_to_keep=3)", ", assets_extra={'a': 'b'})"), "an exporter's assets_extra= is not migrated yet"),
     (("ServingInputReceiver(inputs, inputs)", "ServingInputReceiver(inputs, inputs, {'raw': inputs})"),
@@ -98,7 +111,7 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
     (('"exporter", serving_input_fn,', '"exporter", lambda: serving_input_fn(),'), "written as a lambda"),
     (("estimator = tf.estimator.DNNRegressor", "print(serving_input_fn())\nestimator = tf.estimator.DNNRegressor"),
      "`serving_input_fn`, a serving function, is also called here"),
-], ids=["BestExporter", "as_text", "assets_extra", "alternatives", "receiver held", "no receiver", "no model_dir",
+], ids=["own exporter", "as_text", "assets_extra", "alternatives", "receiver held", "no receiver", "no model_dir",
         "unfollowed", "a lambda", "called elsewhere"])
 def test_what_is_not_migrated_leaves_the_program_with_its_reason(change, reason):
     source = INPUTS + "SERVING = [lambda: None]\n" + BEFORE.replace(*change)

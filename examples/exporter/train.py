@@ -4,7 +4,8 @@ A canned ``DNNClassifier`` of three classes on three numeric feature columns, tr
 evaluated by ``train_and_evaluate``, whose EvalSpec exports SavedModels: a
 ``LatestExporter`` of serialized ``tf.Example`` requests
 (``build_parsing_serving_input_receiver_fn`` of ``make_parse_example_spec``), keeping
-the last two, and a ``FinalExporter`` of a hand-written serving function whose
+the last two, a ``BestExporter`` of the same requests with its default compare function
+(the lowest eval loss), and a ``FinalExporter`` of a hand-written serving function whose
 placeholders take one value per example. The data are three Gaussian blobs drawn with a
 fixed seed.
 
@@ -65,6 +66,7 @@ def main():
       tf.feature_column.make_parse_example_spec(columns))
   exporters = [
       tf.estimator.LatestExporter("exporter", examples, exports_to_keep=2),
+      tf.estimator.BestExporter(name="best", serving_input_receiver_fn=examples),
       tf.estimator.FinalExporter("final", serving_input_fn),
   ]
   train_spec = tf.estimator.TrainSpec(

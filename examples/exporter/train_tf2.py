@@ -4,7 +4,8 @@ A canned ``DNNClassifier`` of three classes on three numeric feature columns, tr
 evaluated by ``train_and_evaluate``, whose EvalSpec exports SavedModels: a
 ``LatestExporter`` of serialized ``tf.Example`` requests
 (``build_parsing_serving_input_receiver_fn`` of ``make_parse_example_spec``), keeping
-the last two, and a ``FinalExporter`` of a hand-written serving function whose
+the last two, a ``BestExporter`` of the same requests with its default compare function
+(the lowest eval loss), and a ``FinalExporter`` of a hand-written serving function whose
 placeholders take one value per example. The data are three Gaussian blobs drawn with a
 fixed seed.
 
@@ -391,6 +392,11 @@ def main():
         os.path.join(model_dir, "export", "exporter"),
         parsing_serving_input_fn(tf.compat.v1.feature_column.make_parse_example_spec(columns)),
         exports_to_keep=2)
+    export_saved_model(
+        predictor,
+        os.path.join(model_dir, "export", "best"),
+        parsing_serving_input_fn(tf.compat.v1.feature_column.make_parse_example_spec(columns)),
+        exports_to_keep=5)
     export_saved_model(predictor, os.path.join(model_dir, "export", "final"), serving_input_fn)
   print("eval loss: %s" % result["loss"])
   print("eval accuracy: %s" % result["accuracy"])

@@ -47,12 +47,16 @@ from rewrites.syntax import Unsupported, bound_values, is_none, source, subtree
 EXPORTERS = {  # TF1's exporter -> its arguments, in order
     "estimator.LatestExporter": ("name", "serving_input_receiver_fn", "assets_extra", "as_text", "exports_to_keep"),
     "estimator.FinalExporter": ("name", "serving_input_receiver_fn", "assets_extra", "as_text"),
+    "estimator.BestExporter": ("name", "serving_input_receiver_fn", "event_file_pattern", "compare_fn",
+                               "assets_extra", "as_text", "exports_to_keep"),
 }
-LATEST_KEEPS = "5"  # LatestExporter's default exports_to_keep
-UNMIGRATED_EXPORTERS = {
-    "estimator.BestExporter": "BestExporter (it compares each evaluation with the best of the event files) is not "
-                              "migrated yet",
-}
+KEEPS = "5"  # LatestExporter's and BestExporter's default exports_to_keep
+# tensorflow_estimator's BestExporter.export: the first evaluation of a run always exports (`not
+# self._has_exported`); compare_fn decides from the second on.
+BEST = ("BestExporter -> export_saved_model(...) after the evaluation: TF1 exported at a run's first evaluation and "
+        "then at each evaluation its compare_fn found better than the best so far; the migrated program evaluates "
+        "once, at the end, and exports that model, as TF1's first evaluation did (compare_fn and event_file_pattern "
+        "have nothing to compare)")
 RECEIVERS = {  # the receivers a serving function returns -> their arguments
     "estimator.export.ServingInputReceiver": ("features", "receiver_tensors", "receiver_tensors_alternatives"),
     "estimator.export.TensorServingInputReceiver": ("features", "receiver_tensors",
@@ -98,6 +102,7 @@ class ExportReader:
         self.builders: set[str] = set()   # the generated serving function factories the exports call
         self.edits: list[tuple] = []      # (view, receiver call, the tuple it becomes)
         self.graph_code: list[tuple] = []  # (view, function): serving functions, run in a TF1 graph by the export
+        self.notes: list[tuple[Value, str]] = []  # what an exporter does differently once migrated
 
     def read(self, exporters: Value, model_dir: str | None) -> list[Export]:
         """``model_dir``: the Estimator's, as code at the driver."""
@@ -114,11 +119,9 @@ class ExportReader:
     def _exporter(self, value: Value) -> Export:
         exporter = self.values.resolve(value, trail=self.trail)
         api = exporter.api() if isinstance(exporter.node, cst.Call) else None
-        if api in UNMIGRATED_EXPORTERS:
-            raise exporter.fail(UNMIGRATED_EXPORTERS[api])
         if api not in EXPORTERS:
-            raise value.fail("an exporter must be a LatestExporter or FinalExporter made in the files given (an "
-                             "exporter of the program's own class is not migrated)")
+            raise value.fail("an exporter must be a LatestExporter, BestExporter or FinalExporter made in the files "
+                             "given (an exporter of the program's own class is not migrated)")
         args = {k: Value(v, exporter.place) for k, v in bound_values(exporter.node, EXPORTERS[api]).items()}
         for name in ("assets_extra", "as_text"):
             if name in args and not self._off(args[name]):
@@ -131,7 +134,9 @@ class ExportReader:
         if self.model_dir is None:
             raise value.fail("an exporter of an Estimator without a model_dir (TF1 exported into a temporary "
                              "folder): give the Estimator its model_dir")
-        keep = None if api == "estimator.FinalExporter" else LATEST_KEEPS
+        keep = None if api == "estimator.FinalExporter" else KEEPS
+        if api == "estimator.BestExporter":
+            self.notes.append((exporter, BEST))
         if "exports_to_keep" in args:
             keep = None if is_none(self.values.resolve(args["exports_to_keep"]).node) else self.code(
                 args["exports_to_keep"])

@@ -329,6 +329,7 @@ class ProgramReader:
             self._predicts(exporters, "exporters=")
             self._exported(plan, reader)
             self.notes.append(Note("TFM301", exporters.view, exporters.node, EXPORTED))
+            self.notes += [Note("TFM301", value.view, value.node, text) for value, text in reader.notes]
 
     def _export_saved_model(self, driver: Driver) -> DriverPlan:
         self._predicts(driver.call, f"{driver.kind}()")
