@@ -84,6 +84,20 @@ def test_a_best_exporter_exports_after_the_one_evaluation_as_tf1s_first_evaluati
         "\n", 0, best.index("tf.estimator.BestExporter")) + INPUTS.count("\n") + 1
 
 
+@pytest.mark.parametrize("serving", ['lambda: serving_input_fn(SIZE)', 'functools.partial(serving_input_fn, SIZE)'],
+                         ids=["lambda", "partial"])
+def test_a_serving_function_called_by_a_lambda_or_bound_by_a_partial_has_its_receiver_rewritten(serving):
+    """``serving_input_receiver_fn=lambda: serving_input_fn(args["seq_len"])``: the lambda stays the serving function
+    (the export calls it), the function it calls returns the receiver's tensors."""
+    source = "import functools\n" + INPUTS + "SIZE = 2\n" + BEFORE.replace(
+        "def serving_input_fn():\n", "def serving_input_fn(size):\n").replace(
+        '("exporter", serving_input_fn,', f'("exporter", {serving},')
+    code = run_one(source).source
+    assert "        return inputs, inputs\n" in code or "    return inputs, inputs\n" in code
+    assert f'os.path.join("out", "export", "exporter"), {serving}, exports_to_keep=3)' in " ".join(
+        code.replace("(\n", "(").split())
+
+
 def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_rewritten():
     factory = BEFORE.replace('def serving_input_fn():\n    inputs', 'def make_serving_input_fn(name):\n'
                              '  def serving_input_fn():\n    inputs').replace(
@@ -108,7 +122,8 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
      "does not return a ServingInputReceiver"),
     ((', model_dir="out")', ")"), "an exporter of an Estimator without a model_dir"),
     (('"exporter", serving_input_fn,', '"exporter", SERVING.pop(),'), "a serving function the migration cannot follow"),
-    (('"exporter", serving_input_fn,', '"exporter", lambda: serving_input_fn(),'), "written as a lambda"),
+    (('"exporter", serving_input_fn,', '"exporter", lambda: tf.estimator.export.ServingInputReceiver({}, {}),'),
+     "a serving function written as a lambda that makes its receiver"),
     (("estimator = tf.estimator.DNNRegressor", "print(serving_input_fn())\nestimator = tf.estimator.DNNRegressor"),
      "`serving_input_fn`, a serving function, is also called here"),
 ], ids=["own exporter", "as_text", "assets_extra", "alternatives", "receiver held", "no receiver", "no model_dir",

@@ -182,11 +182,11 @@ class ExportReader:
                 codes["features"] = self._specs(Value(args["features"], resolved.place))
             code = ", ".join(code if index == 0 else f"{name}={code}" for index, (name, code) in enumerate(codes.items()))
             return code, function
-        body = self._function(resolved)
+        body, call = self._function(resolved)
         if body is None:
             raise value.fail("a serving function the migration cannot follow: make it a function of the files "
                              "given returning a ServingInputReceiver, or one of tf.estimator.export's builders")
-        self._called_elsewhere(body)
+        self._called_elsewhere(body, call)
         self._receivers(body)
         self.graph_code.append((body.view, body.node))
         return self.code(value), None
@@ -219,23 +219,31 @@ class ExportReader:
                 items.append(f"{self.code(Value(element.key, resolved.place))}: {written}")
         return "{" + ", ".join(items) + "}" if inline else self.code(features)
 
-    def _function(self, resolved: Value) -> Value | None:
-        """The function definition that holds the serving function's code (a factory's, for a call of one)."""
-        node = resolved.node
-        if isinstance(node, cst.Call):
-            resolved = self.values.resolve(Value(node.func, resolved.place))
-            node = resolved.node
+    def _function(self, resolved: Value) -> tuple[Value | None, cst.Call | None]:
+        """The function definition that holds the serving function's code: a factory's, for a call of one; the
+        function a ``functools.partial`` binds; the function ``lambda: serving_input_fn(args.size)`` calls (and that
+        call, the one a serving function may be called by)."""
+        node, call = resolved.node, None
         if isinstance(node, cst.Lambda):
-            raise resolved.fail("a serving function written as a lambda: make it a def (its receiver is rewritten "
-                                "where it is made)")
-        return resolved if isinstance(node, cst.FunctionDef) else None
+            if node.params.params or not isinstance(node.body, cst.Call) or Value(
+                    node.body, resolved.place).api() in RECEIVERS:
+                raise resolved.fail("a serving function written as a lambda that makes its receiver: make it a def "
+                                    "(its receiver is rewritten where it is made)")
+            node = call = node.body
+        if isinstance(node, cst.Call):
+            function = node.args[0].value if Value(node, resolved.place).is_partial() else node.func
+            resolved = self.values.resolve(Value(function, resolved.place))
+            node = resolved.node
+        return (resolved, call) if isinstance(node, cst.FunctionDef) else (None, None)
 
     @staticmethod
-    def _called_elsewhere(function: Value) -> None:
+    def _called_elsewhere(function: Value, serving_call: cst.Call | None) -> None:
         """The serving function returns ``(features, receiver_tensors)`` once migrated: no code of its module may
-        call it for the receiver TF1 returned."""
+        call it for the receiver TF1 returned (but the lambda that is the serving function)."""
         name = function.node.name.value
         for node in subtree(function.view.module):
+            if node is serving_call:
+                continue
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name:
                 raise Unsupported(node, f"`{name}`, a serving function, is also called here: migrated, it returns "
                                   "(features, receiver_tensors), not a ServingInputReceiver", function.view.path)

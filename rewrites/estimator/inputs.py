@@ -99,7 +99,7 @@ class InputReader(IteratorReading):
         if isinstance(resolved.node, cst.Lambda):
             return self._lambda(node, resolved, mode)
         target, given = resolved, []
-        if isinstance(resolved.node, cst.Call) and _is_partial(resolved):
+        if resolved.is_partial():
             target = self.values.resolve(Value(resolved.node.args[0].value, resolved.place))
             given = list(resolved.node.args[1:])
         if not isinstance(target.node, cst.FunctionDef):
@@ -321,13 +321,6 @@ def _merge(datasets: list[Dataset]) -> Dataset:
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
-
-
-def _is_partial(value: Value) -> bool:
-    from libcst.metadata import QualifiedNameProvider
-
-    names = value.view.get_metadata(QualifiedNameProvider, value.node.func, set())
-    return any(name.name == "functools.partial" for name in names) and bool(value.node.args)
 
 
 def _short(node: cst.CSTNode) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
 from rewrites.estimator import canned, keras_model, predict, results
 from rewrites.estimator.exports import Export, ExportReader
@@ -237,7 +236,7 @@ class ProgramReader:
         resolved = self.values.resolve(node, trail=trail)
         keywords: dict[str, Value] = {}
         reference = node
-        if isinstance(resolved.node, cst.Call) and _is_partial(resolved):
+        if resolved.is_partial():
             function_arg, *given = resolved.node.args
             if any(arg.keyword is None or arg.star for arg in given) or function_arg.keyword or function_arg.star:
                 raise resolved.fail("functools.partial of the model_fn with positional or ** arguments: give the "
@@ -480,11 +479,6 @@ class ProgramReader:
         return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
                                                            ends=None if train_input.repeats is None
                                                            else not train_input.repeats))
-
-
-def _is_partial(value: Value) -> bool:
-    names = value.view.get_metadata(QualifiedNameProvider, value.node.func, set())
-    return any(name.name == "functools.partial" for name in names) and bool(value.node.args)
 
 
 def _assignment(driver: Driver) -> cst.Assign | None:

@@ -57,6 +57,15 @@ class Value:
     def fail(self, message: str) -> Unsupported:
         return Unsupported(self.node, message, self.view.path)
 
+    def is_partial(self) -> bool:
+        """A call of ``functools.partial`` with the function it binds."""
+        from libcst.metadata import QualifiedNameProvider
+
+        if not isinstance(self.node, cst.Call) or not self.node.args:
+            return False
+        names = self.view.get_metadata(QualifiedNameProvider, self.node.func, set())
+        return any(name.name == "functools.partial" for name in names)
+
 
 @dataclass
 class Binding:

@@ -52,6 +52,9 @@ class _Relocation:
         if isinstance(node, cst.Attribute):
             self._collect(node.value, value, replacements, depth)
             return
+        if isinstance(node, cst.Lambda) and not _parameters(node.params):  # its body reads the names around it
+            self._collect(node.body, value, replacements, depth)
+            return
         if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             raise value.fail(f"`{source(node)}` is not migrated where it is used: bind it to a name first")
         for child in children(node):
@@ -155,3 +158,9 @@ def module_alias(target: Place, home: ModuleView) -> str | None:
                         if isinstance(small, cst.Import) and alias.asname is None:
                             return bound  # `import a.b` reads as a.b
     return None
+
+
+def _parameters(parameters: cst.Parameters) -> list:
+    return [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params,
+            *([parameters.star_arg] if isinstance(parameters.star_arg, cst.Param) else []),
+            *([parameters.star_kwarg] if parameters.star_kwarg else [])]
