@@ -100,6 +100,28 @@ def input_fn():
     "initializable iterator": (
         f"def input_fn():\n  return {LINES}.repeat().batch(4).make_initializable_iterator().get_next()\n",
         "input_fn", "input_fn()", ".repeat().batch(4)\n"),
+    "the next element of a bound iterator": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  iterator = dataset.make_one_shot_iterator()
+  return iterator.get_next()
+''', "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
+    "a helper's iterator tensors, rearranged in a device block": (f'''\
+def make_batch(path, batch_size):
+  dataset = tf.data.TextLineDataset(path).map(parse_csv).repeat().batch(batch_size)
+  iterator = dataset.make_one_shot_iterator()
+  features, labels = iterator.get_next()
+  return features, labels
+
+
+def input_fn():
+  with tf.device("/cpu:0"):
+    features_batch, label_batch = make_batch("train.csv", 4)
+    return {{"x": features_batch["x"]}}, label_batch
+''', "input_fn", "input_fn()", '''\
+  with tf.compat.v1.device("/cpu:0"):
+    return make_batch("train.csv", 4).map(lambda features_batch, label_batch: ({"x": features_batch["x"]}, label_batch))
+'''),
     "tensors of the iterator": (f'''\
 def input_fn():
   dataset = {LINES}.repeat().batch(4)
@@ -142,6 +164,25 @@ def input_fn():
   features, labels = iterator.get_next()
   return features, labels
 ''', "input_fn", "return features, labels", "not a tf.data dataset"),
+    "a helper's iterator tensors, changed before they are returned": (f'''\
+def make_batch(path, batch_size):
+  dataset = tf.data.TextLineDataset(path).map(parse_csv).repeat().batch(batch_size)
+  features, labels = dataset.make_one_shot_iterator().get_next()
+  return features, labels
+
+
+def input_fn():
+  features_batch, label_batch = make_batch("train.csv", 4)
+  label_batch = label_batch * 2.0
+  return features_batch, label_batch
+''', "input_fn", "return features_batch, label_batch", "not a tf.data dataset"),
+    "bound iterator used elsewhere": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  iterator = dataset.make_initializable_iterator()
+  tf.add_to_collection(tf.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+  return iterator.get_next()
+''', "input_fn", "return iterator.get_next()", "not a tf.data dataset"),
     "lambda taking arguments": (READ, 'lambda params: read("train.csv", params["batch_size"])',
                                 "estimator.train(input_fn=lambda params", "lambda that takes arguments"),
     "config": (f"def input_fn(config):\n  return {LINES}.repeat().batch(config.num_worker_replicas)\n", "input_fn",

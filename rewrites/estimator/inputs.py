@@ -64,6 +64,8 @@ DATASET_METHODS = {"apply", "batch", "bucket_by_sequence_length", "cache", "conc
                    "take", "take_while", "unbatch", "unique", "window", "with_options"}
 REPEATING_BY_DEFAULT = {"data.experimental.make_csv_dataset": "num_epochs",
                         "data.experimental.make_batched_features_dataset": "num_epochs"}
+# `with` blocks an input_fn may return from: they place or name its ops, the dataset is the same.
+PLACING = {"device", "name_scope", "compat.v1.name_scope", "compat.v1.device"}
 ESTIMATOR_PASSES = ("mode", "params", "config", "input_context")
 MODES = {"train": "train", "eval": "eval", "predict": "infer"}
 
@@ -178,6 +180,11 @@ class InputReader(IteratorReading):
                 continue
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue
+            if isinstance(statement, cst.With) and all(
+                    isinstance(item.item, cst.Call) and item.asname is None
+                    and place.view.api(item.item.func) in PLACING for item in statement.items):
+                self._block(statement.body.body, place, mode, state, returns, edits)  # runs once, as written
+                continue
             if not isinstance(statement, cst.SimpleStatementLine):
                 if any(isinstance(n, cst.Return) for n in subtree(statement)):
                     raise Value(statement, place).fail("an input_fn that returns from inside a loop, with or try "
@@ -214,7 +221,10 @@ class InputReader(IteratorReading):
     def _assign(self, assign: cst.Assign, statement, place: Place, mode: str, state: dict) -> None:
         targets = [t.target for t in assign.targets]
         names = [t.value for t in targets if isinstance(t, cst.Name)]
-        dataset = self._expression(Value(assign.value, place), mode, state)
+        made: list = []
+        dataset = self._expression(Value(assign.value, place), mode, state, made)
+        if dataset is not None and self._elements(targets, assign, statement, dataset, made, state):
+            return
         for name in names:
             if dataset is not None:
                 state[name] = dataset
@@ -229,8 +239,9 @@ class InputReader(IteratorReading):
             raise Value(small, place).fail("the input_fn returns nothing")
         iterated = self._iterated(value, place, state)
         if iterated is not None:  # `return <dataset>.make_one_shot_iterator().get_next()`
-            dataset_node, dataset = iterated
+            dataset_node, dataset, statements = iterated
             edits.append((place.view, value, dataset_node))
+            edits.extend((place.view, statement, None) for statement in statements)
             return dataset
         dataset = self._expression(Value(value, place), mode, state)
         if dataset is not None:
@@ -238,6 +249,9 @@ class InputReader(IteratorReading):
         tensors = self._tensors_of_an_iterator(value, place, state, mode, edits)
         if tensors is not None:
             return tensors
+        restructured = self._restructured(value, place, state, edits)
+        if restructured is not None:
+            return restructured
         raise Value(small, place).fail(f"the input_fn returns `{_short(value)}`, not a tf.data dataset: return the "
                                        "dataset")
 

@@ -1,13 +1,16 @@
 """Input functions that return an iterator's tensors instead of their dataset (part of the input reader).
 
 ``return dataset.make_one_shot_iterator().get_next()``, ``tf.data.make_one_shot_iterator(dataset)
-.get_next()`` or ``features, labels = iterator.get_next(); return features, labels``: Estimator
+.get_next()``, ``iterator = dataset.make_one_shot_iterator(); return iterator.get_next()`` or
+``features, labels = iterator.get_next(); return features, labels``, or the tensors a helper returns so,
+rearranged (``image, label = make_batch(path); return {"image": image}, label``: the helper's dataset, mapped): Estimator
 takes the dataset as well, and the migrated program needs it, so the function is changed to
 return it (the iterator's statements go when nothing else reads them).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -22,21 +25,41 @@ ITERATOR_METHODS = {"make_one_shot_iterator", "make_initializable_iterator"}
 ITERATORS = {"data.make_one_shot_iterator", "data.make_initializable_iterator"}
 
 
+@dataclass(eq=False)
+class Elements:
+    """Names bound to the tensors of one element of a dataset: ``image, label = make_batch(path)``, where
+    ``make_batch`` returns an iterator's tensors (and, migrated, its dataset)."""
+
+    dataset: Dataset
+    node: cst.BaseExpression   # the dataset expression (the call)
+    targets: cst.BaseExpression
+    statement: cst.SimpleStatementLine
+    made: list                 # the edits that make it return its dataset
+
+
 class IteratorReading:
     """Mixed into InputReader (whose _expression reads the dataset an iterator iterates)."""
 
-    def _iterated(self, value: cst.BaseExpression, place: Place, state: dict) -> tuple[cst.BaseExpression, Dataset] | None:
-        """For `<dataset>.make_one_shot_iterator().get_next()` (or `make_one_shot_iterator(<dataset>)...`):
-        (the dataset expression, what it does)."""
+    def _iterated(self, value: cst.BaseExpression, place: Place, state: dict
+                  ) -> tuple[cst.BaseExpression, Dataset, list] | None:
+        """For `<dataset>.make_one_shot_iterator().get_next()` (or `make_one_shot_iterator(<dataset>)...`, or
+        `iterator.get_next()` of such an iterator bound before): (the dataset expression, what it does, the
+        statement binding the iterator, which goes)."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value == "get_next" and not value.args):
             return None
-        iterator = value.func.value
+        iterator, statements = value.func.value, []
+        if isinstance(iterator, cst.Name):
+            binding = self.values.binding(iterator, place)
+            if binding.kind != "value" or binding.value is None:
+                return None
+            iterator = binding.value.node
+            statements.append(place.view.statement_of(iterator))
         dataset_node = self._iterator_source(iterator, place)
-        if dataset_node is None:
+        if dataset_node is None or not _only_used_by(place.view, statements, value):
             return None
         dataset = self._expression(Value(dataset_node, place), "", state)
-        return (dataset_node, dataset) if dataset is not None else None
+        return (dataset_node, dataset, statements) if dataset is not None else None
 
     def _iterator_source(self, iterator: cst.BaseExpression, place: Place) -> cst.BaseExpression | None:
         if not isinstance(iterator, cst.Call):
@@ -78,6 +101,36 @@ class IteratorReading:
         edits.append((place.view, value, dataset_node))
         edits.extend((place.view, statement, None) for statement in statements)
         return dataset
+
+    def _elements(self, targets: list, assign: cst.Assign, statement, dataset: Dataset, made: list,
+                  state: dict) -> bool:
+        """``a, b = <a dataset>``: the names hold one element's tensors, not datasets (state gets Elements)."""
+        if len(targets) != 1 or not isinstance(targets[0], cst.Tuple) or not all(
+                isinstance(element.value, cst.Name) for element in targets[0].elements):
+            return False
+        elements = Elements(dataset, assign.value, targets[0], statement, made)
+        for element in targets[0].elements:
+            state[element.value.value] = elements
+        return True
+
+    def _restructured(self, value, place: Place, state: dict, edits: list) -> Dataset | None:
+        """``return {"image": image}, label`` of ``image, label = make_batch(path)`` -> ``return make_batch(path)
+        .map(lambda image, label: ({"image": image}, label))``: the same structure of the same tensors."""
+        bound = {id(state[node.value]): state[node.value] for node in subtree(value)
+                 if isinstance(node, cst.Name) and isinstance(state.get(node.value), Elements)}
+        if len(bound) != 1:
+            return None
+        (elements,) = bound.values()
+        if not _only_used_by(place.view, [elements.statement], value):
+            return None
+        parameters = cst.Parameters([cst.Param(element.value) for element in elements.targets.elements])
+        body = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if isinstance(
+            value, cst.Tuple) and not value.lpar else value
+        mapped = cst.Call(cst.Attribute(elements.node, cst.Name("map")), [cst.Arg(cst.Lambda(parameters, body))])
+        edits.append((place.view, value, mapped))
+        edits.append((place.view, elements.statement, None))
+        edits.extend(elements.made)
+        return elements.dataset
 
 
 def _only_used_by(view, statements: list, value: cst.CSTNode) -> bool:
