@@ -35,8 +35,9 @@ FAMILY: dict[str, Family] = {family.module: family for family in FAMILIES}
 
 
 def may_need(source: str, enabled: Collection[str]) -> bool:
-    """Could ``source`` wake a family or belong to a program? The text test alone: cheap enough for every file."""
-    return bool(_by_text(source, enabled)) or any(word in source for word in PROGRAM_WORDS)
+    """Could ``source`` wake a family or belong to a program (a TensorFlow module may hold code a program's
+    model_fn runs)? The text test alone: cheap enough for every file."""
+    return bool(_by_text(source, enabled)) or any(word in source for word in (*PROGRAM_WORDS, "tensorflow"))
 
 
 def families_for(source: str, enabled: Collection[str], tree: ast.Module | None = None) -> list[Family]:

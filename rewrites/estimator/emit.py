@@ -176,11 +176,11 @@ class Emitter:
             else:
                 module.expressions[old] = new
         for module in (view, model_fn.view):
-            self._imports(module)
             if setup.model.faithful is not None:  # before TensorFlow is imported, where the program starts too
                 self.module_edits(module).legacy_keras = True
                 self.module_edits(module).add_import("os")
                 self.module_edits(module).add_import("importlib.metadata")
+            self._imports(module)
         for module in setup.model.imports:
             self.module_edits(model_fn.view).add_import(module)
 

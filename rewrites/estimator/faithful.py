@@ -64,9 +64,13 @@ from rewrites.tf1_checkpoints import Slots, scoped, tf1_slots
 REGULARIZATION = {"losses.get_regularization_loss", "losses.get_regularization_losses", "losses.get_total_loss"}
 UPDATE_OPS = "GraphKeys.UPDATE_OPS"
 LOGS = {"summary.scalar", "summary.histogram", "identity"}  # what only logs a tensor, for TensorBoard or a hook
+SUMMARIES = {f"summary.{name}" for name in ("scalar", "histogram", "image", "audio", "text")}  # TF1's, for TensorBoard
 MINIMIZE = ("loss", "global_step", "var_list", "gate_gradients", "aggregation_method",
             "colocate_gradients_with_ops", "name", "grad_loss")
 TRAINING_ONLY = ("compute_gradients", "apply_gradients", "clip_by_global_norm")
+COLLECTIONS = {"trainable_variables", "global_variables", "all_variables", "local_variables", "model_variables",
+               "get_collection", "get_collection_ref"}  # what reads TF1's graph collections
+KERAS_MADE = ("keras.layers.", "keras.applications.", "keras.models.")  # what makes Keras layers or models
 BLOCKS = (cst.IndentedBlock, cst.Else, cst.If, cst.ExceptHandler, cst.Finally)
 
 
@@ -130,6 +134,8 @@ class FaithfulReader(SpecReading):
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
         self._no_partitioner()
+        self._no_keras_layers()
+        self._no_collections_read(function)
         if not self.problems and not (self.faithful.optimizer and self.faithful.loss):
             self.problems.append(Unsupported(function, "the model_fn must make a tf.train optimizer and minimize its "
                                                        "loss with it"))
@@ -147,6 +153,8 @@ class FaithfulReader(SpecReading):
 
     def _statement(self, statement: cst.BaseStatement) -> None:
         if isinstance(statement, cst.With) and self._around_minimize(statement):
+            return
+        if self._writes_a_summary(statement):
             return
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
             else None
@@ -231,6 +239,19 @@ class FaithfulReader(SpecReading):
                                                        "that is not migrated yet"))
                 return
 
+    def _writes_a_summary(self, statement) -> bool:
+        """`tf.summary.image("images", inputs)` on a line of its own goes: TF1 wrote it to model_dir's events for
+        TensorBoard; run in Keras it writes nothing (and an image summary fails when the model is first built)."""
+        call = statement_value(statement)
+        if not (isinstance(call, cst.Call) and isinstance(statement.body[0], cst.Expr)
+                and self.api(call.func) in SUMMARIES):
+            return False
+        self.faithful.removed.append(statement)
+        self.faithful.notes.append(("TFM310", statement, f"`{first_line(statement)}` goes: TF1 wrote the summary to "
+                                                         "model_dir's events, which the model kept as written in Keras "
+                                                         "does not (a keras.callbacks.TensorBoard writes the losses)"))
+        return True
+
     def _only_logs(self, statement) -> bool:
         """`tf.summary.scalar("learning_rate", lr)` or `tf.identity(lr, name="learning_rate")` on a line of its own."""
         call = statement_value(statement)
@@ -245,6 +266,30 @@ class FaithfulReader(SpecReading):
                 self.problems.append(Unsupported(node, f"`{first_line(node)}`: a partitioned variable in a model_fn "
                                                        "kept as written (tier 2) is not migrated yet (TF1's variables "
                                                        "in Keras cannot be sharded)"))
+                return
+
+    def _no_collections_read(self, function: cst.FunctionDef) -> None:
+        """Inside the shim TF1's graph collections are empty: `tf.add_n([tf.nn.l2_loss(v) for v in
+        tf.trainable_variables()])` would add nothing, or fail. Read in the model_fn (but the UPDATE_OPS that go with
+        minimize), it keeps the model_fn out of tier 2."""
+        gone = {id(node) for statement in self.faithful.removed for node in subtree(statement)}
+        for node in subtree(function.body):
+            if isinstance(node, cst.Call) and id(node) not in gone and self.api(node.func) in COLLECTIONS:
+                self.problems.append(Unsupported(node, f"`{first_line(node)}` reads TF1's graph collections, which "
+                                                       "are empty in a model_fn kept as written (tier 2): that is "
+                                                       "not migrated yet"))
+                return
+
+    def _no_keras_layers(self) -> None:
+        """The shim tracks TF1's variables, not Keras layers made as it runs: each call of the model would make new
+        ones, with new weights. A Keras layer or model made anywhere in the model_fn's module keeps it out of tier 2."""
+        for node in subtree(self.view.module):
+            api = self.api(node.func) if isinstance(node, cst.Call) else None
+            if api and (api.startswith(KERAS_MADE) or api in ("keras.Model", "keras.Sequential")):
+                self.problems.append(Unsupported(node, f"`{first_line(node)}`: a Keras layer or model made in a "
+                                                       "model_fn kept as written (tier 2) would be made anew, with "
+                                                       "new weights, at each call (TF1's variables are tracked, "
+                                                       "Keras layers are not)"))
                 return
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:

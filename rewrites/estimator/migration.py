@@ -22,7 +22,7 @@ from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.program.values import Values
 from rewrites.suppressions import needed
-from rewrites.syntax import Unsupported
+from rewrites.syntax import Unsupported, subtree
 
 MAIN = "Estimator program -> Keras fit under ParameterServerStrategy{}; prove it with tf-migrate parity"
 EVAL_LOSS = "; Keras averages the eval loss per example (TF1 per batch: differs with a short last batch)"
@@ -56,6 +56,7 @@ class Migration:
         self.values = Values()
         self._spellings: dict[int, Spelling] = {}
         self.edits: dict[int, ModuleEdits] = {}
+        self.respelled: dict[int, ModuleView] = {}  # helper modules of tier-2 model_fns, made TF2 as they are
         self.outcome = Outcome()
         self._reported: set[tuple] = set()
 
@@ -115,8 +116,16 @@ class Migration:
             graph_code = {node for view, node in program.graph_code if view is edits.view}
             self._check_tf2(edits.view, {*done.statements, *done.expressions, *edits.statements, *edits.expressions},
                             graph_code)
+        helpers = self._helper_modules(program, emitter)
+        for view in helpers:
+            self._check_tf2(view, set(), set())
         for edits in emitter.edits.values():
             self._edits(edits.view).merge(edits)
+        for view in helpers:
+            self.respelled[id(view)] = view
+            findings.append(Reported("TFM310", view, _tensorflow_import(view),
+                                     f"part of the Estimator program driven in {program.place.view.path}: TF1 code "
+                                     "its model_fn kept as written (tier 2) runs, respelled for TF2"))
         self.outcome.programs.append([program.place.view.path, *others])
         for finding in findings:
             self._report(finding.rule, finding.view, finding.node, finding.message)
@@ -175,7 +184,28 @@ class Migration:
                                          for ancestor in (node, *view.ancestors(node)))
 
     def _edited_views(self) -> list[ModuleView]:
-        return [edits.view for edits in self.edits.values() if edits]
+        edited = {id(edits.view): edits.view for edits in self.edits.values() if edits}
+        return list({**edited, **self.respelled}.values())
+
+    def _helper_modules(self, program, emitter: Emitter) -> list[ModuleView]:
+        """The modules of the files given that a model_fn kept as written (tier 2) imports, directly or through
+        another, and the migration does not edit: their TF1 code runs in the Keras model, so it is respelled."""
+        if program.setup.model.faithful is None:
+            return []
+        edited = {id(edits.view) for edits in emitter.edits.values() if edits}
+        start = program.setup.model_fn.view
+        found, queue = {id(start): start}, [start]
+        while queue:
+            view = queue.pop()
+            for node in subtree(view.module):
+                if not isinstance(node, (cst.Import, cst.ImportFrom)) or isinstance(node.names, cst.ImportStar):
+                    continue
+                for alias in node.names:
+                    other = view.tree.import_target(view, node, alias)[0].view
+                    if other is not None and id(other) not in found:
+                        found[id(other)] = other
+                        queue.append(other)
+        return [view for key, view in found.items() if key not in edited and view.imported("tf")]
 
     def _check_tf2(self, view: ModuleView, removed: set[cst.CSTNode], graph_code: set[cst.CSTNode]) -> None:
         """Can the module become TF2 once the ``removed`` code is gone (statements, replaced expressions)? The
@@ -253,3 +283,13 @@ def _in(view: ModuleView, node: cst.CSTNode) -> bool:
         return True
     except KeyError:
         return False
+
+
+def _tensorflow_import(view: ModuleView) -> cst.CSTNode:
+    """The statement importing TensorFlow as `tf` (the module, if it cannot be told)."""
+    for statement in view.module.body:
+        for small in getattr(statement, "body", ()):
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and "tf" in {
+                    alias.evaluated_alias for alias in small.names if isinstance(alias, cst.ImportAlias)}:
+                return statement
+    return view.module

@@ -22,6 +22,9 @@ from rewrites.program.modules import ModuleView
 from rewrites.syntax import Unsupported, subtree, with_blank_lines
 
 
+TENSORFLOW_KERAS = ("tensorflow:keras", "tensorflow.keras")  # `keras` bound to TensorFlow's, as imported() spells it
+
+
 @dataclass
 class ModuleEdits:
     view: ModuleView
@@ -53,12 +56,13 @@ class ModuleEdits:
 
     def import_keras(self, choice: str) -> None:
         """Keras 2 as `keras`, imported as ``--keras choice`` says (KERAS_IMPORTS), unless the module binds it
-        already: to the same, or, with "auto", to tf_keras (Keras 2 on every TensorFlow). A module that binds
+        already: to the same, or, with "auto", to tf_keras (Keras 2 on every TensorFlow), or, with any, to
+        TensorFlow's in a module that sets TF_USE_LEGACY_KERAS first (``legacy_keras``: Keras 2 there too). A module that binds
         `keras` to something else is left as it is."""
         view = self.view
         bound = view.imported("keras") or ("something else" if "keras" in view.top_level else None)
         module, obj = KERAS_IMPORTS[choice]
-        if choice == "auto" and bound == "tf_keras":
+        if choice == "auto" and bound == "tf_keras" or self.legacy_keras and bound in TENSORFLOW_KERAS:
             return
         if bound is not None and bound != (f"{module}:{obj}" if obj else module):
             where = _import_statement_of(view.module, "keras") or view.top_level.get("keras", [view.module])[0]

@@ -52,7 +52,8 @@ def imported_modules(importer: str, imports: Iterable[tuple[str, int]], is_file:
 def program_groups(texts: dict[str, str], wakes: Callable[[str], bool],
                    imports: dict[str, Iterable[tuple[str, int]]]) -> list[list[str]]:
     """The files of the run in groups that may hold one program: a file that wakes a program family, with the
-    modules of the run it imports and that import it, where both are related to a program (have ``imports``);
+    modules of the run it imports and that import it, where both are related to a program (have ``imports``), and
+    the TensorFlow modules such a file imports (a model_fn kept as written runs their code: they are respelled);
     every other file on its own. Groups keep the order of ``texts``."""
     paths = {os.path.normpath(path): path for path in texts}
     parent = {path: path for path in texts}
@@ -70,8 +71,10 @@ def program_groups(texts: dict[str, str], wakes: Callable[[str], bool],
     for path, named in imports.items():
         for imported in imported_modules(path, named, is_file):
             other = paths.get(imported)
-            if other is not None and other in imports and (wakes(path) or wakes(other)
-                                                           or _chained(texts[path], texts[other])):
+            if other is None:
+                continue
+            if other in imports and (wakes(path) or wakes(other) or _chained(texts[path], texts[other])) or \
+                    wakes(path) and "tensorflow" in texts[other]:
                 parent[root(path)] = root(other)
     groups: dict[str, list[str]] = {}
     for path in texts:
