@@ -98,6 +98,20 @@ def test_a_serving_function_called_by_a_lambda_or_bound_by_a_partial_has_its_rec
         code.replace("(\n", "(").split())
 
 
+def test_assets_extra_and_as_text_are_passed_to_the_export():
+    """TF1 copied each file of assets_extra into the export's assets.extra folder and, with as_text, wrote
+    saved_model.pbtxt: the generated export does the same (tests/test_parity_export_check.py: compared)."""
+    written = BEFORE.replace(", exports_to_keep=3)", ", assets_extra={'vocab.txt': VOCAB}, as_text=True)")
+    code = run_one(INPUTS + "VOCAB = 'vocab.txt'\n" + written).source
+    assert "exports_to_keep=5, assets_extra={'vocab.txt': VOCAB}, as_text=True)" in " ".join(
+        code.replace("(\n", "(").split())
+    assert "from google.protobuf import text_format" in code
+    assert 'tf.io.gfile.GFile(os.path.join(temporary, "saved_model.pbtxt"), "w")' in code
+    assert 'path = os.path.join(temporary, "assets.extra", destination)' in code
+    plain = run_one(INPUTS + BEFORE).source  # without them, the generated function has neither
+    assert "assets_extra" not in plain and "as_text" not in plain and "text_format" not in plain
+
+
 def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_rewritten():
     factory = BEFORE.replace('def serving_input_fn():\n    inputs', 'def make_serving_input_fn(name):\n'
                              '  def serving_input_fn():\n    inputs').replace(
@@ -111,8 +125,8 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
 
 @pytest.mark.parametrize("change, reason", [
     (("tf.estimator.LatestExporter(", "MyExporter("), "an exporter of the program's own class"),
-    ((", exports_to_keep=3)", ", as_text=True)"), "an exporter's as_text= is not migrated yet"),
-    ((", exports_to_keep=3)", ", assets_extra={'a': 'b'})"), "an exporter's assets_extra= is not migrated yet"),
+    ((", exports_to_keep=3)", ", as_text=len(SERVING) > 0)"), "an exporter's as_text= must be True or False as "
+                                                                "written"),
     (("ServingInputReceiver(inputs, inputs)", "ServingInputReceiver(inputs, inputs, {'raw': inputs})"),
      "receiver_tensors_alternatives"),
     (("    return tf.estimator.export.ServingInputReceiver(inputs, inputs)",
@@ -126,7 +140,7 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
      "a serving function written as a lambda that makes its receiver"),
     (("estimator = tf.estimator.DNNRegressor", "print(serving_input_fn())\nestimator = tf.estimator.DNNRegressor"),
      "`serving_input_fn`, a serving function, is also called here"),
-], ids=["own exporter", "as_text", "assets_extra", "alternatives", "receiver held", "no receiver", "no model_dir",
+], ids=["own exporter", "as_text computed", "alternatives", "receiver held", "no receiver", "no model_dir",
         "unfollowed", "a lambda", "called elsewhere"])
 def test_what_is_not_migrated_leaves_the_program_with_its_reason(change, reason):
     source = INPUTS + "SERVING = [lambda: None]\n" + BEFORE.replace(*change)
@@ -154,7 +168,7 @@ def test_an_export_call_after_training_exports_there_and_returns_the_path():
 
 @pytest.mark.parametrize("arguments, reason", [
     ('serving_input_fn, checkpoint_path="ckpt"', "export_savedmodel(checkpoint_path=...) is not migrated yet"),
-    ("serving_input_fn, as_text=True", "export_savedmodel(as_text=...) is not migrated yet"),
+    ("serving_input_fn, as_text=path.startswith('gs')", "export_savedmodel's as_text= must be True or False"),
 ])
 def test_an_export_call_with_what_is_not_migrated_leaves_the_program(arguments, reason):
     source = CALLED.replace('export_savedmodel("exported", serving_input_fn)',

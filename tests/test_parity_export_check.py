@@ -131,3 +131,12 @@ def test_an_export_that_differs_makes_a_mismatch_of_a_training_parity():
                               "export")
     assert "    classification: missing from the new export" in terminal_summary(report)
     assert "missing from the new export" in render_html(report)
+
+
+def test_the_files_of_assets_extra_are_compared_too():
+    old = {**EXPORT, "assets_extra": {"vocab.txt": "aa", "more/map.json": "bb"}}
+    new = {**EXPORT, "assets_extra": {"vocab.txt": "ab", "other.txt": "cc"}}
+    comparison = compare_export("export/best", "old", "new", old, new, rtol=1e-5, atol=1e-7)
+    assert not comparison.ok and comparison.problems == [
+        "assets.extra/more/map.json missing from the new export", "assets.extra/other.txt only in the new export",
+        "assets.extra/vocab.txt differs"]

@@ -20,6 +20,7 @@ import shutil
 from migrator.parity.exchange import Exchange
 
 EXPORT_METHODS = ("export_saved_model", "export_savedmodel")
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")  # as_text=True writes the second
 
 
 class ExportCapture:
@@ -31,7 +32,7 @@ class ExportCapture:
 
     def keep(self, export_dir) -> None:
         export_dir = os.fsdecode(export_dir).rstrip("/")
-        if not os.path.isfile(os.path.join(export_dir, "saved_model.pb")):
+        if not any(os.path.isfile(os.path.join(export_dir, name)) for name in SAVED_MODEL_FILES):
             return
         self.count += 1
         copy = self.exchange.path(os.path.join("exports", self.side, f"{os.getpid()}-{self.count}"))

@@ -3,9 +3,10 @@
 Each side copies the SavedModels its program exports as it makes them (migrator/parity/export_capture.py).
 After both sides trained, the latest export of each folder is loaded in a fresh process of that side's
 interpreter (migrator/parity/export_probe.py); the exports are paired by the folder they were exported
-into, and their signatures compared: names, methods, input and output keys with their dtypes and shapes, and
-each signature's answers to the same requests at the run's tolerances. A signature missing, an input key
-renamed, a dtype changed, an export missing on one side or one that does not load is a mismatch.
+into, and compared: the signatures' names, methods, input and output keys with their dtypes and shapes, each
+signature's answers to the same requests at the run's tolerances, and the files of assets.extra. A signature
+missing, an input key renamed, a dtype changed, an assets.extra file missing or changed, an export on one side
+only or one that does not load is a mismatch.
 """
 
 from __future__ import annotations
@@ -140,8 +141,14 @@ def compare_export(name: str, old_base: str | None, new_base: str | None, old: d
             comparison.problems.append(f"the {side} export does not load: {found['error']}")
     if comparison.problems:
         return comparison
+    old_assets, new_assets = old.get("assets_extra", {}), new.get("assets_extra", {})
+    for name in sorted(set(old_assets) | set(new_assets)):
+        if old_assets.get(name) != new_assets.get(name):
+            how = ("missing from the new export" if name not in new_assets else "only in the new export"
+                   if name not in old_assets else "differs")
+            comparison.problems.append(f"assets.extra/{name} {how}")
     comparison.signatures = compare_signatures(old["signatures"], new["signatures"], rtol, atol)
-    comparison.ok = all(signature.ok for signature in comparison.signatures)
+    comparison.ok = not comparison.problems and all(signature.ok for signature in comparison.signatures)
     return comparison
 
 

@@ -3,7 +3,8 @@
     python -m migrator.parity.export_probe WORKDIR EXPORT_DIR...
 
 Prints one JSON line: for each EXPORT_DIR, ``{"signatures": {name: {"method", "inputs", "outputs", "answers",
-"requests", "note"}}}`` (inputs and outputs: key -> [dtype, shape], shape None for an unknown rank), or
+"requests", "note"}}, "assets_extra": {file: sha256}}`` (inputs and outputs: key -> [dtype, shape], shape None
+for an unknown rank), or
 ``{"error": "..."}`` when it does not load. Run by the parent (migrator/parity/export_check.py) with each side's
 interpreter, so that the old export loads where TF1 ran and the new one where the migration runs.
 
@@ -15,6 +16,7 @@ serialized tf.Examples (a parsing receiver's). Both sides' probes build them ali
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from migrator.parity.exchange import Exchange
@@ -117,8 +119,14 @@ def probe(tf, np, path: str, features) -> dict:
     from tensorflow.core.protobuf import saved_model_pb2
 
     try:
-        with open(f"{path}/saved_model.pb", "rb") as file:
-            graph = saved_model_pb2.SavedModel.FromString(file.read()).meta_graphs[0]
+        if os.path.isfile(f"{path}/saved_model.pbtxt"):  # written with as_text=True
+            from google.protobuf import text_format
+
+            with open(f"{path}/saved_model.pbtxt") as file:
+                graph = text_format.Parse(file.read(), saved_model_pb2.SavedModel()).meta_graphs[0]
+        else:
+            with open(f"{path}/saved_model.pb", "rb") as file:
+                graph = saved_model_pb2.SavedModel.FromString(file.read()).meta_graphs[0]
         loaded = tf.saved_model.load(path)
     except Exception as error:  # noqa: BLE001 (whatever stops a server loading it is the answer)
         return {"error": f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"}
@@ -136,7 +144,20 @@ def probe(tf, np, path: str, features) -> dict:
             except Exception as error:  # noqa: BLE001
                 found["note"] = f"it failed to answer: {type(error).__name__}: {str(error).strip()[:300]}"
         signatures[name] = found
-    return {"signatures": signatures}
+    return {"signatures": signatures, "assets_extra": assets_extra(path)}
+
+
+def assets_extra(path: str) -> dict[str, str]:
+    """The files of the export's assets.extra folder (its assets_extra), each by its SHA-256."""
+    import hashlib
+
+    folder = os.path.join(path, "assets.extra")
+    found = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            with open(os.path.join(root, name), "rb") as file:
+                found[os.path.relpath(os.path.join(root, name), folder)] = hashlib.sha256(file.read()).hexdigest()
+    return found
 
 
 def main(argv: list[str]) -> int:

@@ -245,7 +245,9 @@ class Emitter:
             signatures = faithful.signatures if faithful else setup.model.signatures
             wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
                            dict(signatures=signatures, builders=builders, results=faithful is not None,
-                                keras_outputs=setup.model_fn.keras is not None)))
+                                keras_outputs=setup.model_fn.keras is not None,
+                                assets=any(e.assets for plan in plans for e in plan.exports),
+                                text=any(e.as_text for plan in plans for e in plan.exports))))
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
@@ -267,6 +269,8 @@ class Emitter:
             self.module_edits(view).add_import("time")
         if any(plan.exports for plan in plans):
             self.module_edits(view).add_import("tensorflow.core.protobuf", "saved_model_pb2")
+        if any(e.as_text for plan in plans for e in plan.exports):
+            self.module_edits(view).add_import("google.protobuf", "text_format")
         return found
 
     def _eval_loss(self, view: ModuleView, top: cst.BaseStatement, model, plans: list[DriverPlan]) -> str | None:

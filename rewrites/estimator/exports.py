@@ -1,5 +1,5 @@
 """``EvalSpec(exporters=...)`` -> the generated ``export_saved_model(predictor, export_dir_base, serving_input_fn,
-exports_to_keep)`` after the evaluation, writing what TF1's exporter wrote where it wrote it; and
+exports_to_keep, assets_extra, as_text)`` after the evaluation, writing what TF1's exporter wrote where it wrote it; and
 ``estimator.export_saved_model(export_dir_base, serving_input_fn)`` (``export_savedmodel``) -> that function, called
 where the program called it (it returns the export's path, as TF1's did).
 
@@ -86,12 +86,16 @@ class Export:
     serving: str              # the serving function; with a builder, the builder's arguments
     builder: str | None = None  # the generated serving function factory called with them (BUILDERS)
     keep: str | None = None   # how many exports to keep; None: all
+    assets: str | None = None  # assets_extra: {destination in assets.extra: the file copied there}
+    as_text: bool = False     # the SavedModel written as saved_model.pbtxt
 
     def call(self, names) -> str:
         """The generated export_saved_model's call (``names``: the generated code's names)."""
         serving = f"{names[self.builder]}({self.serving})" if self.builder else self.serving
-        keep = f", exports_to_keep={self.keep}" if self.keep else ""
-        return f"{names.export_saved_model}({names.predictor}, {self.base}, {serving}{keep})"
+        options = [f"exports_to_keep={self.keep}"] if self.keep else []
+        options += [f"assets_extra={self.assets}"] if self.assets else []
+        options += ["as_text=True"] if self.as_text else []
+        return f"{names.export_saved_model}({names.predictor}, {self.base}, {serving}{''.join(', ' + o for o in options)})"
 
 
 class ExportReader:
@@ -123,9 +127,6 @@ class ExportReader:
             raise value.fail("an exporter must be a LatestExporter, BestExporter or FinalExporter made in the files "
                              "given (an exporter of the program's own class is not migrated)")
         args = {k: Value(v, exporter.place) for k, v in bound_values(exporter.node, EXPORTERS[api]).items()}
-        for name in ("assets_extra", "as_text"):
-            if name in args and not self._off(args[name]):
-                raise args[name].fail(f"an exporter's {name}= is not migrated yet")
         if "name" not in args or "serving_input_receiver_fn" not in args:
             raise exporter.fail("an exporter needs its name and serving_input_receiver_fn (TF1 raised here too)")
         if not isinstance(self.values.constant(args["name"]), str):
@@ -141,22 +142,33 @@ class ExportReader:
             keep = None if is_none(self.values.resolve(args["exports_to_keep"]).node) else self.code(
                 args["exports_to_keep"])
         base = f'os.path.join({self.model_dir}, "export", {self.code(args["name"])})'
-        return Export(base, *self.serving(args["serving_input_receiver_fn"]), keep)
+        serving = self.serving(args["serving_input_receiver_fn"])
+        return Export(base, *serving, keep, *self._files(args, "an exporter's"))
+
+    def _files(self, args: dict, whose: str) -> tuple[str | None, bool]:
+        """assets_extra (as code) and as_text, as an export call takes them."""
+        assets = None if "assets_extra" not in args or self._off(args["assets_extra"]) else self.code(
+            args["assets_extra"])
+        as_text = "as_text" in args and not self._off(args["as_text"])
+        if as_text and self.values.constant(args["as_text"]) is not True:
+            raise args["as_text"].fail(f"{whose} as_text= must be True or False as written (it decides the file "
+                                       "the SavedModel is written to)")
+        return assets, as_text
 
     def call(self, driver: Value) -> Export:
         """``estimator.export_saved_model(export_dir_base, serving_input_receiver_fn)``, as code at the driver."""
         method = driver.node.func.attr.value
         args = {k: Value(v, driver.place) for k, v in bound_values(driver.node, EXPORT_CALLS[method]).items()}
-        for name in ("assets_extra", "as_text", "checkpoint_path"):
-            if name in args and not self._off(args[name]):
-                raise args[name].fail(f"{method}({name}=...) is not migrated yet")
+        if "checkpoint_path" in args and not self._off(args["checkpoint_path"]):
+            raise args["checkpoint_path"].fail(f"{method}(checkpoint_path=...) is not migrated yet")
         mode = args.get("experimental_mode")
         if mode is not None and self.values.constant(mode, MODE_KEYS) != "infer":
             raise mode.fail(f"{method}(experimental_mode=...) exports a training or evaluation graph, which the "
                             "migration does not")
         if "export_dir_base" not in args or "serving_input_receiver_fn" not in args:
             raise driver.fail(f"{method} needs its export_dir_base and serving_input_receiver_fn (TF1 raised here too)")
-        return Export(self.code(args["export_dir_base"]), *self.serving(args["serving_input_receiver_fn"]))
+        return Export(self.code(args["export_dir_base"]), *self.serving(args["serving_input_receiver_fn"]), None,
+                      *self._files(args, f"{method}'s"))
 
     def _off(self, value: Value) -> bool:
         """An argument given as its default: None or False."""
