@@ -234,3 +234,52 @@ def test_train_and_evaluate_s_export_results_unread_are_no_reason_to_leave(read,
     if not migrates:
         assert any("the results of train_and_evaluate are used in a way not migrated yet" in message
                    for message in manual(result)), manual(result)
+
+
+TIER_1 = INPUTS + '''
+def serving_input_fn():
+    inputs = {"x": tf.placeholder(tf.float32, [None])}
+    return tf.estimator.export.ServingInputReceiver(inputs, inputs)
+
+
+def model_fn(features, labels, mode):
+    out = tf.layers.dense(tf.expand_dims(features["x"], -1), 1)
+    logits = tf.squeeze(out, -1)
+    probabilities = tf.nn.sigmoid(logits)
+    predictions = {"probabilities": probabilities, "logits": logits}
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions=predictions, export_outputs=EXPORT_OUTPUTS)
+    loss = tf.losses.mean_squared_error(labels, logits)
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn, model_dir="out")
+exporter = tf.estimator.LatestExporter("exporter", serving_input_fn)
+eval_spec = tf.estimator.EvalSpec(eval_input_fn, steps=1, exporters=exporter)
+tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(train_input_fn, max_steps=10), eval_spec)
+'''
+
+
+@pytest.mark.parametrize("outputs, signatures", [
+    ('{"classify": tf.estimator.export.PredictOutput(predictions)}',
+     ['"classify": ("predict", None),', '"serving_default": ("predict", None),']),
+    ('{"serving_default": tf.estimator.export.PredictOutput({"scores": probabilities}),\n'
+     '                                 "classification": tf.estimator.export.ClassificationOutput(scores=probabilities)}',
+     ['"serving_default": ("predict", {"scores": "probabilities"}),',
+      '"classification": ("classify", {"scores": "probabilities"}),']),
+], ids=["the predictions", "outputs of the predictions"])
+def test_a_translated_model_fn_exports_the_signatures_of_its_export_outputs(outputs, signatures):
+    """Tier 1: each export output's tensors are the model_fn's predictions, which the predictor gives by key."""
+    result = run_one(TIER_1.replace("EXPORT_OUTPUTS", outputs))
+    assert "TFM310" not in {f.rule for f in result.findings}, "tier 1"
+    for line in signatures:
+        assert line in result.source, result.source[-3000:]
+
+
+def test_an_export_output_of_other_tensors_keeps_the_model_fn_as_written():
+    """Tier 1's predictor gives the predictions alone: other tensors are exported by tier 2, which runs the model_fn
+    in TF1's PREDICT mode (its own export_outputs); the finding says what kept it from tier 1."""
+    source = TIER_1.replace("EXPORT_OUTPUTS", '{"serving_default": tf.estimator.export.PredictOutput({"l": logits * 2})}')
+    (tier_2,) = [f.message for f in run_one(source).findings if f.rule == "TFM310"]
+    assert "tier 1 stopped at line 24: an export output whose tensors are not the model_fn's predictions" in tier_2

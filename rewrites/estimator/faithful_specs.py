@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrites.estimator.signatures import DEFAULT_SIGNATURE, EXPORT_OUTPUTS, signature_name, with_default
 from rewrites.estimator.specs import SPECS
 from rewrites.syntax import Unsupported, bound_values, first_line, is_name, name_reads, subtree
 
@@ -22,11 +23,6 @@ METRICS = {"metrics.accuracy": ("Accuracy", ("labels", "predictions", "weights")
            "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights")),
            "metrics.mean": ("Mean", ("values", "weights"))}
 METRIC_OPTIONS = ("metrics_collections", "updates_collections", "name")
-# export_outputs: TF1's export output -> its signature's method and its arguments, each the output of that key.
-EXPORT_OUTPUTS = {"estimator.export.PredictOutput": ("predict", {"outputs": None}),
-                  "estimator.export.ClassificationOutput": ("classify", {"scores": "scores", "classes": "classes"}),
-                  "estimator.export.RegressionOutput": ("regress", {"value": "outputs"})}
-DEFAULT_SIGNATURE = "serving_default"
 
 
 class SpecReading:
@@ -82,10 +78,8 @@ class SpecReading:
             raise Unsupported(node, "export_outputs other than a dict of export outputs written in the model_fn, "
                                     "in a model_fn kept as written (tier 2), is not migrated yet")
         read = [self._export_output(element) for element in written.elements]
-        signatures = [(name, method, name) for name, method, _ in read]
-        if len(read) == 1 and read[0][0] != DEFAULT_SIGNATURE:
-            signatures.append((DEFAULT_SIGNATURE, read[0][1], read[0][0]))
-        if DEFAULT_SIGNATURE not in {name for name, _, _ in signatures}:
+        signatures = with_default([(name, method, name) for name, method, _ in read])
+        if signatures is None:
             raise Unsupported(node, "several export_outputs, none of them the default (`serving_default`): TF1 raised "
                                     "here too")
         self._signatures(node, signatures)
@@ -101,19 +95,9 @@ class SpecReading:
                                     "(tier 2), are not migrated yet")
         self.faithful.signatures = signatures
 
-    def _signature_name(self, key: cst.BaseExpression | None) -> str | None:
-        """An export_outputs key: a string, TF's constant of the default, or a module constant naming a string."""
-        if isinstance(key, cst.Name) and len(self.view.top_level.get(key.value, ())) == 1:
-            bound = self.view.top_level[key.value][0]
-            key = bound.value if isinstance(bound, cst.Assign) and len(bound.targets) == 1 else key
-        if isinstance(key, cst.SimpleString):
-            return key.evaluated_value
-        default = "saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY"
-        return DEFAULT_SIGNATURE if key is not None and self.api(key) == default else None
-
     def _export_output(self, element) -> tuple[str, str, str]:
         """One entry of export_outputs: (signature name, method, its outputs as code)."""
-        name = self._signature_name(getattr(element, "key", None))
+        name = signature_name(self.view, getattr(element, "key", None))
         call = element.value
         api = self.api(call.func) if isinstance(call, cst.Call) else None
         if name is None or api not in EXPORT_OUTPUTS:

@@ -12,6 +12,7 @@ import libcst as cst
 
 from rewrites import hooks as hooks_code
 from rewrites import keras_equivalents as keras_code
+from rewrites.estimator.signatures import EXPORT_OUTPUTS, signature_name, with_default
 from rewrites.syntax import Unsupported, bound_values, is_docstring, is_name, list_elements, single_assign
 
 ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs", "training_chief_hooks",
@@ -21,8 +22,6 @@ TPU_ESTIMATOR_SPEC = ("mode", "predictions", "loss", "train_op", "eval_metrics",
 SPECS = {"estimator.EstimatorSpec": ESTIMATOR_SPEC, "estimator.tpu.TPUEstimatorSpec": TPU_ESTIMATOR_SPEC}
 MODE_STRINGS = {"train": "TRAIN", "eval": "EVAL", "infer": "PREDICT"}  # ModeKeys' values, compared as written
 SPEC_NOT_MIGRATED = {
-    "export_outputs": "export_outputs (SavedModel signatures): export the Keras model with model.save / "
-                      "tf.saved_model.save and its signatures by hand",
     "training_chief_hooks": "training_chief_hooks: " + hooks_code.CUSTOM,
     "scaffold": "a Scaffold (custom init or saver): set up the Keras model's initial values and checkpoints by hand",
     "scaffold_fn": "a scaffold_fn (custom init or saver): set up the Keras model's initial values and checkpoints by "
@@ -88,7 +87,45 @@ class SpecReading:
         for name, message in SPEC_NOT_MIGRATED.items():
             if name in args and not is_name(args[name], "None"):
                 raise Unsupported(args[name], message)
+        if "export_outputs" in args and not is_name(args["export_outputs"], "None"):
+            self._export_outputs(args["export_outputs"], args.get("predictions"))
         return args
+
+    def _export_outputs(self, node: cst.BaseExpression, predictions: cst.BaseExpression | None) -> None:
+        """export_outputs -> the signatures the export has, each output one of the predictions (by its key)."""
+        written = self.dicts.get(node.value, node) if isinstance(node, cst.Name) else node
+        if predictions is None or not isinstance(written, cst.Dict):
+            raise Unsupported(node, "export_outputs other than a dict written in the model_fn, beside its "
+                                    "predictions, is not migrated yet")
+        entries = {code: key for key, code in self._predictions(predictions) if key is not None}
+        read = []
+        for element in written.elements:
+            name = signature_name(self.view, getattr(element, "key", None))
+            call = element.value
+            api = self.api(call.func) if isinstance(call, cst.Call) else None
+            if name is None or api not in EXPORT_OUTPUTS:
+                raise Unsupported(call, "export_outputs entries other than PredictOutput, ClassificationOutput and "
+                                        "RegressionOutput under a string key are not migrated yet")
+            method, arguments = EXPORT_OUTPUTS[api]
+            args = bound_values(call, tuple(arguments))
+            if method == "predict" and "outputs" in args and self.code(args["outputs"]) == self.code(predictions):
+                read.append((name, method, None))  # every prediction
+                continue
+            given = self.dicts.get(args["outputs"].value, args["outputs"]) if method == "predict" and isinstance(
+                args.get("outputs"), cst.Name) else args.get("outputs")
+            pairs = ([(_key(e.key), e.value) for e in given.elements] if isinstance(given, cst.Dict) else []) \
+                if method == "predict" else [(arguments[argument], value) for argument, value in args.items()]
+            keys = {output: _key(cst.parse_expression(entries[self.code(value)]))
+                    if self.code(value) in entries else None for output, value in pairs}
+            if not pairs or None in keys.values() or None in keys:
+                raise Unsupported(call, "an export output whose tensors are not the model_fn's predictions (each "
+                                        "under a string key) is not migrated yet")
+            read.append((name, method, keys))
+        signatures = with_default(read)
+        if signatures is None:
+            raise Unsupported(node, "several export_outputs, none of them the default (`serving_default`): TF1 raised "
+                                    "here too")
+        self.model.signatures = signatures
 
     def _train_return(self, statement) -> None:
         args = self._spec(statement)
@@ -167,6 +204,10 @@ class SpecReading:
         if not all(isinstance(e, cst.DictElement) for e in predictions.elements):
             raise Unsupported(node, "predictions with `**` entries are not migrated yet: write the dict out")
         return [(self.code(element.key), self.code(element.value)) for element in predictions.elements]
+
+
+def _key(node: cst.BaseExpression) -> str | None:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
 
 
 def is_raise(statement) -> bool:
