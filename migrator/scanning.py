@@ -14,6 +14,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from rewrites import FAMILIES, Family
+from rewrites.program.imports import TF_AS_TF
 
 # Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, its specs, or the
 # feature columns a featurizer module makes for it).
@@ -35,9 +36,10 @@ FAMILY: dict[str, Family] = {family.module: family for family in FAMILIES}
 
 
 def may_need(source: str, enabled: Collection[str]) -> bool:
-    """Could ``source`` wake a family or belong to a program (a TensorFlow module may hold code a program's
-    model_fn runs)? The text test alone: cheap enough for every file."""
-    return bool(_by_text(source, enabled)) or any(word in source for word in (*PROGRAM_WORDS, "tensorflow"))
+    """Could ``source`` wake a family or belong to a program (a module binding TensorFlow as `tf` may hold code a
+    program's model_fn runs)? The text test alone: cheap enough for every file."""
+    return bool(_by_text(source, enabled)) or any(word in source for word in PROGRAM_WORDS) or bool(
+        TF_AS_TF.search(source))
 
 
 def families_for(source: str, enabled: Collection[str], tree: ast.Module | None = None) -> list[Family]:

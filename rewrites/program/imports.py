@@ -7,8 +7,12 @@ parsed by the rewrites, and rewrites/program/modules.py resolves imports with th
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
+
+# A module written against TensorFlow's public API as `tf` (a program's helper module, not TensorFlow's own).
+TF_AS_TF = re.compile(r"^[ \t]*import tensorflow(?:\.compat\.v1)? as tf\b", re.MULTILINE)
 
 
 def search_path(folder: str, is_file: Callable[[str], bool]) -> Iterator[str]:
@@ -53,7 +57,8 @@ def program_groups(texts: dict[str, str], wakes: Callable[[str], bool],
                    imports: dict[str, Iterable[tuple[str, int]]]) -> list[list[str]]:
     """The files of the run in groups that may hold one program: a file that wakes a program family, with the
     modules of the run it imports and that import it, where both are related to a program (have ``imports``), and
-    the TensorFlow modules such a file imports (a model_fn kept as written runs their code: they are respelled);
+    the modules such a file imports that bind TensorFlow as `tf` (a model_fn kept as written runs their code: they
+    are respelled; TensorFlow's own modules, which import it otherwise, stay out);
     every other file on its own. Groups keep the order of ``texts``."""
     paths = {os.path.normpath(path): path for path in texts}
     parent = {path: path for path in texts}
@@ -74,7 +79,7 @@ def program_groups(texts: dict[str, str], wakes: Callable[[str], bool],
             if other is None:
                 continue
             if other in imports and (wakes(path) or wakes(other) or _chained(texts[path], texts[other])) or \
-                    wakes(path) and "tensorflow" in texts[other]:
+                    wakes(path) and TF_AS_TF.search(texts[other]):
                 parent[root(path)] = root(other)
     groups: dict[str, list[str]] = {}
     for path in texts:
