@@ -95,7 +95,8 @@ class Export:
         options = [f"exports_to_keep={self.keep}"] if self.keep else []
         options += [f"assets_extra={self.assets}"] if self.assets else []
         options += ["as_text=True"] if self.as_text else []
-        return f"{names.export_saved_model}({names.predictor}, {self.base}, {serving}{''.join(', ' + o for o in options)})"
+        given = "".join(f", {option}" for option in options)
+        return f"{names.export_saved_model}({names.predictor}, {self.base}, {serving}{given})"
 
 
 class ExportReader:

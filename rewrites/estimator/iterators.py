@@ -3,9 +3,9 @@
 ``return dataset.make_one_shot_iterator().get_next()``, ``tf.data.make_one_shot_iterator(dataset)
 .get_next()``, ``iterator = dataset.make_one_shot_iterator(); return iterator.get_next()`` or
 ``features, labels = iterator.get_next(); return features, labels``, or the tensors a helper returns so,
-rearranged (``image, label = make_batch(path); return {"image": image}, label``: the helper's dataset, mapped): Estimator
-takes the dataset as well, and the migrated program needs it, so the function is changed to
-return it (the iterator's statements go when nothing else reads them).
+rearranged (``image, label = make_batch(path); return {"image": image}, label``: the helper's dataset,
+mapped): Estimator takes the dataset as well, and the migrated program needs it, so the function is
+changed to return it (the iterator's statements go when nothing else reads them).
 """
 
 from __future__ import annotations
@@ -48,7 +48,19 @@ class IteratorReading:
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value == "get_next" and not value.args):
             return None
-        iterator, statements = value.func.value, []
+        source = self._next_source(value, place)
+        if source is None:
+            return None
+        dataset_node, statements = source
+        if not _only_used_by(place.view, statements, value):
+            return None
+        dataset = self._expression(Value(dataset_node, place), "", state)
+        return (dataset_node, dataset, statements) if dataset is not None else None
+
+    def _next_source(self, next_call: cst.Call, place: Place) -> tuple[cst.BaseExpression, list] | None:
+        """The dataset a `get_next()` call's iterator iterates, and the statement binding that iterator to a name
+        (if it is bound: it goes with the call)."""
+        iterator, statements = next_call.func.value, []
         if isinstance(iterator, cst.Name):
             binding = self.values.binding(iterator, place)
             if binding.kind != "value" or binding.value is None:
@@ -56,10 +68,7 @@ class IteratorReading:
             iterator = binding.value.node
             statements.append(place.view.statement_of(iterator))
         dataset_node = self._iterator_source(iterator, place)
-        if dataset_node is None or not _only_used_by(place.view, statements, value):
-            return None
-        dataset = self._expression(Value(dataset_node, place), "", state)
-        return (dataset_node, dataset, statements) if dataset is not None else None
+        return None if dataset_node is None else (dataset_node, statements)
 
     def _iterator_source(self, iterator: cst.BaseExpression, place: Place) -> cst.BaseExpression | None:
         if not isinstance(iterator, cst.Call):
@@ -86,16 +95,12 @@ class IteratorReading:
         if not (isinstance(next_call, cst.Call) and isinstance(next_call.func, cst.Attribute)
                 and next_call.func.attr.value == "get_next"):
             return None
-        statements = [place.view.statement_of(next_call)]
-        iterator = next_call.func.value
-        if isinstance(iterator, cst.Name):
-            iterator_binding = self.values.binding(iterator, place)
-            if iterator_binding.kind != "value" or iterator_binding.value is None:
-                return None
-            iterator = iterator_binding.value.node
-            statements.append(place.view.statement_of(iterator))
-        dataset_node = self._iterator_source(iterator, place)
-        dataset = self._expression(Value(dataset_node, place), mode, state) if dataset_node is not None else None
+        source = self._next_source(next_call, place)
+        if source is None:
+            return None
+        dataset_node, statements = source
+        statements = [place.view.statement_of(next_call), *statements]
+        dataset = self._expression(Value(dataset_node, place), mode, state)
         if dataset is None or not _only_used_by(place.view, statements, value):
             return None
         edits.append((place.view, value, dataset_node))

@@ -57,8 +57,8 @@ class ModuleEdits:
     def import_keras(self, choice: str) -> None:
         """Keras 2 as `keras`, imported as ``--keras choice`` says (KERAS_IMPORTS), unless the module binds it
         already: to the same, or, with "auto", to tf_keras (Keras 2 on every TensorFlow), or, with any, to
-        TensorFlow's in a module that sets TF_USE_LEGACY_KERAS first (``legacy_keras``: Keras 2 there too). A module that binds
-        `keras` to something else is left as it is."""
+        TensorFlow's in a module that sets TF_USE_LEGACY_KERAS first (``legacy_keras``: Keras 2 there too). A
+        module that binds `keras` to something else is left as it is."""
         view = self.view
         bound = view.imported("keras") or ("something else" if "keras" in view.top_level else None)
         module, obj = KERAS_IMPORTS[choice]
