@@ -79,7 +79,7 @@ def model_fn(features, labels, mode, params):
             "classification": {"scores": probabilities, "classes": names}}}
   onehot = tf.one_hot(labels, 3)
   losses = tf.compat.v1.nn.softmax_cross_entropy_with_logits_v2(labels=onehot, logits=logits)
-  loss = tf.compat.v1.reduce_mean(losses) + tf.compat.v1.losses.get_regularization_loss()
+  loss = tf.compat.v1.reduce_mean(losses)
   if mode == "eval":
     return {"loss": loss}
   return {"loss": loss}
@@ -112,8 +112,8 @@ class ModelFnModel(keras.Model):
       return model_fn(features, labels, mode, self.params)
 
   def tf1_loss(self, results):
-    # The model_fn adds TF1's regularization losses, which read nothing here: they are the
-    # regularizers Keras tracked.
+    # TF1's regularization losses, which the model_fn added to its loss: the regularizers
+    # Keras tracked, all of the model's.
     return results["loss"] + sum(self.losses)
 
   def train_step(self, data):

@@ -3,8 +3,9 @@
 Imported by the side processes (TensorFlow is there). What each side adjusted is
 recorded in its ``SideRun.adjustments`` and shown in the report.
 
-- Dropout is turned off on both sides: its masks are random draws that two programs
-  cannot share, so with dropout on, the losses would agree only statistically.
+- Dropout is turned off on both sides, the layers' and ``tf.nn.dropout``'s (which code kept
+  as written calls): its masks are random draws that two programs cannot share, so with
+  dropout on, the losses would agree only statistically.
 - A TF1 ``embedding_lookup`` on a partitioned variable with ``partition_strategy="mod"``
   (the default) reads id ``i`` from row ``i // n`` of shard ``i % n``; a TF2 sharded
   lookup reads row ``i`` of the whole table ("div"). The old side records such tables
@@ -13,7 +14,6 @@ recorded in its ``SideRun.adjustments`` and shown in the report.
 """
 
 from __future__ import annotations
-
 
 
 def turn_off_dropout(tf, dropout_classes, called: set[str]) -> None:
@@ -25,6 +25,17 @@ def turn_off_dropout(tf, dropout_classes, called: set[str]) -> None:
 
     for dropout_class in dropout_classes:
         dropout_class.call = call
+
+
+def turn_off_nn_dropout(tf, called: set[str]) -> None:
+    """Make ``tf.nn.dropout`` (TF2's and compat.v1's) pass its input through; calls go in ``called``."""
+
+    def dropout(x, *args, **kwargs):
+        called.add("tf.nn.dropout")
+        return tf.identity(x)
+
+    for module in {id(module): module for module in (tf.nn, tf.compat.v1.nn, tf.compat.v2.nn)}.values():
+        module.dropout = dropout
 
 
 def dropout_note(called: set[str]) -> list[str]:

@@ -15,8 +15,9 @@ names. Only what TF2 cannot run inside a ``tf.function`` changes in the model_fn
 - ``return EstimatorSpec(mode, loss=loss, ...)`` returns ``{"loss": loss}``;
 - the batch norms' ``UPDATE_OPS`` around ``minimize`` go: Keras updates the moving statistics as
   the layers run;
-- ``tf.losses.get_regularization_loss()`` reads nothing inside the shim: where the model_fn added
-  it, the generated step adds the regularizers Keras tracked (``self.losses``), and only there.
+- where the model_fn adds TF1's regularization losses (which the shim's collection holds only some of), the
+  reading goes and the generated step adds the regularizers Keras tracked (``self.losses``)
+  (rewrites/estimator/faithful_regularization.py).
 
 Before::
 
@@ -35,9 +36,9 @@ After::
       net = dense_stack(features["x"], params["hidden_units"])
       logits = tf.matmul(net, tf.compat.v1.get_variable("w", [8, 3], regularizer=l2))
       loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-      loss += tf.compat.v1.losses.get_regularization_loss()
       return {"loss": loss}
-    ...  # class ModelFnModel(keras.Model), and build_model(dataset, params) compiling it with
+    ...  # class ModelFnModel(keras.Model), whose step adds the regularizers to the loss, and build_model(dataset,
+         # params) compiling it with
          # keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], epsilon=1e-08)
 """
 
@@ -49,6 +50,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
+from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import optimize_loss
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_specs import METRICS, SpecReading
@@ -60,8 +62,6 @@ from rewrites.syntax import (Unsupported, bound_values, children, first_line, is
                              single_assign, source, statement_value, subtree)
 from rewrites.tf1_checkpoints import Slots, scoped, tf1_slots
 
-# What adds the regularizers to a TF1 loss: inside the shim it reads nothing, the generated step adds them.
-REGULARIZATION = {"losses.get_regularization_loss", "losses.get_regularization_losses", "losses.get_total_loss"}
 UPDATE_OPS = "GraphKeys.UPDATE_OPS"
 LOGS = {"summary.scalar", "summary.histogram", "identity"}  # what only logs a tensor, for TensorBoard or a hook
 SUMMARIES = {f"summary.{name}" for name in ("scalar", "histogram", "image", "audio", "text")}  # TF1's, for TensorBoard
@@ -127,9 +127,7 @@ class FaithfulReader(SpecReading):
                 self.problems.append(problem)
             except keras_code.NoKerasEquivalent as problem:
                 self.problems.append(Unsupported(statement, str(problem)))
-        for node in subtree(function.body):
-            if isinstance(node, cst.Call) and self.api(node.func) in REGULARIZATION:
-                self.faithful.regularization = True
+        self._regularization(function)
         self._schedules_carried()
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
@@ -199,6 +197,25 @@ class FaithfulReader(SpecReading):
         else:
             self._refuse_training(statement)
 
+    def _regularization(self, function: cst.FunctionDef) -> None:
+        """Where the model_fn adds TF1's regularization losses, the generated step adds Keras' instead
+        (rewrites/estimator/faithful_regularization.py)."""
+        reading = regularization.RegularizationReader(self.view, function).read()
+        self.problems += reading.problems
+        elsewhere = regularization.read_elsewhere(self.view, function)
+        if elsewhere is not None:
+            self.problems.append(elsewhere)
+        self.faithful.regularization = reading.regularized
+        self.faithful.removed += reading.removed
+        self.regularization_terms = list(reading.expressions)  # terms taken out of the loss, and the names they read
+        for node, new in reading.expressions.items():
+            self.faithful.expressions[node] = self.spelling.code(new)
+        changed = [*reading.removed, *reading.expressions]
+        if changed:
+            self.faithful.notes.append(("TFM310", changed[0], "TF1's regularization losses are no longer added to "
+                                                              "the loss here: the Keras model's step adds the "
+                                                              "regularizers it tracked (`sum(self.losses)`)"))
+
     def _schedules_carried(self) -> None:
         """A decay schedule of the global step goes to the Keras optimizer, which reads it: it must read it. A local
         the optimizer alone read goes too."""
@@ -216,7 +233,7 @@ class FaithfulReader(SpecReading):
     def _nothing_reads_what_goes(self, function: cst.FunctionDef) -> None:
         """What the removed statements bound (the optimizer, the train_op, the update ops) is read nowhere else:
         `tf.group(train_op, ...)` would read a name gone."""
-        gone = [*self.faithful.removed, *self.faithful.returns]
+        gone = [*self.faithful.removed, *self.faithful.returns, *self.regularization_terms]
         inside = {id(node) for statement in gone for node in subtree(statement)}
         bound = {name for statement in gone for inner in _statements([statement]) for name in _assigned(inner)}
         held = {name for statement, code in self.faithful.returns.items() if not code.startswith("return ")
@@ -271,10 +288,11 @@ class FaithfulReader(SpecReading):
     def _no_collections_read(self, function: cst.FunctionDef) -> None:
         """Inside the shim TF1's graph collections are empty: `tf.add_n([tf.nn.l2_loss(v) for v in
         tf.trainable_variables()])` would add nothing, or fail. Read in the model_fn (but the UPDATE_OPS that go with
-        minimize), it keeps the model_fn out of tier 2."""
+        minimize, and the regularization losses), it keeps the model_fn out of tier 2."""
         gone = {id(node) for statement in self.faithful.removed for node in subtree(statement)}
         for node in subtree(function.body):
-            if isinstance(node, cst.Call) and id(node) not in gone and self.api(node.func) in COLLECTIONS:
+            if isinstance(node, cst.Call) and id(node) not in gone and self.api(node.func) in COLLECTIONS \
+                    and regularization.collection_scope(self.view, node) is None:  # read by _regularization
                 self.problems.append(Unsupported(node, f"`{first_line(node)}` reads TF1's graph collections, which "
                                                        "are empty in a model_fn kept as written (tier 2): that is "
                                                        "not migrated yet"))
