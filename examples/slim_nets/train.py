@@ -46,7 +46,8 @@ def eval_input_fn():
 
 
 def model_fn(features, labels, mode, params):
-  logits = nets.small_cnn(features["image"], NUM_CLASSES, params["weight_decay"])
+  is_training = mode == tf.estimator.ModeKeys.TRAIN
+  logits = nets.small_cnn(features["image"], NUM_CLASSES, is_training, params["weight_decay"])
   predictions = tf.argmax(logits, 1)
   if mode == tf.estimator.ModeKeys.PREDICT:
     return tf.estimator.EstimatorSpec(mode, predictions={"classes": predictions})

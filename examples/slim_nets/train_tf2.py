@@ -60,7 +60,8 @@ def eval_input_fn():
 
 
 def model_fn(features, labels, mode, params):
-  logits = nets.small_cnn(features["image"], NUM_CLASSES, params["weight_decay"])
+  is_training = mode == "train"
+  logits = nets.small_cnn(features["image"], NUM_CLASSES, is_training, params["weight_decay"])
   predictions = tf.compat.v1.argmax(logits, 1)
   if mode == "infer":
     return {

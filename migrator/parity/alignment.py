@@ -3,8 +3,8 @@
 Imported by the side processes (TensorFlow is there). What each side adjusted is
 recorded in its ``SideRun.adjustments`` and shown in the report.
 
-- Dropout is turned off on both sides, the layers' and ``tf.nn.dropout``'s (which code kept
-  as written calls): its masks are random draws that two programs cannot share, so with
+- Dropout is turned off on both sides, the layers' (Keras', TF1's, tf_slim's) and
+  ``tf.nn.dropout``'s (which code kept as written calls): its masks are random draws that two programs cannot share, so with
   dropout on, the losses would agree only statistically.
 - A TF1 ``embedding_lookup`` on a partitioned variable with ``partition_strategy="mod"``
   (the default) reads id ``i`` from row ``i // n`` of shard ``i % n``; a TF2 sharded
@@ -25,6 +25,15 @@ def turn_off_dropout(tf, dropout_classes, called: set[str]) -> None:
 
     for dropout_class in dropout_classes:
         dropout_class.call = call
+
+
+def internal_dropout_classes() -> list[type]:
+    """The Dropout layer of TensorFlow's own copy of the TF1 layers, which tf_slim's `dropout` makes."""
+    try:
+        from tensorflow.python.layers import core
+    except ImportError:
+        return []
+    return [core.Dropout]
 
 
 def turn_off_nn_dropout(tf, called: set[str]) -> None:

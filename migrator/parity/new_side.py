@@ -40,7 +40,7 @@ import pathlib
 import sys
 import time
 
-from migrator.parity.alignment import dropout_note, turn_off_dropout, turn_off_nn_dropout
+from migrator.parity.alignment import dropout_note, internal_dropout_classes, turn_off_dropout, turn_off_nn_dropout
 from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
@@ -81,7 +81,7 @@ class NewSide:
         """Patch this Keras package: ``Model.fit`` and ``evaluate``, and Dropout off; its optimizers noted."""
         side, model_class = self, keras.Model
         original_fit, original_evaluate = model_class.fit, model_class.evaluate
-        turn_off_dropout(self.tf, [keras.layers.Dropout], self.dropout)
+        turn_off_dropout(self.tf, [keras.layers.Dropout, *internal_dropout_classes()], self.dropout)
         turn_off_nn_dropout(self.tf, self.dropout)
         optimizer_class = keras.optimizers.legacy.Optimizer
         original_optimizer = optimizer_class.__init__

@@ -35,8 +35,8 @@ import os
 import sys
 import time
 
-from migrator.parity.alignment import (div_order, dropout_note, mod_lookup_notes, record_mod_lookups, turn_off_dropout,
-                                        turn_off_nn_dropout)
+from migrator.parity.alignment import (div_order, dropout_note, internal_dropout_classes, mod_lookup_notes,
+                                        record_mod_lookups, turn_off_dropout, turn_off_nn_dropout)
 from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
@@ -65,7 +65,7 @@ class OldSide:
         self.train_seconds = 0.0
         self.trained = False
         self.dropout: set[str] = set()
-        turn_off_dropout(tf, [tf.compat.v1.layers.Dropout], self.dropout)
+        turn_off_dropout(tf, [tf.compat.v1.layers.Dropout, *internal_dropout_classes()], self.dropout)
         turn_off_nn_dropout(tf, self.dropout)
         self.mod_tables = record_mod_lookups(tf)
         self.final_weights: list | None = None  # between-graph programs: (name, value) after the last step
