@@ -12,7 +12,8 @@ ALL_RULES = frozenset(RULES)
 # examples/ folders whose train_tf2.py is what tf-migrate makes of train.py.
 GENERATED_EXAMPLES = ("regression", "momentum", "rmsprop", "classifier", "partitioned", "dropout_batchnorm",
                       "embedding", "flags_app", "tpu_estimator", "premade_iris", "linear_weighted",
-                      "census_wide_deep", "adam_schedule", "exporter", "export_outputs", "helper_loop", "slim_nets")
+                      "census_wide_deep", "adam_schedule", "exporter", "export_outputs", "helper_loop", "slim_nets",
+                      "model_choice")
 
 
 def run(source: str, enabled=ALL_RULES, keras="tf_keras"):

@@ -436,6 +436,15 @@ def test_tpu_estimator_without_a_tpu_passes(tmp_path):
     assert data["eval"]["ok"] and len(data["variables"]) == 4 and all(v["ok"] for v in data["variables"])
 
 
+def test_the_model_picked_at_run_time_passes_for_the_other_choice_too(tmp_path):
+    """examples/model_choice picks its network by params["model"] from a flag: the migrated program keeps the table,
+    so `--model linear` trains the linear model on both sides (the examples' runs train the default mlp)."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "model_choice" / "train.py", EXAMPLES / "model_choice" / "train_tf2.py",
+                         "--steps", "5", "--json", str(report), "--", "--model", "linear"))
+    assert [v["name"] for v in json.loads(report.read_text())["variables"]] == ["linear/kernel", "linear/bias"]
+
+
 # -- wrong migrations are caught ------------------------------------------------------
 
 
