@@ -13,7 +13,7 @@ ALL_RULES = frozenset(RULES)
 GENERATED_EXAMPLES = ("regression", "momentum", "rmsprop", "classifier", "partitioned", "dropout_batchnorm",
                       "embedding", "flags_app", "tpu_estimator", "premade_iris", "linear_weighted",
                       "census_wide_deep", "adam_schedule", "exporter", "export_outputs", "helper_loop", "slim_nets",
-                      "model_choice")
+                      "model_choice", "recommender")
 
 
 def run(source: str, enabled=ALL_RULES, keras="tf_keras"):

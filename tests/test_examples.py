@@ -49,7 +49,7 @@ TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30
                "supervisor_flags": 20, "sync_replicas": 20, "premade_iris": 20,
                "linear_weighted": 20, "census_wide_deep": 20, "adam_schedule": 30, "exporter": 20,
                "export_outputs": 20, "helper_loop": 30, "slim_nets": 30,
-               "model_choice": 30}
+               "model_choice": 30, "recommender": 30}
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)

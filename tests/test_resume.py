@@ -32,7 +32,7 @@ CHECKPOINTING = {"regression": (), "momentum": (), "rmsprop": (), "classifier": 
                  "adam_schedule": (), "ps_cluster": ("--", "--train_steps", "30"),
                  "supervisor_flags": ("--", "--train_steps", "30"), "exporter": ("--", "--train-steps", "30"),
                  "export_outputs": ("--", "--train-steps", "30"), "helper_loop": (), "slim_nets": (),
-                 "model_choice": ()}
+                 "model_choice": (), "recommender": ()}
 EXPORTS = {"exporter": ["export/best", "export/exporter", "export/final"], "export_outputs": ["export/served"]}
 ADAM_TF1, ADAM_TF2 = EXAMPLES / "adam_schedule" / "train.py", EXAMPLES / "adam_schedule" / "train_tf2.py"
 CLUSTER = str(Path(__file__).resolve().parent / "in_process_cluster.py")

@@ -1,9 +1,10 @@
-"""A model_fn whose network is picked at run time, by ``params["model"]``, from a dict of model functions.
+"""A model_fn whose network is picked at run time from a dict of model functions.
 
 Programs that compare architectures keep one model_fn and a table of network
-builders, chosen by a flag. Here ``--model linear`` or ``--model mlp`` (the
-default) picks the function that maps the features to a prediction; the model_fn
-adds a mean squared error and an Adagrad step. The data is a noisy quadratic in
+builders, chosen by ``params["model"]``, which a flag sets. Here ``--model
+linear`` or ``--model mlp`` (the default) picks the function that maps the
+features to a prediction; the model_fn adds a mean squared error and an Adagrad
+step. The data is a noisy quadratic in
 two variables.
 
 Run: python examples/model_choice/train.py [--model linear|mlp] [--train-steps N]
@@ -20,7 +21,8 @@ BATCH_SIZE = 16
 
 rng = np.random.RandomState(0)
 train_x = rng.uniform(-1, 1, size=(64, 2)).astype(np.float32)
-train_y = (train_x[:, :1] ** 2 - 0.5 * train_x[:, 1:] + 0.05 * rng.normal(size=(64, 1))).astype(np.float32)
+noise = 0.05 * rng.normal(size=(64, 1))
+train_y = (train_x[:, :1] ** 2 - 0.5 * train_x[:, 1:] + noise).astype(np.float32)
 eval_x = rng.uniform(-1, 1, size=(16, 2)).astype(np.float32)
 eval_y = (eval_x[:, :1] ** 2 - 0.5 * eval_x[:, 1:]).astype(np.float32)
 

@@ -416,7 +416,7 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
     else:
         parts = [Part("model", "model.optimizer", model.slots)]
     return dict(model=True, restore=restore, renamed=model.tf1_renamed, by_name=model.faithful is not None,
-                **restore_context(parts, model.mod_tables))
+                tables=model.faithful is not None and model.faithful.tables, **restore_context(parts, model.mod_tables))
 
 
 def _predicts(plans: list[DriverPlan]) -> bool:

@@ -51,6 +51,7 @@ import libcst as cst
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
 from rewrites.estimator import faithful_regularization as regularization
+from rewrites.estimator import faithful_tables
 from rewrites.estimator import optimize_loss
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_specs import METRICS, SpecReading
@@ -94,6 +95,8 @@ class Faithful:
     # the signatures an export has: (name, method, the key of its outputs in the results' export_outputs)
     signatures: list[tuple[str, str, str]] | None = None  # None: the model_fn predicts nothing
     predictions_dict: bool = True  # its predictions are a dict (else one tensor)
+    tables: bool = False  # it partitions embedding tables, which Keras makes, sharded
+    mod_tables: bool = False  # ... and looks them up "mod"
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 
@@ -131,7 +134,7 @@ class FaithfulReader(SpecReading):
         self._schedules_carried()
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
-        self._no_partitioner()
+        self._tables(function)
         self._no_keras_layers()
         self._no_collections_read(function)
         if not self.problems and not (self.faithful.optimizer and self.faithful.loss):
@@ -274,16 +277,15 @@ class FaithfulReader(SpecReading):
         call = statement_value(statement)
         return isinstance(call, cst.Call) and isinstance(statement.body[0], cst.Expr) and self.api(call.func) in LOGS
 
-    def _no_partitioner(self) -> None:
-        """TF1's shim holds no sharded variable (`partitioner arg for get_variable is unsupported in TF2`): a
-        partitioner anywhere in the model_fn's module keeps it out of tier 2, for now."""
-        for node in subtree(self.view.module):
-            if isinstance(node, cst.Call) and ("partitioner" in (self.api(node.func) or "") or any(
-                    arg.keyword is not None and arg.keyword.value == "partitioner" for arg in node.args)):
-                self.problems.append(Unsupported(node, f"`{first_line(node)}`: a partitioned variable in a model_fn "
-                                                       "kept as written (tier 2) is not migrated yet (TF1's variables "
-                                                       "in Keras cannot be sharded)"))
-                return
+    def _tables(self, function: cst.FunctionDef) -> None:
+        """The embedding tables the model_fn partitions are made by Keras, sharded; their lookups read them in
+        TF2's order (rewrites/estimator/faithful_tables.py)."""
+        tables = faithful_tables.TableReader(self.view, self.spelling, function).read()
+        elsewhere = faithful_tables.partitioned_elsewhere(self.view, function)
+        self.problems += [*tables.problems, *([elsewhere] if elsewhere else [])]
+        for call, code in tables.lookups.items():
+            self.faithful.expressions[call] = code
+        self.faithful.tables, self.faithful.mod_tables = bool(tables.names), tables.mod
 
     def _no_collections_read(self, function: cst.FunctionDef) -> None:
         """Inside the shim TF1's graph collections are empty: `tf.add_n([tf.nn.l2_loss(v) for v in

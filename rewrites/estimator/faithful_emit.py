@@ -11,6 +11,9 @@ from rewrites.estimator.program import Program
 from rewrites.syntax import Unsupported
 
 
+TABLE_PARTITIONER = "TF1Partitioner"  # the strategy's variable_partitioner where the model_fn partitions tables
+
+
 def class_name(function_name: str) -> str:
     """model_fn -> ModelFnModel, cnn_model_fn -> CnnModelFnModel: the Keras model running it."""
     return "".join(part.capitalize() for part in re.split(r"_+", function_name) if part) + "Model"
@@ -40,6 +43,13 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
     if name in taken:
         raise Unsupported(function, f"the migrated program names the Keras model running the model_fn `{name}`, "
                                     "which this module already uses", view.path)
+    if faithful.tables and TABLE_PARTITIONER in taken:
+        raise Unsupported(function, f"the migrated program names the partitioner of the model_fn's tables "
+                                    f"`{TABLE_PARTITIONER}`, which this module already uses", view.path)
+    if faithful.tables and program.place.view is not view:
+        raise Unsupported(function, "the tables of a model_fn kept as written (tier 2) in another module than the "
+                                    "program's driver are not migrated yet: the strategy made there shards them",
+                          view.path)
     following = _next_statement(view, function)
     if following is None:
         raise Unsupported(function, "the model_fn is the module's last statement: the migration writes its Keras "
@@ -55,7 +65,7 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
     params = "params" in faithful.parameters
     text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
                   arguments=arguments(faithful.parameters, predicts), predicts=predicts,
-                  regularization=faithful.regularization,
+                  regularization=faithful.regularization, tables=faithful.tables, partitioner=TABLE_PARTITIONER,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
                   function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
     if faithful.tf1_momentum:

@@ -15,6 +15,7 @@ import libcst as cst
 from rewrites import suppressions
 from rewrites.estimator import eval_loss, faithful_emit
 from rewrites.estimator import faithful_regularization as regularization
+from rewrites.estimator import faithful_tables
 from rewrites.estimator.discover import Discovery, Pipeline
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.read import ProgramReader
@@ -120,7 +121,7 @@ class Migration:
         helpers = self._helper_modules(program, emitter)
         for view in helpers:
             self._check_tf2(view, set(), set())
-            elsewhere = regularization.read_elsewhere(view)
+            elsewhere = regularization.read_elsewhere(view) or faithful_tables.partitioned_elsewhere(view)
             if elsewhere is not None:
                 raise elsewhere
         for edits in emitter.edits.values():

@@ -20,6 +20,7 @@ from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.drivers import read_outside, reads_the_same
 from rewrites.estimator.faithful import FaithfulReader
+from rewrites.estimator.faithful_emit import TABLE_PARTITIONER
 from rewrites.estimator.inputs import InputReader
 from rewrites.estimator.model_fn import ModelFnReader
 from rewrites.estimator.program import Driver, FitPlan, Input, Model, ModelFn, Note, Program, Setup
@@ -214,7 +215,9 @@ class ProgramReader:
             self.model_read = False  # the drivers are read on, for what else stops them
             return Model()
         return Model(faithful=faithful, uses_params="params" in parameters, slots=faithful.slots,
-                     notes=list(faithful.notes), metrics=list(faithful.metrics.values()))
+                     notes=list(faithful.notes), metrics=list(faithful.metrics.values()),
+                     partitioner=f"{TABLE_PARTITIONER}()" if faithful.tables else None,
+                     mod_tables=["*model.tables"] if faithful.mod_tables else [])
 
     def _tf1_era(self, estimator: Value) -> bool:
         """The module's plain `tf` is TF 1.x's (it reaches APIs TF 2 has only in compat.v1)."""
