@@ -35,7 +35,7 @@ def test_the_partitioned_tables_are_made_by_keras_and_looked_up_in_tf2s_order():
     assert 'user_vectors = tf.nn.embedding_lookup(users, features["user"])' in code
     assert "compat.v1.nn.embedding_lookup" not in code
     # The generated model's custom getter makes them, the strategy shards them (and only them).
-    assert "custom_getter=self.tf1_table" in code and "TF1Partitioner.tf1_partitioner = partitioner" in code
+    assert "custom_getter=self.tf1_variable" in code and "TF1Partitioner.tf1_partitioner = partitioner" in code
     assert "variable_partitioner=TF1Partitioner())" in code
     # TF1's checkpoints fit: the tables by TF1's name, whole, their rows put in TF2's order.
     assert "**model.tables}" in code and "mod_tables = [*model.tables]" in code
@@ -60,7 +60,7 @@ def test_other_forms_of_tables_migrate_too(edits):
         assert source.count(before) == 1, before
         source = source.replace(before, after)
     result = run(source)
-    assert "custom_getter=self.tf1_table" in result.source, [f.message for f in result.findings]
+    assert "custom_getter=self.tf1_variable" in result.source, [f.message for f in result.findings]
     assert 'user_vectors = tf.nn.embedding_lookup(users, features["user"]' in result.source
 
 

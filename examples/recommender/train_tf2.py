@@ -123,24 +123,26 @@ class ModelFnModel(keras.Model):
     # Entered again at each call, TF1's scope names unnamed layers as the first call did
     # (`dense`, not `dense_1`): as TF1 named them, once, in its graph.
     with tf.compat.v1.variable_scope(
-            tf.compat.v1.get_variable_scope(), custom_getter=self.tf1_table):
+            tf.compat.v1.get_variable_scope(), custom_getter=self.tf1_variable):
       return model_fn(features, labels, "train" if training else "eval", self.params)
 
-  def tf1_table(self, getter, name, partitioner=None, **kwargs):
-    """The custom getter of the model_fn's variables: its tables are Keras weights, sharded."""
-    # The variables the model_fn partitions (its embedding tables) are sharded by the
-    # strategy as TF1 split them; the others are TF1's, made by `getter`.
+  def tf1_variable(self, getter, name, partitioner=None, **kwargs):
+    """The custom getter of the variables the model_fn's code makes."""
+    # Those it partitions (its embedding tables) are Keras weights, sharded by the strategy
+    # as TF1 split them; the others are TF1's, made by `getter`.
     if partitioner is None:
-      return getter(name, **kwargs)
-    if name not in self.tables:
+      variable = getter(name, **kwargs)
+    elif name not in self.tables:
       TF1Partitioner.tf1_partitioner = partitioner
       try:
-        self.tables[name] = self.add_weight(name, **{
+        variable = self.tables[name] = self.add_weight(name, **{
             key: kwargs[key] for key in
             ("shape", "dtype", "initializer", "regularizer", "trainable", "constraint")})
       finally:
         TF1Partitioner.tf1_partitioner = None
-    return self.tables[name]
+    else:
+      variable = self.tables[name]
+    return variable
 
   def tf1_loss(self, results):
     return results["loss"]

@@ -71,6 +71,8 @@ MINIMIZE = ("loss", "global_step", "var_list", "gate_gradients", "aggregation_me
 TRAINING_ONLY = ("compute_gradients", "apply_gradients", "clip_by_global_norm")
 COLLECTIONS = {"trainable_variables", "global_variables", "all_variables", "local_variables", "model_variables",
                "get_collection", "get_collection_ref"}  # what reads TF1's graph collections
+TRAINABLE = "GraphKeys.TRAINABLE_VARIABLES"
+VARIABLES = {"Variable", "compat.v1.Variable", "Variable.__init__"}  # what makes a variable no getter sees
 KERAS_MADE = ("keras.layers.", "keras.applications.", "keras.models.")  # what makes Keras layers or models
 BLOCKS = (cst.IndentedBlock, cst.Else, cst.If, cst.ExceptHandler, cst.Finally)
 
@@ -95,6 +97,7 @@ class Faithful:
     # the signatures an export has: (name, method, the key of its outputs in the results' export_outputs)
     signatures: list[tuple[str, str, str]] | None = None  # None: the model_fn predicts nothing
     predictions_dict: bool = True  # its predictions are a dict (else one tensor)
+    collections: bool = False  # it reads TF1's trainable variables, which a custom getter collects
     tables: bool = False  # it partitions embedding tables, which Keras makes, sharded
     mod_tables: bool = False  # ... and looks them up "mod"
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
@@ -288,17 +291,36 @@ class FaithfulReader(SpecReading):
         self.faithful.tables, self.faithful.mod_tables = bool(tables.names), tables.mod
 
     def _no_collections_read(self, function: cst.FunctionDef) -> None:
-        """Inside the shim TF1's graph collections are empty: `tf.add_n([tf.nn.l2_loss(v) for v in
-        tf.trainable_variables()])` would add nothing, or fail. Read in the model_fn (but the UPDATE_OPS that go with
-        minimize, and the regularization losses), it keeps the model_fn out of tier 2."""
+        """Inside the shim TF1's graph collections are empty. The trainable variables (`tf.add_n([tf.nn.l2_loss(v)
+        for v in tf.trainable_variables()])`, a weight decay) are put in theirs by the generated model's custom
+        getter, as TF1 had them, unless the model's code makes a `tf.Variable` that no getter sees. Any other
+        collection read in the model_fn (but the UPDATE_OPS that go with minimize, and the regularization losses)
+        keeps it out of tier 2."""
         gone = {id(node) for statement in self.faithful.removed for node in subtree(statement)}
         for node in subtree(function.body):
-            if isinstance(node, cst.Call) and id(node) not in gone and self.api(node.func) in COLLECTIONS \
+            if isinstance(node, cst.Call) and id(node) not in gone and self._trainable_variables(node):
+                self.faithful.collections = True
+                made = next((other for other in subtree(self.view.module) if isinstance(other, cst.Call)
+                             and self.api(other.func) in VARIABLES), None)
+                if made is not None:
+                    self.problems.append(Unsupported(made, f"`{first_line(made)}` makes a variable TF1's "
+                                                           "trainable variables held and the Keras model's custom "
+                                                           "getter does not see, in a model_fn kept as written "
+                                                           "(tier 2) that reads them: make it with get_variable"))
+                    return
+            elif isinstance(node, cst.Call) and id(node) not in gone and self.api(node.func) in COLLECTIONS \
                     and regularization.collection_scope(self.view, node) is None:  # read by _regularization
                 self.problems.append(Unsupported(node, f"`{first_line(node)}` reads TF1's graph collections, which "
                                                        "are empty in a model_fn kept as written (tier 2): that is "
                                                        "not migrated yet"))
                 return
+
+    def _trainable_variables(self, call: cst.Call) -> bool:
+        """`tf.trainable_variables()` or `tf.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)`, of no scope."""
+        api = self.api(call.func)
+        if api == "trainable_variables":
+            return not call.args
+        return api == "get_collection" and len(call.args) == 1 and self.api(call.args[0].value) == TRAINABLE
 
     def _no_keras_layers(self) -> None:
         """The shim tracks TF1's variables, not Keras layers made as it runs: each call of the model would make new

@@ -16,7 +16,7 @@ Before::
       users = tf.get_variable("users", [NUM_USERS, 8])
     vectors = tf.nn.embedding_lookup(users, features["user"])
 
-After (the generated model's ``tf1_table`` makes ``embeddings/users``, in 2 shards)::
+After (the generated model's ``tf1_variable`` getter makes ``embeddings/users``, in 2 shards)::
 
     with tf.compat.v1.variable_scope("embeddings", partitioner=tf.compat.v1.fixed_size_partitioner(2)):
       users = tf.compat.v1.get_variable("users", [NUM_USERS, 8])
