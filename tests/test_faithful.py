@@ -442,3 +442,15 @@ def test_a_helper_module_the_kept_model_fn_imports_is_respelled_for_tf2(cli, tmp
     helper = (tmp_path / "layers_lib.py").read_text()
     assert "tf.compat.v1.layers.dense(" in helper and "tf.compat.v1.cond(" in helper
     assert "class ModelFnModel(keras.Model):" in (tmp_path / "train.py").read_text()
+
+
+def test_a_helper_module_tf2_runs_as_it_is_is_named_with_the_package_it_needs(cli, tmp_path):
+    """examples/slim_nets: nets.py binds TF2's `tf` and builds the net with tf_slim. It is part of the program and
+    unchanged; its finding says so, and names the package the migrated program needs."""
+    example = ROOT / "examples" / "slim_nets"
+    for name in ("train.py", "nets.py"):
+        (tmp_path / name).write_bytes((example / name).read_bytes())
+    code, out, _ = cli("--check", ".")
+    assert code == 1 and ("nets.py:2:1: TFM310 [numeric] part of the Estimator program driven in train.py: TF1 code "
+                          "its model_fn kept as written (tier 2) runs, unchanged (TF2 runs it as it is); it needs the "
+                          "tf-slim package (`pip install tf-slim`)") in out, out

@@ -24,7 +24,7 @@ from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.program.values import Values
 from rewrites.suppressions import needed
-from rewrites.syntax import Unsupported, subtree
+from rewrites.syntax import Unsupported, source, subtree
 
 MAIN = "Estimator program -> Keras fit under ParameterServerStrategy{}; prove it with tf-migrate parity"
 EVAL_LOSS = "; Keras averages the eval loss per example (TF1 per batch: differs with a short last batch)"
@@ -128,9 +128,10 @@ class Migration:
             self._edits(edits.view).merge(edits)
         for view in helpers:
             self.respelled[id(view)] = view
+            how = "respelled for TF2" if _respelled(self.spelling(view)) else "unchanged (TF2 runs it as it is)"
             findings.append(Reported("TFM310", view, _tensorflow_import(view),
                                      f"part of the Estimator program driven in {program.place.view.path}: TF1 code "
-                                     "its model_fn kept as written (tier 2) runs, respelled for TF2"))
+                                     f"its model_fn kept as written (tier 2) runs, {how}{_dependencies(view)}"))
         self.outcome.programs.append([program.place.view.path, *others])
         for finding in findings:
             self._report(finding.rule, finding.view, finding.node, finding.message)
@@ -288,6 +289,23 @@ def _in(view: ModuleView, node: cst.CSTNode) -> bool:
         return True
     except KeyError:
         return False
+
+
+def _respelled(spelling: Spelling) -> bool:
+    """Does making the module TF2 change it?"""
+    rebinding = spelling.rebinding
+    return bool(rebinding.imports or rebinding.reassignments or rebinding.blocks or spelling.all_references()
+                or spelling.graph_mode_switches())
+
+
+def _dependencies(view: ModuleView) -> str:
+    """What the migrated program needs installed beside TensorFlow, for the module's kept code."""
+    for node in subtree(view.module):
+        names = [alias.evaluated_name for alias in node.names] if isinstance(node, cst.Import) else \
+            [source(node.module)] if isinstance(node, cst.ImportFrom) and node.module and not node.relative else []
+        if any(name == "tf_slim" or name.startswith("tf_slim.") for name in names):
+            return "; it needs the tf-slim package (`pip install tf-slim`)"
+    return ""
 
 
 def _tensorflow_import(view: ModuleView) -> cst.CSTNode:
