@@ -58,3 +58,4 @@ def test_the_weight_decay_of_the_trainable_variables_trains_as_tf1s(tmp_path):
                             text=True, env=env, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert re.match(r"PARITY: 20 steps match .*, eval loss matches, 5 variables match", result.stdout), result.stdout
+
