@@ -54,7 +54,8 @@ from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import faithful_tables
 from rewrites.estimator import optimize_loss
 from rewrites.estimator.faithful_rates import Rates
-from rewrites.estimator.faithful_specs import METRICS, SpecReading
+from rewrites.estimator.faithful_metrics import METRICS
+from rewrites.estimator.faithful_specs import SpecReading
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.training import GLOBAL_STEP
 from rewrites.program.modules import ModuleView

@@ -11,25 +11,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrites.estimator.faithful_metrics import METRICS, MIGRATED, keras_metric
 from rewrites.estimator.signatures import DEFAULT_SIGNATURE, EXPORT_OUTPUTS, signature_name, with_default
 from rewrites.estimator.specs import SPECS
 from rewrites.syntax import Unsupported, bound_values, first_line, is_name, name_reads, subtree
-
-# eval_metric_ops: TF1's metric -> the Keras metric computing the same from the same tensors, which the model_fn
-# hands it in that order (Keras' update_state(y_true, y_pred, sample_weight), Mean's (values, sample_weight)).
-METRICS = {"metrics.accuracy": ("Accuracy", ("labels", "predictions", "weights")),
-           "metrics.mean_squared_error": ("MeanSquaredError", ("labels", "predictions", "weights")),
-           "metrics.root_mean_squared_error": ("RootMeanSquaredError", ("labels", "predictions", "weights")),
-           "metrics.mean_absolute_error": ("MeanAbsoluteError", ("labels", "predictions", "weights")),
-           "metrics.mean": ("Mean", ("values", "weights")),
-           # TF1 counts a prediction positive when it is not 0; Keras when it is above the threshold.
-           "metrics.precision": ("Precision", ("labels", "predictions", "weights"), "thresholds=0.0"),
-           "metrics.recall": ("Recall", ("labels", "predictions", "weights"), "thresholds=0.0")}
-# Where the Keras metric and TF1's count alike only for some values, what the finding says.
-ABOVE_ZERO = ("counts a prediction positive above 0, TF1 when it is not 0: the same for class ids, booleans and "
-              "probabilities, not for negative values")
-METRIC_NOTES = {"Precision": ABOVE_ZERO, "Recall": ABOVE_ZERO}
-METRIC_OPTIONS = ("metrics_collections", "updates_collections", "name")
 
 
 class SpecReading:
@@ -132,23 +117,12 @@ class SpecReading:
             api = self.api(call.func) if isinstance(call, cst.Call) else None
             if not isinstance(key, cst.SimpleString) or api not in METRICS:
                 raise Unsupported(element.value, f"`{first_line(element.value)}` in eval_metric_ops, in a model_fn "
-                                                 "kept as written (tier 2), is not migrated yet (accuracy, mean, "
-                                                 "mean_squared_error, root_mean_squared_error, mean_absolute_error, "
-                                                 "precision and recall are)")
-            keras, parameters, *options = METRICS[api]
-            args = bound_values(call, (*parameters, *METRIC_OPTIONS))
-            if {"metrics_collections", "updates_collections"} & set(args):
-                raise Unsupported(call, f"tf.{api} with collections, in a model_fn kept as written (tier 2), is not "
-                                        "migrated yet")
-            given = [args.get(name) for name in parameters if name in args]
-            if len(given) != len([name for name in parameters[:-1]]) + ("weights" in args):
-                raise Unsupported(call, f"tf.{api} without its tensors named, in a model_fn kept as written (tier 2)")
-            self.faithful.metrics[key.evaluated_value] = \
-                f'keras.metrics.{keras}({"".join(f"{option}, " for option in options)}name="{key.evaluated_value}")'
-            if keras in METRIC_NOTES:
-                self.faithful.notes.append(("TFM310", call, f"tf.{api} -> keras.metrics.{keras}, which "
-                                                            f"{METRIC_NOTES[keras]}"))
-            tensors = [self.spelling.code(value) for value in given]
+                                                 f"kept as written (tier 2), is not migrated yet ({MIGRATED} are)")
+            metric = keras_metric(api, call, key.evaluated_value, self.spelling)
+            self.faithful.metrics[key.evaluated_value] = metric.code
+            if metric.note:
+                self.faithful.notes.append(("TFM310", call, metric.note))
+            tensors = metric.tensors
             self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
 
     def _read_only_here(self, name: cst.Name, here: cst.CSTNode) -> cst.Call:
