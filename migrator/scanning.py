@@ -61,7 +61,7 @@ def scan(source: str, enabled: Collection[str]) -> Scan:
     related = any(word in source for word in PROGRAM_WORDS)
     tree = _parsed(source) if by_text or related else None
     families = families_for(source, enabled, tree) if by_text else []
-    return Scan(tuple(family.module for family in families), _imports(tree) if related and tree else None)
+    return Scan(tuple(family.module for family in families), imports_of(tree) if related and tree else None)
 
 
 def _by_text(source: str, enabled: Collection[str]) -> list[Family]:
@@ -123,7 +123,8 @@ def _in_code(word: str, names: _Names, source: str) -> bool:
     return name in (names.called if word.endswith("(") else names.holders if word.endswith(".") else names.used)
 
 
-def _imports(tree: ast.Module) -> tuple[tuple[str, int], ...]:
+def imports_of(tree: ast.Module) -> tuple[tuple[str, int], ...]:
+    """(dotted, leading dots) of each module the code imports, or may (`from a import b`: `a.b` and `a`)."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

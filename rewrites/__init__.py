@@ -73,6 +73,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "contrib_moved",
+        triggers=("contrib",),
+        rules=(
+            Rule("TFM005", "contrib-moved", E,
+                 "tf.contrib's slim, layers and framework -> the tf-slim package (where every use lives on there), "
+                 "contrib.framework.nest -> tf.nest, its global step functions -> tf.train's"),
+        ),
+    ),
+    Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
         after_programs=True,

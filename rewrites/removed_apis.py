@@ -60,7 +60,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import source
+from rewrites.contrib_successors import PACKAGES, attribute_uses, package_of, staying, successor, why_not
+from rewrites.syntax import source, subtree
 
 # Module prefixes TensorFlow 2 does not have -> what to do instead.
 REMOVED = {
@@ -78,12 +79,51 @@ TF1_WORDS = frozenset({"tf", "tf1", "tensorflow", "estimator", "Estimator", "Est
                        "replica_device_setter", "MonitoredTrainingSession", "Supervisor"})
 
 
+def _contrib(dotted: str) -> str | None:
+    """"tensorflow.contrib.layers" -> "contrib.layers" (and "tensorflow.contrib" -> "contrib")."""
+    return dotted[len("tensorflow."):] if dotted == "tensorflow.contrib" or dotted.startswith("tensorflow.contrib.") \
+        else None
+
+
 class Rewrite(TFCodemod):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._stars: list[cst.ImportFrom] = []
         self._reported: set[str] = set()
         self._tf1_words = False
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._staying = self._contrib_staying(node)
+
+    def _contrib_staying(self, module: cst.Module) -> dict[str, dict[str, str]]:
+        """tf-slim's contrib packages (TFM005 moved the rest) -> each member the module still uses there -> why it
+        stays."""
+        uses = attribute_uses(module)
+        found: dict[str, dict[str, str]] = {}
+        for node in subtree(module):
+            apis = []
+            if isinstance(node, cst.Import):
+                apis = [f"{api}.{member}" for alias in node.names if (api := _contrib(source(alias.name))) in PACKAGES
+                        for member in staying(api, uses.get(alias.evaluated_alias or "", set()))]
+            elif isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative \
+                    and not isinstance(node.names, cst.ImportStar):
+                module_api = _contrib(source(node.module))
+                for alias in node.names if module_api else ():
+                    api = f"{module_api}.{alias.evaluated_name}"
+                    name = alias.evaluated_alias or alias.evaluated_name
+                    apis += [f"{api}.{m}" for m in staying(api, uses.get(name, set()))] if api in PACKAGES else [api]
+            elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and (api := self.api(node.value)) in PACKAGES:  # `slim = tf.contrib.slim`
+                apis = [f"{api}.{member}" for member in staying(api, uses.get(node.targets[0].target.value, set()))]
+            elif isinstance(node, cst.Attribute) and "contrib" in source(node):
+                api = self.api(node)
+                apis = [api] if api and api.startswith("contrib.") and "contrib." in source(node) else []
+            for api in apis:
+                package = package_of(api)
+                if package is not None and api != package and successor(api) is None:
+                    found.setdefault(package, {})[api] = why_not(api)
+        return found
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -121,8 +161,9 @@ class Rewrite(TFCodemod):
         package = ".".join(module.split(".")[:prefix.count(".") + 2])
         if package not in self._reported:
             self._reported.add(package)
-            self.report("TFM003", node, f"{package} is gone in TF 2 (the program cannot start there): "
-                                        f"{REMOVED[prefix]}")
+            staying = self._staying.get(_contrib(package) or "", {})
+            advice = "; ".join(f"`tf.{api}`: {why}" for api, why in sorted(staying.items())) or REMOVED[prefix]
+            self.report("TFM003", node, f"{package} is gone in TF 2 (the program cannot start there): {advice}")
         return True
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:

@@ -436,6 +436,20 @@ def test_tpu_estimator_without_a_tpu_passes(tmp_path):
     assert data["eval"]["ok"] and len(data["variables"]) == 4 and all(v["ok"] for v in data["variables"])
 
 
+def test_a_tf1_era_program_of_tf_contrib_runs_on_the_old_side_as_tf1_ran_it(tmp_path):
+    """`import tensorflow as tf` reaching tf.logging and tf.contrib.layers runs on TF 2 with tensorflow.compat.v1 and
+    tf-slim in their place; its migration (tier 2, the layers from tf-slim) passes, and the FinalExporter that
+    exports when training reaches max_steps exports after the harness's steps, as the migrated program does."""
+    old = PROGRAMS / "tf1_era_contrib_tf1.py"
+    new = tmp_path / "train.py"
+    new.write_text(old.read_text())
+    migrated = subprocess.run([TF_MIGRATE, str(new)], capture_output=True, text=True)
+    assert migrated.returncode == 0 and "TFM005" in migrated.stdout and "TFM310" in migrated.stdout, migrated.stdout
+    result = parity(old, new, "--steps", "5")
+    assert_parity(result)
+    assert "export export/served: the same signatures (serving_default)" in result.stdout
+
+
 def test_the_model_picked_at_run_time_passes_for_the_other_choice_too(tmp_path):
     """examples/model_choice picks its network by params["model"] from a flag: the migrated program keeps the table,
     so `--model linear` trains the linear model on both sides (the examples' runs train the default mlp)."""

@@ -86,3 +86,18 @@ def test_file_calls_reach_what_the_side_wrote_and_data_where_it_is(tmp_path):
     assert isolation.overlaid("/home/me/model/export/temp-1/other") == str(written.parent / "other")  # its folder
     assert isolation.overlaid("/home/me/model/export/1") == str(written.parent.parent / "1")
     assert isolation.overlaid("/home/me/elsewhere/file") == "/home/me/elsewhere/file"
+
+
+def test_a_warm_start_reads_the_checkpoint_the_side_wrote(tmp_path):
+    """Keras' model_to_estimator writes its first checkpoint in `<model_dir>/keras` (a folder it makes, placed in the
+    side's folder) and warm-starts from it: the path, or WarmStartSettings' ckpt_to_initialize_from, follows."""
+    from collections import namedtuple
+
+    isolation = Isolation(tmp_path / "new_files", tmp_path / "work")
+    Path(isolation.place("/home/me/out/keras")).mkdir(parents=True)
+    placed = isolation.place("/home/me/out/keras/keras_model.ckpt")
+    assert isolation.warm_start("/home/me/out/keras/keras_model.ckpt") == placed
+    settings = namedtuple("WarmStartSettings", "ckpt_to_initialize_from vars_to_warm_start")
+    assert isolation.warm_start(settings("/home/me/out/keras/keras_model.ckpt", ".*")) == settings(placed, ".*")
+    assert isolation.warm_start("/srv/pretrained/model.ckpt") == "/srv/pretrained/model.ckpt"
+    assert isolation.warm_start(None) is None

@@ -77,7 +77,7 @@ def test_old_side_gives_the_supervisor_a_logdir_in_its_work_folder(tmp_path):
 
     work, cwd = tmp_path / "work", tmp_path / "cwd"
     work.mkdir(), cwd.mkdir()
-    prepare(work, Options(steps=3), {"old": {}, "new": {}})
+    prepare(work, Options(steps=3), {"old": {}, "new": {}}, [])
     result = subprocess.run([sys.executable, "-m", "migrator.parity.old_side", str(work), str(SUPERVISOR)], cwd=cwd,
                             env=side_environment(work), capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]

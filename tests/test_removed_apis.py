@@ -16,12 +16,29 @@ def findings(source: str) -> list[tuple[int, str, str]]:
 def test_a_removed_package_is_reported_once_per_file_by_its_name():
     assert findings("""\
         import tensorflow as tf
-        from tensorflow.contrib import slim
-        from tensorflow.contrib.slim.nets import inception
-        from tensorflow.contrib.slim.python.slim.nets import vgg
-        net = tf.contrib.layers.flatten(x)
-        net = tf.contrib.layers.fully_connected(net, 10)
-        """) == [(2, "TFM003", "tensorflow.contrib.slim"), (5, "TFM003", "tensorflow.contrib.layers")]
+        from tensorflow.contrib import learn
+        from tensorflow.contrib.learn.python.learn import learn_runner
+        cell = tf.contrib.rnn.LSTMCell(10)
+        cell = tf.contrib.rnn.MultiRNNCell([cell])
+        """) == [(2, "TFM003", "tensorflow.contrib.learn"), (4, "TFM003", "tensorflow.contrib.rnn")]
+
+
+def test_what_tf_slim_lacks_keeps_its_contrib_package_and_is_named():
+    source = """\
+        import tensorflow as tf
+        from tensorflow.contrib import layers
+        net = layers.fully_connected(x, 10)
+        net = layers.batch_norm(net)
+        age = tf.contrib.layers.real_valued_column("age")
+        """
+    result = run(dedent(source))
+    assert result.source == dedent(source)
+    [finding] = [f for f in result.findings if f.rule == "TFM003"]
+    assert (finding.line, finding.message.split(": ", 1)[0]) == (
+        2, "tensorflow.contrib.layers is gone in TF 2 (the program cannot start there)")
+    assert "`tf.contrib.layers.batch_norm`: tf-slim 1.1.0's batch_norm does not build" in finding.message
+    assert "`tf.contrib.layers.real_valued_column`: tf-slim has no `real_valued_column`" in finding.message
+    assert "fully_connected" not in finding.message
 
 
 def test_the_tutorials_reader_and_the_estimators_internals():

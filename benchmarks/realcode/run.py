@@ -47,6 +47,7 @@ import tokenize
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+NOTEBOOK_SCRIPT = "_notebook_as_script.py"
 
 # The tier a migrated program got, read from the rule ids of its findings. The highest tier found wins: a
 # program with one model_fn in tier 2 is a tier-2 program. TFM310 is the faithful tier's (issue 30).
@@ -363,9 +364,10 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
             out["runs"], out["run_error"] = "no", problem
             return out
     if "notebook" in runs:
-        script = folder / here / "_notebook_as_script.py"
-        script.write_text(notebook_script(folder / runs["notebook"]), encoding="utf-8")
-        command = [sys.executable, script.name]
+        for where in (folder, old):  # the TF1 copy's too: parity compares the two scripts
+            script = where / here / NOTEBOOK_SCRIPT
+            script.write_text(notebook_script(where / runs["notebook"]), encoding="utf-8")
+        command = [sys.executable, NOTEBOOK_SCRIPT]
     else:
         command = python_command(runs["command"])
     try:
@@ -377,6 +379,8 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         out["runs"], out["run_error"] = "no", f"timed out after {timeout:.0f} s"
     parity = runs.get("parity")
+    if parity is True:  # a notebook's: its cells as a script
+        parity = str(Path(here) / NOTEBOOK_SCRIPT)
     if out["runs"] == "yes" and parity:
         arguments = shlex.split(runs.get("parity_args", ""))
         command = [*tf_migrate_command(), "parity", str(old / parity), str(folder / parity),

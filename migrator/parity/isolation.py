@@ -34,7 +34,12 @@ KERAS_METHODS = (("Model", "save", "filepath", 0), ("Model", "save_weights", "fi
 # keeps), there, as what wrote it was placed; on any other (a data file), where it is.
 GFILE_FUNCTIONS = tuple((f"io.gfile.{name}", "path", 0) for name in ("exists", "isdir", "listdir", "rmtree", "remove",
                                                                        "stat", "glob"))
+GFILE_FUNCTIONS += tuple((f"compat.v1.gfile.{name}", "filename" if name == "Exists" else "dirname", 0)
+                         for name in ("Exists", "IsDirectory", "ListDirectory"))
 GFILE_METHODS = (("io.gfile.GFile", "__init__", "name", 0),)
+# Folders a side makes go in its folder (Keras' model_to_estimator makes `<model_dir>/keras` with compat.v1.gfile).
+MAKE_FOLDERS = (("io.gfile.makedirs", "path", 0), ("io.gfile.mkdir", "path", 0),
+                ("compat.v1.gfile.MakeDirs", "dirname", 0), ("compat.v1.gfile.MkDir", "dirname", 0))
 ESTIMATOR_METHODS = (("export_saved_model", "export_dir_base", 0), ("export_savedmodel", "export_dir_base", 0),
                      ("experimental_export_all_saved_models", "export_dir_base", 0))
 
@@ -65,7 +70,7 @@ class Isolation:
 
     def install(self, tf) -> None:
         """Patch TensorFlow's checkpoint, summary, SavedModel and file calls of this process."""
-        for functions, methods, place in ((FUNCTIONS, METHODS, self.place),
+        for functions, methods, place in ((FUNCTIONS + MAKE_FOLDERS, METHODS, self.place),
                                           (GFILE_FUNCTIONS, GFILE_METHODS, self.overlaid)):
             for name, parameter, position in functions:
                 owner, attribute = _owner(tf, name)
@@ -90,6 +95,14 @@ class Isolation:
             if hasattr(estimator_class, method):
                 setattr(estimator_class, method,
                         self._wrapped(getattr(estimator_class, method), parameter, position + 1))
+        estimator_class.__init__ = self._wrapped(estimator_class.__init__, "warm_start_from", 5, self.warm_start)
+
+    def warm_start(self, value):
+        """An Estimator's ``warm_start_from`` (a path, or WarmStartSettings) where the side wrote that checkpoint
+        (model_to_estimator's first one, in `<model_dir>/keras`)."""
+        if hasattr(value, "ckpt_to_initialize_from"):
+            return value._replace(ckpt_to_initialize_from=self.overlaid(value.ckpt_to_initialize_from))
+        return self.overlaid(value)
 
     def _wrapped(self, function: Callable, parameter: str, position: int, place=None) -> Callable:
         place = place or self.place

@@ -32,6 +32,7 @@ programs become), trains on its own data and cluster; patched:
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.metadata
 import importlib.util
 import json
@@ -287,6 +288,48 @@ def _same_kind(tf, spec, other) -> bool:
     return all(a.dtype == b.dtype for a, b in zip(tf.nest.flatten(spec), tf.nest.flatten(other)))
 
 
+def patch_when_imported(packages: tuple[str, ...], patch) -> None:
+    """``patch(package)`` each of ``packages`` once it is imported (now, if it is), and only if it is: importing a
+    Keras 2 package the program does not use would change what it saves (the two `keras` and `tf_keras` register
+    the same SavedModel names for their classes, and the last one imported wins: a SavedModel with the other's
+    optimizer then does not load)."""
+    waiting = set()
+    for package in packages:
+        if package in sys.modules:
+            patch(sys.modules[package])
+        else:
+            waiting.add(package)
+    if waiting:
+        sys.meta_path.insert(0, AfterImport(waiting, patch))
+
+
+class AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then(module)`` right after each of the top-level modules ``names`` is imported, however it is."""
+
+    def __init__(self, names: set[str], then) -> None:
+        self.names, self.then = names, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self.names:
+            return None
+        self.names.discard(fullname)  # the real finders find it; this one steps aside from then on
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, then = spec.loader, self.then
+
+        class Patching(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                then(module)
+
+        spec.loader = Patching()
+        return spec
+
+
 def let_autograph_skip_tf_keras() -> None:
     """TF 2.15's autograph knows `keras` but not `tf_keras`, and converts all of tf_keras' internals
 
@@ -343,10 +386,7 @@ def main(argv: list[str]) -> int:
     isolation.install(tf)
     if side.resume:
         redirect_checkpoints(tf, exchange)
-    for package in KERAS_PACKAGES:
-        if importlib.util.find_spec(package):
-            side.install(importlib.import_module(package))
-            isolation.install_keras(importlib.import_module(package))
+    patch_when_imported(KERAS_PACKAGES, lambda keras: (side.install(keras), isolation.install_keras(keras)))
     side.install_coordinator()
     run_program(program, as_path, job["argv"], job["stand_ins"]["new"])
     side.finish(started, as_path)

@@ -15,6 +15,8 @@ itself is not edited):
   first step and fetches the loss of every step.
 - ``Estimator.evaluate``: its input is recorded once and replayed; the eval loss is kept.
 - ``Estimator._call_model_fn``: remembers the TRAIN loss tensor for that hook.
+- ``train_and_evaluate``'s TrainSpec: its ``max_steps`` is the harness's, so that the end of training (a
+  FinalExporter's export) comes after the harness's steps.
 
 Subclasses go through the same patches, wherever the program builds its Estimator. A
 ``TPUEstimator`` with ``use_tpu=False`` too: its ``__init__``, ``train``, ``evaluate`` and
@@ -37,6 +39,7 @@ import time
 
 from migrator.parity.alignment import (div_order, dropout_note, internal_dropout_classes, mod_lookup_notes,
                                         record_mod_lookups, turn_off_dropout, turn_off_nn_dropout)
+from migrator.parity.era import give_v1
 from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
@@ -79,6 +82,18 @@ class OldSide:
         self.slots: list[dict] = []
 
     # -- patches -------------------------------------------------------------
+
+    def install_train_spec(self, training) -> None:
+        """train_and_evaluate: the TrainSpec's max_steps is the harness's, so that what TF1 did when training ended
+        (a FinalExporter's export) happens after the harness's steps, as the new program does after its fit."""
+        side, original = self, training._TrainingExecutor.__init__
+
+        def __init__(executor, estimator, train_spec, eval_spec, *args, **kwargs):
+            if train_spec.max_steps is not None:
+                train_spec = train_spec._replace(max_steps=side.skipped + side.steps)
+            original(executor, estimator, train_spec, eval_spec, *args, **kwargs)
+
+        training._TrainingExecutor.__init__ = __init__
 
     def install(self, estimator_class: type) -> None:
         side = self
@@ -244,14 +259,17 @@ def main(argv: list[str]) -> int:
         print(f"tf-migrate parity: the old program's servers listen where TensorFlow puts them: {error}",
               file=sys.stderr)
     from tensorflow_estimator.python.estimator import estimator as estimator_lib
+    from tensorflow_estimator.python.estimator import training
 
     side.install(estimator_lib.Estimator)
+    side.install_train_spec(training)
     ExportCapture(exchange, "old").install_estimator(estimator_lib.Estimator)
     isolation = Isolation(exchange.path("old_files"), exchange.folder)
     isolation.install(side.tf)
     isolation.install_estimator(estimator_lib.Estimator)
     recorder = SessionRecorder(side)
     recorder.install()
+    give_v1(job["tf1_era"])
     try:
         run_program(program, as_path, job["argv"], job["stand_ins"]["old"])
     except side.tf.errors.OutOfRangeError:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import migrator
 from migrator.parity.compare import fill_comparisons
+from migrator.parity.era import tf1_era_modules
 from migrator.parity.exchange import Exchange
 from migrator.parity.export_check import check_exports
 from migrator.parity.failure import explain
@@ -130,7 +131,8 @@ def run_parity(old: Path, new: Path, options: Options, as_path: Path | None = No
         try:
             stand_ins = {side: {os.path.abspath(real): os.path.abspath(code) for real, code in (files or {}).items()}
                          for side, files in (("old", old_files), ("new", new_files))}
-            exchange = prepare(folder, options, stand_ins)
+            era = tf1_era_modules(str(old), str(as_path or old), stand_ins["old"])
+            exchange = prepare(folder, options, stand_ins, era)
             env = side_environment(folder)
             sides.append(SideProcess("old", options.old_python, old, folder, env, as_path,
                                      "first" if options.resume else None))
@@ -177,7 +179,7 @@ def owned_folder(path: Path) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
 
 
-def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]]) -> Exchange:
+def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]], tf1_era: list[str]) -> Exchange:
     exchange = Exchange(folder)
     for name in ("data", "initial", "tmp", "lib"):
         (folder / name).mkdir()
@@ -185,7 +187,8 @@ def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]]
     (folder / "lib" / "migrator").symlink_to(Path(migrator.__file__).parent, target_is_directory=True)
     exchange.write_json("job.json", {"steps": options.steps, "ps": options.ps, "cluster": options.cluster,
                                      "data": options.data, "seed": options.seed, "resume": options.resume,
-                                     "argv": list(options.program_args), "stand_ins": stand_ins})
+                                     "argv": list(options.program_args), "stand_ins": stand_ins,
+                                     "tf1_era": tf1_era})
     return exchange
 
 

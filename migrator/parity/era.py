@@ -1,0 +1,121 @@
+"""TF 1.x-era programs on the old side: a module that reaches TF1-only APIs through a plain `import tensorflow as tf`
+(`tf.logging`, `tf.FixedLenFeature`, `tf.train.AdamOptimizer`) was written for TensorFlow 1.x, where `tensorflow`
+*was* the TF1 API. Under TensorFlow 2 that API is `tensorflow.compat.v1`, so the old side gives such modules, and
+only those, `tensorflow.compat.v1` for their `import tensorflow` (graph mode, as TF 1.x ran them): the program on
+disk is not edited, and runs as it ran on TF 1.x. What such a program reaches in `tf.contrib` is given where it lives
+on (rewrites/contrib_successors.py): `tf.contrib.estimator.add_metrics` is `tf.estimator.add_metrics`, slim and
+contrib.layers' layers the tf-slim package, the same code; anything else in tf.contrib stays missing.
+
+Which modules: read here, in the command's process, with the static half (the sides import migrator.parity only);
+the program's file and the modules of its folders it imports, however deep. The old side installs the import hook
+(``give_v1``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import sys
+import types
+from collections.abc import Iterable, Mapping
+
+
+def tf1_era_modules(program: str, as_path: str, stand_ins: Mapping[str, str]) -> list[str]:
+    """The real paths of the program's modules written for TF 1.x: ``program`` (run as ``as_path``) and the
+    modules it imports that are files (their code at ``stand_ins[real]`` where one is given)."""
+    import libcst as cst
+
+    from migrator.scanning import imports_of
+    from rewrites.program.imports import imported_modules
+    from rewrites.program.modules import Tree
+    from rewrites.program.spelling import Spelling
+    from rewrites.syntax import Unsupported
+
+    code_of = {os.path.abspath(as_path): program, **stand_ins}
+    sources: dict[str, str] = {}
+    queue = [os.path.abspath(as_path)]
+    while queue and len(sources) < 200:
+        real = queue.pop()
+        if real in sources:
+            continue
+        text = _read(code_of.get(real, real))
+        if text is None:
+            continue
+        sources[real] = text
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        queue.extend(imported_modules(real, imports_of(tree), os.path.isfile) - sources.keys())
+    tree = Tree({path: text for path, text in sources.items() if "tensorflow" in text})
+    found = []
+    for path in tree.sources:
+        try:
+            if Spelling(tree.view(path)).rebinding.kind == "tf1-era":
+                found.append(path)
+        except (Unsupported, cst.ParserSyntaxError):  # a module the static half cannot read runs as it is
+            continue
+    return found
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def give_v1(paths: Iterable[str]) -> None:
+    """`import tensorflow` (and `from tensorflow import X`) in the modules at ``paths`` gets `tensorflow.compat.v1`,
+    with TF 2's behaviour off as on TF 1.x; every other importer, TensorFlow's own modules too, gets TensorFlow."""
+    modules = {os.path.realpath(path) for path in paths}
+    if not modules:
+        return
+    import tensorflow
+
+    v1 = tensorflow.compat.v1
+    v1.disable_v2_behavior()
+    give_contrib(tensorflow)
+    original = builtins.__import__
+
+    def importing(name, globals=None, locals=None, fromlist=(), level=0):
+        module = original(name, globals, locals, fromlist, level)
+        if name == "tensorflow" and level == 0 and globals and globals.get("__file__") \
+                and os.path.realpath(globals["__file__"]) in modules:
+            return v1
+        return module
+
+    builtins.__import__ = importing
+
+
+def give_contrib(tensorflow) -> None:
+    """`tf.contrib` (and `import tensorflow.contrib.slim`) for a TF 1.x program: the parts that live on, where they
+    live now."""
+    contrib = types.ModuleType("tensorflow.contrib")
+    modules = {"estimator": {"add_metrics": tensorflow.estimator.add_metrics}}
+    try:
+        import tf_slim
+    except ImportError:  # the tf-slim package is not installed: slim stays missing, as it would on TF 2
+        tf_slim = None
+    for name, extra in modules.items():
+        setattr(contrib, name, _module(f"tensorflow.contrib.{name}", extra))
+    if tf_slim is not None:
+        contrib.slim = tf_slim
+        contrib.layers = _module("tensorflow.contrib.layers", {}, tf_slim)
+        contrib.framework = _module("tensorflow.contrib.framework", {"nest": tensorflow.nest}, tf_slim)
+    for name, module in vars(contrib).items():
+        if isinstance(module, types.ModuleType) and not name.startswith("_"):
+            sys.modules[f"tensorflow.contrib.{name}"] = module
+    sys.modules["tensorflow.contrib"] = contrib
+    for namespace in (tensorflow, tensorflow.compat.v1):
+        namespace.contrib = contrib
+
+
+def _module(name: str, members: dict, fallback=None) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(members)
+    if fallback is not None:
+        module.__getattr__ = lambda attribute: getattr(fallback, attribute)
+    return module

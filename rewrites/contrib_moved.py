@@ -1,0 +1,172 @@
+"""TFM005: the parts of tf.contrib that live on, where they live now.
+
+TFM005 contrib-moved
+
+What it does: slim, and the layers, initializers, regularizers, arg_scope and variable helpers of
+`tf.contrib.layers` and `tf.contrib.framework`, come from the tf-slim package (`import tensorflow.contrib.slim as
+slim` -> `import tf_slim as slim`, `tf.contrib.layers.fully_connected` -> `tf_slim.fully_connected`, `from
+tensorflow.contrib.framework import arg_scope` -> `from tf_slim import arg_scope`); `tf.contrib.framework.nest`
+becomes `tf.nest` and contrib.framework's global step functions tf.train's. An import is moved when every use of
+the name it binds is; what tf-slim does not have (feature columns, `embed_sequence`), or does not run on TF 2
+(`batch_norm`), stays, and TFM003 names it.
+Why: TensorFlow 2 has no tf.contrib, so a program that imports it cannot start; tf-slim 1.1.0 is the very code
+of contrib.slim and contrib.layers, maintained for TensorFlow 2, and the variables it makes keep their names.
+What may differ: nothing: the same functions. The program needs the tf-slim package (`pip install tf-slim`).
+
+Before:
+
+    import tensorflow.compat.v1 as tf
+    import tensorflow.contrib.slim as slim
+
+    def net(images):
+      with slim.arg_scope([slim.conv2d], padding="SAME"):
+        hidden = slim.conv2d(images, 32, [3, 3])
+      return tf.contrib.layers.fully_connected(slim.flatten(hidden), 10, activation_fn=tf.nn.relu)
+
+After:
+
+    import tensorflow.compat.v1 as tf
+    import tf_slim as slim
+
+    def net(images):
+      with slim.arg_scope([slim.conv2d], padding="SAME"):
+        hidden = slim.conv2d(images, 32, [3, 3])
+      return slim.fully_connected(slim.flatten(hidden), 10, activation_fn=tf.nn.relu)
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from rewrites.base import TFCodemod
+from rewrites.contrib_successors import PACKAGES, attribute_uses, staying, successor
+from rewrites.syntax import source, subtree
+
+RULE = "TFM005"
+PREFIX = "tensorflow."
+
+
+class Rewrite(TFCodemod):
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._imports: dict[cst.CSTNode, cst.CSTNode] = {}   # import statement -> its successor's
+        self._modules: set[cst.CSTNode] = set()               # `tf.contrib.slim` of `slim = tf.contrib.slim`
+        self._slim: str | None = None                         # a module-level name bound to tf_slim
+        uses = attribute_uses(node)
+        for statement in subtree(node):
+            if isinstance(statement, (cst.Import, cst.ImportFrom)):
+                moved = self._moved_import(statement, uses)
+                if moved is not None:
+                    self._imports[statement] = moved
+            elif isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0].target, cst.Name):
+                api = self.api(statement.value)
+                if api in PACKAGES and not staying(api, uses.get(statement.targets[0].target.value, ())):
+                    self._modules.add(statement.value)
+        for line in node.body:
+            for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+                alias = _binds_tf_slim(self._imports.get(small, small))
+                self._slim = self._slim or alias
+
+    # -- imports ---------------------------------------------------------------------------------
+
+    def _moved_import(self, node: cst.Import | cst.ImportFrom, uses: dict[str, set[str]]) -> cst.CSTNode | None:
+        """The import as it reads once what it imports comes from the successor, or None to keep it."""
+        if isinstance(node, cst.Import):
+            alias = node.names[0]
+            api = _api(source(alias.name))
+            if len(node.names) != 1 or alias.asname is None or api not in PACKAGES \
+                    or staying(api, uses.get(alias.evaluated_alias, ())):
+                return None
+            return node.with_changes(names=[alias.with_changes(name=_dotted(PACKAGES[api]))])
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return None
+        module = _api(source(node.module)) or ("contrib" if source(node.module) == "tensorflow.contrib" else None)
+        if module is None:
+            return None
+        apis = [f"{module}.{alias.evaluated_name}" for alias in node.names]
+        if len(apis) == 1 and apis[0] in PACKAGES:  # `from tensorflow.contrib import slim`: import tf_slim as slim
+            alias = node.names[0]
+            name = alias.evaluated_alias or alias.evaluated_name
+            if staying(apis[0], uses.get(name, ())):
+                return None
+            return cst.Import(names=[cst.ImportAlias(_dotted(PACKAGES[apis[0]]), asname=cst.AsName(cst.Name(name)))])
+        moved = [successor(api) for api in apis]
+        if None in moved or any(api in PACKAGES for api in apis) or len({new.rpartition(".")[0] for new in moved}) != 1:
+            return None
+        target = moved[0].rpartition(".")[0]
+        target = "tensorflow" + target[len("tf"):] if target == "tf" or target.startswith("tf.") else target
+        names = [alias.with_changes(name=cst.Name(new.rpartition(".")[2])) for alias, new in zip(node.names, moved)]
+        return node.with_changes(module=_dotted(target), names=names)
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.CSTNode:
+        return self._leave_import(original, updated)
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.CSTNode:
+        return self._leave_import(original, updated)
+
+    def _leave_import(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        moved = self._imports.get(original)
+        if moved is None or not self.wants(RULE, original):
+            return updated
+        return self.replace(RULE, original, moved, f"`{source(original)}` -> `{source(moved)}`{_needs(moved)}")
+
+    # -- references through tf ------------------------------------------------------------------
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        api = self.api(node)
+        return not (api and api.startswith("contrib."))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        api = self.api(original)
+        if not api or not api.startswith("contrib.") or "contrib" not in _chain(original):
+            return updated  # `slim.conv2d` of a contrib import moves with the import
+        new = successor(api)
+        if new is None or (api in PACKAGES and original not in self._modules) or new.startswith("tf_slim.nets") \
+                or not self.wants(RULE, original):
+            return updated
+        if new.startswith("tf."):
+            moved = cst.parse_expression(f"{_root(original).value}.{new[len('tf.'):]}")
+        else:
+            if self._slim is None:
+                AddImportsVisitor.add_needed_import(self.context, "tf_slim")
+            moved = cst.parse_expression((self._slim or "tf_slim") + new[len("tf_slim"):])
+        return self.replace(RULE, original, moved, f"`{source(original)}` -> `{source(moved)}`{_needs(moved)}")
+
+
+def _api(dotted: str) -> str | None:
+    """"tensorflow.contrib.slim" -> "contrib.slim"; None for what is not in a tensorflow.contrib module."""
+    return dotted[len(PREFIX):] if dotted.startswith(PREFIX + "contrib.") else None
+
+
+def _binds_tf_slim(node: cst.CSTNode) -> str | None:
+    """The name `import tf_slim [as X]` binds."""
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            if alias.evaluated_name == "tf_slim":
+                return alias.evaluated_alias or "tf_slim"
+    return None
+
+
+def _dotted(path: str) -> cst.Name | cst.Attribute:
+    return cst.parse_expression(path)
+
+
+def _root(node: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
+def _chain(node: cst.BaseExpression) -> list[str]:
+    """The attribute names of a chain (`tf.contrib.layers.flatten`: contrib, layers, flatten)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    return parts[::-1]
+
+
+def _needs(new: cst.CSTNode) -> str:
+    return " (the tf-slim package: pip install tf-slim)" if "tf_slim" in source(new) else ""

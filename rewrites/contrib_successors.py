@@ -1,0 +1,107 @@
+"""Where the parts of tf.contrib that live on after TF 1.x live now (shared by the rules that move or report them).
+
+TensorFlow 2 has no `tf.contrib`. Three parts of it were moved, unchanged, elsewhere:
+
+- slim, and contrib.layers' layers, initializers and regularizers, and contrib.framework's arg_scope and variable
+  helpers: the tf-slim package (`import tf_slim`), the same code (tf-slim 1.1.0);
+- contrib.framework.nest: `tf.nest`;
+- contrib.framework's global step functions: `tf.train`'s (TF1's own, which the Estimator migration reads).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.syntax import subtree
+
+# tf-slim 1.1.0's top-level names (functions, classes and its modules).
+TF_SLIM = frozenset({
+    "GDN", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "RevBlock", "VariableDeviceChooser", "adaptive_clipping_fn",
+    "add_arg_scope", "add_model_variable", "apply_regularization", "arg_scope", "arg_scope_func_key",
+    "arg_scoped_arguments", "assert_global_step", "assert_or_get_global_step", "assign_from_checkpoint",
+    "assign_from_checkpoint_fn", "assign_from_values", "assign_from_values_fn", "avg_pool2d", "avg_pool3d",
+    "batch_norm", "bias_add", "bucketize", "conv1d", "conv2d", "conv2d_in_plane", "conv2d_transpose", "conv3d",
+    "conv3d_transpose", "convolution", "convolution1d", "convolution2d", "convolution2d_in_plane",
+    "convolution2d_transpose", "convolution3d", "convolution3d_transpose", "create_global_step", "current_arg_scope",
+    "dense_to_sparse", "dropout", "elu", "filter_variables", "flatten", "fully_connected", "gdn", "get_global_step",
+    "get_local_variables", "get_model_variables", "get_or_create_global_step", "get_trainable_variables",
+    "get_unique_variable", "get_variable_full_name", "get_variables", "get_variables_by_name",
+    "get_variables_by_suffix", "get_variables_to_restore", "global_variable", "group_norm", "has_arg_scope",
+    "images_to_sequence", "instance_norm", "l1_l2_regularizer", "l1_regularizer", "l2_regularizer", "layer_norm",
+    "legacy_fully_connected", "legacy_linear", "legacy_relu", "linear", "local_variable", "max_pool2d", "max_pool3d",
+    "maxout", "model_variable", "one_hot_encoding", "optimize_loss", "pool", "recompute_grad", "relu", "relu6",
+    "repeat", "rev_block", "scale_gradient", "separable_conv2d", "separable_convolution2d", "sequence_to_images",
+    "softmax", "spatial_softmax", "stack", "sum_regularizer", "summarize_activation", "summarize_activations",
+    "summarize_biases", "summarize_collection", "summarize_tensor", "summarize_tensors", "summarize_variables",
+    "summarize_weights", "unit_norm", "variable", "variance_scaling_initializer", "xavier_initializer",
+    "xavier_initializer_conv2d",
+    # its modules
+    "data", "data_decoder", "data_provider", "dataset", "dataset_data_provider", "evaluation", "initializers",
+    "layers", "learning", "losses", "metrics", "model_analyzer", "nets", "optimizers", "parallel_reader",
+    "prefetch_queue", "queues", "regularizers", "summaries", "tfexample_decoder", "training", "utils",
+})
+TF_SLIM_NETS = frozenset({"alexnet", "inception", "inception_v1", "inception_v2", "inception_v3", "overfeat",
+                          "resnet_utils", "resnet_v1", "resnet_v2", "vgg"})
+
+# TF1 API module -> the module (a Python import path) that has its members now.
+PACKAGES = {"contrib.slim.nets": "tf_slim.nets", "contrib.slim": "tf_slim", "contrib.layers": "tf_slim",
+            "contrib.framework": "tf_slim"}
+# TF1 API -> TensorFlow's API that is the same (a module, or a function).
+IN_TENSORFLOW = {"contrib.framework.nest": "nest",
+                 "contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
+                 "contrib.framework.get_global_step": "train.get_global_step",
+                 "contrib.framework.create_global_step": "train.create_global_step"}
+# Members tf-slim has but that are not moved there, and why.
+NOT_MOVED = {
+    "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it imports the legacy "
+                  "Keras layers of tf_keras): use tf.compat.v1.layers.batch_normalization (momentum=decay, "
+                  "scale=False as slim's default, training=is_training)",
+    "optimize_loss": "tf_slim.optimize_loss is the same function; tf-migrate leaves it to the Estimator migration, "
+                     "which replaces it where it migrates the model_fn that calls it",
+}
+
+
+def package_of(api: str) -> str | None:
+    """The contrib module of PACKAGES ``api`` is in or is ("contrib.slim.nets.vgg" -> "contrib.slim.nets")."""
+    return next((package for package in PACKAGES if api == package or api.startswith(package + ".")), None)
+
+
+def successor(api: str) -> str | None:
+    """Where the TF1 API ``api`` ("contrib.layers.fully_connected") lives now: "tf_slim.fully_connected",
+    "tf.nest.flatten", "tf.train.get_global_step"; None if nowhere it works the same."""
+    for old, new in IN_TENSORFLOW.items():
+        if api == old or api.startswith(old + "."):
+            return "tf." + new + api[len(old):]
+    package = package_of(api)
+    if package is None:
+        return None
+    if api == package:
+        return PACKAGES[package]
+    member = api[len(package) + 1:].split(".")[0]
+    names = TF_SLIM_NETS if package == "contrib.slim.nets" else TF_SLIM
+    if member not in names or member in NOT_MOVED:
+        return None
+    return PACKAGES[package] + api[len(package):]
+
+
+def why_not(api: str) -> str:
+    """Why the TF1 API ``api`` of a PACKAGES module has no successor."""
+    member = api[len(package_of(api) or api) + 1:].split(".")[0]
+    if member in NOT_MOVED:
+        return NOT_MOVED[member]
+    return f"tf-slim has no `{member}`: replace it with what TF 2 has (tf.feature_column, tf.keras)"
+
+
+def staying(package: str, members: set[str]) -> list[str]:
+    """The members a module's uses read (`slim.conv2d`: conv2d) that do not live on in the package's successor."""
+    target = PACKAGES[package]
+    return sorted(member for member in members if successor(f"{package}.{member}") != f"{target}.{member}")
+
+
+def attribute_uses(module: cst.Module) -> dict[str, set[str]]:
+    """name -> the attributes read from it anywhere in the module (`slim.conv2d`: {"slim": {"conv2d"}})."""
+    uses: dict[str, set[str]] = {}
+    for node in subtree(module):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            uses.setdefault(node.value.value, set()).add(node.attr.value)
+    return uses

@@ -1,0 +1,93 @@
+"""TFM005: tf.contrib's slim, layers and framework where they live on (tf-slim, tf.nest, tf.train)."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+
+from helpers import ALL_RULES, run
+
+
+def moved(source: str, enabled=ALL_RULES) -> tuple[str, list[str]]:
+    result = run(source, enabled)
+    return result.source, [f"{f.line}:{f.rule}" for f in result.findings if f.rule in ("TFM003", "TFM005")]
+
+
+@pytest.mark.parametrize("before, after", [
+    ("import tensorflow.contrib.slim as slim\n", "import tf_slim as slim\n"),
+    ("from tensorflow.contrib import slim\n", "import tf_slim as slim\n"),
+    ("from tensorflow.contrib import layers as contrib_layers\n", "import tf_slim as contrib_layers\n"),
+    ("from tensorflow.contrib.layers import fully_connected, l2_regularizer as l2\n",
+     "from tf_slim import fully_connected, l2_regularizer as l2\n"),
+    ("from tensorflow.contrib.framework import arg_scope\n", "from tf_slim import arg_scope\n"),
+    ("from tensorflow.contrib.framework import nest\n", "from tensorflow import nest\n"),
+    ("from tensorflow.contrib.slim.nets import resnet_v1\n", "from tf_slim.nets import resnet_v1\n"),
+])
+def test_an_import_of_what_lives_on_comes_from_its_successor(before, after):
+    assert moved(before) == (after, ["1:TFM005"])
+
+
+def test_uses_through_tf_move_and_use_the_modules_tf_slim_import():
+    source, findings = moved("""\
+        import tensorflow.compat.v1 as tf
+        import tensorflow.contrib.slim as slim
+
+        def net(x):
+          step = tf.contrib.framework.get_or_create_global_step()
+          x = tf.contrib.framework.nest.flatten(x)[0]
+          return tf.contrib.layers.fully_connected(slim.flatten(x), 10, activation_fn=tf.nn.relu)
+        """)
+    assert source == dedent("""\
+        import tensorflow.compat.v1 as tf
+        import tf_slim as slim
+
+        def net(x):
+          step = tf.train.get_or_create_global_step()
+          x = tf.nest.flatten(x)[0]
+          return slim.fully_connected(slim.flatten(x), 10, activation_fn=tf.nn.relu)
+        """)
+    assert findings == ["2:TFM005", "5:TFM005", "6:TFM005", "7:TFM005"]
+
+
+def test_a_module_bound_from_tf_moves_with_its_uses_and_tf_slim_is_imported():
+    source, _ = moved("""\
+        import tensorflow as tf
+        slim = tf.contrib.slim
+        layer = tf.contrib.layers.xavier_initializer()
+        net = slim.conv2d(tf.zeros([1, 8, 8, 3]), 32, [3, 3], weights_initializer=layer)
+        """)
+    assert source == dedent("""\
+        import tensorflow as tf
+        import tf_slim
+
+        slim = tf_slim
+        layer = tf_slim.xavier_initializer()
+        net = slim.conv2d(tf.zeros([1, 8, 8, 3]), 32, [3, 3], weights_initializer=layer)
+        """)
+
+
+@pytest.mark.parametrize("source, named", [
+    # tf-slim 1.1.0's batch_norm does not build on TF 2.15: the import stays, and TFM003 says why
+    ("import tensorflow.contrib.slim as slim\nnet = slim.batch_norm(slim.conv2d(x, 8, 3))\n", "batch_norm"),
+    ("from tensorflow.contrib import layers\ncolumn = layers.real_valued_column('age')\n", "real_valued_column"),
+    ("from tensorflow.contrib.layers import optimize_loss, fully_connected\n", "optimize_loss"),
+    ("import tensorflow as tf\nslim = tf.contrib.slim\nnet = slim.batch_norm(x)\n", "batch_norm"),
+])
+def test_an_import_with_a_use_that_does_not_live_on_stays_and_is_named(source, named):
+    result = run(source)
+    assert result.source == source
+    [finding] = [f for f in result.findings if f.rule in ("TFM003", "TFM005")]
+    assert finding.rule == "TFM003" and f"`{named}`" in finding.message.replace(f".{named}`", f"`{named}`")
+
+
+def test_an_import_of_several_contrib_modules_or_of_what_has_no_successor_stays():
+    for source in ("from tensorflow.contrib import slim, tpu\n", "import tensorflow.contrib.learn as learn\n",
+                   "from tensorflow.contrib.framework.python.ops import arg_scope\n"):
+        assert run(source).source == source
+
+
+def test_ignoring_the_rule_switches_the_move_off():
+    source = "import tensorflow.contrib.slim as slim\nnet = slim.conv2d(x, 8, 3)\n"
+    result_source, findings = moved(source, enabled=ALL_RULES - {"TFM005"})
+    assert result_source == source and findings == ["1:TFM003"]

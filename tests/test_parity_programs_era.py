@@ -1,0 +1,53 @@
+"""What the parity harness reads of a program before it runs it: its modules written for TF 1.x (their `import
+tensorflow` gets tensorflow.compat.v1 on the old side), and the Keras packages it patches only once imported."""
+
+from __future__ import annotations
+
+import sys
+
+from migrator.parity.era import tf1_era_modules
+from migrator.parity.new_side import patch_when_imported
+
+
+def test_the_modules_written_for_tf1x_are_found_across_the_programs_imports(tmp_path):
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "__init__.py").write_text("")
+    (tmp_path / "trainer" / "task.py").write_text(
+        "import tensorflow as tf\nfrom trainer import model\nfrom trainer import modern\n"
+        "tf.logging.set_verbosity(tf.logging.INFO)\n")
+    (tmp_path / "trainer" / "model.py").write_text(
+        "import tensorflow as tf\n\ndef parse(x):\n  return tf.parse_single_example(x, {'a': tf.FixedLenFeature([], tf.float32)})\n")
+    (tmp_path / "trainer" / "modern.py").write_text("import tensorflow as tf\n\nx = tf.io.FixedLenFeature([], tf.float32)\n")
+    (tmp_path / "unrelated.py").write_text("import tensorflow as tf\ntf.logging.info('not imported')\n")
+    task = str(tmp_path / "trainer" / "task.py")
+    assert sorted(tf1_era_modules(task, task, {})) == [str(tmp_path / "trainer" / name) for name in ("model.py", "task.py")]
+
+
+def test_the_code_of_a_stand_in_is_what_is_read(tmp_path):
+    """`--verify` runs the migrated text in place of the file: what is read is the code that runs."""
+    program = tmp_path / "train.py"
+    program.write_text("import tensorflow as tf\ntf.logging.info('TF 1.x')\n")
+    code = tmp_path / "code.py"
+    code.write_text("import tensorflow as tf\ntf.print('TF 2')\n")
+    assert tf1_era_modules(str(code), str(program), {}) == []
+    assert tf1_era_modules(str(program), str(program), {}) == [str(program)]
+
+
+def test_a_package_is_patched_once_it_is_imported_and_not_before(tmp_path, monkeypatch):
+    (tmp_path / "lazy_keras_like.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    patched = []
+    finders = list(sys.meta_path)
+    try:
+        patch_when_imported(("lazy_keras_like", "json"), patched.append)
+        assert [module.__name__ for module in patched] == ["json"]  # imported already: patched now
+        import lazy_keras_like
+
+        assert patched[-1] is lazy_keras_like and lazy_keras_like.VALUE == 1
+        import importlib
+
+        importlib.reload(lazy_keras_like)
+        assert len(patched) == 2  # once
+    finally:
+        sys.meta_path[:] = finders
+        sys.modules.pop("lazy_keras_like", None)
