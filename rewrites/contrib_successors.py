@@ -43,9 +43,18 @@ TF_SLIM = frozenset({
 TF_SLIM_NETS = frozenset({"alexnet", "inception", "inception_v1", "inception_v2", "inception_v3", "overfeat",
                           "resnet_utils", "resnet_v1", "resnet_v2", "vgg"})
 
-# TF1 API module -> the module (a Python import path) that has its members now.
-PACKAGES = {"contrib.slim.nets": "tf_slim.nets", "contrib.slim": "tf_slim", "contrib.layers": "tf_slim",
-            "contrib.framework": "tf_slim"}
+# Modules of tf_slim.layers (contrib.layers.python.layers' were the same).
+TF_SLIM_LAYER_MODULES = frozenset({"layers", "initializers", "regularizers", "optimizers", "summaries", "utils",
+                                   "normalization"})
+
+# TF1 API module -> the module (a Python import path) that has its members now. The internal paths real programs
+# import from too: contrib.framework.python.ops exported arg_scope and the variable helpers as contrib.framework did.
+PACKAGES = {"contrib.slim.nets": "tf_slim.nets", "contrib.slim.python.slim.nets": "tf_slim.nets", "contrib.slim": "tf_slim",
+            "contrib.layers.python.layers": "tf_slim.layers", "contrib.layers": "tf_slim",
+            "contrib.framework.python.ops": "tf_slim", "contrib.framework": "tf_slim"}
+# The members each module's successor has (else TF_SLIM).
+MEMBERS = {"contrib.slim.nets": TF_SLIM_NETS, "contrib.slim.python.slim.nets": TF_SLIM_NETS,
+           "contrib.layers.python.layers": TF_SLIM_LAYER_MODULES}
 # TF1 API -> TensorFlow's API that is the same (a module, or a function).
 IN_TENSORFLOW = {"contrib.framework.nest": "nest",
                  "contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
@@ -63,7 +72,8 @@ NOT_MOVED = {
 
 def package_of(api: str) -> str | None:
     """The contrib module of PACKAGES ``api`` is in or is ("contrib.slim.nets.vgg" -> "contrib.slim.nets")."""
-    return next((package for package in PACKAGES if api == package or api.startswith(package + ".")), None)
+    return max((package for package in PACKAGES if api == package or api.startswith(package + ".")), key=len,
+               default=None)
 
 
 def successor(api: str) -> str | None:
@@ -78,8 +88,7 @@ def successor(api: str) -> str | None:
     if api == package:
         return PACKAGES[package]
     member = api[len(package) + 1:].split(".")[0]
-    names = TF_SLIM_NETS if package == "contrib.slim.nets" else TF_SLIM
-    if member not in names or member in NOT_MOVED:
+    if member not in MEMBERS.get(package, TF_SLIM) or member in NOT_MOVED:
         return None
     return PACKAGES[package] + api[len(package):]
 

@@ -135,8 +135,8 @@ def test_graph_summaries_are_dropped_with_a_finding():
      "defines `train_step`, which this module already binds"),
     ("      global_step = tf.train.get_or_create_global_step()\n",
      "      global_step = tf.train.get_or_create_global_step()\n"
-     "      penalty = tf.contrib.layers.l2_regularizer(0.1)(logits)\n",
-     "penalty = tf.contrib.layers.l2_regularizer", "use its keras.regularizers / keras.initializers counterpart"),
+     "      penalty = tf.contrib.keras.regularizers.l2(0.1)(logits)\n",
+     "penalty = tf.contrib.keras.regularizers", "use its keras.regularizers / keras.initializers counterpart"),
 ], ids=["no step limit", "supervisor used in the loop", "init_fn", "no is_chief", "saver used otherwise",
         "a train_step of the program's own", "a contrib regularizer"])
 def test_supervisor_programs_not_migrated_safely_are_left_with_the_reason(before, after, where, why):

@@ -23,6 +23,12 @@ def moved(source: str, enabled=ALL_RULES) -> tuple[str, list[str]]:
     ("from tensorflow.contrib.framework import arg_scope\n", "from tf_slim import arg_scope\n"),
     ("from tensorflow.contrib.framework import nest\n", "from tensorflow import nest\n"),
     ("from tensorflow.contrib.slim.nets import resnet_v1\n", "from tf_slim.nets import resnet_v1\n"),
+    # the internal paths real programs import from
+    ("from tensorflow.contrib.framework.python.ops import arg_scope\n", "from tf_slim import arg_scope\n"),
+    ("from tensorflow.contrib.layers.python.layers import layers as layers_lib\n",
+     "from tf_slim.layers import layers as layers_lib\n"),
+    ("from tensorflow.contrib.slim.python.slim.nets import inception_v3 as inception\n",
+     "from tf_slim.nets import inception_v3 as inception\n"),
 ])
 def test_an_import_of_what_lives_on_comes_from_its_successor(before, after):
     assert moved(before) == (after, ["1:TFM005"])
@@ -83,7 +89,7 @@ def test_an_import_with_a_use_that_does_not_live_on_stays_and_is_named(source, n
 
 def test_an_import_of_several_contrib_modules_or_of_what_has_no_successor_stays():
     for source in ("from tensorflow.contrib import slim, tpu\n", "import tensorflow.contrib.learn as learn\n",
-                   "from tensorflow.contrib.framework.python.ops import arg_scope\n"):
+                   "from tensorflow.contrib.layers.python.ops import sparse_feature_cross_op\n"):
         assert run(source).source == source
 
 

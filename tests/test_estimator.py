@@ -408,7 +408,7 @@ def test_model_fn_that_no_estimator_uses_is_reported_where_it_stands():
 
 def test_a_program_left_gets_a_finding_for_every_thing_that_stops_it():
     source = SEED.replace("  logits = tf1.layers.Dense(1)(features)\n",
-                          "  logits = tf1.contrib.layers.fully_connected(features, 1)\n  noise = tf1.random.normal([1])\n")
+                          "  logits = tf1.contrib.layers.batch_norm(features)\n  noise = tf1.random.normal([1])\n")
     source = source.replace("max_steps=20)", "max_steps=20, hooks=[hook])")
     result = run(source, enabled=TIER_1)
     assert result.source == run(source, enabled=STANDALONE_RULES).source

@@ -114,7 +114,7 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
     ('"mean_logit": tf.metrics.mean(logits)', '"per_class": tf.metrics.mean_per_class_accuracy(labels, labels, 3)',
      "`tf.metrics.mean_per_class_accuracy(labels, labels, 3)` in eval_metric_ops, in a model_fn kept as written "
      "(tier 2), is not migrated"),
-    ("predictions=tf.argmax(logits, 1))\n", "predictions=tf.argmax(logits, 1))\n    tf.summary.scalar(\"a\", accuracy[1])\n",
+    ("predictions=tf.argmax(logits, 1))\n", "predictions=tf.argmax(logits, 1))\n    doubled = accuracy[1] * 2.0\n",
      "`accuracy`, a tf.metrics result, read besides eval_metric_ops"),
     ("  train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n",
      "  step = tf.train.get_global_step()\n  loss += 0.0 * tf.cast(step, tf.float32)\n"
@@ -170,13 +170,22 @@ def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(
 
 
 def test_kept_code_that_tf2_cannot_run_leaves_the_program():
-    """tf.contrib is not even in compat.v1: a migrated program keeping it could not start."""
+    """tf.contrib is not even in compat.v1: a migrated program keeping what TFM005 cannot move (tf-slim's batch_norm
+    does not build on TF 2) could not start."""
+    source = PROGRAM.read_text().replace("logits = tf.matmul(net, weights)",
+                                         "logits = tf.matmul(tf.contrib.layers.batch_norm(net), weights)")
+    result = run(source)
+    assert result.source == source
+    assert any(f.rule == "TFM302" and "`tf.contrib.layers.batch_norm` is gone in TF 2" in f.message
+               for f in result.findings)
+
+
+def test_kept_code_of_tf_contrib_that_lives_on_is_migrated_with_tf_slim():
     source = PROGRAM.read_text().replace("regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))",
                                          "regularizer=tf.contrib.layers.l2_regularizer(0.01))")
     result = run(source)
-    assert result.source == source
-    assert any(f.rule == "TFM302" and "`tf.contrib.layers.l2_regularizer` is gone in TF 2" in f.message
-               for f in result.findings)
+    assert "ModelFnModel" in result.source and "regularizer=tf_slim.l2_regularizer(0.01))" in result.source
+    assert "import tf_slim\n" in result.source
 
 
 def test_a_partitioned_variable_not_only_looked_up_keeps_the_model_fn_out_of_tier_2():

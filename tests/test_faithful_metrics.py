@@ -92,3 +92,14 @@ def test_auc_of_a_summation_method_read_at_run_time_leaves_the_program():
     result = run(source)
     assert "ModelFnModel" not in result.source
     assert any("summation_method that is not a literal TF1 name" in f.message for f in result.findings)
+
+
+def test_a_metric_also_written_to_a_summary_is_migrated_and_the_summary_goes():
+    """`tf.summary.scalar("accuracy", accuracy[1])` beside eval_metric_ops: TF1 wrote it to model_dir's events; the
+    summary goes (tier 2 drops summaries on lines of their own) and the metric is Keras' Accuracy all the same."""
+    before = "predictions=tf.argmax(logits, 1))\n"
+    source = PROGRAM.read_text()
+    assert source.count(before) == 1
+    result = run(source.replace(before, before + '    tf.summary.scalar("accuracy", accuracy[1])\n'))
+    assert "ModelFnModel" in result.source and "tf.summary.scalar" not in result.source
+    assert any(f.message.startswith('`tf.summary.scalar("accuracy", accuracy[1])` goes') for f in result.findings)

@@ -66,7 +66,6 @@ from rewrites.tf1_checkpoints import Slots, scoped, tf1_slots
 
 UPDATE_OPS = "GraphKeys.UPDATE_OPS"
 LOGS = {"summary.scalar", "summary.histogram", "identity"}  # what only logs a tensor, for TensorBoard or a hook
-SUMMARIES = {f"summary.{name}" for name in ("scalar", "histogram", "image", "audio", "text")}  # TF1's, for TensorBoard
 MINIMIZE = ("loss", "global_step", "var_list", "gate_gradients", "aggregation_method",
             "colocate_gradients_with_ops", "name", "grad_loss")
 TRAINING_ONLY = ("compute_gradients", "apply_gradients", "clip_by_global_norm")
@@ -266,9 +265,7 @@ class FaithfulReader(SpecReading):
     def _writes_a_summary(self, statement) -> bool:
         """`tf.summary.image("images", inputs)` on a line of its own goes: TF1 wrote it to model_dir's events for
         TensorBoard; run in Keras it writes nothing (and an image summary fails when the model is first built)."""
-        call = statement_value(statement)
-        if not (isinstance(call, cst.Call) and isinstance(statement.body[0], cst.Expr)
-                and self.api(call.func) in SUMMARIES):
+        if not self.summary_line(statement):
             return False
         self.faithful.removed.append(statement)
         self.faithful.notes.append(("TFM310", statement, f"`{first_line(statement)}` goes: TF1 wrote the summary to "

@@ -14,7 +14,9 @@ import libcst as cst
 from rewrites.estimator.faithful_metrics import METRICS, MIGRATED, keras_metric
 from rewrites.estimator.signatures import DEFAULT_SIGNATURE, EXPORT_OUTPUTS, signature_name, with_default
 from rewrites.estimator.specs import SPECS
-from rewrites.syntax import Unsupported, bound_values, first_line, is_name, name_reads, subtree
+
+SUMMARIES = {f"summary.{name}" for name in ("scalar", "histogram", "image", "audio", "text")}  # TF1's, for TensorBoard
+from rewrites.syntax import Unsupported, bound_values, first_line, is_name, name_reads, statement_value, subtree
 
 
 class SpecReading:
@@ -126,12 +128,20 @@ class SpecReading:
             self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
 
     def _read_only_here(self, name: cst.Name, here: cst.CSTNode) -> cst.Call:
-        """The metric call bound to ``name``, which nothing but eval_metric_ops (``here``) may read: its value
-        becomes the tensors the metric took."""
+        """The metric call bound to ``name``, which nothing but eval_metric_ops (``here``) and summaries (which tier
+        2 drops) may read: its value becomes the tensors the metric took."""
         call, target = self.metric_calls[name.value]
+        summaries = {id(node) for statement in subtree(self.function.body) if self.summary_line(statement)
+                     for node in subtree(statement)}
         other = next((node for node in name_reads(self.function.body, name.value) if node is not here and node is not
-                      target), None)
+                      target and id(node) not in summaries), None)
         if other is not None:
             raise Unsupported(other, f"`{name.value}`, a tf.metrics result, read besides eval_metric_ops, in a model_fn "
                                      "kept as written (tier 2): not migrated yet")
         return call
+
+    def summary_line(self, statement: cst.CSTNode) -> bool:
+        """`tf.summary.scalar("accuracy", accuracy[1])` on a line of its own (tier 2 drops it)."""
+        call = statement_value(statement) if isinstance(statement, cst.SimpleStatementLine) else None
+        return isinstance(call, cst.Call) and isinstance(statement.body[0], cst.Expr) \
+            and self.api(call.func) in SUMMARIES
