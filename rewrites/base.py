@@ -36,6 +36,7 @@ _INTERNAL_MODULES = {
     "tensorflow_estimator.python.estimator.inputs.pandas_io": "estimator.inputs",
     "tensorflow_estimator.python.estimator.tpu.tpu_estimator": "estimator.tpu",
     "tensorflow_estimator.python.estimator.tpu.tpu_config": "estimator.tpu",
+    "tensorflow.python.keras": "keras",  # TF's own copy of Keras, which tf.keras was in TF 1.x
 }
 
 # The same API under another name: TF 1.x's tf.contrib spellings of what TF 1.15 moved.

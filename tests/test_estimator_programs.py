@@ -379,6 +379,22 @@ def test_a_name_assigned_again_where_order_does_not_decide_is_not_followed(chang
     assert "Estimator(config=...) is migrated when it is a RunConfig(...) call" in finding.message, finding.message
 
 
+def test_data_assigned_again_before_an_input_fn_lambda_is_what_the_lambda_reads():
+    """cloudml-samples' boston trainer: the rows are loaded, shuffled and normalized in turn, then read by
+    `lambda: input_fn(rows, ...)`, which runs later but after every assignment: it reads the last one."""
+    program = IN_MAIN.replace(
+        "  train_spec = tf.estimator.TrainSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2),\n",
+        "  rows = ROWS\n  rows = [[value * 2.0 for value in row] for row in rows]\n"
+        "  train_spec = tf.estimator.TrainSpec(lambda: make_input_fn(rows, LABELS, tf.estimator.ModeKeys.TRAIN, 2)(),\n")
+    assert program != IN_MAIN
+    main = run_one(program).source
+    main = main[main.index("def main():"):]
+    assert "  rows = [[value * 2.0 for value in row] for row in rows]\n" in main
+    assert main.index("rows = [[value") < main.index("make_input_fn(rows, LABELS")
+    later = program.replace("  eval_spec = ", "  rows = None\n  eval_spec = ")  # after the lambda: run time decides
+    assert "`rows` is assigned more than once" in str([f.message for f in run_one(later).findings])
+
+
 def test_a_module_of_the_program_in_python_2_fails_alone_with_cpythons_reason():
     """The model module still prints like Python 2 (seen in real trainer packages): it is one error line of its
     own, and the driver that imports it is told where its model_fn is, not crashed with it."""

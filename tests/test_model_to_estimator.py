@@ -193,6 +193,17 @@ def test_a_factory_of_another_module_returns_the_compiled_model_with_tf1_optimiz
     assert '{"{}/RMSProp": "rms", "{}/RMSProp_1": None}' in task.source  # TF1's names of its slots
 
 
+def test_tensorflows_own_keras_module_is_keras_as_tf_keras_is():
+    """cloudml-samples' boston trainer reaches Keras through `from tensorflow.python.keras import models` (TF 1.x's
+    tf.keras): it becomes the Keras the migrated program compiles with, or its RMSprop would not compile there."""
+    model_py = MODEL_PY.replace("from tensorflow.keras.layers import Dense\n",
+                                "from tensorflow.keras.layers import Dense\nfrom tensorflow.python.keras import models\n")
+    model_py = model_py.replace("tf.keras.models.Sequential()", "models.Sequential()")
+    model = run_tree({**PACKAGE, "trainer/model.py": model_py})["trainer/model.py"]
+    assert "    model = keras.models.Sequential()\n" in model.source
+    assert "tensorflow.python.keras" not in model.source and "models.Sequential()" in model_py
+
+
 def test_a_factory_returning_the_name_it_bound_with_a_tf1_adam_driven_by_train_and_evaluate():
     """cloudml-samples' imdb: `estimator = model_to_estimator(...)`, `return estimator`; a TF1 Adam."""
     model_py = MODEL_PY.replace("tf.train.RMSPropOptimizer(", "tf.train.AdamOptimizer(").replace(

@@ -91,10 +91,13 @@ class Values(ConstantReading):
     @staticmethod
     def _last_before(view, name: cst.Name, assignments) -> Assignment | None:
         """Of several assignments, the one a read sees in straight-line code (`config = config.replace(...)`):
-        each a statement `name = ...` of the block holding the read's statement, the last before it."""
-        assignments = list(assignments)
-        if not all(isinstance(a, Assignment) and a.scope is view.scope(name) for a in assignments):
-            return None  # a read in a function, lambda or comprehension runs later than where it stands
+        each a statement `name = ...` of the block holding the read's statement, the last before it. A read in a
+        lambda or function defined there (`input_fn=lambda: input_fn(train_data)`) runs later, so only when every
+        assignment comes before the definition: it sees the last one, whenever it runs."""
+        assignments, scope = list(assignments), view.scope(name)
+        if scope is None or not all(isinstance(a, Assignment) and a.scope in (scope, scope.parent) for a in assignments):
+            return None
+        later = any(a.scope is not scope for a in assignments)
         statements = [view.statement_of(a.node) for a in assignments]
         if len({id(view.parent(statement)) for statement in statements}) != 1 or any(
                 not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)) for s in statements):
@@ -107,6 +110,8 @@ class Values(ConstantReading):
                 return None
             reading = view.statement_of(view.parent(reading))
         before = [(body.index(s), a) for s, a in zip(statements, assignments) if body.index(s) < body.index(reading)]
+        if later and len(before) != len(assignments):
+            return None  # an assignment after the definition: what the read sees depends on when it runs
         return max(before, key=lambda pair: pair[0])[1] if before else None
 
     def _binding_of(self, assignment, name: cst.Name, place: Place) -> Binding:
