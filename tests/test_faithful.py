@@ -464,3 +464,17 @@ def test_a_helper_module_tf2_runs_as_it_is_is_named_with_the_package_it_needs(cl
     assert code == 1 and ("nets.py:2:1: TFM310 [numeric] part of the Estimator program driven in train.py: TF1 code "
                           "its model_fn kept as written (tier 2) runs, unchanged (TF2 runs it as it is); it needs the "
                           "tf-slim package (`pip install tf-slim`)") in out, out
+
+
+def test_a_module_whose_first_line_imports_tensorflow_reads_its_legacy_keras_switch_after_its_imports():
+    """`import tensorflow.compat.v1 as tf` as the module's first line, nothing before it: the imports the switch to
+    Keras 2 reads (importlib, os) come before it, or the migrated program stops at its first line."""
+    source = PROGRAM.read_text()
+    imports = source[source.index("import "):source.index("import tensorflow")]
+    source = source.replace(imports, "").replace(source[:source.index("import ")], "")
+    assert source.startswith("import tensorflow") and "import argparse" not in source
+    source = source.replace("argparse.ArgumentParser()", "__import__('argparse').ArgumentParser()")
+    code = run(source, keras="auto").source  # `import keras`, added first
+    switch = code.index("if importlib.metadata.version(")
+    assert code.index("import importlib.metadata\n") < switch and code.index("import os\n") < switch
+    compile(code, "train.py", "exec")

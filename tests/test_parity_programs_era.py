@@ -13,14 +13,16 @@ def test_the_modules_written_for_tf1x_are_found_across_the_programs_imports(tmp_
     (tmp_path / "trainer").mkdir()
     (tmp_path / "trainer" / "__init__.py").write_text("")
     (tmp_path / "trainer" / "task.py").write_text(
-        "import tensorflow as tf\nfrom trainer import model\nfrom trainer import modern\n"
+        "import tensorflow as tf\nfrom trainer import model, modern, nets, compat\n"
         "tf.logging.set_verbosity(tf.logging.INFO)\n")
     (tmp_path / "trainer" / "model.py").write_text(
         "import tensorflow as tf\n\ndef parse(x):\n  return tf.parse_single_example(x, {'a': tf.FixedLenFeature([], tf.float32)})\n")
     (tmp_path / "trainer" / "modern.py").write_text("import tensorflow as tf\n\nx = tf.io.FixedLenFeature([], tf.float32)\n")
+    (tmp_path / "trainer" / "nets.py").write_text("import tensorflow.compat.v1 as tf\nnet = tf.contrib.layers.flatten\n")
+    (tmp_path / "trainer" / "compat.py").write_text("import tensorflow.compat.v1 as tf\nx = tf.layers.dense\n")
     (tmp_path / "unrelated.py").write_text("import tensorflow as tf\ntf.logging.info('not imported')\n")
     task = str(tmp_path / "trainer" / "task.py")
-    assert sorted(tf1_era_modules(task, task, {})) == [str(tmp_path / "trainer" / name) for name in ("model.py", "task.py")]
+    assert sorted(tf1_era_modules(task, task, {})) == [str(tmp_path / "trainer" / name) for name in ("model.py", "nets.py", "task.py")]
 
 
 def test_the_code_of_a_stand_in_is_what_is_read(tmp_path):

@@ -22,8 +22,9 @@ from collections.abc import Iterable, Mapping
 
 
 def tf1_era_modules(program: str, as_path: str, stand_ins: Mapping[str, str]) -> list[str]:
-    """The real paths of the program's modules written for TF 1.x: ``program`` (run as ``as_path``) and the
-    modules it imports that are files (their code at ``stand_ins[real]`` where one is given)."""
+    """The real paths of the program's modules written for TF 1.x (or reaching tf.contrib through compat.v1):
+    ``program`` (run as ``as_path``) and the modules it imports that are files (their code at ``stand_ins[real]``
+    where one is given)."""
     import libcst as cst
 
     from migrator.scanning import imports_of
@@ -52,10 +53,12 @@ def tf1_era_modules(program: str, as_path: str, stand_ins: Mapping[str, str]) ->
     found = []
     for path in tree.sources:
         try:
-            if Spelling(tree.view(path)).rebinding.kind == "tf1-era":
-                found.append(path)
+            kind = Spelling(tree.view(path)).rebinding.kind
         except (Unsupported, cst.ParserSyntaxError):  # a module the static half cannot read runs as it is
             continue
+        # `import tensorflow.compat.v1 as tf` reaching tf.contrib was written for TF 1.13-1.15 too
+        if kind == "tf1-era" or (kind == "v1" and "contrib" in tree.sources[path]):
+            found.append(path)
     return found
 
 

@@ -185,6 +185,17 @@ def _with_legacy_keras(module: cst.Module) -> cst.Module:
         name.split(".")[0] in ("tensorflow", "keras", "tf_keras") for name in _imported_modules(statement))), None)
     if at is None:
         return module
+    # What the block reads is imported before it (the imports a migration adds may come after the first of TF's).
+    readers = [index for index in range(at, len(body)) if isinstance(body[index], cst.SimpleStatementLine)
+               and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in body[index].body)
+               and {name.split(".")[0] for name in _bound_by_import(body[index])} & {"importlib", "os"}]
+    if readers:
+        moved = [body[index].with_changes(leading_lines=[]) for index in readers]
+        moved[0] = moved[0].with_changes(leading_lines=body[at].leading_lines)
+        body[at] = body[at].with_changes(leading_lines=[])
+        body = [statement for index, statement in enumerate(body) if index not in readers]
+        body[at:at] = moved
+        at += len(moved)
     line = cst.parse_statement(code + "\n", config=module.config_for_parsing)
     comments = [cst.EmptyLine(comment=cst.Comment(text)) for text in comments]
     body.insert(at, line.with_changes(leading_lines=[*body[at].leading_lines, cst.EmptyLine(), *comments]))
