@@ -48,3 +48,28 @@ def test_each_prediction_is_what_the_head_gave(kind, units, vocabulary):
         expected = tf1_predictions[key].numpy()
         assert value.dtype == expected.dtype and value.shape == expected.shape, (key, value, expected)
         assert (value.numpy() == expected).all(), (key, value, expected)
+
+
+def test_a_wide_and_deep_predictor_gives_the_trained_model_s_logits():
+    """The predictor of a combined estimator sums the linear and DNN logits as WideDeepModel (trained, proven by
+    parity) does, on the same weights."""
+    import tensorflow as tf
+    from test_estimator_canned import COMBINED, PREDICT
+    from test_estimator_programs import run_one
+
+    code = run_one(COMBINED.replace(*PREDICT)).source
+    build = code[code.index("def build_dnn_linear_combined_classifier_model"):code.index("def strategy_for_this_task")]
+    namespace: dict = {}
+    exec("import math\nimport tensorflow as tf\nimport tf_keras as keras\n\n" + build, namespace)
+    features = {"age": np.array([[20.0], [50.0], [30.0]], np.float32),
+                "education": np.array([["Masters"], ["Bachelors"], ["PhD"]]),
+                "occupation": np.array([["a"], ["b"], ["c"]])}
+    tf.random.set_seed(0)
+    model, predictor = namespace["build_dnn_linear_combined_classifier_model"](
+        tf.data.Dataset.from_tensor_slices(features).batch(3).element_spec)
+    for weight in model.weights:  # the linear part starts at zeros: make both parts count
+        weight.assign(tf.random.normal(weight.shape, seed=1))
+    logits = model(features).numpy()
+    assert np.abs(model.linear_model(features).numpy()).max() > 0.1
+    np.testing.assert_array_equal(predictor(features)["logits"].numpy(), logits)
+    np.testing.assert_array_equal(predictor(features)["class_ids"].numpy()[:, 0], logits.argmax(axis=-1))

@@ -241,12 +241,11 @@ def test_predict_with_a_canned_estimator_yields_what_its_head_predicted():
             "        print(prediction['class_ids'][0])\n") in code
 
 
-def test_predict_with_a_wide_and_deep_estimator_is_left_with_the_reason():
-    source = COMBINED.replace(*PREDICT)
-    result = run_one(source)
-    assert result.source == source
-    assert any("predict() with a canned DNNLinearCombinedClassifier is not migrated yet" in f.message
-               for f in result.findings)
+def test_predict_with_a_wide_and_deep_estimator_predicts_from_both_parts_logits_summed():
+    code = run_one(COMBINED.replace(*PREDICT)).source
+    assert "    logits = keras.layers.Add()([linear_logits, dnn_logits])\n" in code
+    assert '        "class_ids": tf.argmax(logits, axis=-1)[:, None],\n' in code
+    assert "for prediction in predict_examples(predictor, " in code
 
 
 def test_switched_off_the_canned_estimator_is_left_as_it_is():
@@ -576,3 +575,74 @@ def test_shared_embeddings_unpacked_into_names_look_up_one_table():
     assert code.count('name="a_b_shared_embedding")') == 1 and "a_rows = a_b_shared_embedding_table(a_counts)" in code
     assert "b_rows = a_b_shared_embedding_table(b_counts)" in code
     assert "net = keras.layers.Concatenate()([a_shared_embedding, b_shared_embedding, x])" in code, code
+
+
+COLUMNS_IN_A_LOOP = """    my_feature_columns = []
+    for key in train_x.keys():
+        my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+"""
+
+
+@pytest.mark.parametrize("boundaries, expected", [
+    ("np.arange(start=15, stop=45, step=1).tolist()", "list(range(15, 45))"),
+    ("np.arange(32.0, 42, 0.1).tolist()", "np.arange(32.0, 42, 0.1).tolist()"),
+    ("np.linspace(-124.3, -114.3, 5).tolist()", "np.linspace(-124.3, -114.3, 5).tolist()"),
+    ("list(np.linspace(32.5, 42, NBUCKETS))", "np.linspace(32.5, 42, 7).tolist()"),
+    ("list(range(400, 700, 20))", "list(range(400, 700, 20))"),
+    ("[x for x in range(3)]", None),
+    ("np.arange(0, 1, 0.5, dtype=np.float32).tolist()", None),
+], ids=["arange of ints", "arange of floats", "linspace", "list of linspace", "range", "comprehension", "dtype"])
+def test_bucket_boundaries_written_with_range_or_numpy_are_numpy_s_numbers(boundaries, expected):
+    np = pytest.importorskip("numpy")
+    source = PREMADE.replace("import tensorflow as tf\n", "import numpy as np\nimport tensorflow as tf\n\nNBUCKETS = 7\n")
+    result = run_one(source.replace(COLUMNS_IN_A_LOOP, f"    my_feature_columns = [tf.feature_column.bucketized_column("
+                                                      f"tf.feature_column.numeric_column('a'), {boundaries})]\n"))
+    if expected is None:
+        (finding,) = findings(result, "TFM302")
+        assert "boundaries must be a value the migration can read" in finding
+        return
+    written = re.search(r"Discretization\(\s*bin_boundaries=(\[[^]]*\])", result.source).group(1)
+    assert [float(number) for number in written.strip("[]").split(",")] == \
+        [float(number) for number in eval(expected, {"np": np})]
+
+
+def test_a_hash_bucket_size_of_arithmetic_on_constants_is_its_value():
+    source = PREMADE.replace(COLUMNS_IN_A_LOOP, "    my_feature_columns = [tf.feature_column.indicator_column("
+                             "tf.feature_column.crossed_column(['a', 'b'], hash_bucket_size=24 * 7 + len([1, 2]) ** 2 "
+                             "// 3))]\n")
+    assert "keras.layers.HashedCrossing(num_bins=169)" in run_one(source).source
+
+
+TWO_RUNS = """
+import tensorflow as tf
+
+COLUMNS = [tf.feature_column.numeric_column("x")]
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [1.0]])).repeat().batch(2)
+
+
+model = tf.estimator.DNNRegressor(hidden_units=[4], feature_columns=COLUMNS, model_dir="short")
+model.train(input_fn=input_fn, max_steps=5)
+
+model = tf.estimator.DNNRegressor(hidden_units=[8], feature_columns=COLUMNS, model_dir="long")
+model.train(input_fn=input_fn, max_steps=50)
+"""
+
+
+def test_a_notebook_training_again_under_the_same_name_migrates_both_runs():
+    result = run_one(TWO_RUNS)
+    code = result.source
+    assert "DNNRegressor(" not in code, result.findings
+    assert code.count("model.fit(") == 2 and 'units=4' in code and 'units=8' in code
+    assert "steps_per_epoch=5 - steps_done," in code and "steps_per_epoch=50 - steps_done," in code
+
+
+def test_a_name_read_before_it_is_bound_again_still_stops_the_migration():
+    source = TWO_RUNS.replace('\nmodel = tf.estimator.DNNRegressor(hidden_units=[8]',
+                              '\nprint(model.get_variable_names())\nmodel = tf.estimator.DNNRegressor(hidden_units=[8]')
+    result = run_one(source)
+    assert 'model = tf.estimator.DNNRegressor(hidden_units=[4]' in result.source  # the run it reads stays
+    assert "print(model.get_variable_names())" in result.source
+    assert any("`model` is also used here (`print(model.get_variable_names())`)" in f.message for f in result.findings)

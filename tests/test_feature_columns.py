@@ -58,6 +58,18 @@ CASES = {
     "identity": ("[fc.indicator_column(fc.categorical_column_with_identity('i', 4))]", {"i": IDS}),
     "crossed": ("[fc.indicator_column(fc.crossed_column([fc.bucketized_column(fc.numeric_column('age'), [18.0, 25.0]),"
                 " 'w'], 11))]", {"age": AGES, "w": WORDS}),
+    "crossed, categorical columns, missing and out-of-vocabulary values": (
+        "[fc.indicator_column(fc.crossed_column([fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']),"
+        " fc.categorical_column_with_identity('i', 4), fc.bucketized_column(fc.numeric_column('age'), [18.0])], 13))]",
+        {"w": WORDS, "i": IDS[::-1], "age": AGES}),
+    "crossed, oov buckets, a crossed column in it": (
+        "[fc.embedding_column(fc.crossed_column([fc.crossed_column([fc.categorical_column_with_vocabulary_list("
+        "'w', ['a', 'b'], num_oov_buckets=2), 'v'], 3), 'i'], 17), 2)]",
+        {"w": WORDS, "v": WORDS[::-1], "i": IDS}),
+    "crossed, integer vocabulary and vocabulary file": (
+        "[fc.indicator_column(fc.crossed_column([fc.categorical_column_with_vocabulary_list('i', [3, 1, 7], "
+        "dtype=tf.int64), fc.categorical_column_with_vocabulary_file('w', VOCABULARY_FILE)], 7))]",
+        {"w": WORDS, "i": IDS}),
     "embedding, mean": ("[fc.embedding_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'b', 'c']), 3)]",
                         {"w": PAIRS}),
     "embedding, sqrtn": ("[fc.embedding_column(fc.categorical_column_with_hash_bucket('w', 6), 2, combiner='sqrtn')]",
@@ -168,6 +180,9 @@ LINEAR_CASES = {
     "identity, sqrtn": ("[fc.categorical_column_with_identity('i', 4)]", {"i": IDS}, "sqrtn"),
     "crossed": ("[fc.crossed_column([fc.bucketized_column(fc.numeric_column('age'), [18.0, 25.0]), 'w'], 11)]",
                 {"age": AGES, "w": WORDS}, "sum"),
+    "crossed, categorical columns": (
+        "[fc.crossed_column([fc.categorical_column_with_vocabulary_list('w', ['a', 'b']), "
+        "fc.categorical_column_with_identity('i', 4)], 9)]", {"w": WORDS, "i": IDS[::-1]}, "mean"),
     "weighted, mean": ("[fc.weighted_categorical_column(fc.categorical_column_with_vocabulary_list('w', ['a', 'c']),"
                        " 'weight')]", {"w": WEIGHTED_WORDS, "weight": WEIGHTS}, "mean"),
     "indicator and several, sorted by name": (

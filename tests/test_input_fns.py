@@ -49,6 +49,7 @@ def read(path, batch_size):
 '''
 
 LINES = 'tf.data.TextLineDataset("train.csv").map(parse_csv)'
+TFDS = "tfds.load('iris', split='train', as_supervised=True)"
 
 
 def program(functions: str, train_input: str) -> str:
@@ -88,6 +89,8 @@ def input_fn():
   dataset = tf.data.TFRecordDataset(["a.tfrecord"]).repeat().batch(4)
   dataset = dataset.map(lambda records: tf.compat.v1.parse_example(records, spec))
 '''),
+    "tensorflow_datasets": (f"import tensorflow_datasets as tfds\n\n\ndef input_fn():\n  return {TFDS}.repeat().batch(4)\n",
+                            "input_fn", "input_fn()", f"  return {TFDS}.repeat().batch(4)\n"),
     "make_csv_dataset repeats": (
         'def input_fn():\n  return tf.data.experimental.make_csv_dataset("train.csv", batch_size=4, label_name="y")\n',
         "input_fn", "input_fn()", "  return tf.compat.v1.data.experimental.make_csv_dataset("),
@@ -153,6 +156,9 @@ LEFT = {
     "tensors from a helper": ('def tensors(rows):\n  return {"x": tf.constant(rows)}, tf.constant(rows)\n\n\n'
                               'def input_fn():\n  return tensors([[1.0]])\n', "input_fn", "return tensors(",
                               "not a tf.data dataset"),
+    "tensorflow_datasets, every split": (
+        "import tensorflow_datasets as tfds\n\n\ndef input_fn():\n  return tfds.load('iris', as_supervised=True)\n",
+        "input_fn", "return tfds.load", "not a tf.data dataset"),
     "iterator method of something else": (
         f"def input_fn():\n  return {LINES}.repeat().batch(4).as_numpy_iterator().next()\n", "input_fn",
         "return tf.data.TextLineDataset", "not a tf.data dataset"),
@@ -253,3 +259,52 @@ def test_a_program_whose_change_to_a_module_is_unexplained_changes_in_no_file(mo
     assert results["train.py"].message == (
         "internal error in rewrite 'estimator': it changed data.py without an exact or numeric finding of "
         "a rule that is on; file left unchanged")
+
+
+NOTEBOOK = '''\
+import tensorflow.compat.v1 as tf
+
+
+def input_fn(rows, training=True):
+  dataset = tf.data.Dataset.from_tensor_slices(({"x": rows}, rows))
+  if training:
+    dataset = dataset.repeat()
+  return dataset.batch(2)
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(features["x"], 1)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.EstimatorSpec(mode, predictions={"y": logits})
+  loss = tf.losses.mean_squared_error(labels, logits)
+  train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn)
+DRIVE
+
+
+def input_fn(rows):
+  return tf.data.Dataset.from_tensor_slices({"x": rows}).batch(2)
+
+
+for prediction in estimator.predict(input_fn=lambda: input_fn([[1.0]])):
+  print(prediction)
+'''
+
+
+def test_a_lambda_train_calls_at_once_reads_the_function_defined_before_it_not_the_next_cell_s():
+    source = NOTEBOOK.replace("DRIVE", "estimator.train(input_fn=lambda: input_fn([[1.0], [2.0]]), max_steps=3)")
+    code = run_one(source).source
+    assert "\ndataset = input_fn([[1.0], [2.0]])\n" in code and "model.fit(dataset, epochs=1, steps_per_epoch=3" in code
+    assert "predict_examples(predictor, input_fn([[1.0]]))" in code
+
+
+def test_a_lambda_kept_for_later_reads_a_name_bound_again_before_it_runs_and_is_left():
+    source = NOTEBOOK.replace("DRIVE", "spec = tf.estimator.TrainSpec(input_fn=lambda: input_fn([[1.0]]), max_steps=3)")
+    source = source.replace("\nfor prediction", "\ntf.estimator.train_and_evaluate(estimator, spec, tf.estimator."
+                                                  "EvalSpec(input_fn=lambda: input_fn([[2.0]])))\nfor prediction")
+    result = run_one(source)
+    assert result.source == source
+    assert any("the input_fn lambda must return a tf.data dataset" in f.message for f in result.findings)

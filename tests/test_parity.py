@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -713,3 +714,18 @@ def test_stand_ins_run_their_code_as_the_modules_at_their_real_paths(tmp_path):
     assert ran["model_file"] == str(real_task.with_name("model.py")) and ran["same_module"]
     assert source.strip() == "def where():\n  return 'stand-in'"
     assert sorted(path.name for path in (real_task.parent / "__pycache__").iterdir()) == before
+
+
+def test_a_program_training_a_second_model_is_compared_on_its_first(tmp_path):
+    """A notebook trains, evaluates and exports one model, then another under the same name: the harness compares
+    the first model's steps, evaluation and export on both sides, and nothing of the second (untrained there)."""
+    old = PROGRAMS / "trains_twice_tf1.py"
+    new = tmp_path / "train.py"
+    new.write_text(old.read_text())
+    migrated = subprocess.run([TF_MIGRATE, str(new)], capture_output=True, text=True)
+    assert migrated.returncode == 0 and migrated.stdout.count("TFM309") >= 2, migrated.stdout
+    assert "DNNRegressor(" not in new.read_text()
+    result = parity(old, new, "--steps", "5")
+    assert_parity(result)
+    assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
+    assert result.stdout.count("export export/exporter: the same signatures") == 1, result.stdout

@@ -29,9 +29,12 @@ class ExportCapture:
         self.listing = f"{side}_exports.json"
         self.kept: dict[str, str] = {}  # export_dir_base -> the copy of its latest export
         self.count = 0
+        self.stopped = False  # the program went on to train another model: its exports are not compared
 
     def keep(self, export_dir) -> None:
         export_dir = os.fsdecode(export_dir).rstrip("/")
+        if self.stopped:
+            return
         if not any(os.path.isfile(os.path.join(export_dir, name)) for name in SAVED_MODEL_FILES):
             return
         self.count += 1

@@ -61,6 +61,7 @@ class NewSide:
         self.tf = tf
         self.exchange = exchange
         self.job = job
+        self.capture = ExportCapture(exchange, "new")  # the exports compared
         self.losses: list[float] = []
         self.eval_loss: float | None = None
         self.model = None
@@ -96,6 +97,7 @@ class NewSide:
         def fit(self, *args, **kwargs):
             side.keras = True
             if side.model is not None:  # the harness trains once, for its own number of steps
+                side.capture.stopped |= self is not side.model  # another model: nothing after this is compared
                 return side.history
             side.model = self
             dataset, count = side.recorded("train.ready", "data/train.npz")
@@ -110,6 +112,8 @@ class NewSide:
 
         def evaluate(self, *args, **kwargs):
             side.keras = True
+            if side.capture.stopped or side.model is not None and self is not side.model:  # not the model compared
+                return original_evaluate(self, *args, **kwargs)
             if not side.exchange.wait_for("eval.ready", unless="old.done"):
                 return original_evaluate(self, *args, **kwargs)  # the old program never evaluated: nothing to compare
             dataset, count = side.recorded("eval.ready", "data/eval.npz")
@@ -381,7 +385,7 @@ def main(argv: list[str]) -> int:
         raise RuntimeError(f"the in-process cluster would listen on every interface ({error}): run with "
                            "--cluster none") from None
     side = NewSide(exchange, job)
-    ExportCapture(exchange, "new").install_tf(tf)
+    side.capture.install_tf(tf)
     isolation = Isolation(exchange.path("new_files"), exchange.folder)
     isolation.install(tf)
     if side.resume:

@@ -61,6 +61,7 @@ class OldSide:
         self.tf = tf
         self.exchange = exchange
         self.job = job
+        self.capture = ExportCapture(exchange, "old")  # the exports compared
         self.losses: list[float] = []
         self.eval_loss: float | None = None
         self.variables: list[dict] = []
@@ -72,7 +73,7 @@ class OldSide:
         turn_off_nn_dropout(tf, self.dropout)
         self.mod_tables = record_mod_lookups(tf)
         self.final_weights: list | None = None  # between-graph programs: (name, value) after the last step
-        self.estimator = False  # an Estimator trains: MonitoredSession.run is its business
+        self.estimator = None  # the Estimator the harness trains: MonitoredSession.run is its business
         # A resume run (--resume N): "first" trains N steps for the checkpoint both sides resume from, "resume"
         # carries on from it for the harness's steps.
         self.phase = os.environ.get(PHASE)
@@ -106,8 +107,9 @@ class OldSide:
 
         def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
             if side.trained:  # the harness trains once, for its own number of steps
+                side.moved_on(self)
                 return self
-            side.trained = side.estimator = True
+            side.trained, side.estimator = True, self
             side.model_dir = self.model_dir
             count = (side.job["resume"] or 0) + side.job["steps"]  # the first phase records the second's too
             replay = side.record("data/train.npz", self, input_fn, "train", count, skip=side.skipped)
@@ -117,6 +119,9 @@ class OldSide:
                                   saving_listeners=saving_listeners)
 
         def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+            if side.capture.stopped or side.trained and self is not side.estimator:  # not the model compared
+                return original_evaluate(self, input_fn, steps=steps, hooks=hooks, checkpoint_path=checkpoint_path,
+                                         name=name)
             replay = side.record("data/eval.npz", self, input_fn, "eval", steps or MAX_EVAL_BATCHES)
             side.exchange.mark("eval.ready")
             result = original_evaluate(self, replay, steps=None, hooks=hooks, checkpoint_path=checkpoint_path, name=name)
@@ -131,6 +136,12 @@ class OldSide:
 
         estimator_class.__init__, estimator_class.train = __init__, train
         estimator_class.evaluate, estimator_class._call_model_fn = evaluate, _call_model_fn
+
+    def moved_on(self, estimator) -> None:
+        """The program trains another Estimator (a notebook training again): the harness compares the first one,
+        and nothing the program does after this."""
+        if estimator is not self.estimator:
+            self.capture.stopped = True
 
     def local_config(self, config):
         config = config or self.tf.estimator.RunConfig()
@@ -263,7 +274,7 @@ def main(argv: list[str]) -> int:
 
     side.install(estimator_lib.Estimator)
     side.install_train_spec(training)
-    ExportCapture(exchange, "old").install_estimator(estimator_lib.Estimator)
+    side.capture.install_estimator(estimator_lib.Estimator)
     isolation = Isolation(exchange.path("old_files"), exchange.folder)
     isolation.install(side.tf)
     isolation.install_estimator(estimator_lib.Estimator)

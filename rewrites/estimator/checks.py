@@ -27,7 +27,7 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
     for view, statement in program.removed:
         for name in _bound_names(statement):
             for where, node in _local_references(view, statement, name):
-                if id(node) not in going:
+                if id(node) not in going and not (where is view and _bound_again_before(view, statement, name, node)):
                     _used_elsewhere(name.value, where, node)
     for view, function in program.factories:
         references = tree.references_to(view, function.name.value) if view.parent(function) is view.module else []
@@ -86,6 +86,21 @@ def _local_references(view: ModuleView, statement: cst.CSTNode, name: cst.Name):
     if view.parent(statement) is view.module:
         found += [(where, node) for where, node in view.tree.references_to(view, name.value) if where is not view]
     return found
+
+
+def _bound_again_before(view: ModuleView, statement: cst.CSTNode, name: cst.Name, node: cst.CSTNode) -> bool:
+    """``node`` reads ``name`` in straight-line code after a later statement of the same block bound it again (a
+    notebook's next cell making its own ``model``): it reads that value, not the one that went."""
+    block, reading = view.parent(statement), view.statement_of(node)
+    while reading is not None and view.parent(reading) is not block:
+        if isinstance(reading, cst.FunctionDef) or view.parent(reading) in (None, view.module):
+            return False
+        reading = view.statement_of(view.parent(reading))
+    if reading is None or any(isinstance(a, (cst.Lambda, cst.FunctionDef)) for a in view.ancestors(node)):
+        return False
+    body = list(block.body)
+    between = body[body.index(statement) + 1:body.index(reading)] if statement in body and reading in body else []
+    return any(bound.value == name.value for later in between for bound in _bound_names(later))
 
 
 def _is_import(view: ModuleView, node: cst.CSTNode) -> bool:

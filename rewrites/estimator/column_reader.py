@@ -281,10 +281,12 @@ class ColumnReader:
         for element in keys.node.elements:
             constant = self.values.constant(Value(element.value, keys.place))
             part = constant if isinstance(constant, str) else self.column(Value(element.value, keys.place))
-            if not isinstance(part, (str, Bucketized)):
-                raise column.fail("crossed_column of keys and bucketized columns is migrated; crossing other "
-                                  "columns is not yet")
-            parts.append(part)
+            if isinstance(part, VocabularyList) and isinstance(part.vocabulary, str) and part.oov_buckets:
+                raise column.fail("crossed_column of a vocabulary file with num_oov_buckets is not migrated yet")
+            if not isinstance(part, (str, Bucketized, VocabularyList, Identity, Crossed)):
+                raise column.fail("crossed_column of keys, bucketized, vocabulary, identity and crossed columns is "
+                                  "migrated")
+            parts += part.parts if isinstance(part, Crossed) else [part]
         size = self._args(column, CROSSED, ("hash_bucket_size",), other=("keys",))["hash_bucket_size"]
         return Crossed(parts, size)
 

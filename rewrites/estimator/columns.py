@@ -15,7 +15,9 @@ column's Keras code is written in the build function, on ``features`` (the dict 
   dropped as TF1 drops them; ``categorical_column_with_identity``: the ids themselves;
 - ``weighted_categorical_column``: the ids counted with their weights (``CategoryEncoding``'s
   ``count_weights``), weights of 0 or less dropped where TF1's safe embedding lookup dropped them;
-- ``crossed_column`` of keys and bucketized columns: ``HashedCrossing`` (the same buckets);
+- ``crossed_column`` of keys, bucketized, vocabulary and identity columns (crossed columns flattened, as in TF1):
+  ``HashedCrossing`` (the same buckets) of the raw keys and of TF1's ids of the columns; an example where a
+  categorical column has no id (TF1 dropped its missing value) has no crossed id, as in TF1;
 - ``indicator_column``: the categorical column's counts (multi-hot); ``embedding_column``: a
   ``Dense`` layer without bias on those counts, which is the sum of the rows looked up (the
   kernel is TF1's embedding table, ``[buckets, dimension]``, initialised as TF1 did), divided as
@@ -79,6 +81,9 @@ class Bucketized:
         return writer.bind(f"{self.source.name}_buckets",
                            f"keras.layers.Discretization(bin_boundaries={_literal(self.boundaries)})({values})")
 
+    def crossing(self, writer: Writer) -> tuple[str, None]:
+        return self.ids(writer), None
+
     def counts(self, writer: Writer, name: str) -> str:
         return writer.bind(name, f"keras.layers.CategoryEncoding(num_tokens={len(self.boundaries) + 1}, "
                                  f'output_mode="count")({self.ids(writer)})')
@@ -103,15 +108,28 @@ class VocabularyList:
         """The number of buckets (None: of a file, known when it is read)."""
         return None if isinstance(self.vocabulary, str) else len(self.vocabulary) + self.oov_buckets
 
-    def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
+    def _lookup(self, mode: str) -> str:
         strings = self.strings if isinstance(self.vocabulary, str) else all(
             isinstance(word, str) for word in self.vocabulary)
         layer, mask = ("StringLookup", '""') if strings else ("IntegerLookup", "-1")  # what TF1 drops
+        return (f"keras.layers.{layer}(vocabulary={_literal(self.vocabulary)}, num_oov_indices="
+                f'{max(self.oov_buckets, 1)}, mask_token={mask}, output_mode="{mode}")(features[{_literal(self.key)}])')
+
+    def crossing(self, writer: Writer) -> tuple[str, str]:
+        """TF1's ids (the vocabulary first, out of vocabulary -1 or its bucket after it) from Keras' (the mask 0,
+        out of vocabulary next, the vocabulary last); and where the value is missing."""
+        looked_up = writer.bind(f"{self.name}_lookup", self._lookup("int"))
+        oov = self.oov_buckets
+        beyond = f"{looked_up} - 1 + {len(self.vocabulary)}" if oov else "tf.constant(-1, tf.int64)"
+        ids = writer.bind(f"{self.name}_ids", f"tf.where({looked_up} > {max(oov, 1)}, {looked_up} - {max(oov, 1) + 1}, "
+                                              f"{beyond})")
+        return ids, f"{looked_up} == 0"
+
+    def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         oov = max(self.oov_buckets, 1)
-        lookup = (f"keras.layers.{layer}(vocabulary={_literal(self.vocabulary)}, num_oov_indices={oov}, "
-                  f'mask_token={mask}, output_mode="count")(features[{_literal(self.key)}])')
+        lookup = self._lookup("count")
         if weights is not None:  # the ids (the mask 0, out of vocabulary next), their weights summed per bucket
-            ids = writer.bind(f"{self.name}_ids", lookup.replace('output_mode="count"', 'output_mode="int"'))
+            ids = writer.bind(f"{self.name}_ids", self._lookup("int"))
             lookup = (f"keras.layers.CategoryEncoding(num_tokens={1 + oov + len(self.vocabulary)}, "
                       f'output_mode="count")({ids}, count_weights={weights})[:, 1:]')
         if not self.oov_buckets:  # TF1 dropped what is not in the vocabulary: Keras counts it first
@@ -147,6 +165,10 @@ class Identity:
     def name(self) -> str:
         return self.key
 
+    def crossing(self, writer: Writer) -> tuple[str, str]:
+        feature = f"features[{_literal(self.key)}]"
+        return writer.bind(f"{self.name}_ids64", f"tf.cast({feature}, tf.int64)"), f"{feature} < 0"
+
     def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         feature = f"features[{_literal(self.key)}]"
         writer.comment("TF1 drops -1: counted here in one bucket more, cut off.")
@@ -176,7 +198,7 @@ class Weighted:
 
 @dataclass
 class Crossed:
-    parts: list  # keys (str) and Bucketized columns
+    parts: list  # keys (str), Bucketized, VocabularyList and Identity columns
     size: int
 
     @property
@@ -184,11 +206,20 @@ class Crossed:
         return "_X_".join(sorted(part if isinstance(part, str) else part.name for part in self.parts))
 
     def counts(self, writer: Writer, name: str) -> str:
-        inputs = ", ".join(f"features[{_literal(part)}]" if isinstance(part, str) else part.ids(writer)
-                           for part in self.parts)
-        crossed = writer.bind(f"{self.name}_crossed", f"keras.layers.HashedCrossing(num_bins={self.size})(({inputs}))")
-        return writer.bind(name, f'keras.layers.CategoryEncoding(num_tokens={self.size}, output_mode="count")'
-                                 f"({crossed})")
+        inputs, missing = [], []
+        for part in self.parts:
+            ids, absent = (f"features[{_literal(part)}]", None) if isinstance(part, str) else part.crossing(writer)
+            inputs.append(ids)
+            missing += [f"({absent})"] if absent else []
+        crossed = writer.bind(f"{self.name}_crossed",
+                              f"keras.layers.HashedCrossing(num_bins={self.size})(({', '.join(inputs)}))")
+        if not missing:
+            return writer.bind(name, _encoding(self.size, crossed, None))
+        writer.comment("TF1 crosses nothing where a column's value is missing: counted here in one bucket more, "
+                       "cut off.")
+        kept = writer.bind(f"{self.name}_kept", f"tf.where({' | '.join(missing)}, tf.constant({self.size}, tf.int64), "
+                                                f"{crossed})")
+        return writer.bind(name, _encoding(self.size + 1, kept, None) + "[:, :-1]")
 
 
 @dataclass

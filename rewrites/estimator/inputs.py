@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider
 
 from rewrites.estimator.iterators import IteratorReading
 from rewrites.estimator.program import Input
@@ -265,6 +266,8 @@ class InputReader(IteratorReading):
             api = value.view.api(node.func)
             if api is not None:
                 return self._dataset_api(api, node, value.place, chain, state)
+            if _loads_a_split(node, value):  # tensorflow_datasets' load(..., split=...): a dataset of unknown length
+                return self._chain(Dataset(False, False, node), chain, value.place, state)
             function = self.values.resolve(Value(node.func, value.place))
             if isinstance(function.node, cst.FunctionDef):  # a function of the program returning a dataset
                 try:
@@ -326,6 +329,15 @@ class InputReader(IteratorReading):
 
     def _constants(self, mode: str) -> dict[str, object]:
         return dict(MODE_KEYS)
+
+def _loads_a_split(call: cst.Call, value: Value) -> bool:
+    """``tfds.load(name, split=...)``, which returns a tf.data dataset (without a split: a dict of them; with
+    ``batch_size=-1``: tensors)."""
+    names = value.view.get_metadata(QualifiedNameProvider, call.func, set())
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    whole = isinstance(keywords.get("batch_size"), cst.UnaryOperation)
+    return any(name.name == "tensorflow_datasets.load" for name in names) and "split" in keywords and not whole
+
 
 def _merge(datasets: list[Dataset]) -> Dataset:
     repeats = {d.repeats for d in datasets}

@@ -55,7 +55,7 @@ class Suppressed(Exception):
 class Migration:
     def __init__(self, tree: Tree, enabled: frozenset[str], keras: str) -> None:
         self.tree, self.enabled, self.keras = tree, enabled, keras
-        self.values = Values()
+        self.values = Values(called_at_once=frozenset({"train", "evaluate"}))
         self._spellings: dict[int, Spelling] = {}
         self.edits: dict[int, ModuleEdits] = {}
         self.respelled: dict[int, ModuleView] = {}  # helper modules of tier-2 model_fns, made TF2 as they are

@@ -439,9 +439,6 @@ class ProgramReader:
         if self.setup.model_fn.keras is not None and what == "predict()":
             raise where.fail(f"{what} of a model_to_estimator Estimator is not migrated yet: use the Keras model "
                              "by hand")
-        if self.setup.model_fn.canned is not None and self.setup.model.wide_deep:
-            raise where.fail(f"{what} with a canned {self.setup.model_fn.canned} is not migrated yet: migrate this "
-                             "program by hand")
         faithful = self.setup.model.faithful
         if faithful is not None and faithful.signatures is None:
             raise where.fail(f"{what} of a model_fn kept as written (tier 2) that returns no predictions (TF1 failed "

@@ -1,7 +1,11 @@
 """Which values of a program are known before it runs: literals, names bound to them, flags' defaults, and
-comparisons, boolean logic and subscripts of them."""
+comparisons, arithmetic, boolean logic and subscripts of them; ``range`` and numpy's ``arange`` / ``linspace``
+of numbers (bucket boundaries are commonly written so)."""
 
 from __future__ import annotations
+
+import math
+import operator
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
@@ -13,8 +17,39 @@ UNKNOWN = object()
 """What ``Values.constant`` gives for a value it cannot know before the program runs."""
 # Builtins of one argument a program writes numbers and lists with (`int(1e4)`, `len(BOUNDARIES)`).
 _BUILTINS = {"int": int, "float": float, "len": len, "list": list, "tuple": tuple, "str": str, "abs": abs}
+_ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+               cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+               cst.Power: operator.pow}
 _COMPARISONS = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.Is: lambda a, b: a is b,
                 cst.IsNot: lambda a, b: a is not b}
+
+
+_NUMPY_SEQUENCES = {"numpy.arange", "numpy.linspace"}
+_SEQUENCE_PARAMETERS = {"range": ("start", "stop", "step"), "arange": ("start", "stop", "step"),
+                        "linspace": ("start", "stop", "num")}
+_LONGEST = 100_000  # a longer list is not something to write into a program
+
+
+def _arange(start, stop, step, integers_only: bool) -> list | object:
+    if step == 0 or (integers_only and not all(isinstance(n, int) for n in (start, stop, step))):
+        return UNKNOWN
+    count = max(0, math.ceil((stop - start) / step))
+    if count > _LONGEST:
+        return UNKNOWN
+    if any(isinstance(n, float) for n in (start, stop, step)):  # numpy fills floats from its first two values
+        start, step = float(start), (start + step) - start
+    return [start + index * step for index in range(count)]
+
+
+def _linspace(args: dict) -> list | object:
+    """numpy's: `start + index * step`, the last one `stop` itself; floats."""
+    start, stop, num = float(args["start"]), float(args["stop"]), args.get("num", 50)
+    if not isinstance(num, int) or not 0 <= num <= _LONGEST:
+        return UNKNOWN
+    if num == 1:
+        return [start]
+    step = (stop - start) / (num - 1)
+    return [start + index * step for index in range(num - 1)] + [stop] if num else []
 
 
 class ConstantReading:
@@ -55,6 +90,10 @@ class ConstantReading:
             return UNKNOWN if UNKNOWN in items else items
         if isinstance(node, cst.Subscript) and len(node.slice) == 1:
             return self._constant_subscript(resolved, constants, flags)
+        if isinstance(node, cst.BinaryOperation) and type(node.operator) in _ARITHMETIC:
+            return self._constant_arithmetic(resolved, constants, flags)
+        if isinstance(node, cst.Call) and (sequence := self._constant_sequence(resolved, constants, flags)) is not None:
+            return sequence
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
                 and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star \
                 and self.binding(node.func, resolved.place).kind == "builtin":
@@ -71,6 +110,47 @@ class ConstantReading:
                 return UNKNOWN
             return _COMPARISONS[operator](left, right)
         return UNKNOWN
+
+    def _constant_arithmetic(self, value: Value, constants, flags: bool) -> object:
+        """`24 * 7`, `NBUCKETS ** 2`, `len(WORDS) + 1` of known numbers; `LIST + LIST`."""
+        node = value.node
+        left = self.constant(Value(node.left, value.place), constants, flags)
+        right = self.constant(Value(node.right, value.place), constants, flags)
+        numbers = all(isinstance(side, (int, float)) and not isinstance(side, bool) for side in (left, right))
+        lists = isinstance(node.operator, cst.Add) and isinstance(left, list) and isinstance(right, list)
+        if not (numbers or lists) or (isinstance(node.operator, cst.Power) and abs(right) > 64):
+            return UNKNOWN
+        try:
+            return _ARITHMETIC[type(node.operator)](left, right)
+        except (ArithmeticError, ValueError):
+            return UNKNOWN
+
+    def _constant_sequence(self, value: Value, constants, flags: bool) -> list | None:
+        """`range(a, b, step)`, `np.arange(...)` / `np.linspace(...)` of known numbers, `<that>.tolist()`: the list
+        of numbers numpy would give (None: not such a call, UNKNOWN: its arguments are not known)."""
+        node = value.node
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "tolist" and not node.args:
+            inner = self.resolve(Value(func.value, value.place))
+            return self._constant_sequence(inner, constants, flags) if isinstance(inner.node, cst.Call) else None
+        names = {name.name for name in value.view.get_metadata(QualifiedNameProvider, func, set())}
+        builtin = isinstance(func, cst.Name) and func.value == "range" and \
+            self.binding(func, value.place).kind == "builtin"
+        kind = "range" if builtin else next((name[6:] for name in names if name in _NUMPY_SEQUENCES), None)
+        if kind is None:
+            return None
+        bound = bind_arguments(node, _SEQUENCE_PARAMETERS[kind])
+        if bound is None:
+            return UNKNOWN
+        args = {key: self.constant(Value(argument.value, value.place), constants, flags)
+                for key, (_, argument) in bound.items()}
+        if any(not isinstance(arg, (int, float)) or isinstance(arg, bool) for arg in args.values()):
+            return UNKNOWN
+        if kind == "linspace":
+            return _linspace(args)
+        if "stop" not in args:  # arange(stop)
+            args = {"start": 0, "stop": args["start"]}
+        return _arange(args["start"], args["stop"], args.get("step", 1), kind == "range")
 
     def _constant_subscript(self, value: Value, constants, flags: bool) -> object:
         """`LIST[1:]`, `LIST[0]` of a constant list."""

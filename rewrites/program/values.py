@@ -31,7 +31,10 @@ MAX_DEPTH = 40
 class Values(ConstantReading):
     """Where the values of the modules of a Tree come from (and, from ConstantReading, which are known)."""
 
-    def __init__(self) -> None:
+    def __init__(self, called_at_once: frozenset[str] = frozenset()) -> None:
+        """``called_at_once``: methods that call a lambda given to them before they return (Estimator's train and
+        evaluate call their input_fn): a name that lambda reads is the one bound where the method is called."""
+        self.called_at_once = called_at_once
         self._place_of_function: dict[int, Place] = {}
         self._deciding: set[int] = set()  # the ifs whose tests are being read (_ruled_out)
 
@@ -88,10 +91,9 @@ class Values(ConstantReading):
             held = ancestor
         return False
 
-    @staticmethod
-    def _last_before(view, name: cst.Name, assignments) -> Assignment | None:
-        """Of several assignments, the one a read sees in straight-line code (`config = config.replace(...)`):
-        each a statement `name = ...` of the block holding the read's statement, the last before it. A read in a
+    def _last_before(self, view, name: cst.Name, assignments) -> Assignment | None:
+        """Of several assignments, the one a read sees in straight-line code (`config = config.replace(...)`, a
+        function defined again in a later notebook cell): each a statement `name = ...` or `def name` of the block holding the read's statement, the last before it. A read in a
         lambda or function defined there (`input_fn=lambda: input_fn(train_data)`) runs later, so only when every
         assignment comes before the definition: it sees the last one, whenever it runs."""
         assignments, scope = list(assignments), view.scope(name)
@@ -99,7 +101,7 @@ class Values(ConstantReading):
             return None
         later = any(a.scope is not scope for a in assignments)
         statements = [view.statement_of(a.node) for a in assignments]
-        if len({id(view.parent(statement)) for statement in statements}) != 1 or any(
+        if len({id(view.parent(statement)) for statement in statements}) != 1 or any(not isinstance(s, cst.FunctionDef) and
                 not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)) for s in statements):
             return None
         block = view.parent(statements[0])
@@ -110,9 +112,18 @@ class Values(ConstantReading):
                 return None
             reading = view.statement_of(view.parent(reading))
         before = [(body.index(s), a) for s, a in zip(statements, assignments) if body.index(s) < body.index(reading)]
-        if later and len(before) != len(assignments):
+        if later and len(before) != len(assignments) and not self._run_at_once(view, name):
             return None  # an assignment after the definition: what the read sees depends on when it runs
         return max(before, key=lambda pair: pair[0])[1] if before else None
+
+    def _run_at_once(self, view, name: cst.Name) -> bool:
+        """Is ``name`` read in a lambda given to a method of ``called_at_once`` (`train(input_fn=lambda: ...)`)?"""
+        lambdas = [a for a in view.ancestors(name) if isinstance(a, (cst.Lambda, cst.FunctionDef))]
+        if len(lambdas) != 1 or not isinstance(lambdas[0], cst.Lambda):
+            return False
+        argument, call = view.parent(lambdas[0]), view.parent(view.parent(lambdas[0]))
+        return isinstance(argument, cst.Arg) and isinstance(call, cst.Call) and \
+            isinstance(call.func, cst.Attribute) and call.func.attr.value in self.called_at_once
 
     def _binding_of(self, assignment, name: cst.Name, place: Place) -> Binding:
         if isinstance(assignment, BuiltinAssignment):
