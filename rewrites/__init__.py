@@ -78,7 +78,8 @@ FAMILIES: tuple[Family, ...] = (
         rules=(
             Rule("TFM005", "contrib-moved", E,
                  "tf.contrib's slim, layers and framework -> the tf-slim package (where every use lives on there), "
-                 "contrib.framework.nest -> tf.nest, its global step functions -> tf.train's"),
+                 "contrib.framework.nest -> tf.nest, its global step functions -> tf.train's, an HParams only read and set "
+                 "by attribute -> types.SimpleNamespace"),
         ),
     ),
     Family(

@@ -11,7 +11,10 @@ the name it binds is; what tf-slim does not have (feature columns, `embed_sequen
 (`batch_norm`), stays, and TFM003 names it.
 Why: TensorFlow 2 has no tf.contrib, so a program that imports it cannot start; tf-slim 1.1.0 is the very code
 of contrib.slim and contrib.layers, maintained for TensorFlow 2, and the variables it makes keep their names.
+`tf.contrib.training.HParams(**values)` whose object the program only reads and sets attribute by attribute
+(`hparams.learning_rate`, in this module, or passed to its functions) becomes `types.SimpleNamespace(**values)`.
 What may differ: nothing: the same functions. The program needs the tf-slim package (`pip install tf-slim`).
+An HParams read with its own methods (`values()`, `parse()`, `set_hparam()`) or passed elsewhere stays (TFM003).
 
 Before:
 
@@ -37,10 +40,11 @@ After:
 from __future__ import annotations
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import ImportAssignment, ParentNodeProvider, ScopeProvider
 
 from rewrites.base import TFCodemod
-from rewrites.contrib_successors import PACKAGES, attribute_uses, staying, successor
+from rewrites.contrib_successors import HPARAMS, HPARAMS_METHODS, PACKAGES, attribute_uses, staying, successor
 from rewrites.syntax import source, subtree
 
 RULE = "TFM005"
@@ -48,6 +52,8 @@ PREFIX = "tensorflow."
 
 
 class Rewrite(TFCodemod):
+    METADATA_DEPENDENCIES = (*TFCodemod.METADATA_DEPENDENCIES, ParentNodeProvider)
+
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
         self._imports: dict[cst.CSTNode, cst.CSTNode] = {}   # import statement -> its successor's
@@ -68,6 +74,67 @@ class Rewrite(TFCodemod):
             for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
                 alias = _binds_tf_slim(self._imports.get(small, small))
                 self._slim = self._slim or alias
+        functions = {f.name.value: f for f in node.body if isinstance(f, cst.FunctionDef)}
+        self._namespaces = {statement.value for statement in subtree(node) if isinstance(statement, cst.Assign)
+                            and self.api(getattr(statement.value, "func", None)) in HPARAMS
+                            and self._only_attributes(statement, functions)}
+
+    # -- HParams ----------------------------------------------------------------------------------
+
+    def _only_attributes(self, assign: cst.Assign, functions: dict[str, cst.FunctionDef]) -> bool:
+        """`hparams = HParams(name=value, **values)` whose object is only read or set attribute by attribute."""
+        call = assign.value
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or any(
+                arg.keyword is None and arg.star != "**" or arg.keyword is not None and arg.keyword.value in (
+                    "hparam_def", "model_structure") for arg in call.args):
+            return False
+        target = assign.targets[0].target
+        return self._attribute_uses(target, target.value, functions, depth=0)
+
+    def _attribute_uses(self, bound: cst.CSTNode, name: str, functions: dict[str, cst.FunctionDef], depth: int) -> bool:
+        """Every read of the value ``bound`` (an assignment's target, or a parameter) binds to ``name`` gets or sets
+        an attribute of it (not an HParams method), or passes it to a function of the module whose parameter does
+        the same."""
+        scope = self.get_metadata(ScopeProvider, bound, None)
+        assignments = [a for a in (scope[name] if scope is not None else ()) if getattr(a, "node", None) is bound]
+        if len(assignments) != 1 or depth > 3:
+            return False
+        for access in assignments[0].references:
+            node = access.node
+            parent = self.get_metadata(ParentNodeProvider, node, None)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                if parent.attr.value in HPARAMS_METHODS:
+                    return False
+                continue
+            parameter = self._parameter_given(node, parent, functions)
+            if parameter is None or not self._attribute_uses(parameter, parameter.name.value, functions, depth + 1):
+                return False
+        return True
+
+    def _parameter_given(self, node, argument, functions: dict[str, cst.FunctionDef]) -> cst.Param | None:
+        """The parameter of a module function that ``node``, an argument of a call of it, is given to."""
+        call = self.get_metadata(ParentNodeProvider, argument, None)
+        if not (isinstance(argument, cst.Arg) and argument.value is node and not argument.star
+                and isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in functions):
+            return None
+        params = functions[call.func.value].params.params
+        if argument.keyword is not None:
+            return next((p for p in params if p.name.value == argument.keyword.value), None)
+        index = [arg for arg in call.args if arg.keyword is None].index(argument)
+        return params[index] if index < len(params) else None
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if original not in self._namespaces or not self.wants(RULE, original):
+            return updated
+        AddImportsVisitor.add_needed_import(self.context, "types")
+        root = _root(original.func)
+        scope = self.get_metadata(ScopeProvider, root, None)
+        for assignment in scope[root.value] if scope is not None and isinstance(root, cst.Name) else ():
+            if isinstance(assignment, ImportAssignment):  # the import of HParams goes once nothing else uses it
+                RemoveImportsVisitor.remove_unused_import_by_node(self.context, assignment.node)
+        namespace = updated.with_changes(func=cst.parse_expression("types.SimpleNamespace"))
+        return self.replace(RULE, original, namespace, f"`{source(original.func)}` -> `types.SimpleNamespace`: the "
+                                                       "program only reads and sets its values")
 
     # -- imports ---------------------------------------------------------------------------------
 

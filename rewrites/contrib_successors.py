@@ -6,6 +6,8 @@ TensorFlow 2 has no `tf.contrib`. Three parts of it were moved, unchanged, elsew
   helpers: the tf-slim package (`import tf_slim`), the same code (tf-slim 1.1.0);
 - contrib.framework.nest: `tf.nest`;
 - contrib.framework's global step functions: `tf.train`'s (TF1's own, which the Estimator migration reads).
+
+And one has an equal in Python: contrib.training's HParams, for a program that only reads and sets its values.
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ NOT_MOVED = {
     "optimize_loss": "tf_slim.optimize_loss is the same function; tf-migrate leaves it to the Estimator migration, "
                      "which replaces it where it migrates the model_fn that calls it",
 }
+
+
+# contrib.training's HParams, made of keyword values and only read or set attribute by attribute, is a namespace.
+HPARAMS = frozenset({"contrib.training.HParams", "contrib.training.python.training.hparam.HParams"})
+HPARAMS_METHODS = frozenset({"add_hparam", "del_hparam", "get", "get_model_structure", "override_from_dict", "parse",
+                             "parse_json", "set_from_map", "set_hparam", "set_model_structure", "to_json",
+                             "to_proto", "values", "from_proto"})
 
 
 def package_of(api: str) -> str | None:

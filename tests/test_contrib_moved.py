@@ -97,3 +97,47 @@ def test_ignoring_the_rule_switches_the_move_off():
     source = "import tensorflow.contrib.slim as slim\nnet = slim.conv2d(x, 8, 3)\n"
     result_source, findings = moved(source, enabled=ALL_RULES - {"TFM005"})
     assert result_source == source and findings == ["1:TFM003"]
+
+
+HPARAMS_PROGRAM = """\
+import argparse
+IMPORT
+
+
+def train_and_evaluate(hparams):
+    print(hparams.learning_rate, hparams.job_dir)
+
+
+def main():
+    args = argparse.ArgumentParser().parse_args()
+    hparams = MADE(learning_rate=0.1, **args.__dict__)
+    hparams.job_dir = hparams.job_dir or "out"
+    train_and_evaluate(hparams=hparams)
+"""
+
+
+@pytest.mark.parametrize("imported, made", [
+    ("from tensorflow.contrib.training.python.training import hparam", "hparam.HParams"),
+    ("from tensorflow.contrib.training import HParams", "HParams"),
+    ("import tensorflow as tf", "tf.contrib.training.HParams"),
+])
+def test_hparams_only_read_and_set_by_attribute_become_a_namespace(imported, made):
+    source = HPARAMS_PROGRAM.replace("IMPORT", imported).replace("MADE", made)
+    result_source, findings = moved(source)
+    assert "    hparams = types.SimpleNamespace(learning_rate=0.1, **args.__dict__)\n" in result_source
+    assert "import types\n" in result_source and "contrib" not in result_source
+    assert findings == ["11:TFM005"]
+    compile(result_source, "task.py", "exec")
+
+
+@pytest.mark.parametrize("change", [
+    ("    print(hparams.learning_rate, hparams.job_dir)", "    print(hparams.values())"),  # its own method
+    ("    train_and_evaluate(hparams=hparams)", "    print(hparams)"),  # the object itself used
+    ("    train_and_evaluate(hparams=hparams)", "    other_module.train(hparams)"),  # a function not in the module
+    ("MADE(learning_rate=0.1, ", "MADE(None, learning_rate=0.1, "),  # hparam_def
+], ids=["values()", "printed", "passed elsewhere", "hparam_def"])
+def test_hparams_used_otherwise_stay_and_tfm003_says_the_module_is_gone(change):
+    source = HPARAMS_PROGRAM.replace("IMPORT", "from tensorflow.contrib.training import HParams").replace(
+        *change).replace("MADE", "HParams")
+    result_source, findings = moved(source)
+    assert result_source == source and findings == ["2:TFM003"]
