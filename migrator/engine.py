@@ -33,6 +33,8 @@ class Result:
     findings: list[Finding] = field(default_factory=list)
     program: tuple[str, ...] = ()   # the files of the migrated program this file is part of, its entry first
     suppressed: list[Finding] = field(default_factory=list)  # findings a `# tf-migrate: ignore` comment suppressed
+    # A notebook's: the results of the modules its `%%writefile` cells write (notebooks.written_modules), by cell.
+    written: dict[int, Result | FileError] = field(default_factory=dict)
 
 
 def program_groups(texts: dict[str, str], enabled: Collection[str],

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import os
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ LINE_MAGICS = set("""alias alias_magic autoawait autocall automagic autosave boo
     psource pushd pwd pycat pylab qtconsole quickref recall rehashx reload_ext rep rerun reset reset_selective rm
     rmdir run save sc set_env store sx system tb time timeit unalias unload_ext who who_ls whos xdel xmode
     autoreload aimport tensorflow_version tensorboard""".split())
-_WRITEFILE = re.compile(r"\s*%%writefile(?:[ \t]+-a)?[ \t]+(?P<target>\S+\.py)[ \t]*\n(?P<body>.*)", re.DOTALL)
+_WRITEFILE = re.compile(r"\s*%%writefile(?P<append>[ \t]+-a)?[ \t]+(?P<target>\S+\.py)[ \t]*\n(?P<body>.*)", re.DOTALL)
 _AUTOMAGIC = re.compile(r"^\s*(\w+)[ \t]+(?![=,\s]|[-+*/%&|^<>!]?=)")  # `ls -la`, `cd dir`; not `ls = 1`, `ls += 1`
 NOT_PYTHON = "not read as Python: {}; left as it is, and the names it defines are unknown to the other cells"
 _IPYTHON_LINE = re.compile(r"""^\s*(
@@ -75,6 +76,7 @@ class Notebook:
     starts: dict[int, int] = field(default_factory=dict)  # code cell index -> program line of its first line
     notes: list[Note] = field(default_factory=list)   # code cells left out of the program: not Python
     written: list[tuple[int, str, str]] = field(default_factory=list)  # %%writefile PATH.py cells: index, PATH, body
+    appended: set[int] = field(default_factory=set)  # the cells of `written` that append (%%writefile -a)
 
     @property
     def cells(self) -> list[dict]:
@@ -142,6 +144,8 @@ def _build_program(notebook: Notebook) -> None:
             written = _WRITEFILE.match(text)
             if written:
                 notebook.written.append((index, written["target"], written["body"]))
+                if written["append"]:
+                    notebook.appended.add(index)
             continue
         hidden = len(notebook.magics)
         program = _hide_ipython(text, notebook.magics)
@@ -227,10 +231,44 @@ def changed_cells(notebook: Notebook, program: str) -> dict[int, tuple[str, str]
     return changes
 
 
-def migrated_text(notebook: Notebook, program: str) -> str:
+def written_modules(notebook: Notebook) -> dict[str, tuple[int, str]]:
+    """The modules the notebook's `%%writefile PATH.py` cells write, migrated with it: each one's path (beside the
+    notebook, where Jupyter runs its cells) -> (its cell's index, its text). The cells ``written_left`` gives are
+    left out."""
+    left = written_left(notebook)
+    return {_written_path(notebook, target): (index, body) for index, target, body in notebook.written
+            if index not in left}
+
+
+def written_left(notebook: Notebook) -> dict[int, str]:
+    """The `%%writefile PATH.py` cells whose module is not migrated, and why."""
+    paths: dict[str, list[int]] = {}
+    for index, target, _ in notebook.written:
+        paths.setdefault(_written_path(notebook, target), []).append(index)
+    left = {}
+    for index, target, _ in notebook.written:
+        if index in notebook.appended:
+            left[index] = "the cell appends to it (`-a`)"
+        elif re.search(r"[{}$~]", target):
+            left[index] = "its path is known only when the cell runs"
+        elif len(paths[_written_path(notebook, target)]) > 1:
+            left[index] = "another cell writes the same file"
+    return left
+
+
+def _written_path(notebook: Notebook, target: str) -> str:
+    return os.path.normpath(os.path.join(os.path.dirname(notebook.path), target))
+
+
+def migrated_text(notebook: Notebook, program: str, written: dict[int, str] | None = None) -> str:
     """The notebook's JSON text, the source of each cell the migrated program changes replaced, in the file's own
-    layout (the text itself if none changes)."""
+    layout (the text itself if none changes); ``written``: a `%%writefile` cell's index -> its module migrated."""
     changes = {index: text for index, (_, text) in changed_cells(notebook, program).items()}
+    for index, module in (written or {}).items():
+        original = _source(notebook.cells[index])
+        header = original[:len(original) - len(_WRITEFILE.match(original)["body"])]
+        if header + module != original:
+            changes[index] = header + module
     try:
         return replace_sources(notebook.text, notebook.data, changes) if changes else notebook.text
     except ValueError as error:

@@ -9,7 +9,7 @@ import itertools
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from migrator.console import Progress, color_wanted, colored_diff
 from migrator.engine import Result, with_unused_suppressions
 from migrator.files import Candidate, Cleaned, Source, StagedWrites, clean_below, discover, read_source, write_atomic
 from migrator.findings import FileError, Finding, Note, Safety
-from migrator.notebooks import Notebook, migrated_text
+from migrator.notebooks import Notebook, migrated_text, written_left, written_modules
 from migrator.report import FileRecord, Terminal, printable
 from migrator.scanning import may_need, scan
 from migrator.verifying import Verifications, program_of
@@ -78,7 +78,9 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
             sources[candidate] = read_source(candidate.path)
         except FileError as error:
             outcome.errors.append(error)
-    todo = [candidate for candidate, source in sources.items() if may_need(source.text, enabled)]
+    in_the_run = {str(candidate.path) for candidate in sources}
+    todo = [candidate for candidate, source in sources.items() if may_need(source.text, enabled) or (
+        source.notebook and any(may_need(body, enabled) for _, _, body in source.notebook.written))]
     progress = Progress(shown=False if args.quiet else None)
     results: dict[Candidate, Result | FileError] = {}
     verifications = Verifications(verifier, sources, results) if verifier is not None else None
@@ -94,15 +96,15 @@ def run(args: argparse.Namespace, config: Config, enabled: frozenset[str], verif
             results.update(group)
             with progress.above():
                 for candidate in sorted(group, key=order.__getitem__):
-                    result = with_written_modules(group[candidate], sources[candidate], enabled)
+                    result = with_written_modules(group[candidate], sources[candidate], enabled, in_the_run)
                     apply_result(candidate, sources[candidate], result, args, outcome, terminal, verifications,
                                  programs)
                 printed = print_errors(outcome, terminal, printed)
         for candidate, source in sources.items():
             if candidate not in results:  # nothing to migrate in it
                 result = with_unused_suppressions(Result(source.text), str(candidate.path), source.text, enabled)
-                apply_result(candidate, source, with_written_modules(result, source, enabled), args, outcome,
-                             terminal)
+                result = with_written_modules(result, source, enabled, in_the_run)
+                apply_result(candidate, source, result, args, outcome, terminal)
         for program, staged in programs.items():
             write_program(program, staged, outcome)
     finally:
@@ -166,7 +168,10 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     stream = sys.stderr if args.diff else sys.stdout
     notebook = source.notebook
     findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
-    before, after = (notebook.text, migrated_text(notebook, result.source)) if notebook else (source.text, result.source)
+    findings += [finding for index, written in result.written.items() for finding in in_written_cell(written, index, name)]
+    written = {index: module.source for index, module in result.written.items() if isinstance(module, Result)}
+    before, after = (notebook.text, migrated_text(notebook, result.source, written)) if notebook else \
+        (source.text, result.source)
     changed = after != before
     # A cell left out as not Python matters where the notebook has TF1 code; elsewhere its note is noise.
     notes = notebook.notes if notebook and (findings or changed) else []
@@ -207,18 +212,34 @@ def code_at(source: Source, finding: Finding) -> str:
     return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
 
 
-def with_written_modules(result: Result | FileError, source: Source, enabled: frozenset[str]) -> Result | FileError:
+def with_written_modules(result: Result | FileError, source: Source, enabled: frozenset[str],
+                         in_the_run: Collection[str] = ()) -> Result | FileError:
     """A notebook's result with a TFM002 finding at each `%%writefile PATH.py` cell whose module holds TF1 code a
-    rule handles: the notebook does not run that code, and tf-migrate leaves it, but not without a word."""
+    rule handles and is not migrated with the notebook (``in_the_run``: the files the run migrates itself)."""
     notebook = source.notebook
     if notebook is None or isinstance(result, FileError) or WRITTEN_RULE not in enabled:
         return result
-    found = [Finding(str(notebook.path), 1, 1, WRITTEN_RULE, Safety.MANUAL, written_message(target, families),
-                     cell=index + 1)
-             for index, target, body in notebook.written
+    why = written_left(notebook)
+    for path, (index, _) in written_modules(notebook).items():
+        module = result.written.get(index)
+        if isinstance(module, FileError):
+            why[index] = module.message
+        elif module is None and path in in_the_run:
+            why[index] = "the run migrates that file itself"
+    found = [Finding(str(notebook.path), 1, 1, WRITTEN_RULE, Safety.MANUAL,
+                     written_message(target, families, why[index]), cell=index + 1)
+             for index, target, body in notebook.written if index in why
              for families in [tuple(family for family in scan(body, enabled).families if family in WRITTEN_CODE)]
              if families]
     return replace(result, findings=[*result.findings, *found]) if found else result
+
+
+def in_written_cell(module: Result | FileError, index: int, notebook: str) -> list[Finding]:
+    """The findings on a module a `%%writefile` cell writes, in that cell: its lines start after the `%%writefile`
+    line. (A module that failed is left as it is, and TFM002 says so.)"""
+    if isinstance(module, FileError):
+        return []
+    return [replace(finding, path=notebook, line=finding.line + 1, cell=index + 1) for finding in module.findings]
 
 
 def in_cell(finding: Finding, notebook: Notebook) -> Finding:

@@ -20,11 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from migrator.engine import Result, migrate_group, program_groups
 from migrator.files import Candidate, Source
+from migrator.notebooks import written_modules
 from migrator.console import Progress
 from migrator.findings import FileError
 from migrator.scanning import Scan, scan
@@ -44,6 +45,9 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
     names = {str(candidate.path): candidate for candidate in todo}
     texts = {name: sources[candidate].text for name, candidate in names.items()}
     notebooks = {name for name, candidate in names.items() if sources[candidate].notebook}
+    # The modules each notebook's %%writefile cells write, migrated beside it (not a file of the run already).
+    written = {name: {path: cell for path, cell in written_modules(sources[names[name]].notebook).items()
+                      if path not in names} for name in notebooks}
     with Workers(jobs) as workers:
         scans: dict[str, Scan] = {}
         progress.start("scanning", len(texts))
@@ -56,13 +60,58 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
         tasks = {tuple(group): ({name: texts[name] for name in group}, enabled, keras,
                                 {name: scans[name].families for name in group})
                  for group in groups_to_migrate(texts, scans, notebooks, enabled)}
-        limits = {group: timeout or time_limit(sum(len(texts[name]) for name in group)) for group in tasks}
+        cells = NotebookCells(written, {name for group in tasks for name in group}, texts)
+        for name, modules in written.items():
+            modules_texts = {path: text for path, (_, text) in modules.items()}
+            woken = {path: scan(text, enabled).families for path, text in modules_texts.items()}
+            if name in scans and any(woken.values()):
+                tasks[(name, *modules_texts)] = (modules_texts, enabled, keras, woken)
+                cells.pending.add(name)
+        limits = {group: timeout or time_limit(sum(len(text) for text in tasks[group][0].values())) for group in tasks}
         progress.start("migrating", sum(map(len, tasks)))
         for group, migrated in workers.run(migrate_group_of, tasks, limits):
             progress.advance(len(group))
-            results = failed(group, migrated) if isinstance(migrated, Failure) else migrated
-            yield {names[name]: result for name, result in results.items()}
+            if group[0] in cells.pending and group[0] not in tasks[group][0]:  # a notebook's written modules
+                done = cells.modules_done(group[0], failed(group[1:], migrated) if isinstance(migrated, Failure)
+                                          else migrated)
+            else:
+                done = cells.program_done(failed(group, migrated) if isinstance(migrated, Failure) else migrated)
+            yield {names[name]: result for name, result in done.items()}
     progress.finish()
+
+
+class NotebookCells:
+    """Holds a notebook's result until the modules its %%writefile cells write are migrated too (each a task)."""
+
+    def __init__(self, written: dict[str, dict[str, tuple[int, str]]], migrated: set[str], texts: dict[str, str]):
+        self.written, self.migrated, self.texts = written, migrated, texts
+        self.pending: set[str] = set()  # notebooks whose modules are being migrated
+        self.results: dict[str, Result | FileError] = {}
+        self.modules: dict[str, dict] = {}
+
+    def program_done(self, results: dict[str, Result | FileError]) -> dict:
+        """The results to yield now: all but those of notebooks whose modules are not migrated yet."""
+        done = {}
+        for name, result in results.items():
+            if name in self.pending:
+                self.results[name] = result
+                done.update(self._joined(name))
+            else:
+                done[name] = result
+        return done
+
+    def modules_done(self, name: str, results: dict[str, Result | FileError]) -> dict:
+        self.modules[name] = {self.written[name][path][0]: result for path, result in results.items()}
+        if name not in self.migrated:  # the notebook's own code needed nothing
+            self.results[name] = Result(self.texts[name])
+        return self._joined(name)
+
+    def _joined(self, name: str) -> dict:
+        if name not in self.results or name not in self.modules:
+            return {}
+        result = self.results.pop(name)
+        written = self.modules.pop(name)
+        return {name: result if isinstance(result, FileError) else replace(result, written=written)}
 
 
 # Below this many characters, scanning in this process is quicker than starting workers.

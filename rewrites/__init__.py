@@ -69,7 +69,8 @@ FAMILIES: tuple[Family, ...] = (
         kind="diagnostic",
         rules=(
             Rule("TFM002", "written-module", M,
-                 "a notebook's `%%writefile PATH.py` cell writes a module with TF1 code: left as it is"),
+                 "a notebook's `%%writefile PATH.py` cell writes a module with TF1 code that cannot be migrated "
+                 "as a module of its own (it appends, its path is known at run time, ...): left as it is"),
         ),
     ),
     Family(

@@ -1,36 +1,38 @@
-"""A notebook cell that writes a Python module (`%%writefile trainer/task.py`) holds code the notebook does not run:
-tf-migrate reads it to say what TF1 code it writes, and leaves it as it is. The rule page:
+"""A notebook cell that writes a Python module (`%%writefile trainer/task.py`) holds code the notebook does not run,
+the module of a trainer package: tf-migrate migrates it as the module it writes, beside the notebook (the
+program it is part of: the modules the notebook's other cells write), and puts it back in the cell. Where it
+cannot, TFM002 says so. The rule page:
 
 TFM002 written-module
 
 What it does: reports a notebook's `%%writefile` cell writing a Python module that holds TF1 code a rule handles (an
-Estimator program, TF1 cluster code, partitioners, numpy or pandas input functions), and leaves the cell as
-it is.
+Estimator program, TF1 cluster code, partitioners, numpy or pandas input functions) that tf-migrate cannot
+migrate as a module of its own: the cell appends to the file (`-a`), its path is known only when it runs (a
+`{variable}` in it), another cell writes the same file, the run migrates that file itself, or the module is not
+valid Python 3. The cell stays as it is.
 Why: courses and tutorials write their trainer package from notebook cells and run it with `gcloud` or
-`python -m`; the module is code for another process, a file-to-be, and tf-migrate migrates files. Without
-this finding the TF1 code in those cells would stay without a word.
-What may differ: nothing: the cell is unchanged; run it, migrate the files it writes (`tf-migrate trainer/`),
-and paste them back into the cell, or keep the package as files next to the notebook.
+`python -m`; without this finding the TF1 code in those cells would stay without a word.
+What may differ: nothing: the cell is unchanged; run it, migrate the file it writes (`tf-migrate trainer/`),
+and paste it back into the cell, or keep the package as files next to the notebook.
 
 Before:
 
-    %%writefile trainer/task.py
+    %%writefile -a trainer/task.py
     import tensorflow.compat.v1 as tf
 
     server = tf.train.Server(cluster, job_name="ps")
 
 After:
 
-    %%writefile trainer/task.py
+    %%writefile -a trainer/task.py
     import tensorflow.compat.v1 as tf
 
     server = tf.train.Server(cluster, job_name="ps")
 
 Finding:
 
-    1:1: TFM002 [manual] `%%writefile trainer/task.py` writes TF1 code (TF1 servers): tf-migrate migrates the notebook's own code, not a file a cell writes: run the cell, migrate trainer/task.py with tf-migrate and paste it back
+    1:1: TFM002 [manual] `%%writefile trainer/task.py` writes TF1 code (TF1 servers) that tf-migrate leaves as it is: the cell appends to it (`-a`); run the cell, migrate trainer/task.py with tf-migrate and paste it back
 """
-
 from __future__ import annotations
 
 WRITTEN_RULE = "TFM002"
@@ -46,7 +48,7 @@ WHAT = {
 }  # (removed_apis reports what a module imports, which needs no word here: its cell is not run as TF1 code)
 
 
-def message(target: str, families: tuple[str, ...]) -> str:
+def message(target: str, families: tuple[str, ...], why: str) -> str:
     what = ", ".join(dict.fromkeys(WHAT[family] for family in families if family in WHAT))
-    return (f"`%%writefile {target}` writes TF1 code ({what}): tf-migrate migrates the notebook's own code, not a "
-            f"file a cell writes: run the cell, migrate {target} with tf-migrate and paste it back")
+    return (f"`%%writefile {target}` writes TF1 code ({what}) that tf-migrate leaves as it is: {why}; run the cell, "
+            f"migrate {target} with tf-migrate and paste it back")

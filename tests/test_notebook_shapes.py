@@ -186,24 +186,86 @@ def test_the_readmes_notebook_output_is_what_the_tool_prints(tmp_path, cli):
 TRAINER = ("%%writefile trainer/task.py\nimport tensorflow.compat.v1 as tf\n\n"
            "def main(_):\n  estimator = tf.estimator.Estimator(model_fn)\n"
            "  tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n")
+WRITTEN_MODEL = """%%writefile trainer/model.py
+import tensorflow.compat.v1 as tf
+
+COLUMNS = [tf.feature_column.numeric_column("x")]
 
 
-def test_a_cell_writing_a_module_of_tf1_code_is_left_with_a_finding(tmp_path, cli):
-    """A course's trainer package, written from notebook cells: not code the notebook runs, so it is left, and
-    it says so (it used to be left without a word)."""
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [1.0]])).repeat().batch(2)
+
+
+def train(steps):
+  estimator = tf.estimator.DNNRegressor(hidden_units=[4], feature_columns=COLUMNS)
+  estimator.train(input_fn=input_fn, max_steps=steps)
+"""
+WRITTEN_TASK = "%%writefile trainer/task.py\nfrom trainer import model\n\nif __name__ == '__main__':\n  model.train(10)\n"
+
+
+def cells_of(path) -> list[str]:
+    return ["".join(cell["source"]) for cell in json.loads(path.read_text())["cells"]]
+
+
+def test_the_modules_cells_write_are_migrated_together_in_their_cells(tmp_path, cli):
+    """A course's trainer package, written from notebook cells and run with `python -m trainer.task`: its modules
+    are migrated as the program they make (the task importing the model), each put back in its cell."""
+    path = tmp_path / "n.ipynb"
+    path.write_text(notebook_text("import pandas as pd", WRITTEN_MODEL, WRITTEN_TASK, "!python -m trainer.task"))
+    code, out, err = cli("--check", "n.ipynb")
+    assert code == 1 and "n.ipynb:cell 3:12:15: TFM309 [numeric] canned DNNRegressor ->" in out, out
+    assert "TFM002" not in out
+    cli("n.ipynb")
+    cells = cells_of(path)[1:]  # the code cells
+    assert cells[0] == "import pandas as pd" and cells[2] == WRITTEN_TASK and cells[3] == "!python -m trainer.task"
+    model = cells[1]
+    assert model.startswith("%%writefile trainer/model.py\n") and "DNNRegressor(" not in model
+    assert "def build_dnn_regressor_model(input_spec):" in model and "model.fit(" in model
+    compile(model.split("\n", 1)[1], "trainer/model.py", "exec")
+    assert cli("--check", "n.ipynb")[0] == 0  # migrated once for all
+
+
+def test_a_written_module_left_has_its_findings_in_its_cell_and_the_cell_stays(tmp_path, cli):
     path = tmp_path / "n.ipynb"
     path.write_text(notebook_text("import pandas as pd", TRAINER, "%%writefile trainer/util.py\nimport os\n",
-                                  "%%writefile README.txt\ntf.train.Server(cluster)\n",
-                                  "%%writefile trainer/helpers.py\nfrom django.contrib import admin\n"
-                                  "from utils import *\n"))
+                                  "%%writefile README.txt\ntf.train.Server(cluster)\n"))
     before = path.read_bytes()
     code, out, err = cli("--check", "n.ipynb")
     assert code == 1
     assert out.splitlines() == [
-        "n.ipynb:cell 3:1:1: TFM002 [manual] `%%writefile trainer/task.py` writes TF1 code (an Estimator program): "
-        "tf-migrate migrates the notebook's own code, not a file a cell writes: run the cell, migrate "
-        "trainer/task.py with tf-migrate and paste it back"]
+        "n.ipynb:cell 3:5:38: TFM302 [manual] Estimator program left as it is: the model_fn must be a function "
+        "defined in the files given, a functools.partial of one, or a method of an object made there"]
     cli("n.ipynb")
     assert path.read_bytes() == before
-    _, out, _ = cli("--check", "--ignore", "TFM002", "n.ipynb")
-    assert out == ""
+
+
+@pytest.mark.parametrize("cells, why", [
+    (["%%writefile -a trainer/task.py\n" + TRAINER.split("\n", 1)[1]], "the cell appends to it (`-a`)"),
+    (["%%writefile {folder}/task.py\n" + TRAINER.split("\n", 1)[1]], "its path is known only when the cell runs"),
+    ([TRAINER, TRAINER.replace("def main", "def other")], "another cell writes the same file"),
+    (["%%writefile trainer/task.py\nimport tensorflow.compat.v1 as tf\nprint 'py2'\n"
+      "estimator = tf.estimator.Estimator(model_fn)\n"], "not valid Python 3"),
+], ids=["appends", "expanded path", "written twice", "python 2"])
+def test_a_cell_whose_module_cannot_be_migrated_on_its_own_is_left_with_tfm002(tmp_path, cli, cells, why):
+    path = tmp_path / "n.ipynb"
+    path.write_text(notebook_text("import pandas as pd", *cells))
+    before = path.read_bytes()
+    code, out, err = cli("--check", "n.ipynb")
+    assert code == 1 and out.startswith("n.ipynb:cell 3:1:1: TFM002 [manual] `%%writefile "), out
+    assert f"writes TF1 code (an Estimator program) that tf-migrate leaves as it is: {why}" in out
+    cli("n.ipynb")
+    assert path.read_bytes() == before
+    assert "TFM002" not in cli("--check", "--ignore", "TFM002", "n.ipynb")[1]
+
+
+def test_a_written_module_the_run_migrates_as_a_file_is_left_in_the_cell(tmp_path, cli):
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "model.py").write_text(WRITTEN_MODEL.split("\n", 1)[1])
+    path = tmp_path / "n.ipynb"
+    path.write_text(notebook_text("import pandas as pd", WRITTEN_MODEL))
+    before = path.read_bytes()
+    code, out, err = cli("--check", ".")
+    assert "n.ipynb:cell 3:1:1: TFM002 [manual]" in out and "the run migrates that file itself" in out
+    assert "trainer/model.py:11:15: TFM309" in out
+    cli(".")
+    assert path.read_bytes() == before and "DNNRegressor(" not in (tmp_path / "trainer" / "model.py").read_text()
