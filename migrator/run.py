@@ -168,7 +168,8 @@ def apply(candidate: Candidate, source: Source, result: Result, args: argparse.N
     stream = sys.stderr if args.diff else sys.stdout
     notebook = source.notebook
     findings = [in_cell(finding, notebook) for finding in result.findings] if notebook else result.findings
-    findings += [finding for index, written in result.written.items() for finding in in_written_cell(written, index, name)]
+    findings += [finding for index, module in result.written.items()
+                 for finding in in_written_cell(module, index, name)]
     written = {index: module.source for index, module in result.written.items() if isinstance(module, Result)}
     before, after = (notebook.text, migrated_text(notebook, result.source, written)) if notebook else \
         (source.text, result.source)

@@ -594,7 +594,8 @@ COLUMNS_IN_A_LOOP = """    my_feature_columns = []
 ], ids=["arange of ints", "arange of floats", "linspace", "list of linspace", "range", "comprehension", "dtype"])
 def test_bucket_boundaries_written_with_range_or_numpy_are_numpy_s_numbers(boundaries, expected):
     np = pytest.importorskip("numpy")
-    source = PREMADE.replace("import tensorflow as tf\n", "import numpy as np\nimport tensorflow as tf\n\nNBUCKETS = 7\n")
+    source = PREMADE.replace("import tensorflow as tf\n",
+                             "import numpy as np\nimport tensorflow as tf\n\nNBUCKETS = 7\n")
     result = run_one(source.replace(COLUMNS_IN_A_LOOP, f"    my_feature_columns = [tf.feature_column.bucketized_column("
                                                       f"tf.feature_column.numeric_column('a'), {boundaries})]\n"))
     if expected is None:

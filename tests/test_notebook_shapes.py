@@ -200,7 +200,8 @@ def train(steps):
   estimator = tf.estimator.DNNRegressor(hidden_units=[4], feature_columns=COLUMNS)
   estimator.train(input_fn=input_fn, max_steps=steps)
 """
-WRITTEN_TASK = "%%writefile trainer/task.py\nfrom trainer import model\n\nif __name__ == '__main__':\n  model.train(10)\n"
+WRITTEN_TASK = ("%%writefile trainer/task.py\nfrom trainer import model\n\n"
+                "if __name__ == '__main__':\n  model.train(10)\n")
 
 
 def cells_of(path) -> list[str]:

@@ -93,16 +93,19 @@ class Values(ConstantReading):
 
     def _last_before(self, view, name: cst.Name, assignments) -> Assignment | None:
         """Of several assignments, the one a read sees in straight-line code (`config = config.replace(...)`, a
-        function defined again in a later notebook cell): each a statement `name = ...` or `def name` of the block holding the read's statement, the last before it. A read in a
-        lambda or function defined there (`input_fn=lambda: input_fn(train_data)`) runs later, so only when every
-        assignment comes before the definition: it sees the last one, whenever it runs."""
+        function defined again in a later notebook cell): each a statement `name = ...` or `def name` of the block
+        holding the read's statement, the last before it. A read in a lambda or function defined there
+        (`input_fn=lambda: input_fn(train_data)`) runs later, so only when every assignment comes before the
+        definition: it sees the last one, whenever it runs (or when it is given to a method of ``called_at_once``:
+        the last before that call)."""
         assignments, scope = list(assignments), view.scope(name)
         if scope is None or not all(isinstance(a, Assignment) and a.scope in (scope, scope.parent) for a in assignments):
             return None
         later = any(a.scope is not scope for a in assignments)
         statements = [view.statement_of(a.node) for a in assignments]
-        if len({id(view.parent(statement)) for statement in statements}) != 1 or any(not isinstance(s, cst.FunctionDef) and
-                not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)) for s in statements):
+        if len({id(view.parent(statement)) for statement in statements}) != 1 or not all(
+                isinstance(s, cst.FunctionDef) or isinstance(s, cst.SimpleStatementLine)
+                and isinstance(s.body[0], cst.Assign) for s in statements):
             return None
         block = view.parent(statements[0])
         body = list(block.body)
