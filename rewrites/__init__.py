@@ -84,6 +84,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "contrib_lookup",
+        triggers=("contrib.lookup",),
+        rules=(
+            Rule("TFM006", "contrib-lookup", E,
+                 "tf.contrib.lookup's index_table_from_file / _from_tensor and index_to_string_table_from_file / "
+                 "_from_tensor -> the tf.lookup table each made (StaticHashTable, StaticVocabularyTable)"),
+        ),
+    ),
+    Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
         after_programs=True,

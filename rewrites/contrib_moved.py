@@ -45,7 +45,7 @@ from libcst.metadata import ImportAssignment, ParentNodeProvider, ScopeProvider
 
 from rewrites.base import TFCodemod
 from rewrites.contrib_successors import HPARAMS, HPARAMS_METHODS, PACKAGES, attribute_uses, staying, successor
-from rewrites.syntax import source, subtree
+from rewrites.syntax import root, source, subtree
 
 RULE = "TFM005"
 PREFIX = "tensorflow."
@@ -127,9 +127,9 @@ class Rewrite(TFCodemod):
         if original not in self._namespaces or not self.wants(RULE, original):
             return updated
         AddImportsVisitor.add_needed_import(self.context, "types")
-        root = _root(original.func)
-        scope = self.get_metadata(ScopeProvider, root, None)
-        for assignment in scope[root.value] if scope is not None and isinstance(root, cst.Name) else ():
+        start = root(original.func)
+        scope = self.get_metadata(ScopeProvider, start, None)
+        for assignment in scope[start.value] if scope is not None and isinstance(start, cst.Name) else ():
             if isinstance(assignment, ImportAssignment):  # the import of HParams goes once nothing else uses it
                 RemoveImportsVisitor.remove_unused_import_by_node(self.context, assignment.node)
         namespace = updated.with_changes(func=cst.parse_expression("types.SimpleNamespace"))
@@ -194,7 +194,7 @@ class Rewrite(TFCodemod):
                 or not self.wants(RULE, original):
             return updated
         if new.startswith("tf."):
-            moved = cst.parse_expression(f"{_root(original).value}.{new[len('tf.'):]}")
+            moved = cst.parse_expression(f"{root(original).value}.{new[len('tf.'):]}")
         else:
             if self._slim is None:
                 AddImportsVisitor.add_needed_import(self.context, "tf_slim")
@@ -218,12 +218,6 @@ def _binds_tf_slim(node: cst.CSTNode) -> str | None:
 
 def _dotted(path: str) -> cst.Name | cst.Attribute:
     return cst.parse_expression(path)
-
-
-def _root(node: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node
 
 
 def _chain(node: cst.BaseExpression) -> list[str]:

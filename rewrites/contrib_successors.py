@@ -71,6 +71,11 @@ NOT_MOVED = {
                      "which replaces it where it migrates the model_fn that calls it",
 }
 
+# What replaces the contrib modules that did not move, where TFM003 can say more than "use the TF 2 API".
+ADVICE = {"contrib.lookup": "tf.lookup's tables (StaticHashTable, StaticVocabularyTable) replace it; TFM006 rewrites "
+                            "the index_table / index_to_string_table functions called with a num_oov_buckets written "
+                            "out, the default hasher, string keys and a vocabulary it can read twice"}
+
 
 # contrib.training's HParams, made of keyword values and only read or set attribute by attribute, is a namespace.
 HPARAMS = frozenset({"contrib.training.HParams", "contrib.training.python.training.hparam.HParams"})

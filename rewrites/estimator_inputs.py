@@ -38,6 +38,8 @@ After:
 TFM307 shuffled-input
 
 What it does: the same as TFM306 for shuffle=True: the dataset gets .shuffle(queue_capacity) before its passes.
+A shuffle given by a name (`shuffle=shuffle`, set by mode) gets `.shuffle(queue_capacity if shuffle else 1)`:
+a buffer of one example keeps their order.
 Why: as for TFM306: TensorFlow 2 does not run the TF1 queues.
 What may differ: the order of the examples: the same examples in batches of the same size, in another random
 order (the order of the TF1 queue cannot be reproduced).
@@ -60,7 +62,7 @@ After:
 TFM308 input-fn-manual
 
 What it does: reports a numpy_input_fn or pandas_input_fn that cannot be migrated safely and leaves it as it is:
-shuffle not written as True or False, x or y computed by a call, a y that is not one column, target_column,
+shuffle neither True, False nor a name (or attribute) holding one, x or y computed by a call, a y that is not one column, target_column,
 arguments that cannot be read.
 Why: TF1 evaluated x and y once; the new input function would compute them again at every call, and the other
 cases have no tf.data equivalent the migration can be sure of.
@@ -92,7 +94,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import bind_arguments, source, with_blank_lines
+from rewrites.syntax import bind_arguments, is_read_only, source, with_blank_lines
 
 NUMPY = ("x", "y", "batch_size", "num_epochs", "shuffle", "queue_capacity", "num_threads")
 PANDAS = (*NUMPY, "target_column")
@@ -153,10 +155,11 @@ class Rewrite(TFCodemod):
         if bound is None:
             return self._manual(call, "arguments that cannot be read statically (*args, **kwargs, unknown names)")
         args = {name: source(arg.value) for name, (_, arg) in bound.items()}
-        if args.get("shuffle") not in ("True", "False"):
-            return self._manual(call, "shuffle is not a literal True or False (TF1 requires it)")
+        if "shuffle" not in bound or args["shuffle"] not in ("True", "False") \
+                and not is_read_only(bound["shuffle"][1].value) or isinstance(bound["shuffle"][1].value, cst.Integer):
+            return self._manual(call, "shuffle is neither True, False nor a name holding one (TF1 requires it)")
         computed = next((bound[name][1].value for name in ("x", "y") if name in bound
-                         and not _is_read_only(bound[name][1].value)), None)
+                         and not is_read_only(bound[name][1].value)), None)
         if computed is not None:
             return self._manual(call, f"`{source(computed)}` is computed, once in TF1 but at every call of the new "
                                       "input_fn; bind it to a name first")
@@ -171,8 +174,11 @@ class Rewrite(TFCodemod):
         elements = f"({features}, {labels})" if labels is not None and labels != "None" else features
         chain = self.tf2(f"data.Dataset.from_tensor_slices({elements})")
         dataset = source(chain)
+        capacity = args.get('queue_capacity', DEFAULTS['queue_capacity'])
         if args["shuffle"] == "True":
-            dataset += f".shuffle({args.get('queue_capacity', DEFAULTS['queue_capacity'])})"
+            dataset += f".shuffle({capacity})"
+        elif args["shuffle"] != "False":  # a buffer of one keeps the order
+            dataset += f".shuffle({capacity} if {args['shuffle']} else 1)"
         epochs = args.get("num_epochs", DEFAULTS["num_epochs"])
         if epochs != "1":
             dataset += ".repeat()" if epochs == "None" else f".repeat({epochs})"
@@ -196,14 +202,16 @@ class Rewrite(TFCodemod):
         return None
 
     def _rule(self, call: cst.Call) -> str:
-        shuffle = bind_arguments(call, PANDAS)
-        return "TFM307" if shuffle and source(shuffle["shuffle"][1].value) == "True" else "TFM306"
+        return "TFM306" if _shuffle(call) == "False" else "TFM307"
 
     def _message(self, call: cst.Call) -> str:
-        name = self._api(call).rpartition(".")[2]
-        if self._rule(call) == "TFM307":
+        name, shuffle = self._api(call).rpartition(".")[2], _shuffle(call)
+        if shuffle == "True":
             return (f"{name}(shuffle=True) -> tf.data with .shuffle(): the same examples and batch sizes in another "
                     "random order")
+        if shuffle != "False":
+            return (f"{name}(shuffle={shuffle}) -> tf.data shuffled when {shuffle} is True: then the same examples "
+                    "and batch sizes in another random order (else the same batches in the same order)")
         return f"{name} -> tf.data: the same batches in the same order"
 
     # -- where the call is -------------------------------------------------------
@@ -214,21 +222,10 @@ class Rewrite(TFCodemod):
 
 
 
-def _is_read_only(node: cst.BaseExpression) -> bool:
-    """Names, attributes and literal subscripts of them, in literals: the same value however often it is read."""
-    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
-        return True
-    if isinstance(node, cst.Attribute):
-        return _is_read_only(node.value)
-    if isinstance(node, cst.Subscript):
-        return _is_read_only(node.value) and all(
-            isinstance(element.slice, cst.Index) and _is_read_only(element.slice.value) for element in node.slice)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return all(_is_read_only(element.value) for element in node.elements)
-    if isinstance(node, cst.Dict):
-        return all(isinstance(element, cst.DictElement) and _is_read_only(element.key) and _is_read_only(element.value)
-                   for element in node.elements)
-    return False
+def _shuffle(call: cst.Call) -> str | None:
+    """The shuffle argument's code."""
+    bound = bind_arguments(call, PANDAS)
+    return source(bound["shuffle"][1].value) if bound and "shuffle" in bound else None
 
 
 def _is_one_column(node: cst.BaseExpression) -> bool:

@@ -60,7 +60,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.contrib_successors import PACKAGES, attribute_uses, package_of, staying, successor, why_not
+from rewrites.contrib_successors import ADVICE, PACKAGES, attribute_uses, package_of, staying, successor, why_not
 from rewrites.syntax import source, subtree
 
 # Module prefixes TensorFlow 2 does not have -> what to do instead.
@@ -162,7 +162,8 @@ class Rewrite(TFCodemod):
         if package not in self._reported:
             self._reported.add(package)
             staying = self._staying.get(_contrib(package) or "", {})
-            advice = "; ".join(f"`tf.{api}`: {why}" for api, why in sorted(staying.items())) or REMOVED[prefix]
+            advice = "; ".join(f"`tf.{api}`: {why}" for api, why in sorted(staying.items())) \
+                or ADVICE.get(_contrib(package) or "", REMOVED[prefix])
             self.report("TFM003", node, f"{package} is gone in TF 2 (the program cannot start there): {advice}")
         return True
 

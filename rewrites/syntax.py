@@ -231,6 +231,31 @@ def is_none(node: cst.CSTNode | None) -> bool:
     return is_name(node, "None")
 
 
+def root(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of an attribute chain (`tf` of `tf.contrib.lookup.HashTable`)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node
+
+
+def is_read_only(node: cst.BaseExpression) -> bool:
+    """Names, attributes and literal subscripts of them, in literals: the same value however often it is read
+    (`params["units"]`, `[WIDTH, HEIGHT]`)."""
+    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return is_read_only(node.value)
+    if isinstance(node, cst.Subscript):
+        return is_read_only(node.value) and all(
+            isinstance(element.slice, cst.Index) and is_read_only(element.slice.value) for element in node.slice)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(is_read_only(element.value) for element in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(element, cst.DictElement) and is_read_only(element.key) and is_read_only(element.value)
+                   for element in node.elements)
+    return False
+
+
 def is_docstring(statement: cst.CSTNode) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

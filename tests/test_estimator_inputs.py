@@ -24,8 +24,10 @@ DATASET = "tf.data.Dataset.from_tensor_slices"
     ("pandas_input_fn(frame, labels['y'], num_epochs=None, shuffle=True)",
      f"{DATASET}((dict(frame), labels['y'])).shuffle(1000).repeat().batch(128)", "TFM307"),
     ("pandas_input_fn(frame, shuffle=False)", f"{DATASET}(dict(frame)).batch(128)", "TFM306"),
-], ids=["arrays", "dict, forever", "features only, 3 epochs", "shuffled", "y None", "pandas label column", "pandas other frame's column",
-        "pandas features only"])
+    ("numpy_input_fn(x, y, shuffle=args.shuffle, num_epochs=epochs)",
+     f"{DATASET}((x, y)).shuffle(1000 if args.shuffle else 1).repeat(epochs).batch(128)", "TFM307"),
+], ids=["arrays", "dict, forever", "features only, 3 epochs", "shuffled", "y None", "pandas label column",
+        "pandas other frame's column", "pandas features only", "shuffle and epochs by name"])
 def test_module_level_input_fn_becomes_a_function_returning_a_dataset(tf1, dataset, rule):
     check_transformed(
         f"import tensorflow as tf\n\ntrain_input_fn = tf.compat.v1.estimator.inputs.{tf1}\nrun(train_input_fn)\n",
@@ -47,15 +49,16 @@ def test_every_import_spelling_and_inline_input_fns_become_lambdas(imports, spel
 
 
 @pytest.mark.parametrize("source, where", [
-    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle=shuffle)\n", "shuffle is not a literal"),
-    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y)\n", "shuffle is not a literal"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle=mode == TRAIN)\n", "shuffle is neither"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y)\n", "shuffle is neither"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle=1)\n", "shuffle is neither"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(**kwargs)\n", "cannot be read statically"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, labels, shuffle=False)\n", "not visibly one column"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame.pop('y'), shuffle=False)\n", "every call"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(np.random.rand(5), shuffle=False)\n", "computed, once in TF1"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame['y'], shuffle=False, target_column='t')\n",
      "target_column"),
-], ids=["shuffle computed", "shuffle missing", "kwargs", "pandas y a frame?", "pandas pop", "random x", "target_column"])
+], ids=["shuffle computed", "shuffle missing", "shuffle a number", "kwargs", "pandas y a frame?", "pandas pop", "random x", "target_column"])
 def test_input_fns_that_cannot_be_read_stay_manual(source, where):
     source = "import tensorflow as tf\n" + source
     result = run(source)
@@ -104,12 +107,14 @@ def assert_same_batches(function: str, arguments: str, names, count: int) -> Non
     ("x, y, batch_size=3, num_epochs=2, shuffle=False", 4),     # across the end of a pass: 3 + 3 + 3 + 1
     ("{'a': x, 'b': z}, {'t': y}, batch_size=2, num_epochs=None, shuffle=False", 6),
     ("x, batch_size=4, num_epochs=None, shuffle=False", 4),
-], ids=["one pass", "two passes", "dicts, forever", "features only"])
+    ("x, y, batch_size=2, num_epochs=epochs, shuffle=shuffle", 6),  # both False: TF1's order, by a buffer of one
+], ids=["one pass", "two passes", "dicts, forever", "features only", "shuffle and epochs by name"])
 def test_rewritten_input_fn_yields_the_batches_of_numpy_input_fn(arguments, count):
     import numpy as np
 
     x = np.arange(10, dtype=np.float32).reshape(5, 2)
-    assert_same_batches("numpy_input_fn", arguments, lambda: {"x": x, "y": np.arange(5), "z": x * 2}, count)
+    assert_same_batches("numpy_input_fn", arguments,
+                        lambda: {"x": x, "y": np.arange(5), "z": x * 2, "shuffle": False, "epochs": None}, count)
 
 
 @pytest.mark.tensorflow

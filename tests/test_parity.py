@@ -451,6 +451,22 @@ def test_a_tf1_era_program_of_tf_contrib_runs_on_the_old_side_as_tf1_ran_it(tmp_
     assert "export export/served: the same signatures (serving_default)" in result.stdout
 
 
+def test_a_model_fn_looking_up_tf_contrib_lookup_tables_keeps_parity_with_tf_lookups(tmp_path):
+    """The words of a vocabulary file (an out-of-vocabulary bucket) and the class names the labels are, looked up in
+    tf.contrib.lookup's tables in a model_fn kept as written: TFM006 makes them tf.lookup's, created in the Keras
+    model's step under ParameterServerStrategy; the same ids, so the same losses, evaluation and weights."""
+    old = PROGRAMS / "lookup_tables_tf1.py"
+    new = tmp_path / "train.py"
+    new.write_text(old.read_text())
+    migrated = subprocess.run([TF_MIGRATE, str(new)], capture_output=True, text=True)
+    assert migrated.returncode == 0 and migrated.stdout.count("TFM006") == 2 and "TFM310" in migrated.stdout, \
+        migrated.stdout
+    assert "contrib.lookup.index_table" not in new.read_text()
+    result = parity(old, new, "--steps", "5")
+    assert_parity(result)
+    assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
+
+
 def test_the_model_picked_at_run_time_passes_for_the_other_choice_too(tmp_path):
     """examples/model_choice picks its network by params["model"] from a flag: the migrated program keeps the table,
     so `--model linear` trains the linear model on both sides (the examples' runs train the default mlp)."""

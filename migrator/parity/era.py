@@ -4,7 +4,8 @@
 only those, `tensorflow.compat.v1` for their `import tensorflow` (graph mode, as TF 1.x ran them): the program on
 disk is not edited, and runs as it ran on TF 1.x. What such a program reaches in `tf.contrib` is given where it lives
 on (rewrites/contrib_successors.py): `tf.contrib.estimator.add_metrics` is `tf.estimator.add_metrics`, slim and
-contrib.layers' layers the tf-slim package, the same code; anything else in tf.contrib stays missing.
+contrib.layers' layers the tf-slim package, the same code, contrib.lookup's table functions TF1's own (which TF 2
+still ships); anything else in tf.contrib stays missing.
 
 Which modules: read here, in the command's process, with the static half (the sides import migrator.parity only);
 the program's file and the modules of its folders it imports, however deep. The old side installs the import hook
@@ -97,7 +98,7 @@ def give_contrib(tensorflow) -> None:
     """`tf.contrib` (and `import tensorflow.contrib.slim`) for a TF 1.x program: the parts that live on, where they
     live now."""
     contrib = types.ModuleType("tensorflow.contrib")
-    modules = {"estimator": {"add_metrics": tensorflow.estimator.add_metrics}}
+    modules = {"estimator": {"add_metrics": tensorflow.estimator.add_metrics}, "lookup": _contrib_lookup(tensorflow)}
     try:
         import tf_slim
     except ImportError:  # the tf-slim package is not installed: slim stays missing, as it would on TF 2
@@ -114,6 +115,28 @@ def give_contrib(tensorflow) -> None:
     sys.modules["tensorflow.contrib"] = contrib
     for namespace in (tensorflow, tensorflow.compat.v1):
         namespace.contrib = contrib
+
+
+def _contrib_lookup(tensorflow) -> dict:
+    """contrib.lookup's table functions: TF1's own (lookup_ops), contrib's taking the vocabulary as `mapping`."""
+    from tensorflow.python.ops import lookup_ops
+
+    def index_table_from_tensor(mapping, num_oov_buckets=0, default_value=-1, hasher_spec=lookup_ops.FastHashSpec,
+                                dtype=tensorflow.string, name=None):
+        return lookup_ops.index_table_from_tensor(mapping, num_oov_buckets, default_value, hasher_spec, dtype, name)
+
+    def string_to_index_table_from_tensor(mapping, num_oov_buckets=0, default_value=-1,
+                                          hasher_spec=lookup_ops.FastHashSpec, name=None):
+        return index_table_from_tensor(mapping, num_oov_buckets, default_value, hasher_spec, name=name)
+
+    def index_to_string_table_from_tensor(mapping, default_value="UNK", name=None):
+        return lookup_ops.index_to_string_table_from_tensor(mapping, default_value, name)
+
+    return {"index_table_from_tensor": index_table_from_tensor,
+            "string_to_index_table_from_tensor": string_to_index_table_from_tensor,
+            "index_to_string_table_from_tensor": index_to_string_table_from_tensor,
+            "index_table_from_file": lookup_ops.index_table_from_file,
+            "index_to_string_table_from_file": lookup_ops.index_to_string_table_from_file}
 
 
 def _module(name: str, members: dict, fallback=None) -> types.ModuleType:

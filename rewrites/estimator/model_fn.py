@@ -38,7 +38,7 @@ from rewrites.program.spelling import MODE_KEYS
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Place, Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, first_line, is_docstring, is_name, single_assign, subtree
+from rewrites.syntax import Unsupported, first_line, is_docstring, is_name, is_read_only, single_assign, subtree
 from rewrites.tf1_checkpoints import tf1_slots
 from rewrites.tf1_names import TF1Names, placeholders_resolved
 
@@ -223,7 +223,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 self.columns[target] = self.code(value)  # inputs described for input_layer, written if it needs them
             elif isinstance(value, cst.Call):
                 self._call(target, value, statement)
-            elif self.constant(value) is not UNKNOWN or _is_read_only(value) or self._pure_expression(value):
+            elif self.constant(value) is not UNKNOWN or is_read_only(value) or self._pure_expression(value):
                 self._emit(target, self.code(value))  # a Python value, or tensor arithmetic the model's code reads
                 self.model.chain = False
             else:
@@ -276,7 +276,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
                 for element in node.slice)
         if isinstance(node, (cst.Tuple, cst.List)):
             return all(self._pure_expression(element.value) for element in node.elements)
-        return _is_read_only(node) or self.constant(node) is not UNKNOWN
+        return is_read_only(node) or self.constant(node) is not UNKNOWN
 
     def _asserts_training(self, statement) -> bool:
         """`assert mode == ModeKeys.TRAIN` holds where the Keras model trains: it goes."""
@@ -366,7 +366,7 @@ class ModelFnReader(LayerReading, TrainingReading, MetricReading, SpecReading):
             iterated, index = iterated.args[0].value, names[0].value
         values = self.constant(iterated)
         length = len(values) if isinstance(values, (list, tuple)) else \
-            f"len({self.code(iterated)})" if _is_read_only(iterated) else None
+            f"len({self.code(iterated)})" if is_read_only(iterated) else None
         taken = {*self.model.bound, *(name.value for name in names), "features", "input_spec", "params"}
         counter = index or next(name for name in ("index", *(f"index_{i}" for i in range(2, 99))) if name not in taken)
         outer, self.model.lines = self.model.lines, []
@@ -443,15 +443,3 @@ def _chained_minimize(call: cst.Call) -> bool:
     """`tf.train.AdamOptimizer(rate).minimize(loss, ...)`."""
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "minimize" \
         and isinstance(call.func.value, cst.Call)
-
-
-def _is_read_only(node: cst.BaseExpression) -> bool:
-    """Names, attributes, literal subscripts: a Python value read as the model is built (`params["units"]`)."""
-    if isinstance(node, (cst.Name, cst.SimpleString, cst.Integer, cst.Float)):
-        return True
-    if isinstance(node, cst.Attribute):
-        return _is_read_only(node.value)
-    if isinstance(node, cst.Subscript):
-        return _is_read_only(node.value) and all(
-            isinstance(element.slice, cst.Index) and _is_read_only(element.slice.value) for element in node.slice)
-    return False

@@ -45,7 +45,7 @@ import libcst as cst
 from rewrites import tf_api
 from rewrites.base import module_level_statements
 from rewrites.program.modules import ModuleView
-from rewrites.syntax import Replace, Unsupported, children, first_line, is_name, source, statement_value, subtree
+from rewrites.syntax import Replace, Unsupported, children, first_line, is_name, root, source, statement_value, subtree
 
 TF = "tf"
 MODE_KEYS = {"estimator.ModeKeys.TRAIN": "train", "estimator.ModeKeys.EVAL": "eval",
@@ -152,14 +152,14 @@ class Spelling:
                    for node in self._references(self.view.module))
 
     def _through_tf(self, node: cst.CSTNode) -> bool:
-        root = _root(node)
-        return isinstance(root, cst.Name) and root.value == TF and root is not node
+        start = root(node)
+        return isinstance(start, cst.Name) and start.value == TF and start is not node
 
     def _through_tf2_alias(self, node: cst.CSTNode) -> bool:
         """`tf2.X` of `import tensorflow as tf2` (the program's, or a rule's where tf was compat.v1)."""
-        root = _root(node)
-        return isinstance(root, cst.Name) and root.value != TF and root is not node \
-            and self.view.imported(root.value) == "tensorflow"
+        start = root(node)
+        return isinstance(start, cst.Name) and start.value != TF and start is not node \
+            and self.view.imported(start.value) == "tensorflow"
 
     def _references(self, tree: cst.CSTNode):
         """The outermost names and attribute chains that name a TensorFlow API."""
@@ -247,13 +247,7 @@ class Spelling:
         """TensorFlow's Keras in the module (`tf.keras.X`, `Dense` of `from tensorflow.keras.layers import Dense`) as
         `keras.X`: Keras 2, as generated code imports it (`tf.keras` is Keras 3 from TensorFlow 2.16)."""
         return {node: cst.parse_expression(api) for node in self._references(self.view.module)
-                if (api := self.view.api(node)).startswith("keras.") and not is_name(_root(node), "keras")}
-
-
-def _root(node: cst.CSTNode) -> cst.CSTNode:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return node
+                if (api := self.view.api(node)).startswith("keras.") and not is_name(root(node), "keras")}
 
 
 def _binds(assign: cst.Assign, name: str) -> bool:
