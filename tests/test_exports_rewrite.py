@@ -283,3 +283,43 @@ def test_an_export_output_of_other_tensors_keeps_the_model_fn_as_written():
     source = TIER_1.replace("EXPORT_OUTPUTS", '{"serving_default": tf.estimator.export.PredictOutput({"l": logits * 2})}')
     (tier_2,) = [f.message for f in run_one(source).findings if f.rule == "TFM310"]
     assert "tier 1 stopped at line 24: an export output whose tensors are not the model_fn's predictions" in tier_2
+
+
+@pytest.mark.tensorflow
+def test_the_export_keeps_the_shapes_the_serving_function_set(tmp_path):
+    """A serving function parsing comma-separated strings sets its features' shape (`set_shape`), which the model's
+    Dense layer needs; the generated export (which prunes the serving function's graph, a copy losing such shapes)
+    gives each feature its shape back, so the model builds and serves."""
+    import os
+    import time
+
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    from templates import render
+
+    namespace = {"tf": tf, "keras": keras, "os": os, "time": time, "saved_model_pb2": saved_model_pb2}
+    exec(render("export_saved_model.py.j2", names={"export_saved_model": "export_saved_model"}, assets=False,
+                text=False, results=False, signatures=[("serving_default", "predict", None)], keras_outputs=False,
+                builders=()), namespace)
+
+    class Model(keras.Model):  # reads the feature's last dimension when it first builds
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1, kernel_initializer="ones")
+
+        def call(self, features, training=False):
+            return self.dense(features["x"])
+
+    def serving_input_fn():
+        text = tf.compat.v1.placeholder(tf.string, [None], name="x")
+        x = tf.strings.to_number(tf.strings.split(text, ",").to_tensor(), tf.float32)
+        x.set_shape([None, 3])
+        return {"x": x}, {"x": text}
+
+    export = namespace["export_saved_model"](Model(), str(tmp_path), serving_input_fn)
+    served = tf.saved_model.load(export.decode()).signatures["serving_default"]
+    answer = served(x=tf.constant(["1,2,3", "0,0,1.5"]))
+    assert np.ravel(answer["output"].numpy()).tolist() == [6.0, 1.5]

@@ -111,8 +111,8 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
      "  gradients = optimizer.compute_gradients(loss)\n"
      "  train_op = optimizer.apply_gradients(gradients, global_step=tf.train.get_global_step())\n",
      "compute_gradients"),
-    ('"mean_logit": tf.metrics.mean(logits)', '"per_class": tf.metrics.mean_per_class_accuracy(labels, labels, 3)',
-     "`tf.metrics.mean_per_class_accuracy(labels, labels, 3)` in eval_metric_ops, in a model_fn kept as written "
+    ('"mean_logit": tf.metrics.mean(logits)', '"below": tf.metrics.percentage_below(logits, 0.5)',
+     "`tf.metrics.percentage_below(logits, 0.5)` in eval_metric_ops, in a model_fn kept as written "
      "(tier 2), is not migrated"),
     ("predictions=tf.argmax(logits, 1))\n", "predictions=tf.argmax(logits, 1))\n    doubled = accuracy[1] * 2.0\n",
      "`accuracy`, a tf.metrics result, read besides eval_metric_ops"),

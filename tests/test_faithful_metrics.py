@@ -109,3 +109,60 @@ def test_a_metric_also_written_to_a_summary_is_migrated_and_the_summary_goes():
     result = run(source.replace(before, before + '    tf.summary.scalar("accuracy", accuracy[1])\n'))
     assert "ModelFnModel" in result.source and "tf.summary.scalar" not in result.source
     assert any(f.message.startswith('`tf.summary.scalar("accuracy", accuracy[1])` goes') for f in result.findings)
+
+
+PER_CLASS = ('"mean_logit": tf.metrics.mean(logits)',
+             '"per_class": tf.metrics.mean_per_class_accuracy(labels, tf.argmax(logits, 1), params["classes"])')
+
+
+def test_mean_per_class_accuracy_becomes_the_generated_metric_class_keras_lacks():
+    """Keras has no mean per-class accuracy: the migrated module defines TF1MeanPerClassAccuracy (TF1's count,
+    per class) and the model makes it with TF1's num_classes."""
+    result = run(PROGRAM.read_text().replace(*PER_CLASS).replace('metrics["mean_logit"]', 'metrics["per_class"]')
+                 .replace('"hidden_units": [16, 8],', '"hidden_units": [16, 8], "classes": 3,'))
+    assert "class TF1MeanPerClassAccuracy(keras.metrics.Metric):" in result.source
+    assert result.source.index("class TF1MeanPerClassAccuracy") < result.source.index("class ModelFnModel")
+    assert '"per_class": TF1MeanPerClassAccuracy(num_classes=params["classes"], name="per_class")' in result.source
+    assert '"per_class": (labels, tf.compat.v1.argmax(logits, 1))' in result.source
+
+
+def test_mean_per_class_accuracy_of_a_class_count_the_model_fn_computes_leaves_the_program():
+    source = PROGRAM.read_text().replace(*PER_CLASS).replace('params["classes"])', "classes)").replace(
+        "  training = ", "  classes = 3\n  training = ").replace('metrics["mean_logit"]', 'metrics["per_class"]')
+    result = run(source)
+    assert "ModelFnModel" not in result.source
+    assert any("read from `classes`, which the model_fn computes" in f.message for f in result.findings)
+
+
+@pytest.mark.tensorflow
+def test_the_generated_per_class_metric_counts_as_tf1s_over_batches_with_weights():
+    """The generated class and TF1's tf.metrics.mean_per_class_accuracy, fed the same three batches of labels,
+    predictions (2-D, as multi-label programs give them: flattened) and weights: the same value after each."""
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    from templates import render
+
+    namespace = {"tf": tf, "keras": keras}
+    exec(render("tf1_mean_per_class_accuracy.py.j2"), namespace)
+    metric = namespace["TF1MeanPerClassAccuracy"](num_classes=4, name="per_class")
+    rng = np.random.RandomState(7)
+    batches = [(rng.randint(3, size=(5, 2)), rng.randint(4, size=(5, 2)).astype(np.float32),
+                rng.uniform(size=(5, 2)).astype(np.float32)) for _ in range(3)]
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        labels, predictions, weights = (tf.compat.v1.placeholder(dtype, [None, 2])
+                                        for dtype in (tf.int64, tf.float32, tf.float32))
+        value, update = tf.compat.v1.metrics.mean_per_class_accuracy(labels, predictions, 4, weights=weights)
+        session.run(tf.compat.v1.local_variables_initializer())
+        tf1 = []
+        for batch in batches:
+            session.run(update, dict(zip((labels, predictions, weights), batch)))
+            tf1.append(session.run(value))
+    keras_values = []
+    for batch in batches:
+        metric.update_state(*batch)
+        keras_values.append(float(metric.result()))
+    assert keras_values == pytest.approx(tf1, rel=1e-6)
+    assert len(set(np.round(tf1, 6))) == 3 and 0 < tf1[-1] < 1  # values that tell counts apart
+    metric.reset_state()
+    assert float(metric.result()) == 0.0

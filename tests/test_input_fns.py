@@ -132,6 +132,15 @@ def input_fn():
   features, labels = iterator.get_next()
   return features, labels
 ''', "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
+    # TF1 printed the tensors' description as it built the graph: the lines go with the tensors
+    "tensors of the iterator, printed": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  features, labels = dataset.make_one_shot_iterator().get_next()
+  print("input_fn: features = {{}}".format(features))
+  print("input_fn: labels", labels)
+  return features, labels
+''', "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
 }
 
 
@@ -182,6 +191,14 @@ def input_fn():
   label_batch = label_batch * 2.0
   return features_batch, label_batch
 ''', "input_fn", "return features_batch, label_batch", "not a tf.data dataset"),
+    "tensors of the iterator, printed and summarized": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  features, labels = dataset.make_one_shot_iterator().get_next()
+  print("input_fn: labels", labels)
+  tf.summary.histogram("labels", labels)
+  return features, labels
+''', "input_fn", "return features, labels", "not a tf.data dataset"),
     "bound iterator used elsewhere": (f'''\
 def input_fn():
   dataset = {LINES}.repeat().batch(4)

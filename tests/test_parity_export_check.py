@@ -140,3 +140,20 @@ def test_the_files_of_assets_extra_are_compared_too():
     assert not comparison.ok and comparison.problems == [
         "assets.extra/more/map.json missing from the new export", "assets.extra/other.txt only in the new export",
         "assets.extra/vocab.txt differs"]
+
+
+@pytest.mark.tensorflow
+def test_a_string_input_of_a_feature_recorded_as_numbers_gets_no_request_and_says_why():
+    """A serving function taking "1,2,3" strings for a feature the input pipeline gave as floats (it parses them
+    itself): no request can be made of the recorded floats; the probe says so instead of failing to load."""
+    import numpy as np
+    import tensorflow as tf
+
+    from migrator.parity.export_probe import request
+
+    features = {"mean_rgb": np.ones((2, 3), np.float32), "video_id": np.array([b"a", b"b"])}
+    made, why = request(tf, np, {"mean_rgb": ["string", [-1]], "video_id": ["string", [-1]]}, features)
+    assert made is None and why == ("input 'mean_rgb' takes strings (the serving function parses them), the "
+                                    "recorded feature is numbers")
+    made, why = request(tf, np, {"video_id": ["string", [-1]]}, features)
+    assert why is None and made["video_id"].numpy().tolist() == [b"a", b"b"]

@@ -3,7 +3,10 @@ tensorflow` gets tensorflow.compat.v1 on the old side), and the Keras packages i
 
 from __future__ import annotations
 
+import os
 import sys
+
+import pytest
 
 from migrator.parity.era import tf1_era_modules
 from migrator.parity.new_side import patch_when_imported
@@ -53,3 +56,35 @@ def test_a_package_is_patched_once_it_is_imported_and_not_before(tmp_path, monke
     finally:
         sys.meta_path[:] = finders
         sys.modules.pop("lazy_keras_like", None)
+
+
+CONTRIB_ON_THE_OLD_SIDE = """
+import tensorflow as tensorflow_module
+from migrator.parity.era import give_contrib
+
+give_contrib(tensorflow_module)
+tf = tensorflow_module.compat.v1
+tf.disable_eager_execution()
+weight = tf.get_variable("w", initializer=2.0)
+loss = tf.square(weight)
+step = tf.train.get_or_create_global_step()
+train = tf.contrib.layers.optimize_loss(loss, step, learning_rate=0.25, optimizer="SGD", summaries=[])
+ids = tf.contrib.lookup.index_table_from_tensor(mapping=tf.constant(["a", "b"]), num_oov_buckets=1).lookup(
+    tf.constant(["b", "a", "zz"]))
+with tf.Session() as session:
+    session.run([tf.global_variables_initializer(), tf.tables_initializer()])
+    session.run(train)
+    print(session.run(weight), session.run(ids).tolist())
+"""
+
+
+@pytest.mark.tensorflow
+def test_the_old_side_gives_a_tf1x_program_contribs_optimize_loss_and_lookup_tables():
+    """TF 1.x programs reach tf.contrib.layers.optimize_loss (tf-slim's, which reads `ops.Tensor`, gone from TF
+    2.15's ops module) and tf.contrib.lookup's tables (TF1's own functions): both run on the old side."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", CONTRIB_ON_THE_OLD_SIDE], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "1.0 [1, 0, 2]"  # 2 - 0.25 * 2 * 2; the unknown key in the bucket after b

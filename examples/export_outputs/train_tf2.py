@@ -189,6 +189,9 @@ def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_
     receiver_tensors = {"input": receiver_tensors}
   keys = sorted(receiver_tensors)
   to_features = receiver.prune([receiver_tensors[key] for key in keys], features)
+  # Pruning copies the serving function's ops but not the shapes its code set on their
+  # tensors (`set_shape`), which the model may need: each feature gets its shape back.
+  shapes = [tensor.shape for tensor in tf.nest.flatten(features, expand_composites=True)]
   # Each signature: its method and the export outputs of the model_fn's that it serves.
   # TF1 exported classify and regress signatures only for one input of serialized tf.Examples.
   signatures = {
@@ -203,6 +206,8 @@ def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_
     @tf.function
     def serve(**inputs):
       features = to_features(*[inputs[name] for name in names])
+      for tensor, shape in zip(tf.nest.flatten(features, expand_composites=True), shapes):
+        tensor.set_shape(shape)
       outputs_given = predictor(features, training=False)["export_outputs"][outputs]
       if not isinstance(outputs_given, dict):
         return {"output": outputs_given}

@@ -156,6 +156,9 @@ def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_
     receiver_tensors = {"input": receiver_tensors}
   keys = sorted(receiver_tensors)
   to_features = receiver.prune([receiver_tensors[key] for key in keys], features)
+  # Pruning copies the serving function's ops but not the shapes its code set on their
+  # tensors (`set_shape`), which the model may need: each feature gets its shape back.
+  shapes = [tensor.shape for tensor in tf.nest.flatten(features, expand_composites=True)]
   inputs = getattr(predictor, "input", None)  # a functional model's, by name
   inputs = inputs if isinstance(inputs, dict) else {}
   if isinstance(features, dict) and set(inputs) - set(features):
@@ -178,6 +181,8 @@ def export_saved_model(predictor, export_dir_base, serving_input_fn, exports_to_
     @tf.function
     def serve(**inputs):
       features = to_features(*[inputs[name] for name in names])
+      for tensor, shape in zip(tf.nest.flatten(features, expand_composites=True), shapes):
+        tensor.set_shape(shape)
       predictions = predictor(features, training=False)
       if not isinstance(predictions, dict):
         predictions = {"output": predictions}

@@ -106,6 +106,11 @@ def give_contrib(tensorflow) -> None:
     for name, extra in modules.items():
         setattr(contrib, name, _module(f"tensorflow.contrib.{name}", extra))
     if tf_slim is not None:
+        from tensorflow.python.framework import ops
+
+        for name in ("Tensor", "IndexedSlices"):  # tf-slim 1.1.0's optimize_loss reads them there (TF 2.15 moved them)
+            if not hasattr(ops, name):
+                setattr(ops, name, getattr(tensorflow, name))
         contrib.slim = tf_slim
         contrib.layers = _module("tensorflow.contrib.layers", {}, tf_slim)
         contrib.framework = _module("tensorflow.contrib.framework", {"nest": tensorflow.nest}, tf_slim)

@@ -73,6 +73,9 @@ def request(tf, np, inputs: dict, features) -> tuple[dict | None, str | None]:
     for key, (dtype, shape) in inputs.items():
         if key in named:
             value = np.asarray(named[key])
+            if dtype == "string" and value.dtype.kind not in "SOU":
+                return None, (f"input '{key}' takes strings (the serving function parses them), the recorded "
+                              "feature is numbers")
         elif not named and len(inputs) == 1:
             value = np.asarray(features)
         elif dtype == "string":

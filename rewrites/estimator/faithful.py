@@ -90,6 +90,7 @@ class Faithful:
     loss: str = ""                      # the name of the tensor minimize() took
     regularization: bool = False        # the model_fn added TF1's regularization losses to it
     tf1_momentum: bool = False          # the optimizer is the generated TF1Momentum class
+    templates: set[str] = field(default_factory=set)  # the generated classes the Keras metrics are
     removed: list[cst.BaseStatement] = field(default_factory=list)
     returns: dict[cst.BaseStatement, str] = field(default_factory=dict)  # `return EstimatorSpec(...)` -> its code
     metrics: dict[str, str] = field(default_factory=dict)  # eval_metric_ops: key -> the Keras metric (code)

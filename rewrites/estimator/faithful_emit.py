@@ -69,8 +69,8 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
                   collections=faithful.collections,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
                   function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
-    if faithful.tf1_momentum:
-        text = render("tf1_momentum.py.j2") + "\n\n" + text
+    for template in sorted(faithful.templates) + (["tf1_momentum.py.j2"] if faithful.tf1_momentum else []):
+        text = render(template) + "\n\n" + text
     return following, text
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from rewrites.syntax import Unsupported, bound_values
+from rewrites.syntax import Unsupported, bound_values, names_read
 
 TENSORS = ("labels", "predictions", "weights")
 COLLECTIONS = ("metrics_collections", "updates_collections")
@@ -35,11 +35,13 @@ SUMMATION = {"careful_interpolation": None, "trapezoidal": None, "minoring": "mi
 
 @dataclass(frozen=True)
 class Metric:
-    keras: str                        # the class in keras.metrics
+    keras: str                        # the class in keras.metrics (or the generated one)
     parameters: tuple[str, ...]       # TF1's, in order
     tensors: tuple[str, ...] = TENSORS  # those update_state takes, in its order (the last, weights, optional)
     options: str = ""                 # the Keras metric's own arguments
     note: str = ""
+    given: tuple[str, ...] = ()       # TF1's arguments the metric is made with, by the same name
+    generated: str = ""               # the template of the class, where Keras has none computing TF1's metric
 
 
 METRICS = {"metrics.accuracy": Metric("Accuracy", PLAIN),
@@ -50,8 +52,12 @@ METRICS = {"metrics.accuracy": Metric("Accuracy", PLAIN),
            "metrics.precision": Metric("Precision", PLAIN, options="thresholds=0.0", note=ABOVE_ZERO),
            "metrics.recall": Metric("Recall", PLAIN, options="thresholds=0.0", note=ABOVE_ZERO),
            "metrics.auc": Metric("AUC", (*TENSORS, "num_thresholds", *COLLECTIONS, "curve", "name",
-                                         "summation_method", "thresholds"))}
-MIGRATED = "accuracy, mean, mean_squared_error, root_mean_squared_error, mean_absolute_error, precision, recall, auc"
+                                         "summation_method", "thresholds")),
+           "metrics.mean_per_class_accuracy": Metric(
+               "TF1MeanPerClassAccuracy", ("labels", "predictions", "num_classes", "weights", *COLLECTIONS, "name"),
+               given=("num_classes",), generated="tf1_mean_per_class_accuracy.py.j2")}
+MIGRATED = ("accuracy, mean, mean_squared_error, root_mean_squared_error, mean_absolute_error, precision, recall, auc, "
+            "mean_per_class_accuracy")
 
 
 @dataclass
@@ -59,10 +65,12 @@ class KerasMetric:
     code: str            # the Keras metric, made with its name
     tensors: list[str]   # what the model_fn hands it (code)
     note: str = ""
+    generated: str = ""  # the template of its class, which the migrated module defines
 
 
-def keras_metric(api: str, call: cst.Call, name: str, spelling) -> KerasMetric:
-    """The Keras metric of eval_metric_ops' ``name``, for the TF1 metric ``call`` of ``api`` (a key of METRICS)."""
+def keras_metric(api: str, call: cst.Call, name: str, spelling, local: frozenset[str] = frozenset()) -> KerasMetric:
+    """The Keras metric of eval_metric_ops' ``name``, for the TF1 metric ``call`` of ``api`` (a key of METRICS).
+    ``local``: the names the model_fn binds but `params`, which the generated model making the metric cannot read."""
     metric = METRICS[api]
     args = bound_values(call, metric.parameters)
     if set(COLLECTIONS) & set(args):
@@ -70,12 +78,22 @@ def keras_metric(api: str, call: cst.Call, name: str, spelling) -> KerasMetric:
                                 "yet")
     if any(tensor not in args for tensor in metric.tensors[:-1]):
         raise Unsupported(call, f"tf.{api} without its tensors named, in a model_fn kept as written (tier 2)")
+    if any(argument not in args for argument in metric.given):
+        raise Unsupported(call, f"tf.{api} without its {', '.join(metric.given)}, in a model_fn kept as written "
+                                "(tier 2)")
+    read = next((node.value for argument in metric.given for node in names_read(args[argument])
+                 if node.value in local), None)
+    if read is not None:
+        raise Unsupported(call, f"tf.{api} of a {', '.join(metric.given)} read from `{read}`, which the model_fn "
+                                "computes, in a model_fn kept as written (tier 2): the Keras metric is made before it")
     options, note = [metric.options] if metric.options else [], metric.note
+    options += [f"{argument}={spelling.code(args[argument])}" for argument in metric.given]
     if metric.keras == "AUC":
         options, note = _auc(call, args, spelling)
-    code = f'keras.metrics.{metric.keras}({"".join(f"{option}, " for option in options)}name="{name}")'
+    made = metric.keras if metric.generated else f"keras.metrics.{metric.keras}"
+    code = f'{made}({"".join(f"{option}, " for option in options)}name="{name}")'
     return KerasMetric(code, [spelling.code(args[tensor]) for tensor in metric.tensors if tensor in args],
-                       f"tf.{api} -> keras.metrics.{metric.keras}, which {note}" if note else "")
+                       f"tf.{api} -> keras.metrics.{metric.keras}, which {note}" if note else "", metric.generated)
 
 
 def _auc(call: cst.Call, args: dict[str, cst.BaseExpression], spelling) -> tuple[list[str], str]:

@@ -120,12 +120,21 @@ class SpecReading:
             if not isinstance(key, cst.SimpleString) or api not in METRICS:
                 raise Unsupported(element.value, f"`{first_line(element.value)}` in eval_metric_ops, in a model_fn "
                                                  f"kept as written (tier 2), is not migrated yet ({MIGRATED} are)")
-            metric = keras_metric(api, call, key.evaluated_value, self.spelling)
+            metric = keras_metric(api, call, key.evaluated_value, self.spelling, self._local_names())
             self.faithful.metrics[key.evaluated_value] = metric.code
+            if metric.generated:
+                self.faithful.templates.add(metric.generated)
             if metric.note:
                 self.faithful.notes.append(("TFM310", call, metric.note))
             tensors = metric.tensors
             self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
+
+    def _local_names(self) -> frozenset[str]:
+        """The names the model_fn binds (its parameters, its assignments), but `params`."""
+        bound = {param.name.value for param in self.function.params.params}
+        bound |= {target.value for node in subtree(self.function.body) if isinstance(node, cst.AssignTarget)
+                  for target in subtree(node.target) if isinstance(target, cst.Name)}
+        return frozenset(bound - {"params"})
 
     def _read_only_here(self, name: cst.Name, here: cst.CSTNode) -> cst.Call:
         """The metric call bound to ``name``, which nothing but eval_metric_ops (``here``) and summaries (which tier

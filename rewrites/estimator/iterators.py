@@ -5,7 +5,8 @@
 ``features, labels = iterator.get_next(); return features, labels``, or the tensors a helper returns so,
 rearranged (``image, label = make_batch(path); return {"image": image}, label``: the helper's dataset,
 mapped): Estimator takes the dataset as well, and the migrated program needs it, so the function is
-changed to return it (the iterator's statements go when nothing else reads them).
+changed to return it (the iterator's statements go when nothing else reads them, but lines printing its tensors,
+which go with them: TF1 printed the tensors' description as it built the graph).
 """
 
 from __future__ import annotations
@@ -52,10 +53,11 @@ class IteratorReading:
         if source is None:
             return None
         dataset_node, statements = source
-        if not _only_used_by(place.view, statements, value):
+        printing = _printing_only(place.view, statements, value)
+        if printing is None:
             return None
         dataset = self._expression(Value(dataset_node, place), "", state)
-        return (dataset_node, dataset, statements) if dataset is not None else None
+        return (dataset_node, dataset, statements + printing) if dataset is not None else None
 
     def _next_source(self, next_call: cst.Call, place: Place) -> tuple[cst.BaseExpression, list] | None:
         """The dataset a `get_next()` call's iterator iterates, and the statement binding that iterator to a name
@@ -101,10 +103,11 @@ class IteratorReading:
         dataset_node, statements = source
         statements = [place.view.statement_of(next_call), *statements]
         dataset = self._expression(Value(dataset_node, place), mode, state)
-        if dataset is None or not _only_used_by(place.view, statements, value):
+        printing = _printing_only(place.view, statements, value)
+        if dataset is None or printing is None:
             return None
         edits.append((place.view, value, dataset_node))
-        edits.extend((place.view, statement, None) for statement in statements)
+        edits.extend((place.view, statement, None) for statement in statements + printing)
         return dataset
 
     def _elements(self, targets: list, assign: cst.Assign, statement, dataset: Dataset, made: list,
@@ -126,27 +129,43 @@ class IteratorReading:
         if len(bound) != 1:
             return None
         (elements,) = bound.values()
-        if not _only_used_by(place.view, [elements.statement], value):
+        printing = _printing_only(place.view, [elements.statement], value)
+        if printing is None:
             return None
         parameters = cst.Parameters([cst.Param(element.value) for element in elements.targets.elements])
         body = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if isinstance(
             value, cst.Tuple) and not value.lpar else value
         mapped = cst.Call(cst.Attribute(elements.node, cst.Name("map")), [cst.Arg(cst.Lambda(parameters, body))])
         edits.append((place.view, value, mapped))
-        edits.append((place.view, elements.statement, None))
+        edits.extend((place.view, statement, None) for statement in [elements.statement, *printing])
         edits.extend(elements.made)
         return elements.dataset
 
 
-def _only_used_by(view, statements: list, value: cst.CSTNode) -> bool:
-    """Are the names ``statements`` bind read only by them and by ``value``?"""
+def _printing_only(view, statements: list, value: cst.CSTNode) -> list | None:
+    """If the names ``statements`` bind are read only by them, by ``value`` and by lines printing them, those lines
+    (to go with them: TF1 printed a tensor's description as it built the graph); else None."""
     allowed = {id(node) for node in (*subtree(value), *(n for s in statements for n in subtree(s)))}
+    printing = []
     for statement in statements:
         for target in (t.target for small in statement.body if isinstance(small, cst.Assign) for t in small.targets):
             names = [target] if isinstance(target, cst.Name) else [e.value for e in getattr(target, "elements", ())]
             for name in names:
                 scope = view.scope(name)
                 for assignment in scope[name.value] if scope is not None and name.value in scope else ():
-                    if any(id(reference.node) not in allowed for reference in assignment.references):
-                        return False
-    return True
+                    for reference in assignment.references:
+                        line = view.statement_of(reference.node)
+                        if id(reference.node) in allowed:
+                            continue
+                        if not _prints(line):
+                            return None
+                        if line not in printing:
+                            printing.append(line)
+    return printing
+
+
+def _prints(statement) -> bool:
+    """`print(...)` on a line of its own."""
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.Call) \
+        and isinstance(statement.body[0].value.func, cst.Name) and statement.body[0].value.func.value == "print"
