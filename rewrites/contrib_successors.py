@@ -67,8 +67,9 @@ NOT_MOVED = {
     "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it imports the legacy "
                   "Keras layers of tf_keras): use tf.compat.v1.layers.batch_normalization (momentum=decay, "
                   "scale=False as slim's default, training=is_training)",
-    "optimize_loss": "tf_slim.optimize_loss is the same function; tf-migrate leaves it to the Estimator migration, "
-                     "which replaces it where it migrates the model_fn that calls it",
+    "optimize_loss": "tf-slim 1.1.0's optimize_loss does not run on TensorFlow 2.15 or later (it reads "
+                     "`ops.Tensor`, which moved); the Estimator migration replaces it where it migrates the model_fn "
+                     "that calls it, else write the optimizer and its minimize() by hand",
 }
 
 # What replaces the contrib modules that did not move, where TFM003 can say more than "use the TF 2 API".
