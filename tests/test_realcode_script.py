@@ -36,7 +36,7 @@ if __name__ == "__main__":
   main()
 '''
 
-# Left for two reasons: a numpy_input_fn whose shuffle is not a literal, and a SessionRunHook (the model_fn, with a
+# Left for two reasons: a numpy_input_fn whose shuffle is computed, and a SessionRunHook (the model_fn, with a
 # helper tf-migrate cannot translate either, is in another module of the program).
 LEFT_DRIVER = '''\
 import sys
@@ -52,9 +52,8 @@ class Logger(tf.train.SessionRunHook):
     print("step")
 
 
-SHUFFLE = len(sys.argv) > 1
 train_input = tf.estimator.inputs.numpy_input_fn({"x": np.ones((4, 1), np.float32)}, np.ones((4, 1), np.float32),
-                                                 batch_size=2, num_epochs=None, shuffle=SHUFFLE)
+                                                 batch_size=2, num_epochs=None, shuffle=len(sys.argv) > 1)
 estimator = tf.estimator.Estimator(model_fn=model.model_fn)
 estimator.train(train_input, steps=3, hooks=[Logger()])
 '''
@@ -159,7 +158,7 @@ def test_classification_and_json(mirror, tmp_path, capsys):
     hooked = rows["hooked"]
     assert hooked["outcome"] == "left" and hooked["tier"] is None
     assert len(hooked["reasons"]) >= 2, hooked["reasons"]  # every reason, not only the first
-    assert "TFM308 shuffle is not a literal True or False (TF1 requires it)" in hooked["reasons"]
+    assert "TFM308 shuffle is neither True, False nor a name holding one (TF1 requires it)" in hooked["reasons"]
     assert any(reason.startswith("TFM302 ") and "SessionRunHook" in reason for reason in hooked["reasons"])
     assert all("left as it is" not in reason for reason in hooked["reasons"])
     assert len(hooked["manual"]) >= 2
@@ -180,7 +179,7 @@ def test_classification_and_json(mirror, tmp_path, capsys):
                              "error": 1, "silent": 0, "unchanged": 1, "not_fetched": 1}
     assert totals["canned"]["migrated"] == 1 and totals["custom"]["left"] == 1
     reasons = {entry["reason"]: entry["programs"] for entry in report["reasons"]}
-    assert reasons["TFM308 shuffle is not a literal True or False (TF1 requires it)"] == 1
+    assert reasons["TFM308 shuffle is neither True, False nor a name holding one (TF1 requires it)"] == 1
     for line in ("linear", "hooked", "elsewhere"):
         assert any(row.startswith(line + " ") for row in printed.splitlines())
 
