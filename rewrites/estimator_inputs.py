@@ -62,8 +62,8 @@ After:
 TFM308 input-fn-manual
 
 What it does: reports a numpy_input_fn or pandas_input_fn that cannot be migrated safely and leaves it as it is:
-shuffle neither True, False nor a name (or attribute) holding one, x or y computed by a call, a y that is not one column, target_column,
-arguments that cannot be read.
+shuffle neither True, False nor a name (or attribute) holding one, x or y computed by a call, a y that is not
+one column, target_column, arguments that cannot be read.
 Why: TF1 evaluated x and y once; the new input function would compute them again at every call, and the other
 cases have no tf.data equivalent the migration can be sure of.
 What may differ: the code is unchanged; the finding says what to change (for example, bind a computed x to a
@@ -155,8 +155,9 @@ class Rewrite(TFCodemod):
         if bound is None:
             return self._manual(call, "arguments that cannot be read statically (*args, **kwargs, unknown names)")
         args = {name: source(arg.value) for name, (_, arg) in bound.items()}
-        if "shuffle" not in bound or args["shuffle"] not in ("True", "False") \
-                and not is_read_only(bound["shuffle"][1].value) or isinstance(bound["shuffle"][1].value, cst.Integer):
+        if "shuffle" not in bound or args["shuffle"] not in ("True", "False") and not (
+                isinstance(bound["shuffle"][1].value, (cst.Name, cst.Attribute, cst.Subscript))
+                and is_read_only(bound["shuffle"][1].value)):
             return self._manual(call, "shuffle is neither True, False nor a name holding one (TF1 requires it)")
         computed = next((bound[name][1].value for name in ("x", "y") if name in bound
                          and not is_read_only(bound[name][1].value)), None)

@@ -64,9 +64,10 @@ def test_a_table_is_laid_out_an_argument_a_line_its_initializer_on_one_where_it_
         "        tf.lookup.TextFileIndex.LINE_NUMBER),",
         "    num_oov_buckets=1)"]
     short, _ = rewritten("tf.contrib.lookup.index_to_string_table_from_tensor(V)")
-    assert short.splitlines()[3:] == ["table = tf.lookup.StaticHashTable(",
-                                      "    tf.lookup.KeyValueTensorInitializer(tf.range(tf.size(V), dtype=tf.int64), V),",
-                                      '    default_value="UNK")']
+    assert short.splitlines()[3:] == [
+        "table = tf.lookup.StaticHashTable(",
+        "    tf.lookup.KeyValueTensorInitializer(tf.range(tf.size(V), dtype=tf.int64), V),",
+        '    default_value="UNK")']
 
 
 @pytest.mark.parametrize("call, why", [

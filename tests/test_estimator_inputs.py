@@ -52,13 +52,15 @@ def test_every_import_spelling_and_inline_input_fns_become_lambdas(imports, spel
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle=mode == TRAIN)\n", "shuffle is neither"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y)\n", "shuffle is neither"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle=1)\n", "shuffle is neither"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle='True')\n", "shuffle is neither"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(**kwargs)\n", "cannot be read statically"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, labels, shuffle=False)\n", "not visibly one column"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame.pop('y'), shuffle=False)\n", "every call"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(np.random.rand(5), shuffle=False)\n", "computed, once in TF1"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame['y'], shuffle=False, target_column='t')\n",
      "target_column"),
-], ids=["shuffle computed", "shuffle missing", "shuffle a number", "kwargs", "pandas y a frame?", "pandas pop", "random x", "target_column"])
+], ids=["shuffle computed", "shuffle missing", "shuffle a number", "shuffle a string", "kwargs", "pandas y a frame?",
+        "pandas pop", "random x", "target_column"])
 def test_input_fns_that_cannot_be_read_stay_manual(source, where):
     source = "import tensorflow as tf\n" + source
     result = run(source)

@@ -30,8 +30,8 @@ PRINTED = ('  print("eval loss: %s, accuracy %s, mean logit %s" % (metrics["loss
 
 # tf.layers.dense under TF 2.15 draws its default kernel initializer's seed anew each run, tf_random_seed or not:
 # seeded here, TF1's training lands on the same weights every run, so the guard below holds or fails every time.
-SEEDED = ('activation=tf.nn.relu, name=',
-          'activation=tf.nn.relu,\n                          kernel_initializer=tf.glorot_uniform_initializer(seed=index), name=')
+SEEDED = ('activation=tf.nn.relu, name=', 'activation=tf.nn.relu,\n                          '
+                                          'kernel_initializer=tf.glorot_uniform_initializer(seed=index), name=')
 
 
 def with_precision() -> str:
