@@ -93,6 +93,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "mnist_input_data",
+        triggers=("read_data_sets",),
+        rules=(
+            Rule("TFM007", "mnist-tutorial-data", N,
+                 "the TF1 tutorials' MNIST reader (input_data.read_data_sets) -> the same arrays from "
+                 "tf.keras.datasets.mnist, in a read_mnist function written in the module"),
+        ),
+    ),
+    Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
         after_programs=True,

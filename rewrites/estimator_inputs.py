@@ -7,8 +7,8 @@ program still runs with TF1; the Estimator rewrite then reads it like any tf.dat
 
 x and y must be read, not computed (names, attributes, literal subscripts, in literals): TF1 evaluated them once,
 the new input function does at every call. A pandas_input_fn is migrated when y is absent or visibly one column
-(frame["label"]): TF1 turns a DataFrame y into a dict, and frame.pop("label"), which TF1 ran once, would run at
-every call of the new input function.
+(frame["label"], or frame[LABEL] where the module binds LABEL once to a string): TF1 turns a DataFrame y into a
+dict, and frame.pop("label"), which TF1 ran once, would run at every call of the new input function.
 
 TFM306 numpy-pandas-input
 
@@ -94,7 +94,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import bind_arguments, is_read_only, source, with_blank_lines
+from rewrites.syntax import Bindings, bind_arguments, is_none, is_read_only, single_assign, source, with_blank_lines
 
 NUMPY = ("x", "y", "batch_size", "num_epochs", "shuffle", "queue_capacity", "num_threads")
 PANDAS = (*NUMPY, "target_column")
@@ -109,6 +109,7 @@ class Rewrite(TFCodemod):
         self._module_level_values = {id(statement.body[0].value) for statement in node.body
                                      if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                                      and isinstance(statement.body[0], cst.Assign)}
+        self._strings = _module_strings(node)
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.BaseStatement:
@@ -190,8 +191,8 @@ class Rewrite(TFCodemod):
         if "target_column" in bound:
             self._manual(call, "target_column only names y inside the TF1 queue: drop it, then migrate")
             return None, None
-        y = bound["y"][1].value if "y" in bound else None
-        if y is not None and not _is_one_column(y):
+        y = bound["y"][1].value if "y" in bound and not is_none(bound["y"][1].value) else None
+        if y is not None and not _is_one_column(y, self._strings):
             self._manual(call, "y is not visibly one column (frame[\"label\"]): TF1 turns a DataFrame y into a dict "
                                "of columns, and a y that changes the frame (frame.pop) would run at every call of the "
                                "new input_fn; write the tf.data pipeline by hand")
@@ -229,9 +230,43 @@ def _shuffle(call: cst.Call) -> str | None:
     return source(bound["shuffle"][1].value) if bound and "shuffle" in bound else None
 
 
-def _is_one_column(node: cst.BaseExpression) -> bool:
-    """`frame["label"]`: a Series, read without changing the frame."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
-        index = node.slice[0].slice
-        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+def _is_one_column(node: cst.BaseExpression, strings: dict[str, object]) -> bool:
+    """`frame["label"]`, or `frame[LABEL]` with LABEL a module's string: a Series, read without changing the frame."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+        return isinstance(index, cst.SimpleString) or isinstance(_string_constant(index, strings), str)
     return False
+
+
+def _module_strings(module: cst.Module) -> dict[str, object]:
+    """The names a module binds once, at its top level, to a string or a list or tuple of strings
+    (`LABEL = "Species"`, `CSV_COLUMNS = ["fare", "lat"]`, `LABEL = CSV_COLUMNS[0]`), and never changes."""
+    stores = Bindings()
+    module.visit(stores)
+    strings: dict[str, object] = {}
+    for statement in module.body:
+        assigned = single_assign(statement)
+        if assigned and stores.counts[assigned[0]] == 1 and assigned[0] not in stores.changed:
+            value = _string_constant(assigned[1], strings)
+            if value is not None:
+                strings[assigned[0]] = value
+    return strings
+
+
+def _string_constant(node: cst.BaseExpression, strings: dict[str, object]) -> str | tuple[str, ...] | None:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    if isinstance(node, cst.Name):
+        return strings.get(node.value)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        values = tuple(_string_constant(element.value, strings) if isinstance(element, cst.Element) else None
+                       for element in node.elements)
+        return values if all(isinstance(value, str) for value in values) else None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        sequence, index = _string_constant(node.value, strings), node.slice[0].slice.value
+        negative = isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+        number = index.expression if negative else index
+        if isinstance(sequence, tuple) and isinstance(number, cst.Integer):
+            position = -int(number.value) if negative else int(number.value)
+            return sequence[position] if -len(sequence) <= position < len(sequence) else None
+    return None

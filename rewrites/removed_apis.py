@@ -15,6 +15,7 @@ Before:
     from tensorflow.examples.tutorials.mnist import input_data
 
     mnist = input_data.read_data_sets("/tmp/mnist", one_hot=True)
+    batch_xs, batch_ys = mnist.train.next_batch(100)
 
 After:
 
@@ -22,11 +23,13 @@ After:
     from tensorflow.examples.tutorials.mnist import input_data
 
     mnist = input_data.read_data_sets("/tmp/mnist", one_hot=True)
+    batch_xs, batch_ys = mnist.train.next_batch(100)
 
 Finding:
 
     2:1: TFM003 [manual] tensorflow.examples.tutorials.mnist is gone in TF 2 (the program cannot start there): read the
-    data with tf.keras.datasets (mnist.load_data()) or tensorflow_datasets, as a tf.data pipeline
+    data with tf.keras.datasets (mnist.load_data()) or tensorflow_datasets, as a tf.data pipeline (TFM007 writes that
+    reader where the program reads only the arrays, mnist.train.images; next_batch and a result passed on whole stay)
 
 TFM004 star-import
 
@@ -66,7 +69,8 @@ from rewrites.syntax import source, subtree
 # Module prefixes TensorFlow 2 does not have -> what to do instead.
 REMOVED = {
     "tensorflow.examples.tutorials": "read the data with tf.keras.datasets (mnist.load_data()) or tensorflow_datasets, "
-                                     "as a tf.data pipeline",
+                                     "as a tf.data pipeline (TFM007 writes that reader where the program reads only "
+                                     "the arrays, mnist.train.images; next_batch and a result passed on whole stay)",
     "tensorflow.contrib": "use the TF 2 API that replaced the call (tf_slim for slim and "
                           "contrib.layers, tf.keras, tensorflow_addons), or keep the program on TF 1",
     "tensorflow.python.estimator": "TensorFlow's private Estimator internals are gone with the Estimator (TF 2.16): "

@@ -6,6 +6,7 @@ rewrites/base.py for TensorFlow names, rewrites/keras_equivalents.py and keras_o
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Collection, Iterator, Sequence
 
 import libcst as cst
@@ -329,3 +330,60 @@ def names_read(node: cst.CSTNode) -> list[cst.Name]:
 def name_reads(body: cst.CSTNode, name: str) -> list[cst.Name]:
     """The names ``name`` in ``body`` (not an attribute or a keyword so named)."""
     return [node for node in names_read(body) if node.value == name]
+
+
+class Bindings(cst.CSTVisitor):
+    """How often each name is bound anywhere in a module (`counts`), and the names that may be changed in place
+    (`changed`: `names.append(...)`, `names[0] = ...`, `global names`)."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.changed: set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bound(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bound(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bound(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bound(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bound(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bound(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bound(node.target)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bound(node.name)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bound(node.name)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bound(node.name)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.changed.update(item.name.value for item in node.names)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):  # a method may change a list in place
+            self.changed.add(node.value.value)
+
+    def _bound(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.counts[target.value] += 1
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bound(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bound(target.value)
+        elif isinstance(target, (cst.Subscript, cst.Attribute)):
+            self.changed.add(getattr(root(target.value), "value", ""))

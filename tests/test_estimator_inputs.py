@@ -24,10 +24,11 @@ DATASET = "tf.data.Dataset.from_tensor_slices"
     ("pandas_input_fn(frame, labels['y'], num_epochs=None, shuffle=True)",
      f"{DATASET}((dict(frame), labels['y'])).shuffle(1000).repeat().batch(128)", "TFM307"),
     ("pandas_input_fn(frame, shuffle=False)", f"{DATASET}(dict(frame)).batch(128)", "TFM306"),
+    ("pandas_input_fn(x=frame, y=None, shuffle=False)", f"{DATASET}(dict(frame)).batch(128)", "TFM306"),
     ("numpy_input_fn(x, y, shuffle=args.shuffle, num_epochs=epochs)",
      f"{DATASET}((x, y)).shuffle(1000 if args.shuffle else 1).repeat(epochs).batch(128)", "TFM307"),
 ], ids=["arrays", "dict, forever", "features only, 3 epochs", "shuffled", "y None", "pandas label column",
-        "pandas other frame's column", "pandas features only", "shuffle and epochs by name"])
+        "pandas other frame's column", "pandas features only", "pandas y None", "shuffle and epochs by name"])
 def test_module_level_input_fn_becomes_a_function_returning_a_dataset(tf1, dataset, rule):
     check_transformed(
         f"import tensorflow as tf\n\ntrain_input_fn = tf.compat.v1.estimator.inputs.{tf1}\nrun(train_input_fn)\n",
@@ -67,6 +68,37 @@ def test_input_fns_that_cannot_be_read_stay_manual(source, where):
     assert result.source == source
     (finding,) = result.findings
     assert finding.rule == "TFM308" and where in finding.message
+
+
+PANDAS_LABEL = "f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame[LABEL], shuffle=False)\n"
+
+
+@pytest.mark.parametrize("constants", [
+    'LABEL = "species"\n',
+    'COLUMNS = ["species", "width"]\nLABEL = COLUMNS[0]\n',
+    'COLUMNS = ("width", "species")\nLABEL = COLUMNS[-1]\n',
+], ids=["a string", "a list's first", "a tuple's last"])
+def test_a_pandas_label_named_by_a_module_string_is_one_column(constants):
+    result = run("import tensorflow as tf\n" + constants + PANDAS_LABEL)
+    assert f"{DATASET}((dict(frame), frame[LABEL])).batch(128)" in result.source
+    assert [f.rule for f in result.findings] == ["TFM306"]
+
+
+@pytest.mark.parametrize("constants", [
+    'LABEL = ["species"]\n',
+    'LABEL = "species"\nLABEL = "width"\n',
+    'COLUMNS = ["species", "width"]\nCOLUMNS.reverse()\nLABEL = COLUMNS[0]\n',
+    'COLUMNS = ["species", "width"]\nCOLUMNS[0] = ["a", "b"]\nLABEL = COLUMNS[0]\n',
+    'COLUMNS = ["species"]\nLABEL = COLUMNS[1]\n',
+    'LABEL = "species"\ndef f(LABEL):\n    pass\n',
+    'LABEL = "species"\nfor LABEL in ("a", "b"):\n    pass\n',
+], ids=["a list of one", "bound twice", "list changed by a method", "list item replaced", "index out of range",
+        "a parameter's name", "a loop's"])
+def test_a_pandas_label_that_may_not_be_a_string_stays_manual(constants):
+    source = "import tensorflow as tf\n" + constants + PANDAS_LABEL
+    result = run(source)
+    assert result.source == source
+    assert [f.rule for f in result.findings] == ["TFM308"] and "not visibly one column" in result.findings[0].message
 
 
 def test_noop():

@@ -1,0 +1,180 @@
+"""TFM007: the TF1 tutorials' MNIST reader, read from Keras' copy of MNIST.
+
+TFM007 mnist-tutorial-data
+
+What it does: `mnist = input_data.read_data_sets(train_dir, one_hot=..., reshape=..., validation_size=...)`
+(`tensorflow.examples.tutorials.mnist`) becomes `mnist = read_mnist(...)` with the same arguments but train_dir,
+and the module gains `read_mnist`, which builds what TF1's reader returned from `tf.keras.datasets.mnist.load_data()`:
+`train`, `validation` and `test`, each with `images` (float32, scaled to [0, 1] as TF1 scaled them, 784 values a
+row, or 28x28x1 with reshape=False), `labels` (the digits, or one-hot float64 rows with one_hot=True) and
+`num_examples`; the first validation_size training examples are the validation set, as in TF1. It is done when the
+program reads only those (`mnist.train.images`, `mnist.test.labels[:n]`, ...).
+Why: TensorFlow 2 has no `tensorflow.examples.tutorials`, so a program that imports it cannot start; that reader
+was the input of many TF1 Estimator and cluster programs.
+What may differ: where the data are kept: Keras downloads its copy of MNIST (mnist.npz, the same images and labels
+in the same order) to ~/.keras/datasets, not to train_dir. `next_batch`, `fake_data`, a dtype other than float32,
+a `source_url`, or the result passed on whole stay, and TFM003 reports the import.
+
+Before:
+
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+    from tensorflow.examples.tutorials.mnist import input_data
+
+    mnist = input_data.read_data_sets("/tmp/mnist", one_hot=True)
+    images = tf.placeholder(tf.float32, [None, 784])
+    print(np.mean(mnist.train.images), mnist.test.labels[:3])
+
+After:
+
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+    import types
+    import tensorflow as tf2
+
+
+    def read_mnist(one_hot=False, reshape=True, validation_size=5000):
+        \"\"\"MNIST as input_data.read_data_sets, the TF1 tutorials' reader, gave it.\"\"\"
+        (train_images, train_labels), (test_images, test_labels) = tf2.keras.datasets.mnist.load_data()
+
+        def data_set(images, labels):
+            images = images.reshape(len(images), 784) if reshape else images[..., np.newaxis]
+            return types.SimpleNamespace(
+                images=images.astype(np.float32) * (1.0 / 255.0),
+                labels=np.eye(10)[labels] if one_hot else labels,
+                num_examples=len(images))
+
+        return types.SimpleNamespace(
+            train=data_set(train_images[validation_size:], train_labels[validation_size:]),
+            validation=data_set(train_images[:validation_size], train_labels[:validation_size]),
+            test=data_set(test_images, test_labels))
+
+
+    mnist = read_mnist(one_hot=True)
+    images = tf.placeholder(tf.float32, [None, 784])
+    print(np.mean(mnist.train.images), mnist.test.labels[:3])
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from rewrites.base import TFCodemod
+from rewrites.syntax import Bindings, bind_arguments, is_read_only, source, subtree, with_blank_lines
+
+RULE = "TFM007"
+READER = "examples.tutorials.mnist.input_data.read_data_sets"
+PARAMETERS = ("train_dir", "fake_data", "one_hot", "dtype", "reshape", "validation_size", "seed", "source_url")
+KEPT = ("one_hot", "reshape", "validation_size")  # seed only seeded next_batch's shuffling
+SPLITS, FIELDS = frozenset({"train", "validation", "test"}), frozenset({"images", "labels", "num_examples"})
+FUNCTION = "read_mnist"
+
+DEFINITION = '''
+def read_mnist(one_hot=False, reshape=True, validation_size=5000):
+    """MNIST as input_data.read_data_sets, the TF1 tutorials' reader, gave it."""
+    (train_images, train_labels), (test_images, test_labels) = {tf}.keras.datasets.mnist.load_data()
+
+    def data_set(images, labels):
+        images = images.reshape(len(images), 784) if reshape else images[..., np.newaxis]
+        return types.SimpleNamespace(
+            images=images.astype(np.float32) * (1.0 / 255.0),
+            labels=np.eye(10)[labels] if one_hot else labels,
+            num_examples=len(images))
+
+    return types.SimpleNamespace(
+        train=data_set(train_images[validation_size:], train_labels[validation_size:]),
+        validation=data_set(train_images[:validation_size], train_labels[:validation_size]),
+        test=data_set(test_images, test_labels))
+'''
+
+
+class Rewrite(TFCodemod):
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._bindings = Bindings()
+        node.visit(self._bindings)
+        self._readers = {id(call): kept for call, kept in self._calls(node)}
+        self._rewritten: set[int] = set()
+
+    def _calls(self, module: cst.Module):
+        """(call, its kept arguments as code) for each `name = read_data_sets(...)` whose result is only read as
+        `name.<split>.<field>`."""
+        names = {name for name in ("np", "types", FUNCTION) if self._bindings.counts[name]}
+        if FUNCTION in names or names - self._imported_as(module):
+            return
+        for node in subtree(module):
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0].target, cst.Name) and self.api(node.value.func) == READER:
+                kept = self._kept(node.value)
+                name = node.targets[0].target.value
+                if kept is not None and self._bindings.counts[name] == 1 and _only_read_as_data(module, name):
+                    yield node.value, kept
+
+    @staticmethod
+    def _imported_as(module: cst.Module) -> set[str]:
+        """Of np and types, those the module binds by `import numpy as np` / `import types` (any others are
+        something else)."""
+        found = set()
+        for node in subtree(module):
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    bound = alias.evaluated_alias or alias.evaluated_name
+                    if (alias.evaluated_name, bound) in (("numpy", "np"), ("types", "types")):
+                        found.add(bound)
+        return found
+
+    def _kept(self, call: cst.Call) -> list[str] | None:
+        """The arguments read_mnist takes, or None where TF1's reader gave something else."""
+        bound = bind_arguments(call, PARAMETERS)
+        if bound is None or "source_url" in bound:
+            return None
+        if "fake_data" in bound and source(bound["fake_data"][1].value) != "False":
+            return None
+        if "dtype" in bound and self.api(bound["dtype"][1].value) not in ("float32", "dtypes.float32"):
+            return None
+        if not all(is_read_only(bound[name][1].value) for name in KEPT if name in bound):
+            return None
+        return [f"{name}={source(bound[name][1].value)}" for name in KEPT if name in bound]
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        kept = self._readers.get(id(original))
+        if kept is None or not self.wants(RULE, original):
+            return updated
+        self._rewritten.add(id(original))
+        AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
+        AddImportsVisitor.add_needed_import(self.context, "types")
+        self._tf = source(self.tf2("keras"))[: -len(".keras")]
+        return self.replace(RULE, original, cst.parse_expression(f"{FUNCTION}({', '.join(kept)})"),
+                            f"`{source(original.func)}` -> `{FUNCTION}()`, written in this module: TF1's MNIST "
+                            "arrays from tf.keras.datasets.mnist.load_data(), kept in ~/.keras/datasets rather than "
+                            "the train_dir")
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self._rewritten:
+            return super().leave_Module(original_node, updated_node)
+        body = list(updated_node.body)
+        index = next(i for i, statement in enumerate(original_node.body)
+                     if any(id(node) in self._rewritten for node in subtree(statement)))
+        definition = with_blank_lines(cst.parse_statement(DEFINITION.format(tf=self._tf).lstrip()), 2)
+        body[index] = with_blank_lines(body[index], 2)
+        body.insert(index, definition)
+        return super().leave_Module(original_node, updated_node.with_changes(body=body))
+
+
+def _only_read_as_data(module: cst.Module, name: str) -> bool:
+    """Is every read of ``name`` `name.train.images`-like (a split, then one of its arrays)?"""
+    allowed = set()  # the names of attributes, imports and the assignment bind nothing
+    for node in subtree(module):
+        if isinstance(node, cst.Attribute):
+            allowed.add(id(node.attr))
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            allowed.update(id(inner) for inner in subtree(node))
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            allowed.add(id(node.targets[0].target))
+        if isinstance(node, cst.Attribute) and node.attr.value in FIELDS:
+            split = node.value
+            if isinstance(split, cst.Attribute) and split.attr.value in SPLITS and isinstance(split.value, cst.Name) \
+                    and split.value.value == name:
+                allowed.add(id(split.value))
+    return all(id(node) in allowed for node in subtree(module) if isinstance(node, cst.Name) and node.value == name)

@@ -1,0 +1,102 @@
+"""TFM007: the TF1 tutorials' MNIST reader -> read_mnist(), the same arrays from Keras' copy of MNIST."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+from helpers import run
+
+IMPORTS = "import tensorflow.compat.v1 as tf\nfrom tensorflow.examples.tutorials.mnist import input_data\n\n"
+READS = "print(mnist.train.images.shape, mnist.validation.labels[:3], mnist.test.num_examples)\n"
+
+
+@pytest.mark.parametrize("call, kept", [
+    ('input_data.read_data_sets("/tmp/mnist")', "read_mnist()"),
+    ('input_data.read_data_sets("/tmp/mnist", one_hot=True)', "read_mnist(one_hot=True)"),
+    ("input_data.read_data_sets(FLAGS.data_dir, False, True, tf.float32, False, 1000, seed=3)",
+     "read_mnist(one_hot=True, reshape=False, validation_size=1000)"),
+    ("input_data.read_data_sets(train_dir=args.data, fake_data=False, validation_size=0)",
+     "read_mnist(validation_size=0)"),
+], ids=["defaults", "one_hot", "positional", "keywords"])
+def test_a_reader_whose_arrays_are_read_becomes_read_mnist(call, kept):
+    result = run(IMPORTS + f"mnist = {call}\n" + READS)
+    assert f"\n\nmnist = {kept}\n" + READS in result.source
+    assert "from tensorflow.examples" not in result.source and result.source.count("def read_mnist(") == 1
+    assert [finding.rule for finding in result.findings] == ["TFM007"]
+
+
+def test_the_reader_goes_before_the_statement_holding_the_first_call():
+    source = IMPORTS + "def main():\n    mnist = input_data.read_data_sets('data')\n    " + READS + "\n\nmain()\n"
+    result = run(source)
+    assert result.source.index("def read_mnist(") < result.source.index("def main():")
+    assert "    mnist = read_mnist()\n" in result.source
+
+
+@pytest.mark.parametrize("code", [
+    "mnist = input_data.read_data_sets('d')\nbatch = mnist.train.next_batch(100)\n",
+    "mnist = input_data.read_data_sets('d')\ntrain(mnist)\n",
+    "mnist = input_data.read_data_sets('d')\ntrain = mnist.train\n",
+    "mnist = input_data.read_data_sets('d', fake_data=True)\n" + READS,
+    "mnist = input_data.read_data_sets('d', dtype=tf.uint8)\n" + READS,
+    "mnist = input_data.read_data_sets('d', source_url=URL)\n" + READS,
+    "mnist = input_data.read_data_sets('d', one_hot=hot())\n" + READS,
+    "mnist = input_data.read_data_sets('d')\nmnist = None\n",
+    "train = input_data.read_data_sets('d').train\n",
+    "np = 3\nmnist = input_data.read_data_sets('d')\n" + READS,
+    "def read_mnist():\n    pass\nmnist = input_data.read_data_sets('d')\n" + READS,
+], ids=["next_batch", "passed whole", "a split held", "fake data", "uint8", "another source", "one_hot computed",
+        "bound twice", "not bound", "np something else", "read_mnist taken"])
+def test_what_the_arrays_cannot_stand_for_stays_and_tfm003_names_the_import(code):
+    source = IMPORTS + code
+    result = run(source)
+    assert result.source == source
+    assert [finding.rule for finding in result.findings] == ["TFM003"]
+
+
+# -- the arrays TF1's reader gave ----------------------------------------------------------------------------------
+
+def tf1_read_data_sets(train, test, one_hot, reshape, validation_size):
+    """What TF1's read_data_sets (tensorflow/contrib/learn/python/learn/datasets/mnist.py, TF 1.15) returned, step
+    by step: extract_images gives uint8 [N, 28, 28, 1], extract_labels uint8 digits (dense_to_one_hot: float64
+    rows); the validation set is the first validation_size training examples; DataSet reshapes to [N, 784] when
+    reshape, then for float32 does astype(float32) and multiply(images, 1.0 / 255.0)."""
+    def data_set(images, labels):
+        images = images[..., np.newaxis]
+        if reshape:
+            images = images.reshape(images.shape[0], images.shape[1] * images.shape[2])
+        images = np.multiply(images.astype(np.float32), 1.0 / 255.0)
+        if one_hot:
+            one_hot_labels = np.zeros((labels.shape[0], 10))
+            one_hot_labels.flat[np.arange(labels.shape[0]) * 10 + labels.ravel()] = 1
+            labels = one_hot_labels
+        return images, labels, len(images)
+
+    (train_images, train_labels), (test_images, test_labels) = train, test
+    return {"train": data_set(train_images[validation_size:], train_labels[validation_size:]),
+            "validation": data_set(train_images[:validation_size], train_labels[:validation_size]),
+            "test": data_set(test_images, test_labels)}
+
+
+@pytest.mark.parametrize("one_hot, reshape, validation_size", [
+    (False, True, 5000), (True, True, 5000), (True, False, 5000), (False, False, 7),
+], ids=["defaults", "one_hot", "one_hot, not reshaped", "digits, not reshaped, 7 held out"])
+def test_read_mnist_gives_tf1s_arrays_bit_for_bit(one_hot, reshape, validation_size):
+    random = np.random.default_rng(0)
+    train = (random.integers(0, 256, (5020, 28, 28), dtype=np.uint8), random.integers(0, 10, 5020, dtype=np.uint8))
+    test = (random.integers(0, 256, (30, 28, 28), dtype=np.uint8), random.integers(0, 10, 30, dtype=np.uint8))
+    migrated = run(IMPORTS + "mnist = input_data.read_data_sets('d', one_hot=ONE_HOT, reshape=RESHAPE, "
+                             "validation_size=VALIDATION)\n" + READS).source
+    namespace = {"tf2": types.SimpleNamespace(keras=types.SimpleNamespace(datasets=types.SimpleNamespace(
+        mnist=types.SimpleNamespace(load_data=lambda: (train, test))))), "print": lambda *_: None,
+        "ONE_HOT": one_hot, "RESHAPE": reshape, "VALIDATION": validation_size}
+    exec(migrated.replace("import tensorflow as tf2\n", "").replace("import tensorflow.compat.v1 as tf\n", ""),
+         namespace)
+    expected = tf1_read_data_sets(train, test, one_hot, reshape, validation_size)
+    for split, (images, labels, count) in expected.items():
+        got = getattr(namespace["mnist"], split)
+        assert got.images.dtype == images.dtype and got.images.shape == images.shape
+        assert got.images.tobytes() == images.tobytes()
+        assert got.labels.dtype == labels.dtype and np.array_equal(got.labels, labels)
+        assert got.num_examples == count
