@@ -52,6 +52,20 @@ LINES = 'tf.data.TextLineDataset("train.csv").map(parse_csv)'
 TFDS = "tfds.load('iris', split='train', as_supervised=True)"
 
 
+FACTORY = '''\
+import numpy as np
+
+
+def make_input_fn(path, mode):
+  rows = np.loadtxt(path, delimiter=",", dtype=np.float32)
+  epochs = None
+  if mode == tf.estimator.ModeKeys.EVAL:
+    epochs = 1
+  return lambda: tf.data.Dataset.from_tensor_slices(({"x": rows[:, :1]}, rows[:, 1:])).repeat(epochs).batch(4)
+'''
+FACTORY_MIGRATED = "  if mode == \"eval\":\n    epochs = 1\n  return lambda: tf.data.Dataset.from_tensor_slices("
+
+
 def program(functions: str, train_input: str) -> str:
     return PROGRAM.replace("INPUT_FUNCTIONS\n", functions).replace("INPUT", train_input)
 
@@ -67,6 +81,9 @@ def make_input_fn(path, batch_size):
     return tf.data.TextLineDataset(path).map(parse_csv).repeat().batch(batch_size)
   return _input_fn
 ''', 'make_input_fn("train.csv", 32)', 'make_input_fn("train.csv", 32)()', "  return _input_fn\n"),
+    "a factory's lambda reading what the factory computed": (FACTORY, 'make_input_fn("train.csv", '
+                                                             'tf.estimator.ModeKeys.TRAIN)',
+                                                             'make_input_fn("train.csv", "train")()', FACTORY_MIGRATED),
     "partial": (READ, 'functools.partial(read, "train.csv", batch_size=32)',
                 'functools.partial(read, "train.csv", batch_size=32)()', READ),
     "params": (f'def input_fn(params):\n  return {LINES}.repeat().batch(params["batch_size"])\n', "input_fn",
@@ -325,3 +342,18 @@ def test_a_lambda_kept_for_later_reads_a_name_bound_again_before_it_runs_and_is_
     result = run_one(source)
     assert result.source == source
     assert any("the input_fn lambda must return a tf.data dataset" in f.message for f in result.findings)
+
+
+def test_a_factory_s_locals_decided_by_the_mode_tell_whether_its_evaluation_input_ends():
+    source = program(FACTORY, 'make_input_fn("train.csv", tf.estimator.ModeKeys.TRAIN)').replace(
+        "max_steps=10)\n", "max_steps=10)\n  estimator.evaluate(input_fn=make_input_fn(\"eval.csv\", "
+                           "tf.estimator.ModeKeys.EVAL))\n")
+    result = run_one(source)
+    assert rules(result) == ["TFM301"]
+    assert 'eval_dataset = make_input_fn("eval.csv", "eval")()\n' in result.source
+    assert "eval_steps = int(eval_dataset.cardinality())" in result.source
+    unknown = source.replace("    epochs = 1\n", "    epochs = EPOCHS\n")
+    result = run_one(unknown)
+    assert result.source == unknown
+    assert any("whether the evaluation input repeats is known only when the program runs" in finding.message
+               for finding in result.findings)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from migrator.parity.era import tf1_era_modules
-from migrator.parity.new_side import patch_when_imported
+from migrator.parity.program import patch_when_imported
 
 
 def test_the_modules_written_for_tf1x_are_found_across_the_programs_imports(tmp_path):
@@ -88,3 +88,40 @@ def test_the_old_side_gives_a_tf1x_program_contribs_optimize_loss_and_lookup_tab
                           timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[-2] == "1.0 [1, 0, 2]"  # 2 - 0.25 * 2 * 2; the unknown key in the bucket after b
+
+
+PYTHON_KERAS_PROGRAM = """
+import tensorflow as tf
+from tensorflow.python.keras.preprocessing import sequence
+from tensorflow.python.keras.layers import Dense
+from tensorflow.python.keras import models
+
+print(sequence.pad_sequences([[1, 2]], maxlen=3).tolist(), Dense is tf.keras.layers.Dense,
+      models.Sequential is tf.keras.Sequential)
+"""
+OLD_SIDE_START = """
+import sys
+import tensorflow as tf
+from migrator.parity.era import give_python_keras, give_v1
+
+give_v1([sys.argv[1]])
+give_python_keras()
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), {"__file__": sys.argv[1], "__name__": "__main__"})
+optimizer = tf.keras.optimizers.Adam(0.1)
+print(type(optimizer).__module__)
+"""
+
+
+@pytest.mark.tensorflow
+def test_the_old_side_gives_a_tf1x_program_the_keras_tensorflow_python_keras_was_and_v1_optimizers(tmp_path):
+    """TF 2.15 keeps a partial legacy copy of Keras in tensorflow.python.keras (no preprocessing, other classes
+    than tf.keras'); a TF 1.x program's imports of it get tf.keras' modules. In graph mode tf.keras.optimizers are
+    the OptimizerV2 ones TF 1.x had (Keras 2's legacy optimizers): its new ones cannot be made there."""
+    import subprocess
+
+    program = tmp_path / "train.py"
+    program.write_text(PYTHON_KERAS_PROGRAM)
+    done = subprocess.run([sys.executable, "-c", OLD_SIDE_START, str(program)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-3:-1] == ["[[0, 1, 2]] True True", "keras.src.optimizers.legacy.adam"]

@@ -19,8 +19,8 @@ from __future__ import annotations
 def turn_off_dropout(tf, dropout_classes, called: set[str]) -> None:
     """Make these Dropout layer classes pass their inputs through; the names of the layers called go in ``called``."""
 
-    def call(layer, inputs, *args, **kwargs):
-        called.add(layer.name)
+    def call(self, inputs, training=None):  # Dropout.call's own signature, which Keras' SavedModel saving reads
+        called.add(self.name)
         return tf.identity(inputs)
 
     for dropout_class in dropout_classes:

@@ -31,9 +31,8 @@ import sys
 from migrator.parity.exchange import Exchange
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.new_side import start_in_process_cluster
-from migrator.parity.program import run_program
+from migrator.parity.program import KERAS_PACKAGES, run_program
 
-KERAS_PACKAGES = ("tf_keras", "keras")
 
 
 class Converted(Exception):

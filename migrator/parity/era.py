@@ -5,7 +5,8 @@ only those, `tensorflow.compat.v1` for their `import tensorflow` (graph mode, as
 disk is not edited, and runs as it ran on TF 1.x. What such a program reaches in `tf.contrib` is given where it lives
 on (rewrites/contrib_successors.py): `tf.contrib.estimator.add_metrics` is `tf.estimator.add_metrics`, slim and
 contrib.layers' layers the tf-slim package, the same code, contrib.lookup's table functions TF1's own (which TF 2
-still ships); anything else in tf.contrib stays missing.
+still ships); anything else in tf.contrib stays missing. TF 1.x's internal copy of Keras, `tensorflow.python.keras`
+(gone from TF 2.13), is the Keras 2 package it became (``give_python_keras``).
 
 Which modules: read here, in the command's process, with the static half (the sides import migrator.parity only);
 the program's file and the modules of its folders it imports, however deep. The old side installs the import hook
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import os
 import sys
+import sysconfig
 import types
 from collections.abc import Iterable, Mapping
 
@@ -82,6 +85,7 @@ def give_v1(paths: Iterable[str]) -> None:
     v1 = tensorflow.compat.v1
     v1.disable_v2_behavior()
     give_contrib(tensorflow)
+    give_tf1_keras(tensorflow)
     original = builtins.__import__
 
     def importing(name, globals=None, locals=None, fromlist=(), level=0):
@@ -92,6 +96,42 @@ def give_v1(paths: Iterable[str]) -> None:
         return module
 
     builtins.__import__ = importing
+
+
+PYTHON_KERAS = "tensorflow.python.keras"
+
+
+def give_python_keras() -> None:
+    """`from tensorflow.python.keras.preprocessing import sequence` as TF 1.x programs wrote it: there TensorFlow 2.15
+    keeps only a partial legacy copy, not the Keras (tf.keras) it was on TF 1.x. A program's module (one outside the
+    installed packages) importing it gets the Keras package (`keras.X`, or its internals `keras.src.X`); TensorFlow's
+    own modules keep their copy."""
+    installed = {os.path.realpath(sysconfig.get_paths()[key]) + os.sep for key in ("purelib", "platlib")}
+    original = builtins.__import__
+
+    def importing(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and fromlist and (name == PYTHON_KERAS or name.startswith(PYTHON_KERAS + ".")) and globals \
+                and globals.get("__file__") and not os.path.realpath(globals["__file__"]).startswith(tuple(installed)):
+            rest = name[len(PYTHON_KERAS):]
+            try:
+                return importlib.import_module("keras" + rest)
+            except ModuleNotFoundError:
+                return importlib.import_module("keras.src" + rest)
+        return original(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = importing
+
+
+def give_tf1_keras(tensorflow) -> None:
+    """tf.keras as TF 1.x had it, for the modules the old side does not give v1 too: its optimizers the OptimizerV2
+    classes, which Keras 2 keeps as its legacy ones (its new optimizers cannot be made in graph mode), and
+    model_to_estimator saving name-based checkpoints (`checkpoint_format="saver"`, TF 1.x's default)."""
+    keras = tensorflow.keras
+    for name in dir(keras.optimizers.legacy):
+        if not name.startswith("_") and hasattr(keras.optimizers, name):
+            setattr(keras.optimizers, name, getattr(keras.optimizers.legacy, name))
+    if hasattr(keras, "estimator"):
+        keras.estimator.model_to_estimator = tensorflow.compat.v1.keras.estimator.model_to_estimator
 
 
 def give_contrib(tensorflow) -> None:

@@ -48,10 +48,9 @@ from migrator.parity.isolation import Isolation
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.pairing import assign_full_value, full_value, group_variables, model_variables, pair_variables
-from migrator.parity.program import run_program
+from migrator.parity.program import KERAS_PACKAGES, patch_when_imported, run_program
 from migrator.parity.resume import keras_slots, redirect_checkpoints, slot_mapping, step_mapping
 
-KERAS_PACKAGES = ("tf_keras", "keras")
 
 
 class NewSide:
@@ -292,46 +291,6 @@ def _same_kind(tf, spec, other) -> bool:
     return all(a.dtype == b.dtype for a, b in zip(tf.nest.flatten(spec), tf.nest.flatten(other)))
 
 
-def patch_when_imported(packages: tuple[str, ...], patch) -> None:
-    """``patch(package)`` each of ``packages`` once it is imported (now, if it is), and only if it is: importing a
-    Keras 2 package the program does not use would change what it saves (the two `keras` and `tf_keras` register
-    the same SavedModel names for their classes, and the last one imported wins: a SavedModel with the other's
-    optimizer then does not load)."""
-    waiting = set()
-    for package in packages:
-        if package in sys.modules:
-            patch(sys.modules[package])
-        else:
-            waiting.add(package)
-    if waiting:
-        sys.meta_path.insert(0, AfterImport(waiting, patch))
-
-
-class AfterImport(importlib.abc.MetaPathFinder):
-    """Runs ``then(module)`` right after each of the top-level modules ``names`` is imported, however it is."""
-
-    def __init__(self, names: set[str], then) -> None:
-        self.names, self.then = names, then
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in self.names:
-            return None
-        self.names.discard(fullname)  # the real finders find it; this one steps aside from then on
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        loader, then = spec.loader, self.then
-
-        class Patching(importlib.abc.Loader):
-            def create_module(self, spec):
-                return loader.create_module(spec)
-
-            def exec_module(self, module):
-                loader.exec_module(module)
-                then(module)
-
-        spec.loader = Patching()
-        return spec
 
 
 def let_autograph_skip_tf_keras() -> None:

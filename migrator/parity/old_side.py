@@ -39,14 +39,14 @@ import time
 
 from migrator.parity.alignment import (div_order, dropout_note, internal_dropout_classes, mod_lookup_notes,
                                         record_mod_lookups, turn_off_dropout, turn_off_nn_dropout)
-from migrator.parity.era import give_v1
+from migrator.parity.era import give_python_keras, give_v1
 from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
 from migrator.parity.lifeline import end_with_parent
 from migrator.parity.loopback import LoopbackUnavailable, listen_on_loopback_only
 from migrator.parity.old_session import SessionRecorder, describe, model_variables
-from migrator.parity.program import run_program
+from migrator.parity.program import KERAS_PACKAGES, patch_when_imported, run_program
 from migrator.parity.resume import STEP, describe_slots, keep_checkpoint
 from migrator.parity.runner import PHASE
 
@@ -278,9 +278,11 @@ def main(argv: list[str]) -> int:
     isolation = Isolation(exchange.path("old_files"), exchange.folder)
     isolation.install(side.tf)
     isolation.install_estimator(estimator_lib.Estimator)
+    patch_when_imported(KERAS_PACKAGES, isolation.install_keras)  # model_to_estimator saves the Keras model's weights
     recorder = SessionRecorder(side)
     recorder.install()
     give_v1(job["tf1_era"])
+    give_python_keras()
     try:
         run_program(program, as_path, job["argv"], job["stand_ins"]["old"])
     except side.tf.errors.OutOfRangeError:

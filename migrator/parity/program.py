@@ -146,3 +146,48 @@ class StandInLoader(importlib.machinery.SourceFileLoader):
         source = self.get_data(self.path)
         remember_source(self.path, source)
         return compile(source, self.path, "exec", dont_inherit=True)
+
+
+KERAS_PACKAGES = ("tf_keras", "keras")
+
+
+def patch_when_imported(packages: tuple[str, ...], patch) -> None:
+    """``patch(package)`` each of ``packages`` once it is imported (now, if it is), and only if it is: importing a
+    Keras 2 package the program does not use would change what it saves (the two `keras` and `tf_keras` register
+    the same SavedModel names for their classes, and the last one imported wins: a SavedModel with the other's
+    optimizer then does not load)."""
+    waiting = set()
+    for package in packages:
+        if package in sys.modules:
+            patch(sys.modules[package])
+        else:
+            waiting.add(package)
+    if waiting:
+        sys.meta_path.insert(0, AfterImport(waiting, patch))
+
+
+class AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then(module)`` right after each of the top-level modules ``names`` is imported, however it is."""
+
+    def __init__(self, names: set[str], then) -> None:
+        self.names, self.then = names, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self.names:
+            return None
+        self.names.discard(fullname)  # the real finders find it; this one steps aside from then on
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        loader, then = spec.loader, self.then
+
+        class Patching(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                then(module)
+
+        spec.loader = Patching()
+        return spec

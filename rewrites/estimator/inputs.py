@@ -9,7 +9,9 @@ a function (``train_input_fn``), a lambda (``lambda: read(path, 32)``), a factor
 names that may be reassigned (``dataset = dataset.map(parse)``) and branches on the mode, which
 are decided where the mode is known. One that returns ``dataset.make_one_shot_iterator().get_next()``
 (or its ``iterator.get_next()`` tensors) is changed to return the dataset, which Estimator takes
-as well: the migrated program needs the dataset.
+as well: the migrated program needs the dataset. A factory returning a lambda that reads what the
+factory computed (``x = pad_sequences(...)``) is called as the program called it, then its lambda;
+the factory's locals set by the mode (``num_epochs = 1`` for EVAL) say whether the dataset repeats.
 
 Before::
 
@@ -126,11 +128,26 @@ class InputReader(IteratorReading):
             raise resolved.fail("an input_fn lambda that takes arguments is not migrated yet: give them by hand")
         body = Value(lam.body, Place(resolved.view, lam, outer=resolved.place))
         edits: list = []
-        dataset = self._expression(body, mode, {}, edits)
+        dataset = self._expression(body, mode, self._factory_state(resolved.place, mode), edits)
         if dataset is None:
             raise resolved.fail("the input_fn lambda must return a tf.data dataset")
-        return Input(self.relocate(body), resolved.view, lam, dataset.repeats, dataset.length_known,
-                     edits, dataset.unknown)
+        try:
+            code = self.relocate(body)
+        except Unsupported:
+            if node.node is lam:
+                raise
+            code = f"{self.relocate(node)}()"  # a factory's lambda reading what the factory computed: call it
+        return Input(code, resolved.view, lam, dataset.repeats, dataset.length_known, edits, dataset.unknown)
+
+    def _factory_state(self, place: Place, mode: str) -> dict:
+        """What a factory that returns a lambda knows of its locals by then (`num_epochs = None`, then `1` when the
+        mode is EVAL), read at the call that made the lambda; empty for a lambda written elsewhere."""
+        state: dict = {}
+        if isinstance(place.function, cst.FunctionDef) and place.call is not None:
+            statements = [statement for statement in place.function.body.body
+                          if not any(isinstance(node, cst.Return) for node in subtree(statement))]
+            self._block(statements, place, mode, state, [], [])
+        return state
 
     def _arguments(self, function: cst.FunctionDef, mode: str, params: str | None, node: Value,
                    bound: set[str]) -> str:
