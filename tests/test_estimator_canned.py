@@ -647,3 +647,38 @@ def test_a_name_read_before_it_is_bound_again_still_stops_the_migration():
     assert 'model = tf.estimator.DNNRegressor(hidden_units=[4]' in result.source  # the run it reads stays
     assert "print(model.get_variable_names())" in result.source
     assert any("`model` is also used here (`print(model.get_variable_names())`)" in f.message for f in result.findings)
+
+
+LOOP = """    my_feature_columns = []
+    for key in train_x.keys():
+        my_feature_columns.append(tf.feature_column.numeric_column(key=key))
+"""
+
+
+@pytest.mark.parametrize("columns", [
+    '    by_name = {"b": tf.feature_column.numeric_column("b"), "a": tf.feature_column.numeric_column("a")}\n'
+    "    my_feature_columns = by_name.values()\n",
+    '    by_name = {key: tf.feature_column.numeric_column(key) for key in ["a", "b"]}\n'
+    "    my_feature_columns = list(by_name.values())\n",
+], ids=["a dict written out", "a dict comprehension, listed"])
+def test_the_values_of_a_dict_of_columns_are_its_columns(columns):
+    expected = run_one(PREMADE.replace(LOOP, '    my_feature_columns = [tf.feature_column.numeric_column("a"), '
+                                             'tf.feature_column.numeric_column("b")]\n')).source
+    source = PREMADE.replace(LOOP, columns)
+    result = run_one(source)
+    assert result.source != source and "TFM302" not in {f.rule for f in result.findings}
+    built = expected[expected.index("def build_dnn_classifier_model"):expected.index("    return model\n")]
+    assert built in result.source
+
+
+@pytest.mark.parametrize("change", [
+    '    by_name["c"] = tf.feature_column.numeric_column("c")\n',
+    '    by_name.update(c=tf.feature_column.numeric_column("c"))\n',
+], ids=["an item set", "updated"])
+def test_a_dict_of_columns_changed_after_it_is_made_is_left(change):
+    source = PREMADE.replace(LOOP, '    by_name = {"a": tf.feature_column.numeric_column("a")}\n' + change +
+                             "    my_feature_columns = by_name.values()\n")
+    result = run_one(source)
+    assert result.source == source
+    assert any("feature columns in a dict changed after it is made" in message
+               for message in findings(result, "TFM302"))

@@ -30,6 +30,8 @@ ARITHMETIC = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/
 # What each argument read must be (others: a number, a string or None).
 ARGUMENT_TYPES = {"boundaries": (list, tuple), "vocabulary_list": (list, tuple), "hash_bucket_size": int,
                   "num_buckets": int, "dimension": int, "num_oov_buckets": (int, type(None))}
+UNFOLLOWED = ("the feature columns must be a list the migration can follow (written out, a comprehension, appended to "
+              "in a loop, or the values of a dict written out)")
 
 
 class ColumnReader:
@@ -95,23 +97,59 @@ class ColumnReader:
             return None if None in parts else parts[0] + parts[1]
         elif isinstance(value, cst.Call) and columns.api() == SHARED:
             return self._shared(columns)
-        elif isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None and not value.for_in.ifs \
-                and isinstance(value.for_in.target, cst.Name):
-            place = self.values.place_of(columns.view, value.elt)
-            element = self.values.resolve(Value(value.elt, place))
-            if (element.api() if isinstance(element.node, cst.Call) else None) != "feature_column.numeric_column":
-                raise element.fail("feature columns made in a comprehension: numeric columns are migrated")
-            self._numeric_key(element)
-            iterated = self.values.constant(Value(value.for_in.iter, columns.place))
-            if not (isinstance(iterated, (list, tuple)) and all(isinstance(key, str) for key in iterated)):
-                return None
-            return [Numeric(key) for key in iterated]
+        elif isinstance(value, cst.ListComp):
+            return self._comprehended(value, value.elt, columns)
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
+                and value.func.attr.value == "values":
+            return self._dict_values(Value(value.func.value, columns.place), given)
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list" \
+                and len(value.args) == 1 and not value.args[0].keyword and not value.args[0].star:
+            return self._items(Value(value.args[0].value, columns.place))
         else:
-            raise given.fail("the feature columns must be a list the migration can follow (written out, a "
-                             "comprehension, or appended to in a loop)")
+            raise given.fail(UNFOLLOWED)
         if not items:
             raise given.fail("no feature columns")
         return items
+
+    def _comprehended(self, comprehension: cst.ListComp | cst.DictComp, element: cst.BaseExpression,
+                      columns: Value) -> list | None:
+        """Numeric columns made in a comprehension over keys known before the program runs; None for keys known at
+        run time only."""
+        if comprehension.for_in.inner_for_in is not None or comprehension.for_in.ifs \
+                or not isinstance(comprehension.for_in.target, cst.Name):
+            raise columns.fail("feature columns made in a comprehension of one `for` and no `if` are migrated")
+        place = self.values.place_of(columns.view, element)
+        made = self.values.resolve(Value(element, place))
+        if (made.api() if isinstance(made.node, cst.Call) else None) != "feature_column.numeric_column":
+            raise made.fail("feature columns made in a comprehension: numeric columns are migrated")
+        self._numeric_key(made)
+        iterated = self.values.constant(Value(comprehension.for_in.iter, columns.place))
+        if not (isinstance(iterated, (list, tuple)) and all(isinstance(key, str) for key in iterated)):
+            return None
+        return [Numeric(key) for key in iterated]
+
+    def _dict_values(self, mapping: Value, given: Value) -> list | None:
+        """`columns.values()` of a dict written out (or a dict comprehension) that nothing changes after."""
+        trail: list = []
+        resolved = self.values.resolve(mapping, trail=trail)
+        binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
+                        and step.value.node is resolved.node), None)
+        view = resolved.view
+        for reference in view.in_order(getattr(getattr(binding, "assignment", None), "references", ())):
+            parent = view.parent(reference.node)
+            stored = isinstance(parent, cst.Subscript) and isinstance(view.parent(parent),
+                                                                      (cst.AssignTarget, cst.AugAssign, cst.Del))
+            if stored or isinstance(parent, cst.Attribute) and parent.attr.value in (
+                    "update", "pop", "popitem", "setdefault", "clear"):
+                raise Unsupported(reference.node, "feature columns in a dict changed after it is made: make the "
+                                                  "list where the columns are", view.path)
+        if isinstance(resolved.node, cst.DictComp):
+            return self._comprehended(resolved.node, resolved.node.value, resolved)
+        if isinstance(resolved.node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in resolved.node.elements):
+            if not resolved.node.elements:
+                raise given.fail("no feature columns")
+            return [Value(element.value, resolved.place) for element in resolved.node.elements]
+        raise given.fail(UNFOLLOWED)
 
     def _shared_or_fail(self, given: Value, why: str) -> list:
         resolved = self.values.resolve(given)
