@@ -5,10 +5,14 @@ examples in order (shuffle=False), num_epochs passes over them, batches of batch
 a pass, a short last batch only when the passes end. An Estimator takes either input function, so the rewritten
 program still runs with TF1; the Estimator rewrite then reads it like any tf.data input function.
 
-x and y must be read, not computed (names, attributes, literal subscripts, in literals): TF1 evaluated them once,
-the new input function does at every call. A pandas_input_fn is migrated when y is absent or visibly one column
-(frame["label"], or frame[LABEL] where the module binds LABEL once to a string): TF1 turns a DataFrame y into a
-dict, and frame.pop("label"), which TF1 ran once, would run at every call of the new input function.
+TF1 evaluated x and y once, where the input function was made; the new input function reads them at every call.
+So an x or y that computes (a call, arithmetic: anything but names, attributes and literal subscripts of them) is
+bound to a new name (`features`, `labels`) just before the statement that made the input function, and the
+dataset reads that name: computed once, there, in the same order. That needs the statement to run the call
+once, as it is written: not in a lambda, a condition or a comprehension, and the call's other arguments only
+read. A pandas_input_fn is migrated when y is absent or visibly one column (frame["label"], frame[LABEL] where
+the module binds LABEL once to a string, frame.pop("label"), those in arithmetic or `.astype(...)`): TF1 turns a
+DataFrame y into a dict.
 
 TFM306 numpy-pandas-input
 
@@ -62,31 +66,31 @@ After:
 TFM308 input-fn-manual
 
 What it does: reports a numpy_input_fn or pandas_input_fn that cannot be migrated safely and leaves it as it is:
-shuffle neither True, False nor a name (or attribute) holding one, x or y computed by a call, a y that is not
-one column, target_column, arguments that cannot be read.
-Why: TF1 evaluated x and y once; the new input function would compute them again at every call, and the other
+shuffle neither True, False nor a name (or attribute) holding one, x or y computed where it cannot be bound to a
+name first (in a lambda, a condition, beside other computed arguments), a y that is not one column,
+target_column, arguments that cannot be read.
+Why: TF1 evaluated x and y once; the new input function must not compute them again at every call, and the other
 cases have no tf.data equivalent the migration can be sure of.
-What may differ: the code is unchanged; the finding says what to change (for example, bind a computed x to a
-name first) before running tf-migrate again.
+What may differ: the code is unchanged; the finding says what to change before running tf-migrate again.
 
 Before:
 
     import tensorflow.compat.v1 as tf1
 
     train_input_fn = tf1.estimator.inputs.numpy_input_fn(
-        x={"x": load_features()}, y=train_y, batch_size=16, shuffle=False)
+        x={"x": train_x}, y=train_y, batch_size=16, shuffle=args.mode == "train")
 
 After:
 
     import tensorflow.compat.v1 as tf1
 
     train_input_fn = tf1.estimator.inputs.numpy_input_fn(
-        x={"x": load_features()}, y=train_y, batch_size=16, shuffle=False)
+        x={"x": train_x}, y=train_y, batch_size=16, shuffle=args.mode == "train")
 
 Finding:
 
-    3:18: TFM308 [manual] numpy_input_fn left as it is: `{"x": load_features()}` is computed, once in TF1 but at
-    every call of the new input_fn; bind it to a name first
+    3:18: TFM308 [manual] numpy_input_fn left as it is: shuffle is neither True, False nor a name holding one (TF1
+    requires it)
 """
 
 from __future__ import annotations
@@ -99,6 +103,7 @@ from rewrites.syntax import Bindings, bind_arguments, is_none, is_read_only, sin
 NUMPY = ("x", "y", "batch_size", "num_epochs", "shuffle", "queue_capacity", "num_threads")
 PANDAS = (*NUMPY, "target_column")
 DEFAULTS = {"batch_size": "128", "num_epochs": "1", "queue_capacity": "1000"}
+SERIES_METHODS = {"astype", "abs", "clip", "fillna", "round"}  # a Series' methods that give a Series
 
 
 class Rewrite(TFCodemod):
@@ -110,21 +115,50 @@ class Rewrite(TFCodemod):
                                      if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
                                      and isinstance(statement.body[0], cst.Assign)}
         self._strings = _module_strings(node)
+        self._bindings = Bindings()
+        node.visit(self._bindings)
+        self._statements: list[cst.SimpleStatementLine] = []  # the statement being read, innermost last
+        self._deferred = 0  # inside code that may run later, or not at all (a lambda, `a if c else b`, ...)
+        self._hoisted: dict[int, list[cst.SimpleStatementLine]] = {}  # statement -> the bindings that go before it
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statements.append(node)
+
+    def _defer(self, node: cst.CSTNode) -> None:
+        self._deferred += 1
+
+    def _undefer(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+        self._deferred -= 1
+        return updated
+
+    visit_Lambda = visit_IfExp = visit_BooleanOperation = visit_ListComp = visit_SetComp = visit_DictComp = \
+        visit_GeneratorExp = _defer
+    leave_Lambda = leave_IfExp = leave_BooleanOperation = leave_ListComp = leave_SetComp = leave_DictComp = \
+        leave_GeneratorExp = _undefer
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> cst.BaseStatement:
-        """`name = numpy_input_fn(...)` at module level -> `def name(): return <dataset>`."""
+        """`name = numpy_input_fn(...)` at module level -> `def name(): return <dataset>`; the bindings of what the
+        call computed go before the statement."""
+        self._statements.pop()
         small = original.body[0] if len(original.body) == 1 else None
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-                and isinstance(small.value, cst.Call) and id(original) in self._module_level):
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                and isinstance(small.value, cst.Call) and id(original) in self._module_level:
+            self._statements.append(original)  # the call's own statement, for its bindings
+            dataset = self._dataset(small.value)
+            self._statements.pop()
+            if dataset is not None:
+                name = small.targets[0].target.value
+                updated = cst.parse_statement(f"def {name}():\n    return {dataset}\n")
+                self._functions.append(updated)
+                updated = self.replace(self._rule(small.value), small.value, updated, self._message(small.value))
+        hoisted = self._hoisted.pop(id(original), None)
+        if hoisted is None:
             return updated
-        dataset = self._dataset(small.value)
-        if dataset is None:
-            return updated
-        name = small.targets[0].target.value
-        function = cst.parse_statement(f"def {name}():\n    return {dataset}\n")
-        self._functions.append(function)
-        return self.replace(self._rule(small.value), small.value, function, self._message(small.value))
+        if updated not in self._functions:
+            updated = updated.with_changes(leading_lines=())
+        return cst.FlattenSentinel([hoisted[0].with_changes(leading_lines=original.leading_lines), *hoisted[1:],
+                                    updated])
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         """Two blank lines around each new top-level def, as around any other."""
@@ -160,19 +194,23 @@ class Rewrite(TFCodemod):
                 isinstance(bound["shuffle"][1].value, (cst.Name, cst.Attribute, cst.Subscript))
                 and is_read_only(bound["shuffle"][1].value)):
             return self._manual(call, "shuffle is neither True, False nor a name holding one (TF1 requires it)")
-        computed = next((bound[name][1].value for name in ("x", "y") if name in bound
-                         and not is_read_only(bound[name][1].value)), None)
-        if computed is not None:
-            return self._manual(call, f"`{source(computed)}` is computed, once in TF1 but at every call of the new "
-                                      "input_fn; bind it to a name first")
+        computed = {name: bound[name][1].value for name in ("x", "y") if name in bound
+                    and not is_read_only(bound[name][1].value)}
+        if computed and not self._can_bind(bound, computed):
+            return self._manual(call, f"`{source(next(iter(computed.values())))}` is computed, once in TF1 but at "
+                                      "every call of the new input_fn, and not where it can be bound to a name first "
+                                      "(in a lambda, a condition, beside other computed arguments): bind it first")
         if not self.wants(self._rule(call), call):
             return None
-        if api.endswith("pandas_input_fn"):
-            features, labels = self._pandas_columns(call, bound)
-            if features is None:
-                return None
-        else:
-            features, labels = args["x"], args.get("y")
+        pandas = api.endswith("pandas_input_fn")
+        if pandas and not self._pandas_readable(call, bound):
+            return None
+        if computed:
+            bound = self._bind_computed(call, bound, computed)
+            args = {name: source(arg.value) for name, (_, arg) in bound.items()}
+        features, labels = args["x"], args.get("y")
+        if pandas:
+            features = f"dict({features})"
         elements = f"({features}, {labels})" if labels is not None and labels != "None" else features
         chain = self.tf2(f"data.Dataset.from_tensor_slices({elements})")
         dataset = source(chain)
@@ -186,18 +224,38 @@ class Rewrite(TFCodemod):
             dataset += ".repeat()" if epochs == "None" else f".repeat({epochs})"
         return dataset + f".batch({args.get('batch_size', DEFAULTS['batch_size'])})"
 
-    def _pandas_columns(self, call: cst.Call, bound) -> tuple[str | None, str | None]:
-        """(features, labels) of a pandas_input_fn: a dict of the frame's columns, and one label column."""
+    def _can_bind(self, bound, computed: dict[str, cst.BaseExpression]) -> bool:
+        """Can what x and y compute be bound to names before the call's statement: once, as TF1 computed them, in
+        the order TF1 did (the call's other arguments only read)?"""
+        return bool(self._statements) and not self._deferred and all(
+            is_read_only(arg.value) for name, (_, arg) in bound.items() if name not in computed)
+
+    def _bind_computed(self, call: cst.Call, bound, computed: dict[str, cst.BaseExpression]) -> dict:
+        """Bind each computed argument to a new name before the call's statement; ``bound`` reading those names."""
+        names = {"x": "features", "y": "labels"}
+        lines = self._hoisted.setdefault(id(self._statements[-1]), [])
+        bound = dict(bound)
+        for parameter, value in computed.items():
+            name, number = names[parameter], 1
+            while self._bindings.counts[name]:
+                name, number = f"{names[parameter]}_{number}", number + 1
+            self._bindings.counts[name] += 1
+            lines.append(cst.parse_statement(f"{name} = {source(value)}\n"))
+            position, arg = bound[parameter]
+            bound[parameter] = (position, arg.with_changes(value=cst.Name(name)))
+        return bound
+
+    def _pandas_readable(self, call: cst.Call, bound) -> bool:
+        """A pandas_input_fn whose features are the frame's columns, its labels one column (else reported)."""
         if "target_column" in bound:
             self._manual(call, "target_column only names y inside the TF1 queue: drop it, then migrate")
-            return None, None
+            return False
         y = bound["y"][1].value if "y" in bound and not is_none(bound["y"][1].value) else None
         if y is not None and not _is_one_column(y, self._strings):
-            self._manual(call, "y is not visibly one column (frame[\"label\"]): TF1 turns a DataFrame y into a dict "
-                               "of columns, and a y that changes the frame (frame.pop) would run at every call of the "
-                               "new input_fn; write the tf.data pipeline by hand")
-            return None, None
-        return f"dict({source(bound['x'][1].value)})", source(y) if y is not None else None
+            self._manual(call, "y is not visibly one column (frame[\"label\"], frame.pop(\"label\")): TF1 turns a "
+                               "DataFrame y into a dict of columns; write the tf.data pipeline by hand")
+            return False
+        return True
 
     def _manual(self, call: cst.Call, why: str) -> None:
         self.report("TFM308", call, f"{self._api(call).rpartition('.')[2]} left as it is: {why}")
@@ -231,11 +289,23 @@ def _shuffle(call: cst.Call) -> str | None:
 
 
 def _is_one_column(node: cst.BaseExpression, strings: dict[str, object]) -> bool:
-    """`frame["label"]`, or `frame[LABEL]` with LABEL a module's string: a Series, read without changing the frame."""
+    """`frame["label"]` or `frame[LABEL]` (LABEL a module's string), `frame.pop("label")`, and those in arithmetic
+    with numbers or names (`frame["price"] / SCALE`) or converted (`.astype(...)`): a Series."""
     if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        index = node.slice[0].slice.value
-        return isinstance(index, cst.SimpleString) or isinstance(_string_constant(index, strings), str)
+        return _is_string(node.slice[0].slice.value, strings)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_read_only(node.func.value):
+        return node.func.attr.value == "pop" and len(node.args) == 1 and _is_string(node.args[0].value, strings)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in SERIES_METHODS:
+        return _is_one_column(node.func.value, strings)
+    if isinstance(node, cst.BinaryOperation):
+        sides = (node.left, node.right)
+        return any(_is_one_column(side, strings) for side in sides) and all(
+            _is_one_column(side, strings) or isinstance(side, (cst.Integer, cst.Float, cst.Name)) for side in sides)
     return False
+
+
+def _is_string(node: cst.BaseExpression, strings: dict[str, object]) -> bool:
+    return isinstance(node, cst.SimpleString) or isinstance(_string_constant(node, strings), str)
 
 
 def _module_strings(module: cst.Module) -> dict[str, object]:

@@ -56,12 +56,18 @@ def test_every_import_spelling_and_inline_input_fns_become_lambdas(imports, spel
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(x, y, shuffle='True')\n", "shuffle is neither"),
     ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(**kwargs)\n", "cannot be read statically"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, labels, shuffle=False)\n", "not visibly one column"),
-    ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame.pop('y'), shuffle=False)\n", "every call"),
-    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(np.random.rand(5), shuffle=False)\n", "computed, once in TF1"),
+    ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame[['y', 'z']], shuffle=False)\n",
+     "not visibly one column"),
+    ("f = lambda: tf.compat.v1.estimator.inputs.numpy_input_fn(np.random.rand(5), shuffle=False)\n",
+     "computed, once in TF1"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(load(), batch_size=size(), shuffle=False)\n",
+     "beside other computed arguments"),
+    ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(load(), shuffle=False) if train else None\n",
+     "not where it can be bound"),
     ("f = tf.compat.v1.estimator.inputs.pandas_input_fn(frame, frame['y'], shuffle=False, target_column='t')\n",
      "target_column"),
 ], ids=["shuffle computed", "shuffle missing", "shuffle a number", "shuffle a string", "kwargs", "pandas y a frame?",
-        "pandas pop", "random x", "target_column"])
+        "pandas y columns", "computed in a lambda", "computed batch size too", "made in a condition", "target_column"])
 def test_input_fns_that_cannot_be_read_stay_manual(source, where):
     source = "import tensorflow as tf\n" + source
     result = run(source)
@@ -99,6 +105,28 @@ def test_a_pandas_label_that_may_not_be_a_string_stays_manual(constants):
     result = run(source)
     assert result.source == source
     assert [f.rule for f in result.findings] == ["TFM308"] and "not visibly one column" in result.findings[0].message
+
+
+COMPUTED = {
+    "module level": ("f = tf.compat.v1.estimator.inputs.numpy_input_fn(np.random.rand(5), shuffle=False)\n",
+                     f"features = np.random.rand(5)\n\n\ndef f():\n    return {DATASET}(features).batch(128)\n"),
+    "a factory's": ("def make(frame):\n    return tf.compat.v1.estimator.inputs.pandas_input_fn(\n"
+                    "        frame, frame.pop('y') / SCALE, shuffle=False)\n",
+                    "def make(frame):\n    labels = frame.pop('y') / SCALE\n"
+                    f"    return lambda: {DATASET}((dict(frame), labels)).batch(128)\n"),
+    "inline, names taken": ("features = 1\nfor step in range(3):\n    estimator.train(input_fn=tf.compat.v1."
+                            "estimator.inputs.numpy_input_fn(load(step), y.astype(int), shuffle=False), steps=5)\n",
+                            "features = 1\nfor step in range(3):\n    features_1 = load(step)\n"
+                            "    labels = y.astype(int)\n    estimator.train(input_fn=lambda: "
+                            f"{DATASET}((features_1, labels)).batch(128), steps=5)\n"),
+}
+
+
+@pytest.mark.parametrize("source, migrated", COMPUTED.values(), ids=COMPUTED.keys())
+def test_what_x_and_y_compute_is_bound_to_names_before_the_statement_once_as_tf1_computed_it(source, migrated):
+    result = run("import tensorflow as tf\n" + source)
+    assert result.source == "import tensorflow as tf\n" + migrated
+    assert [f.rule for f in result.findings] == ["TFM306"]
 
 
 def test_noop():
