@@ -4,7 +4,7 @@ TFM007 mnist-tutorial-data
 
 What it does: `mnist = input_data.read_data_sets(train_dir, one_hot=..., reshape=..., validation_size=...)`
 (`tensorflow.examples.tutorials.mnist`) becomes `mnist = read_mnist(...)` with the same arguments but train_dir,
-and the module gains `read_mnist`, which builds what TF1's reader returned from `tf.keras.datasets.mnist.load_data()`:
+and the module gains `read_mnist` (`read_mnist_data_sets` where it has a `read_mnist`), which builds what TF1's reader returned from `tf.keras.datasets.mnist.load_data()`:
 `train`, `validation` and `test`, each with `images` (float32, scaled to [0, 1] as TF1 scaled them, 784 values a
 row, or 28x28x1 with reshape=False), `labels` (the digits, or one-hot float64 rows with one_hot=True) and
 `num_examples`; the first validation_size training examples are the validation set, as in TF1. It is done when the
@@ -68,10 +68,10 @@ READER = "examples.tutorials.mnist.input_data.read_data_sets"
 PARAMETERS = ("train_dir", "fake_data", "one_hot", "dtype", "reshape", "validation_size", "seed", "source_url")
 KEPT = ("one_hot", "reshape", "validation_size")  # seed only seeded next_batch's shuffling
 SPLITS, FIELDS = frozenset({"train", "validation", "test"}), frozenset({"images", "labels", "num_examples"})
-FUNCTION = "read_mnist"
+FUNCTIONS = ("read_mnist", "read_mnist_data_sets", "mnist_data_sets")  # the first the module does not bind
 
 DEFINITION = '''
-def read_mnist(one_hot=False, reshape=True, validation_size=5000):
+def {function}(one_hot=False, reshape=True, validation_size=5000):
     """MNIST as input_data.read_data_sets, the TF1 tutorials' reader, gave it."""
     (train_images, train_labels), (test_images, test_labels) = {tf}.keras.datasets.mnist.load_data()
 
@@ -100,8 +100,9 @@ class Rewrite(TFCodemod):
     def _calls(self, module: cst.Module):
         """(call, its kept arguments as code) for each `name = read_data_sets(...)` whose result is only read as
         `name.<split>.<field>`."""
-        names = {name for name in ("np", "types", FUNCTION) if self._bindings.counts[name]}
-        if FUNCTION in names or names - self._imported_as(module):
+        self._function = next((name for name in FUNCTIONS if not self._bindings.counts[name]), None)
+        names = {name for name in ("np", "types") if self._bindings.counts[name]}
+        if self._function is None or names - self._imported_as(module):
             return
         for node in subtree(module):
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
@@ -145,8 +146,8 @@ class Rewrite(TFCodemod):
         AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
         AddImportsVisitor.add_needed_import(self.context, "types")
         self._tf = source(self.tf2("keras"))[: -len(".keras")]
-        return self.replace(RULE, original, cst.parse_expression(f"{FUNCTION}({', '.join(kept)})"),
-                            f"`{source(original.func)}` -> `{FUNCTION}()`, written in this module: TF1's MNIST "
+        return self.replace(RULE, original, cst.parse_expression(f"{self._function}({', '.join(kept)})"),
+                            f"`{source(original.func)}` -> `{self._function}()`, written in this module: TF1's MNIST "
                             "arrays from tf.keras.datasets.mnist.load_data(), kept in ~/.keras/datasets rather than "
                             "the train_dir")
 
@@ -156,7 +157,7 @@ class Rewrite(TFCodemod):
         body = list(updated_node.body)
         index = next(i for i, statement in enumerate(original_node.body)
                      if any(id(node) in self._rewritten for node in subtree(statement)))
-        definition = with_blank_lines(cst.parse_statement(DEFINITION.format(tf=self._tf).lstrip()), 2)
+        definition = with_blank_lines(cst.parse_statement(DEFINITION.format(tf=self._tf, function=self._function).lstrip()), 2)
         body[index] = with_blank_lines(body[index], 2)
         body.insert(index, definition)
         return super().leave_Module(original_node, updated_node.with_changes(body=body))

@@ -45,14 +45,23 @@ def test_the_reader_goes_before_the_statement_holding_the_first_call():
     "mnist = input_data.read_data_sets('d')\nmnist = None\n",
     "train = input_data.read_data_sets('d').train\n",
     "np = 3\nmnist = input_data.read_data_sets('d')\n" + READS,
-    "def read_mnist():\n    pass\nmnist = input_data.read_data_sets('d')\n" + READS,
 ], ids=["next_batch", "passed whole", "a split held", "fake data", "uint8", "another source", "one_hot computed",
-        "bound twice", "not bound", "np something else", "read_mnist taken"])
+        "bound twice", "not bound", "np something else"])
 def test_what_the_arrays_cannot_stand_for_stays_and_tfm003_names_the_import(code):
     source = IMPORTS + code
     result = run(source)
     assert result.source == source
     assert [finding.rule for finding in result.findings] == ["TFM003"]
+
+
+def test_a_module_with_its_own_read_mnist_gets_the_reader_under_another_name():
+    source = IMPORTS + "def read_mnist(images, labels):\n    return images, labels\n\n\n" \
+        "mnist = input_data.read_data_sets('d')\ninputs = read_mnist(mnist.train.images, mnist.train.labels)\n"
+    result = run(source)
+    assert "def read_mnist_data_sets(one_hot=False" in result.source
+    assert "mnist = read_mnist_data_sets()\ninputs = read_mnist(mnist.train.images, mnist.train.labels)\n" \
+        in result.source
+    assert [finding.rule for finding in result.findings] == ["TFM007"]
 
 
 # -- the arrays TF1's reader gave ----------------------------------------------------------------------------------
