@@ -4,11 +4,12 @@ TFM007 mnist-tutorial-data
 
 What it does: `mnist = input_data.read_data_sets(train_dir, one_hot=..., reshape=..., validation_size=...)`
 (`tensorflow.examples.tutorials.mnist`) becomes `mnist = read_mnist(...)` with the same arguments but train_dir,
-and the module gains `read_mnist` (`read_mnist_data_sets` where it has a `read_mnist`), which builds what TF1's reader returned from `tf.keras.datasets.mnist.load_data()`:
-`train`, `validation` and `test`, each with `images` (float32, scaled to [0, 1] as TF1 scaled them, 784 values a
-row, or 28x28x1 with reshape=False), `labels` (the digits, or one-hot float64 rows with one_hot=True) and
-`num_examples`; the first validation_size training examples are the validation set, as in TF1. It is done when the
-program reads only those (`mnist.train.images`, `mnist.test.labels[:n]`, ...).
+and the module gains `read_mnist` (`read_mnist_data_sets` where it has a `read_mnist`), which builds what TF1's
+reader returned from `tf.keras.datasets.mnist.load_data()`: `train`, `validation` and `test`, each with `images`
+(float32, scaled to [0, 1] as TF1 scaled them, 784 values a row, or 28x28x1 with reshape=False), `labels` (the
+digits, or one-hot float64 rows with one_hot=True) and `num_examples`; the first validation_size training examples
+are the validation set, as in TF1. It is done when the program reads only those (`mnist.train.images`,
+`mnist.test.labels[:n]`, ...).
 Why: TensorFlow 2 has no `tensorflow.examples.tutorials`, so a program that imports it cannot start; that reader
 was the input of many TF1 Estimator and cluster programs.
 What may differ: where the data are kept: Keras downloads its copy of MNIST (mnist.npz, the same images and labels
