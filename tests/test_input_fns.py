@@ -357,3 +357,18 @@ def test_a_factory_s_locals_decided_by_the_mode_tell_whether_its_evaluation_inpu
     assert result.source == unknown
     assert any("whether the evaluation input repeats is known only when the program runs" in finding.message
                for finding in result.findings)
+
+
+def test_a_lambda_bound_in_a_loop_reading_a_frame_the_loop_changes_is_left():
+    """Trained round after round on a frame each round changes (self-training): the migrated program builds its model
+    once, before the loop, so the lambda cannot be called there; it is left, saying which name changes."""
+    source = PROGRAM.replace("INPUT_FUNCTIONS\n", "").replace(
+        "  estimator.train(input_fn=INPUT, max_steps=10)\n",
+        "  rows = [[1.0, 2.0]]\n"
+        "  for round in range(3):\n"
+        "    input_fn = lambda: tf.data.Dataset.from_tensor_slices(({\"x\": rows}, rows)).repeat().batch(4)\n"
+        "    estimator.train(input_fn=input_fn, steps=10)\n"
+        "    rows = rows + rows\n")
+    result = run_one(source)
+    assert result.source == source
+    assert any("`rows` is assigned more than once" in finding.message for finding in result.findings)

@@ -134,7 +134,7 @@ class InputReader(IteratorReading):
         try:
             code = self.relocate(body)
         except Unsupported:
-            if node.node is lam:
+            if not _made_by_a_factory(resolved.place, node):
                 raise
             code = f"{self.relocate(node)}()"  # a factory's lambda reading what the factory computed: call it
         return Input(code, resolved.view, lam, dataset.repeats, dataset.length_known, edits, dataset.unknown)
@@ -346,6 +346,12 @@ class InputReader(IteratorReading):
 
     def _constants(self, mode: str) -> dict[str, object]:
         return dict(MODE_KEYS)
+
+def _made_by_a_factory(place: Place, node: Value) -> bool:
+    """Is the input_fn argument ``node`` a call of the function (``place``) that made the lambda?"""
+    return isinstance(place.function, cst.FunctionDef) and place.call is not None \
+        and place.call.node is node.node
+
 
 def _loads_a_split(call: cst.Call, value: Value) -> bool:
     """``tfds.load(name, split=...)``, which returns a tf.data dataset (without a split: a dict of them; with
