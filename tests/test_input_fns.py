@@ -84,6 +84,9 @@ def make_input_fn(path, batch_size):
     "a factory's lambda reading what the factory computed": (FACTORY, 'make_input_fn("train.csv", '
                                                              'tf.estimator.ModeKeys.TRAIN)',
                                                              'make_input_fn("train.csv", "train")()', FACTORY_MIGRATED),
+    "that factory's call bound to a name": (FACTORY + '\n\ntrain_input = make_input_fn("train.csv", '
+                                                     'tf.estimator.ModeKeys.TRAIN)\n', "train_input", "train_input()",
+                                             FACTORY_MIGRATED),
     "partial": (READ, 'functools.partial(read, "train.csv", batch_size=32)',
                 'functools.partial(read, "train.csv", batch_size=32)()', READ),
     "params": (f'def input_fn(params):\n  return {LINES}.repeat().batch(params["batch_size"])\n', "input_fn",

@@ -134,10 +134,20 @@ class InputReader(IteratorReading):
         try:
             code = self.relocate(body)
         except Unsupported:
-            if not _made_by_a_factory(resolved.place, node):
+            if not self._made_by_a_factory(resolved.place, node):
                 raise
             code = f"{self.relocate(node)}()"  # a factory's lambda reading what the factory computed: call it
         return Input(code, resolved.view, lam, dataset.repeats, dataset.length_known, edits, dataset.unknown)
+
+    def _made_by_a_factory(self, place: Place, node: Value) -> bool:
+        """Is the input_fn argument ``node`` the call of the function (``place``) that made the lambda, or a name
+        bound once to that call?"""
+        if not (isinstance(place.function, cst.FunctionDef) and place.call is not None):
+            return False
+        if isinstance(node.node, cst.Name):
+            binding = self.values.binding(node.node, node.place)
+            return binding.kind == "value" and binding.value is not None and binding.value.node is place.call.node
+        return place.call.node is node.node
 
     def _factory_state(self, place: Place, mode: str) -> dict:
         """What a factory that returns a lambda knows of its locals by then (`num_epochs = None`, then `1` when the
@@ -346,12 +356,6 @@ class InputReader(IteratorReading):
 
     def _constants(self, mode: str) -> dict[str, object]:
         return dict(MODE_KEYS)
-
-def _made_by_a_factory(place: Place, node: Value) -> bool:
-    """Is the input_fn argument ``node`` a call of the function (``place``) that made the lambda?"""
-    return isinstance(place.function, cst.FunctionDef) and place.call is not None \
-        and place.call.node is node.node
-
 
 def _loads_a_split(call: cst.Call, value: Value) -> bool:
     """``tfds.load(name, split=...)``, which returns a tf.data dataset (without a split: a dict of them; with
