@@ -237,9 +237,9 @@ class Rewrite(TFCodemod):
         bound = dict(bound)
         for parameter, value in computed.items():
             name, number = names[parameter], 1
-            while self._bindings.counts[name]:
+            while name in self._bindings.written:
                 name, number = f"{names[parameter]}_{number}", number + 1
-            self._bindings.counts[name] += 1
+            self._bindings.written.add(name)
             lines.append(cst.parse_statement(f"{name} = {source(value)}\n"))
             position, arg = bound[parameter]
             bound[parameter] = (position, arg.with_changes(value=cst.Name(name)))

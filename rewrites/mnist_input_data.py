@@ -101,7 +101,7 @@ class Rewrite(TFCodemod):
     def _calls(self, module: cst.Module):
         """(call, its kept arguments as code) for each `name = read_data_sets(...)` whose result is only read as
         `name.<split>.<field>`."""
-        self._function = next((name for name in FUNCTIONS if not self._bindings.counts[name]), None)
+        self._function = next((name for name in FUNCTIONS if name not in self._bindings.written), None)
         names = {name for name in ("np", "types") if self._bindings.counts[name]}
         if self._function is None or names - self._imported_as(module):
             return

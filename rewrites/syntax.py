@@ -333,12 +333,21 @@ def name_reads(body: cst.CSTNode, name: str) -> list[cst.Name]:
 
 
 class Bindings(cst.CSTVisitor):
-    """How often each name is bound anywhere in a module (`counts`), and the names that may be changed in place
-    (`changed`: `names.append(...)`, `names[0] = ...`, `global names`)."""
+    """How often each name is bound anywhere in a module (`counts`, imports too), the names that may be changed in
+    place (`changed`: `names.append(...)`, `names[0] = ...`, `global names`), and every name written (`written`:
+    a new name the migration binds must be none of them)."""
 
     def __init__(self) -> None:
         self.counts: collections.Counter[str] = collections.Counter()
         self.changed: set[str] = set()
+        self.written: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.written.add(node.value)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:  # `import a.b` binds a; `from m import name` binds name (an `as` is an AsName)
+            self.counts[node.evaluated_name.split(".")[0]] += 1
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._bound(node.target)

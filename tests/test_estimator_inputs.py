@@ -122,6 +122,12 @@ COMPUTED = {
 }
 
 
+COMPUTED["an imported name not shadowed"] = (
+    "from data import features\nf = tf.compat.v1.estimator.inputs.numpy_input_fn(features(), shuffle=False)\n",
+    "from data import features\nfeatures_1 = features()\n\n\ndef f():\n"
+    f"    return {DATASET}(features_1).batch(128)\n")
+
+
 @pytest.mark.parametrize("source, migrated", COMPUTED.values(), ids=COMPUTED.keys())
 def test_what_x_and_y_compute_is_bound_to_names_before_the_statement_once_as_tf1_computed_it(source, migrated):
     result = run("import tensorflow as tf\n" + source)

@@ -109,3 +109,10 @@ def test_read_mnist_gives_tf1s_arrays_bit_for_bit(one_hot, reshape, validation_s
         assert got.images.tobytes() == images.tobytes()
         assert got.labels.dtype == labels.dtype and np.array_equal(got.labels, labels)
         assert got.num_examples == count
+
+
+def test_a_read_mnist_the_module_imports_is_not_shadowed():
+    source = IMPORTS.replace("\n\n", "\nfrom data import read_mnist\n\n") + \
+        "mnist = input_data.read_data_sets('d')\ninputs = read_mnist(mnist.train.images)\n"
+    result = run(source)
+    assert "def read_mnist_data_sets(" in result.source and "from data import read_mnist\n" in result.source
