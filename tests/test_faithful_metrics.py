@@ -166,3 +166,68 @@ def test_the_generated_per_class_metric_counts_as_tf1s_over_batches_with_weights
     assert len(set(np.round(tf1, 6))) == 3 and 0 < tf1[-1] < 1  # values that tell counts apart
     metric.reset_state()
     assert float(metric.result()) == 0.0
+
+
+AT_K = ('"mean_logit": tf.metrics.mean(logits)',
+        '"map_at_2": tf.metrics.average_precision_at_k(labels=labels, predictions=logits, k=params["top_k"])')
+
+
+def test_average_precision_at_k_becomes_the_generated_metric_class_keras_lacks():
+    result = run(PROGRAM.read_text().replace(*AT_K).replace('metrics["mean_logit"]', 'metrics["map_at_2"]')
+                 .replace('"hidden_units": [16, 8],', '"hidden_units": [16, 8], "top_k": 2,'))
+    assert "class TF1AveragePrecisionAtK(keras.metrics.Metric):" in result.source
+    assert '"map_at_2": TF1AveragePrecisionAtK(k=params["top_k"], name="map_at_2")' in result.source
+    assert '"map_at_2": (labels, logits)' in result.source
+
+
+# labels, predictions: a row's labels as class ids (one a row, several, or one a row given whole as TF1's odd
+# programs give it: the rows' predicted classes against their labels, both of rank 1), one out of range.
+AT_K_SHAPES = {"one label a row": ((6,), (6, 5), 2), "labels a row": ((6, 3), (6, 5), 3),
+               "rank 1 both": ((6,), (6,), 2), "weighted": ((6, 2), (6, 5), 4)}
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("labels_shape, predictions_shape, k", AT_K_SHAPES.values(), ids=AT_K_SHAPES)
+def test_the_generated_average_precision_at_k_counts_as_tf1s(labels_shape, predictions_shape, k):
+    """The generated class and TF1's tf.metrics.average_precision_at_k, fed the same three batches: the same value
+    after each."""
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    from templates import render
+
+    namespace = {"tf": tf, "keras": keras}
+    exec(render("tf1_average_precision_at_k.py.j2"), namespace)
+    metric = namespace["TF1AveragePrecisionAtK"](k=k, name="map")
+    rng = np.random.RandomState(3)
+    weighted = len(labels_shape) == 2 and labels_shape[1] == 2
+    batches = []
+    for _ in range(3):
+        labels = rng.randint(5, size=labels_shape).astype(np.int64)
+        if len(labels_shape) == 2:
+            labels[0, -1] = 5  # outside the 5 classes: counts for none
+        if len(predictions_shape) == 1:
+            predictions = rng.randint(5, size=predictions_shape).astype(np.int64)
+        else:
+            predictions = rng.uniform(size=predictions_shape).astype(np.float32)
+        weights = rng.uniform(size=labels_shape[:1]).astype(np.float32) if weighted else None
+        batches.append((labels, predictions, weights))
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        labels = tf.compat.v1.placeholder(tf.int64, labels_shape)
+        predictions = tf.compat.v1.placeholder(batches[0][1].dtype, predictions_shape)
+        weights = tf.compat.v1.placeholder(tf.float32, labels_shape[:1]) if weighted else None
+        value, update = tf.compat.v1.metrics.average_precision_at_k(labels, predictions, k, weights=weights)
+        session.run(tf.compat.v1.local_variables_initializer())
+        tf1 = []
+        for batch in batches:
+            feed = {labels: batch[0], predictions: batch[1], **({weights: batch[2]} if weighted else {})}
+            session.run(update, feed)
+            tf1.append(session.run(value))
+    keras_values = []
+    for batch in batches:
+        metric.update_state(*batch)
+        keras_values.append(float(metric.result()))
+    assert keras_values == pytest.approx(tf1, rel=1e-12)
+    assert len(set(np.round(tf1, 6))) > 1 and 0 < tf1[-1] < 1  # values that tell counts apart
+    metric.reset_state()
+    assert float(metric.result()) == 0.0

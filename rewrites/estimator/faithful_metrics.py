@@ -55,9 +55,12 @@ METRICS = {"metrics.accuracy": Metric("Accuracy", PLAIN),
                                          "summation_method", "thresholds")),
            "metrics.mean_per_class_accuracy": Metric(
                "TF1MeanPerClassAccuracy", ("labels", "predictions", "num_classes", "weights", *COLLECTIONS, "name"),
-               given=("num_classes",), generated="tf1_mean_per_class_accuracy.py.j2")}
+               given=("num_classes",), generated="tf1_mean_per_class_accuracy.py.j2"),
+           "metrics.average_precision_at_k": Metric(
+               "TF1AveragePrecisionAtK", ("labels", "predictions", "k", "weights", *COLLECTIONS, "name"),
+               given=("k",), generated="tf1_average_precision_at_k.py.j2")}
 MIGRATED = ("accuracy, mean, mean_squared_error, root_mean_squared_error, mean_absolute_error, precision, recall, auc, "
-            "mean_per_class_accuracy")
+            "mean_per_class_accuracy, average_precision_at_k")
 
 
 @dataclass
