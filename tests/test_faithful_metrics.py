@@ -134,6 +134,25 @@ def test_mean_per_class_accuracy_of_a_class_count_the_model_fn_computes_leaves_t
     assert any("read from `classes`, which the model_fn computes" in f.message for f in result.findings)
 
 
+def tf1_value(session, value, update, feed):
+    """TF1's metric after one more batch."""
+    session.run(update, feed)
+    return session.run(value)
+
+
+def assert_counts_as(metric, batches, tf1, rel):
+    """The Keras metric fed the same batches: TF1's value after each (values that tell counts apart), and 0 once
+    reset."""
+    values = []
+    for batch in batches:
+        metric.update_state(*batch)
+        values.append(float(metric.result()))
+    assert values == pytest.approx(tf1, rel=rel)
+    assert 0 < tf1[-1] < 1
+    metric.reset_state()
+    assert float(metric.result()) == 0.0
+
+
 @pytest.mark.tensorflow
 def test_the_generated_per_class_metric_counts_as_tf1s_over_batches_with_weights():
     """The generated class and TF1's tf.metrics.mean_per_class_accuracy, fed the same three batches of labels,
@@ -154,18 +173,10 @@ def test_the_generated_per_class_metric_counts_as_tf1s_over_batches_with_weights
                                         for dtype in (tf.int64, tf.float32, tf.float32))
         value, update = tf.compat.v1.metrics.mean_per_class_accuracy(labels, predictions, 4, weights=weights)
         session.run(tf.compat.v1.local_variables_initializer())
-        tf1 = []
-        for batch in batches:
-            session.run(update, dict(zip((labels, predictions, weights), batch)))
-            tf1.append(session.run(value))
-    keras_values = []
-    for batch in batches:
-        metric.update_state(*batch)
-        keras_values.append(float(metric.result()))
-    assert keras_values == pytest.approx(tf1, rel=1e-6)
-    assert len(set(np.round(tf1, 6))) == 3 and 0 < tf1[-1] < 1  # values that tell counts apart
-    metric.reset_state()
-    assert float(metric.result()) == 0.0
+        tf1 = [tf1_value(session, value, update, dict(zip((labels, predictions, weights), batch)))
+               for batch in batches]
+    assert len(set(np.round(tf1, 6))) == 3
+    assert_counts_as(metric, batches, tf1, rel=1e-6)
 
 
 AT_K = ('"mean_logit": tf.metrics.mean(logits)',
@@ -218,16 +229,8 @@ def test_the_generated_average_precision_at_k_counts_as_tf1s(labels_shape, predi
         weights = tf.compat.v1.placeholder(tf.float32, labels_shape[:1]) if weighted else None
         value, update = tf.compat.v1.metrics.average_precision_at_k(labels, predictions, k, weights=weights)
         session.run(tf.compat.v1.local_variables_initializer())
-        tf1 = []
-        for batch in batches:
-            feed = {labels: batch[0], predictions: batch[1], **({weights: batch[2]} if weighted else {})}
-            session.run(update, feed)
-            tf1.append(session.run(value))
-    keras_values = []
-    for batch in batches:
-        metric.update_state(*batch)
-        keras_values.append(float(metric.result()))
-    assert keras_values == pytest.approx(tf1, rel=1e-12)
-    assert len(set(np.round(tf1, 6))) > 1 and 0 < tf1[-1] < 1  # values that tell counts apart
-    metric.reset_state()
-    assert float(metric.result()) == 0.0
+        tf1 = [tf1_value(session, value, update, {labels: batch[0], predictions: batch[1],
+                                                  **({weights: batch[2]} if weighted else {})})
+               for batch in batches]
+    assert len(set(np.round(tf1, 6))) > 1
+    assert_counts_as(metric, batches, tf1, rel=1e-12)
