@@ -102,6 +102,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "queue_inputs",
+        triggers=("input_producer",),
+        rules=(
+            Rule("TFM008", "queue-input", N,
+                 "a queue-runner input pipeline (string_input_producer, a reader, tf.train.batch or shuffle_batch) "
+                 "-> the tf.data pipeline reading the same records in the same order, batched alike"),
+        ),
+    ),
+    Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
         after_programs=True,

@@ -36,6 +36,14 @@ _INTERNAL_MODULES = {
     "tensorflow_estimator.python.estimator.inputs.pandas_io": "estimator.inputs",
     "tensorflow_estimator.python.estimator.tpu.tpu_estimator": "estimator.tpu",
     "tensorflow_estimator.python.estimator.tpu.tpu_config": "estimator.tpu",
+    # TF 1.x's copy of the Estimator, inside tensorflow itself until tensorflow_estimator took it (TF 1.13).
+    "tensorflow.python.estimator.estimator": "estimator",
+    "tensorflow.python.estimator.estimator_lib": "estimator",
+    "tensorflow.python.estimator.training": "estimator",
+    "tensorflow.python.estimator.run_config": "estimator",
+    "tensorflow.python.estimator.model_fn": "estimator",
+    "tensorflow.python.estimator.inputs.numpy_io": "estimator.inputs",
+    "tensorflow.python.estimator.inputs.pandas_io": "estimator.inputs",
     "tensorflow.python.keras": "keras",  # TF's own copy of Keras, which tf.keras was in TF 1.x
 }
 

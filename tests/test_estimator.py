@@ -1007,6 +1007,23 @@ def test_tensorflow_estimator_internal_spellings_migrate():
     assert "ParameterServerStrategy" in result.source and "tensorflow_estimator" not in result.source
 
 
+def test_tf1s_own_estimator_modules_migrate_too():
+    """Before tensorflow_estimator (TF 1.12 and earlier) the Estimator lived in tensorflow.python.estimator: SageMaker's
+    TF1 scripts import ModeKeys from there, a module TF 2 does not have."""
+    source = SEED.replace("import tensorflow.compat.v1 as tf1\n", (
+        "import tensorflow.compat.v1 as tf1\n"
+        "from tensorflow.python.estimator.model_fn import ModeKeys as Modes\n"
+        "from tensorflow.python.estimator import estimator as estimator_lib\n"))
+    source = source.replace("tf1.estimator.Estimator(", "estimator_lib.Estimator(")
+    assert source.count("estimator_lib.Estimator(") == 1
+    source = source.replace("  loss = tf1.losses.mean_squared_error(", "  if mode == Modes.PREDICT:\n"
+                            "    return tf1.estimator.EstimatorSpec(mode, predictions=logits)\n"
+                            "  loss = tf1.losses.mean_squared_error(")
+    result = migrated(source)
+    assert "ParameterServerStrategy" in result.source and "tensorflow.python.estimator" not in result.source
+    assert "Modes" not in result.source
+
+
 CUSTOM_ESTIMATOR = (Path(__file__).resolve().parent / "parity_programs" / "custom_estimator_tf1.py").read_text()
 
 

@@ -145,6 +145,28 @@ def input_fn():
   with tf.compat.v1.device("/cpu:0"):
     return make_batch("train.csv", 4).map(lambda features_batch, label_batch: ({"x": features_batch["x"]}, label_batch))
 '''),
+    "a helper's iterator tensors over lines, rearranged, through another helper": (f'''\
+def read_batches(path, batch_size):
+  features, labels = tf.data.make_one_shot_iterator(
+    tf.data.TextLineDataset(path)
+    .map(parse_csv)
+    .repeat()
+    .batch(batch_size)).get_next()
+  return {{"x": features["x"]}}, labels
+
+
+def train_batches():
+  return read_batches("train.csv", 4)
+
+
+def input_fn():
+  return train_batches()
+''', "input_fn", "input_fn()", '''\
+  return (tf.data.TextLineDataset(path)
+    .map(parse_csv)
+    .repeat()
+    .batch(batch_size)).map(lambda features, labels: ({"x": features["x"]}, labels))
+'''),
     "tensors of the iterator": (f'''\
 def input_fn():
   dataset = {LINES}.repeat().batch(4)

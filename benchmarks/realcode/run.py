@@ -270,10 +270,12 @@ def classify(folder: Path, result: dict) -> dict:
 # -- running a migrated program -----------------------------------------------------------------------------
 
 
-def run_env() -> dict:
+def run_env(runs: dict | None = None) -> dict:
+    """The environment programs run in: this one's without TF_CONFIG, with the entry's own ``env``."""
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update((runs or {}).get("env", {}))
     return env
 
 
@@ -371,7 +373,7 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
     else:
         command = python_command(runs["command"])
     try:
-        done = subprocess.run(command, cwd=folder / here, env=run_env(), capture_output=True,
+        done = subprocess.run(command, cwd=folder / here, env=run_env(runs), capture_output=True,
                               text=True, timeout=timeout)
         out["runs"] = "yes" if done.returncode == 0 else "no"
         if done.returncode:
@@ -386,7 +388,7 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
         command = [*tf_migrate_command(), "parity", str(old / parity), str(folder / parity),
                    "--timeout", str(int(timeout)), *(["--"] + arguments if arguments else [])]
         try:
-            done = subprocess.run(command, cwd=folder / here, env=run_env(), capture_output=True, text=True,
+            done = subprocess.run(command, cwd=folder / here, env=run_env(runs), capture_output=True, text=True,
                                   timeout=3 * timeout)
             text = done.stdout + "\n" + done.stderr
             verdict = re.search(r"^(PARITY|MISMATCH|ERROR)\b.*$", text, re.M)

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
-from rewrites.estimator.iterators import IteratorReading
+from rewrites.estimator.iterators import IteratorReading, enclosed
 from rewrites.estimator.program import Input
 from rewrites.program.spelling import MODE_KEYS
 from rewrites.program.constants import UNKNOWN
@@ -250,8 +250,13 @@ class InputReader(IteratorReading):
         targets = [t.target for t in assign.targets]
         names = [t.value for t in targets if isinstance(t, cst.Name)]
         made: list = []
+        node = assign.value
         dataset = self._expression(Value(assign.value, place), mode, state, made)
-        if dataset is not None and self._elements(targets, assign, statement, dataset, made, state):
+        iterated = self._iterated(assign.value, place, state) if dataset is None else None
+        if iterated is not None:  # `image, label = <dataset>.make_one_shot_iterator().get_next()`
+            node, dataset, statements = iterated
+            made = [(place.view, bound, None) for bound in statements]
+        if dataset is not None and self._elements(targets, node, statement, dataset, made, state):
             return
         for name in names:
             if dataset is not None:
@@ -268,10 +273,10 @@ class InputReader(IteratorReading):
         iterated = self._iterated(value, place, state)
         if iterated is not None:  # `return <dataset>.make_one_shot_iterator().get_next()`
             dataset_node, dataset, statements = iterated
-            edits.append((place.view, value, dataset_node))
+            edits.append((place.view, value, enclosed(dataset_node)))
             edits.extend((place.view, statement, None) for statement in statements)
             return dataset
-        dataset = self._expression(Value(value, place), mode, state)
+        dataset = self._expression(Value(value, place), mode, state, edits)
         if dataset is not None:
             return dataset
         tensors = self._tensors_of_an_iterator(value, place, state, mode, edits)

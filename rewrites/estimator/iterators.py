@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from rewrites.program.places import Place, Value
-from rewrites.syntax import subtree
+from rewrites.syntax import source, subtree
 
 if TYPE_CHECKING:
     from rewrites.estimator.inputs import Dataset
@@ -106,17 +106,18 @@ class IteratorReading:
         printing = _printing_only(place.view, statements, value)
         if dataset is None or printing is None:
             return None
-        edits.append((place.view, value, dataset_node))
+        edits.append((place.view, value, enclosed(dataset_node)))
         edits.extend((place.view, statement, None) for statement in statements + printing)
         return dataset
 
-    def _elements(self, targets: list, assign: cst.Assign, statement, dataset: Dataset, made: list,
+    def _elements(self, targets: list, node: cst.BaseExpression, statement, dataset: Dataset, made: list,
                   state: dict) -> bool:
-        """``a, b = <a dataset>``: the names hold one element's tensors, not datasets (state gets Elements)."""
+        """``a, b = <a dataset>`` (``node``: the dataset's expression): the names hold one element's tensors, not
+        datasets (state gets Elements)."""
         if len(targets) != 1 or not isinstance(targets[0], cst.Tuple) or not all(
                 isinstance(element.value, cst.Name) for element in targets[0].elements):
             return False
-        elements = Elements(dataset, assign.value, targets[0], statement, made)
+        elements = Elements(dataset, node, targets[0], statement, made)
         for element in targets[0].elements:
             state[element.value.value] = elements
         return True
@@ -135,11 +136,19 @@ class IteratorReading:
         parameters = cst.Parameters([cst.Param(element.value) for element in elements.targets.elements])
         body = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if isinstance(
             value, cst.Tuple) and not value.lpar else value
-        mapped = cst.Call(cst.Attribute(elements.node, cst.Name("map")), [cst.Arg(cst.Lambda(parameters, body))])
+        mapped = cst.Call(cst.Attribute(enclosed(elements.node), cst.Name("map")),
+                          [cst.Arg(cst.Lambda(parameters, body))])
         edits.append((place.view, value, mapped))
         edits.extend((place.view, statement, None) for statement in [elements.statement, *printing])
         edits.extend(elements.made)
         return elements.dataset
+
+
+def enclosed(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` in parentheses when it spans lines: it leaves the parentheses of the iterator call around it."""
+    if node.lpar or "\n" not in source(node):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _printing_only(view, statements: list, value: cst.CSTNode) -> list | None:

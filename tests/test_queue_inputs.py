@@ -1,0 +1,190 @@
+"""TFM008: queue-runner input pipelines -> the tf.data pipeline reading the same records in the same order."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from helpers import run
+
+IMPORTS = "import tensorflow.compat.v1 as tf\n\n\n"
+
+HELPER = IMPORTS + '''def read_example(files):
+    reader = tf.TFRecordReader()
+    _, serialized = reader.read(files)
+    example = tf.parse_single_example(serialized, {"x": tf.FixedLenFeature([2], tf.float32),
+                                                   "y": tf.FixedLenFeature([], tf.int64)})
+    return example["x"], example["y"]
+
+
+def input_fn(paths, batch_size, epochs=None):
+    files = tf.train.string_input_producer(paths, num_epochs=epochs, shuffle=False)
+    x, y = read_example(files)
+    xs, ys = tf.train.batch([x, y], batch_size=batch_size, capacity=100)
+    return {"x": xs}, ys
+'''
+
+INLINE = IMPORTS + '''def input_fn(paths, batch_size, epochs=None, header=1):
+  files = tf.train.string_input_producer(paths, num_epochs=epochs, shuffle=False)
+  reader = tf.TextLineReader(skip_header_lines=header)
+  _, line = reader.read(files)
+  columns = tf.decode_csv(line, record_defaults=[[0.0], [0.0], [0]])
+  features = dict(zip(["a", "b", "label"], columns))
+  label = features.pop("label")
+  for key in ["b"]:
+    features[key] = features[key] * 2.0
+  return tf.train.batch([features["a"], features["b"], label], batch_size, allow_smaller_final_batch=True)
+'''
+
+FIXED = IMPORTS + '''def input_fn(path, batch_size, epochs=None):
+    files = tf.train.string_input_producer([path], num_epochs=epochs)
+    _, record = tf.FixedLengthRecordReader(record_bytes=3, header_bytes=2).read(files)
+    values = tf.reshape(tf.cast(tf.decode_raw(record, tf.uint8), tf.float32), [3])
+    batch = tf.train.batch([values[1:], values[0]], batch_size)
+    return batch[0], batch[1]
+'''
+
+
+def test_a_helper_handed_the_queue_takes_the_record_and_the_dataset_maps_it():
+    result = run(HELPER)
+    assert "def read_example(serialized):\n    example = tf.parse_single_example(" in result.source
+    assert "files = tf.data.Dataset.from_tensor_slices(paths)\n" in result.source
+    assert ("    xs, ys = tf.compat.v1.data.make_one_shot_iterator(\n        tf.data.TFRecordDataset(files)\n"
+            "        .repeat(epochs)\n        .map(read_example)\n"
+            "        .batch(batch_size, drop_remainder=True)).get_next()\n"
+            '    return {"x": xs}, ys\n') in result.source
+    assert "string_input_producer" not in result.source and "TFRecordReader" not in result.source
+    assert [(f.rule, f.message) for f in result.findings] == [
+        ("TFM008", "queue-runner input pipeline -> tf.data: the same records in the same order")]
+
+
+def test_code_making_an_example_in_the_function_moves_into_one_the_dataset_maps():
+    result = run(INLINE)
+    assert '''  files = tf.data.Dataset.from_tensor_slices(paths)
+  def make_example(line):
+    columns = tf.decode_csv(line, record_defaults=[[0.0], [0.0], [0]])
+    features = dict(zip(["a", "b", "label"], columns))
+    label = features.pop("label")
+    for key in ["b"]:
+      features[key] = features[key] * 2.0
+    return features["a"], features["b"], label
+  return tf.compat.v1.data.make_one_shot_iterator(
+    files.flat_map(lambda file_name: tf.data.TextLineDataset(file_name).skip(header))
+    .repeat(epochs)
+    .map(make_example)
+    .batch(batch_size, drop_remainder=False)).get_next()
+''' in result.source
+
+
+def test_shuffled_pipelines_say_their_order_is_not_tf1s():
+    source = INLINE.replace(", shuffle=False", ", seed=7").replace(
+        'tf.train.batch([features["a"], features["b"], label], batch_size, allow_smaller_final_batch=True)',
+        'tf.train.shuffle_batch([features["a"], label], batch_size, capacity=100, min_after_dequeue=50, seed=3)')
+    result = run(source)
+    assert ".from_tensor_slices(paths).shuffle(tf.size(paths, out_type=tf.int64), seed=7)\n" in result.source
+    assert "    .shuffle(50, seed=3)\n    .batch(batch_size, drop_remainder=True)).get_next()" in result.source
+    [finding] = result.findings
+    assert "file names are shuffled each epoch in another random order" in finding.message
+    assert "shuffle_batch -> shuffle(min_after_dequeue), whose random order is not TF1's" in finding.message
+
+
+RETURNED = ('  return tf.train.batch([features["a"], features["b"], label], batch_size, '
+            'allow_smaller_final_batch=True)\n')
+
+
+@pytest.mark.parametrize("before, after", [
+    ("_, line = reader.read(files)", "_, line = reader.read_up_to(files, 10)"),
+    ("batch_size, allow", "batch_size, enqueue_many=True, allow"),
+    ("batch_size, allow", "batch_size, dynamic_pad=True, allow"),
+    ("_, line = reader.read(files)", "key, line = reader.read(files)"),
+    (RETURNED, RETURNED.replace("return", "batch =") + "  return batch, columns\n"),
+    (RETURNED, RETURNED.replace("return", "batch =") + "  return batch, files\n"),
+    ("tf.train.string_input_producer(paths,", "tf.train.string_input_producer(tf.train.match_filenames_once(paths),"),
+    ("shuffle=False", "shuffle=args.shuffle"),
+    ("reader = tf.TextLineReader(skip_header_lines=header)", "reader = make_reader()"),
+    ("  reader = tf.TextLineReader", "  if header:\n    return None\n  reader = tf.TextLineReader"),
+], ids=["read_up_to", "enqueue_many", "dynamic_pad", "key read", "example read after", "queue read after",
+        "match_filenames_once", "shuffle at run time", "unknown reader", "a return inside"])
+def test_pipelines_it_cannot_follow_stay_as_they_are(before, after):
+    assert INLINE.count(before) == 1
+    source = INLINE.replace(before, after)
+    result = run(source)
+    assert result.source == source
+    assert not [f for f in result.findings if f.rule == "TFM008"]
+
+
+# -- the same batches, run -----------------------------------------------------------------------------------------
+
+def _module(tmp_path, name: str, code: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(code)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _batches(make, *args):
+    """Every batch the pipeline ``make(*args)`` yields (queue runners started, for TF1's), to its end."""
+    import tensorflow as tf
+
+    found = []
+    with tf.Graph().as_default():
+        tensors = make(*args)
+        with tf.compat.v1.Session() as session:
+            session.run([tf.compat.v1.global_variables_initializer(), tf.compat.v1.local_variables_initializer()])
+            coordinator = tf.compat.v1.train.Coordinator()
+            threads = tf.compat.v1.train.start_queue_runners(session, coordinator)
+            try:
+                while len(found) < 50:
+                    found.append(session.run(tensors))
+            except tf.errors.OutOfRangeError:
+                pass
+            coordinator.request_stop()
+            coordinator.join(threads)
+    return found
+
+
+def _same(tf1, tf2):
+    import numpy as np
+    import tensorflow as tf
+
+    assert len(tf1) == len(tf2) and len(tf1) > 1
+    for old, new in zip(tf1, tf2):
+        flat_old, flat_new = tf.nest.flatten(old), tf.nest.flatten(new)
+        assert len(flat_old) == len(flat_new)
+        for a, b in zip(flat_old, flat_new):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_pipelines_yield_tf1s_batches_to_the_same_end(tmp_path):
+    """Each pipeline and its migration, run to the end of their epochs: the same batches, the same count (a short
+    last batch dropped, or kept with allow_smaller_final_batch), over two files and two epochs."""
+    import numpy as np
+    import tensorflow as tf
+
+    records = []
+    for index in range(2):
+        path = str(tmp_path / f"part{index}.tfrecord")
+        with tf.io.TFRecordWriter(path) as writer:
+            for row in range(7):
+                example = tf.train.Example(features=tf.train.Features(feature={
+                    "x": tf.train.Feature(float_list=tf.train.FloatList(value=[index, row + 0.5])),
+                    "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[10 * index + row]))}))
+                writer.write(example.SerializeToString())
+        records.append(path)
+    lines = []
+    for index in range(2):
+        path = tmp_path / f"part{index}.csv"
+        path.write_text("a,b,label\n" + "".join(f"{index}.5,{row},{row % 3}\n" for row in range(5)))
+        lines.append(str(path))
+    binary = tmp_path / "fixed.bin"
+    binary.write_bytes(b"HD" + bytes(np.arange(3 * 8, dtype=np.uint8)))
+    cases = [(HELPER, (records, 3, 2)), (INLINE, (lines, 4, 2)), (FIXED, (str(binary), 3, 2))]
+    for index, (code, args) in enumerate(cases):
+        migrated = run(code)
+        assert "string_input_producer" not in migrated.source
+        old = _module(tmp_path, f"old{index}", code)
+        new = _module(tmp_path, f"new{index}", migrated.source)
+        _same(_batches(old.input_fn, *args), _batches(new.input_fn, *args))
