@@ -92,10 +92,34 @@ The rule pages, what `tf-migrate rules TFMnnn` prints, are in rules.py.
 
 from __future__ import annotations
 
-from rewrites.estimator.migration import Migration, Outcome
+import libcst as cst
+
+from rewrites.estimator import framework_mode
+from rewrites.estimator.migration import Migration, Outcome, Reported
 from rewrites.program.modules import Tree
 
 
 def migrate(tree: Tree, enabled: frozenset[str], keras: str = "auto") -> Outcome:
     """The family's work on the modules of ``tree``: new texts of the modules it changes, and findings."""
-    return Migration(tree, enabled, keras).run()
+    outcome = Migration(tree, enabled, keras).run()
+    for view in tree.entries:
+        left = [f for f in outcome.findings if f.view is view and f.rule == "TFM302" and isinstance(
+            f.node, cst.FunctionDef) and f.node.name.value == "model_fn" and view.parent(f.node) is view.module]
+        code = framework_mode.driver(view) if left else None
+        if code is None:
+            continue
+        trial = Migration(framework_mode.tried(tree, view, code), enabled, keras).run()
+        lines = tree.sources[view.path].count("\n") + 1
+        mine = [f for f in trial.findings if f.view.path == view.path]
+        function = next(s for s in mine[0].view.module.body if isinstance(s, cst.FunctionDef)
+                        and s.name.value == "model_fn") if mine else None
+        for finding in mine:  # what the block the module did not have says is said at its model_fn
+            if finding.view.position(finding.node)[0] > lines:
+                finding.node = function
+        if view.path in trial.texts and not any(f.rule == "TFM302" for f in mine):
+            trial.findings.insert(0, Reported("TFM301", mine[0].view, function, framework_mode.MIGRATED))
+            return trial
+        outcome.findings = [f for f in outcome.findings if f not in left] + [
+            Reported(f.rule, f.view, f.node, "SageMaker framework mode's training, written out, is not migrated: "
+                     + f.message) for f in mine if f.rule == "TFM302"]
+    return outcome

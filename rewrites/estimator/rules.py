@@ -17,7 +17,11 @@ expressions (flags, arguments, params) stay, so its command line keeps working. 
 migrated in all its files or none, with a finding in each. An Estimator made by
 tf.keras.estimator.model_to_estimator gives way to its Keras model: the statements making and compiling it move
 into the strategy's scope (or the function making it is called there; a factory that returned the Estimator
-returns the model), compiled with the optimizer model_to_estimator trained with.
+returns the model), compiled with the optimizer model_to_estimator trained with. A module of SageMaker's legacy
+framework mode (model_fn, train_input_fn, eval_input_fn and serving_input_fn, which the TF 1.11 and earlier
+containers trained: no Estimator, no main) gets the `if __name__ == "__main__":` block doing what the container did
+(hyperparameters from SM_HPS, training_steps 1000 and evaluation_steps 100 unless given, the training channel, the
+Servo export), migrated like any other.
 Why: TensorFlow 2 has no Estimator that trains under ParameterServerStrategy; Keras' fit does.
 The loss fit and evaluate report stays TF1's, the mean of the batches' losses: where the eval input ends (a
 short last batch), the model compiles the generated TF1EvalLoss metric, named `loss`.

@@ -161,6 +161,12 @@ class Tree:
         self._parse = parse or (lambda path, code: Parsed(cst.parse_module(code)))
         self._views: dict[str, ModuleView] = {}
 
+    def with_source(self, path: str, code: str) -> Tree:
+        """This tree with the module at ``path`` holding ``code`` (parsed anew); the others as they are."""
+        path = os.path.normpath(path)
+        return Tree({**self.sources, path: code}, self.exists,
+                    {key: wrapper for key, wrapper in self._parsed.items() if key != path}, self.woken, self._parse)
+
     def view(self, path: str) -> ModuleView:
         path = os.path.normpath(path)
         if path not in self._views:
