@@ -142,6 +142,20 @@ def test_a_v1_tf1_optimizer_object_of_numbers():
     assert "optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)" in run_one(source).source
 
 
+def test_a_v1_tf1_optimizer_of_arguments_known_at_run_time_gets_them_from_the_driver():
+    source = PREMADE.replace("import tensorflow as tf\n", "import tensorflow.compat.v1 as tf\n").replace(
+        'parser.add_argument("--train_steps", default=1000, type=int)\n',
+        'parser.add_argument("--train_steps", default=1000, type=int)\n'
+        'parser.add_argument("--learning_rate", default=0.1, type=float)\n').replace(
+        "n_classes=3)",
+        "n_classes=3, optimizer=tf.train.FtrlOptimizer(args.learning_rate, l1_regularization_strength=0.01))")
+    code = run_one(source).source
+    assert "def build_dnn_classifier_model(input_spec, feature_columns, learning_rate):\n" in code, code
+    assert ("keras.optimizers.legacy.Ftrl(\n        learning_rate=learning_rate, l1_regularization_strength=0.01)"
+            in code)
+    assert "            feature_columns=my_feature_columns,\n            learning_rate=args.learning_rate)" in code
+
+
 @pytest.mark.parametrize("n_classes, loss, metrics", [
     ("2", "keras.losses.BinaryCrossentropy(from_logits=True)",
      ['keras.metrics.BinaryAccuracy(threshold=0.0, name="accuracy")', 'keras.metrics.AUC(from_logits=True, name="auc")']),

@@ -249,14 +249,14 @@ class CannedReader:
         rate = kind.rates[0 if v1 else 1]
         how = [f"the loss {'summed' if reduction else 'averaged'} over the batch"]
         optimizer = args.get("dnn_optimizer" if kind.model == "combined" else "optimizer")
-        model.optimizer, model.slots = self._optimizer(model, optimizer, kind.default_optimizer, v1, rate)
+        model.optimizer, model.slots = self._optimizer(model, optimizer, kind.default_optimizer, v1, rate, keywords)
         part = "the DNN part " if kind.model == "combined" else ""
         if optimizer is None:
             how.insert(0, f"{part}{kind.default_optimizer} at {rate or KERAS_DEFAULT_RATES[kind.default_optimizer]}")
         if kind.model == "combined":
             linear_rate = repr(min(COMBINED_LINEAR_RATE, 1 / math.sqrt(len(linear_columns))))
             model.wide_deep_optimizer, model.wide_deep_slots = self._optimizer(
-                model, args.get("linear_optimizer"), "Ftrl", v1, linear_rate)
+                model, args.get("linear_optimizer"), "Ftrl", v1, linear_rate, keywords)
             if "linear_optimizer" not in args:
                 how.insert(len(how) - 1, f"the linear part Ftrl at {linear_rate}")
         via_v1 = estimator.view.tf_name(estimator.node.func).via == "v1"
@@ -375,6 +375,22 @@ class CannedReader:
             raise args[key].fail(f"{key} must be a number the migration can read")
         return 1 if classifier and value == 2 else value
 
+    def _passed_in(self, api: str, call: cst.Call, given: Value, keywords: dict[str, Value]) -> cst.Call:
+        """The optimizer's call with each argument known only at run time (`learning_rate=args.rate`) read from a
+        parameter of the build function of its TF1 name, which the driver passes (the Keras model is built apart)."""
+        place = self.values.resolve(given).place
+        arguments = keras_optimizers.optimizer_arguments(api, call)
+        unknown = {name: node for name, node in arguments.items()
+                   if self.values.constant(Value(node, place)) is UNKNOWN}
+        if any(name in keywords or name == "name" for name in unknown):
+            raise given.fail("the optimizer's arguments must be numbers the migration can read (the Keras model is "
+                             "built apart), or read once, by one optimizer")
+        for name, node in unknown.items():
+            keywords[name] = Value(node, place)
+        passed = {id(node): name for name, node in unknown.items()}
+        return call.with_changes(args=[arg.with_changes(value=cst.Name(passed[id(arg.value)]))
+                                       if id(arg.value) in passed else arg for arg in call.args])
+
     def _reduction(self, args: dict[str, Value], v1: bool) -> str | None:
         """Keras' reduction= for the loss, None for its default (the mean over the batch)."""
         if "loss_reduction" not in args:
@@ -387,9 +403,9 @@ class CannedReader:
         return REDUCTIONS[kind]
 
     def _optimizer(self, model: Model, given: Value | None, default: str, v1: bool,
-                   rate: str | None) -> tuple[str, Slots]:
+                   rate: str | None, keywords: dict[str, Value]) -> tuple[str, Slots]:
         """The optimizer the estimator made: from a name (at the estimator's rate), or the object given; and how
-        TF1's checkpoints name its slots."""
+        TF1's checkpoints name its slots. Arguments known at run time join ``keywords``."""
         name = default if given is None else self.values.constant(given)
         if isinstance(name, str):
             if name not in OPTIMIZER_NAMES:
@@ -399,19 +415,18 @@ class CannedReader:
                 code = f"keras.optimizers.legacy.{keras_class}({f'learning_rate={rate}' if rate else ''})"
                 return code, keras_slots(keras_class)
             call = cst.parse_expression(f"tf.compat.v1.{tf1_class}(learning_rate={rate})")
-            return self._tf1_optimizer(model, tf1_class, call, given)
+            return self._tf1_optimizer(model, tf1_class, call, given, keywords)
         node = self.values.resolve(given).node
         api = given.view.api(node.func) if isinstance(node, cst.Call) else None
         if v1 and api is not None and api.startswith("train.") and api.endswith("Optimizer"):
-            return self._tf1_optimizer(model, api, node, given)
+            return self._tf1_optimizer(model, api, node, given, keywords)
         raise given.fail("the optimizer must be a name, or a tf.compat.v1.train optimizer of a v1 estimator made "
                          "where the estimator is; other optimizers are not migrated yet")
 
-    def _tf1_optimizer(self, model: Model, api: str, call: cst.Call,
-                       given: Value | None) -> tuple[str, Slots]:
-        if given is not None and any(self.values.constant(Value(arg.value, given.place)) is UNKNOWN for arg in call.args):
-            raise given.fail("the optimizer's arguments must be numbers the migration can read (the Keras model is "
-                             "built apart)")
+    def _tf1_optimizer(self, model: Model, api: str, call: cst.Call, given: Value | None,
+                       keywords: dict[str, Value]) -> tuple[str, Slots]:
+        if given is not None:
+            call = self._passed_in(api, call, given, keywords)
         try:
             code = keras_optimizers.optimizer(api, call)
             slots = tf1_slots(api, call, keras_momentum=True)
