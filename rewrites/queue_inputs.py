@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import Bindings, bind_arguments, is_literal_int, is_none, source, subtree
+from rewrites.syntax import Bindings, bind_arguments, is_literal_int, is_none, parsed_statement, source, subtree
 
 RULE = "TFM008"
 PRODUCER = "train.string_input_producer"
@@ -295,7 +295,7 @@ class Rewrite(TFCodemod):
         lines = f"\n{indent}".join(filter(None, chain))
         statements.append(f"{'return' if target is None else source(target) + ' ='} "
                           f"{tf}.compat.v1.data.make_one_shot_iterator(\n{indent}{lines}).get_next()")
-        pipeline.replacement = [_statement(code, indent) for code in statements]
+        pipeline.replacement = [parsed_statement(code, indent) for code in statements]
         return True
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
@@ -317,20 +317,6 @@ class Rewrite(TFCodemod):
             self.replace(RULE, pipeline.producer, replacement[0],
                          "queue-runner input pipeline -> tf.data: " + (notes or "the same records in the same order"))
         return updated.with_changes(body=updated.body.with_changes(body=body))
-
-
-class _Indented(cst.CSTTransformer):
-    def __init__(self, indent: str) -> None:
-        super().__init__()
-        self.indent = indent
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        return updated if updated.indent is not None else updated.with_changes(indent=self.indent)
-
-
-def _statement(code: str, indent: str) -> cst.BaseStatement:
-    """``code`` parsed, its blocks indented by ``indent`` whatever the module's own default."""
-    return cst.parse_module(code + "\n").body[0].visit(_Indented(indent))
 
 
 def _module_alias(func: cst.BaseExpression) -> str | None:

@@ -284,6 +284,21 @@ def with_blank_lines(statement: cst.BaseStatement, count: int) -> cst.BaseStatem
     return statement.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * max(count - blank, 0) + lines)
 
 
+class _Indented(cst.CSTTransformer):
+    def __init__(self, indent: str) -> None:
+        super().__init__()
+        self.indent = indent
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated if updated.indent is not None else updated.with_changes(indent=self.indent)
+
+
+def parsed_statement(code: str, indent: str) -> cst.BaseStatement:
+    """The statement ``code``, its blocks indented by ``indent`` (the module's it goes into), whatever that module's
+    default indentation: libcst prints a block of no indentation of its own with its module's."""
+    return cst.parse_module(code + "\n").body[0].visit(_Indented(indent))
+
+
 class Rename(cst.CSTTransformer):
     """Every use of a name in ``renames`` becomes its new name (attributes and keywords are not uses)."""
 
