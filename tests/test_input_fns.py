@@ -165,7 +165,8 @@ def input_fn():
   return (tf.data.TextLineDataset(path)
     .map(parse_csv)
     .repeat()
-    .batch(batch_size)).map(lambda features, labels: ({"x": features["x"]}, labels))
+    .batch(batch_size)
+    .map(lambda features, labels: ({"x": features["x"]}, labels)))
 '''),
     "tensors of the iterator": (f'''\
 def input_fn():

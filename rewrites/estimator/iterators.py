@@ -136,8 +136,7 @@ class IteratorReading:
         parameters = cst.Parameters([cst.Param(element.value) for element in elements.targets.elements])
         body = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if isinstance(
             value, cst.Tuple) and not value.lpar else value
-        mapped = cst.Call(cst.Attribute(enclosed(elements.node), cst.Name("map")),
-                          [cst.Arg(cst.Lambda(parameters, body))])
+        mapped = mapped_chain(elements.node, cst.Lambda(parameters, body))
         edits.append((place.view, value, mapped))
         edits.extend((place.view, statement, None) for statement in [elements.statement, *printing])
         edits.extend(elements.made)
@@ -149,6 +148,17 @@ def enclosed(node: cst.BaseExpression) -> cst.BaseExpression:
     if node.lpar or "\n" not in source(node):
         return node
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def mapped_chain(node: cst.BaseExpression, function: cst.BaseExpression) -> cst.BaseExpression:
+    """``node.map(function)``; a chain written over lines (`(files\n    .repeat()\n    .batch(4))`) gets its
+    `.map(...)` on a line of its own, inside the same parentheses."""
+    code = source(node.with_changes(lpar=[], rpar=[]))
+    if "\n" not in code:
+        return cst.Call(cst.Attribute(node, cst.Name("map")), [cst.Arg(function)])
+    last = code.rsplit("\n", 1)[1]
+    indent = last[:len(last) - len(last.lstrip())]
+    return cst.parse_expression(f"({code}\n{indent}.map({source(function)}))")
 
 
 def _printing_only(view, statements: list, value: cst.CSTNode) -> list | None:
