@@ -114,3 +114,63 @@ def test_docstring_example_is_what_the_rewrite_does():
               + "".join(f"  {line}\n" for line in before.split("\n\n")[1].strip().splitlines()) + driver)
     code = " ".join(run_one(source).source.split())
     assert " ".join(after.split()).replace("[ ", "[").replace(" ]", "]") in code.replace("[ ", "[").replace(" ]", "]")
+
+
+SCALED = ('  pred_values = tf.squeeze(input=predictions["predictions"], axis=-1)\n'
+          '  return {"rmse": tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values)}\n',
+          '  pred_values = tf.cast(predictions["predictions"], tf.float64)\n'
+          '  return {"rmse": tf.metrics.root_mean_squared_error(labels * SCALE, pred_values * SCALE)}\n')
+
+
+def test_a_metric_of_the_metric_fns_own_expressions_of_labels_and_predictions_is_a_class_computing_them():
+    source = PROGRAM.replace(*SCALED).replace("\n\ndef my_rmse", "\nSCALE = 1000\n\n\ndef my_rmse")
+    result = run_one(source)
+    assert manual(result) == []
+    assert ('class RmseMetric(keras.metrics.RootMeanSquaredError):\n'
+            '  """tf.metrics.root_mean_squared_error of the metric_fn\'s own expressions of the labels and predictions '
+            '("rmse")."""\n\n'
+            '  def update_state(self, y_true, y_pred, sample_weight=None):\n'
+            '    return super().update_state(y_true * SCALE, tf.cast(y_pred, tf.float64) * SCALE, sample_weight)\n'
+            ) in result.source
+    assert 'RmseMetric(name="rmse")' in result.source and "def my_rmse" not in result.source
+
+
+@pytest.mark.parametrize("change, why", [
+    (("labels * SCALE", "labels * features['x']"), "its labels argument reads only the labels"),
+    (("pred_values * SCALE", "pred_values * labels"), "its labels argument reads only the labels"),
+    (('predictions["predictions"], tf.float64)', 'predictions["logits"], tf.float64)'),
+     'predictions other than predictions["predictions"]'),
+], ids=["features", "labels in the predictions", "another prediction"])
+def test_a_metric_of_expressions_the_class_cannot_compute_is_left(change, why):
+    source = PROGRAM.replace(*SCALED).replace("\n\ndef my_rmse", "\nSCALE = 1000\n\n\ndef my_rmse").replace(*change)
+    result = run_one(source)
+    assert result.source == source
+    assert any(why in finding for finding in manual(result)), manual(result)
+
+
+@pytest.mark.tensorflow
+def test_the_generated_metric_class_counts_as_tf1s_metric_of_the_same_expressions():
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+
+    source = run_one(PROGRAM.replace(*SCALED).replace("\n\ndef my_rmse", "\nSCALE = 1000\n\n\ndef my_rmse")).source
+    start = source.index("class RmseMetric")
+    namespace = {"tf": tf, "keras": keras, "SCALE": 1000}
+    exec(source[start:source.index("\n\n\n", start)], namespace)
+    metric = namespace["RmseMetric"](name="rmse")
+    rng = np.random.RandomState(5)
+    batches = [(rng.uniform(size=(4, 1)), rng.uniform(size=(4, 1))) for _ in range(3)]
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        labels, predictions = (tf.compat.v1.placeholder(tf.float64, [None, 1]) for _ in range(2))
+        value, update = tf.compat.v1.metrics.root_mean_squared_error(labels * 1000, predictions * 1000)
+        session.run(tf.compat.v1.local_variables_initializer())
+        tf1 = []
+        for batch in batches:
+            session.run(update, dict(zip((labels, predictions), batch)))
+            tf1.append(session.run(value))
+    values = []
+    for batch in batches:
+        metric.update_state(*batch)
+        values.append(float(metric.result()))
+    assert values == pytest.approx(tf1, rel=1e-6) and tf1[0] > 100

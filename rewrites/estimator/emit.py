@@ -345,7 +345,7 @@ class Emitter:
         text = render("keras_model.py.j2", model=model, sequential=False, predict=predict, local=local,
                       eval_loss=loss_metric,
                       function=dict(name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
-        self.module_edits(view).insert_before(model_fn.home, _module_statements(text))
+        self.module_edits(view).insert_before(model_fn.home, _module_statements("\n\n".join([*model.classes, text])))
         self.module_edits(view).blank_lines[model_fn.home] = 2
         return new_name
 

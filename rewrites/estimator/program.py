@@ -63,6 +63,7 @@ class Model:
     dropped: list[cst.CSTNode] = field(default_factory=list)  # statements of the model_fn the Keras model has no use for
     helpers: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # metric_fn: goes if unused
     imports: list[str] = field(default_factory=list)  # modules the Keras code needs (math, for a column's stddev)
+    classes: list[str] = field(default_factory=list)  # classes the Keras code needs, written before it
     sample_weight: str | None = None  # the feature whose values weigh the examples: the inputs map it out
     label_vocabulary: list[str] | None = None  # the labels' strings, in the order of their ids: the inputs map them
     wide_deep: tuple[str, str] | None = None  # (linear, DNN) logits of a combined model: a keras WideDeepModel

@@ -177,7 +177,7 @@ class ProgramReader:
             except Unsupported as why:
                 model = self._kept(model_fn, why, tpu)
         for call in added_metrics(self.trail):
-            self._noting(AddedMetrics(self.values, model, model_fn.canned).read)(call)
+            self._noting(AddedMetrics(self.values, model, model_fn.canned, self.spelling, model_fn.view).read)(call)
         params = arg.get("params")
         if params is not None and self.model_read and not model.uses_params and not model_fn.takes_params:
             raise params.fail("Estimator(params=...) for a model_fn that does not take params")
