@@ -69,7 +69,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import Bindings, bind_arguments, is_literal_int, is_none, parsed_statement, source, subtree
+from rewrites.syntax import (Bindings, bind_arguments, is_literal_int, is_none, names_read, parsed_statement, source,
+                             subtree)
 
 RULE = "TFM008"
 PRODUCER = "train.string_input_producer"
@@ -174,7 +175,7 @@ class Rewrite(TFCodemod):
         if len(uses) != 1:
             return None
         statement, use = uses[0]
-        read = _read_of(statement, use)
+        read = _read_of(statement, use, function.body.body)
         if read is not None:
             reader = self._reader(block, read)
             return None if reader is None else ("here", reader[0], [*reader[1], statement], read[1])
@@ -191,7 +192,7 @@ class Rewrite(TFCodemod):
                  if isinstance(node, cst.Name) and node.value == parameter]
         if len(inner) != 1:
             return None
-        read = _read_of(inner[0][0], inner[0][1])
+        read = _read_of(inner[0][0], inner[0][1], helper.body.body)
         reader = self._reader(list(helper.body.body), read) if read is not None else None
         if reader is None:
             return None
@@ -226,7 +227,9 @@ class Rewrite(TFCodemod):
         target, batch = self._call_of(pipeline.batch, BATCH_PARAMETERS, True)
         api = self.api(batch.func)
         bound = bind_arguments(batch, BATCH_PARAMETERS[api])
-        if not bound or "tensors" not in bound or "batch_size" not in bound or set(bound) & set(NOT_DONE):
+        bound = {name: arg for name, arg in (bound or {}).items()
+                 if not (name in ("enqueue_many", "dynamic_pad") and source(arg[1].value) == "False")}
+        if "tensors" not in bound or "batch_size" not in bound or set(bound) & set(NOT_DONE):
             return False
         if tf is None:
             return False
@@ -284,10 +287,9 @@ class Rewrite(TFCodemod):
             smaller = bound["allow_smaller_final_batch"][1].value
             drop = "False" if source(smaller) == "True" else "True" if source(smaller) == "False" else \
                 f"not {source(smaller)}"
-        names = _file_names(tf, files, pipeline)
-        if names is None:
+        statements = _file_names(tf, files, pipeline, queue, indent)
+        if statements is None:
             return False
-        statements = [f"{queue} = {names}"]
         if definition is not None:
             statements.append(definition)
         chain = [records, _repeated(files), f".map({mapped})", shuffled,
@@ -326,8 +328,9 @@ def _module_alias(func: cst.BaseExpression) -> str | None:
     return None
 
 
-def _read_of(statement: cst.BaseStatement, use: cst.Name) -> tuple[cst.Call, str] | None:
-    """(the read call, the record's name) for `_, record = <reader>.read(queue)` whose key is not read."""
+def _read_of(statement: cst.BaseStatement, use: cst.Name, body) -> tuple[cst.Call, str] | None:
+    """(the read call, the record's name) for `_, record = <reader>.read(queue)` (or `read(queue=queue)`) whose key
+    the function's ``body`` does not read."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
         return None
@@ -337,8 +340,12 @@ def _read_of(statement: cst.BaseStatement, use: cst.Name) -> tuple[cst.Call, str
             and len(call.args) == 1 and call.args[0].value is use and isinstance(target, cst.Tuple)
             and len(target.elements) == 2 and all(isinstance(e.value, cst.Name) for e in target.elements)):
         return None
-    key, record = (e.value.value for e in target.elements)
-    return (call, record) if key == "_" else None
+    if call.args[0].keyword is not None and call.args[0].keyword.value != "queue":
+        return None
+    key, record = (e.value for e in target.elements)
+    if any(node is not key and node.value == key.value for s in body for node in names_read(s)):
+        return None
+    return call, record.value
 
 
 def _targets(statement: cst.CSTNode) -> list[cst.Name]:
@@ -382,19 +389,23 @@ def _function(name: str, parameter: str, statements: list[cst.BaseStatement], re
     return f"def {name}({parameter}):\n{lines}{indent}return {returned}\n"
 
 
-def _file_names(tf: str, files: dict, pipeline: _Pipeline) -> str | None:
-    """The dataset of file names string_input_producer gave in an epoch: shuffled unless one."""
+def _file_names(tf: str, files: dict, pipeline: _Pipeline, queue: str, indent: str) -> list[str] | None:
+    """The statements binding ``queue`` to the dataset of file names string_input_producer gave in an epoch:
+    shuffled unless one (where the program decides at run time, as it decides)."""
     value = {name: source(arg[1].value) for name, arg in files.items()}
     names = files["string_tensor"][1].value
-    code = f"{tf}.data.Dataset.from_tensor_slices({value['string_tensor']})"
+    code = [f"{queue} = {tf}.data.Dataset.from_tensor_slices({value['string_tensor']})"]
     shuffle = files.get("shuffle")
     one = isinstance(names, (cst.List, cst.Tuple)) and len(names.elements) == 1
     if not one and (shuffle is None or source(shuffle[1].value) != "False"):
         seed = f", seed={value['seed']}" if "seed" in value else ""
+        shuffled = f".shuffle({tf}.size({value['string_tensor']}, out_type={tf}.int64){seed})"
         if shuffle is None or source(shuffle[1].value) == "True":
-            code += f".shuffle({tf}.size({value['string_tensor']}, out_type={tf}.int64){seed})"
+            code[0] += shuffled
+        elif isinstance(shuffle[1].value, cst.Name):
+            code.append(f"if {value['shuffle']}:\n{indent}{queue} = {queue}{shuffled}")
         else:
-            return None  # shuffled or not as the program runs: not followed
+            return None
         pipeline.notes.append("the file names are shuffled each epoch in another random order than TF1's")
     return code
 

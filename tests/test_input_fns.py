@@ -168,6 +168,16 @@ def input_fn():
     .batch(batch_size)
     .map(lambda features, labels: ({"x": features["x"]}, labels)))
 '''),
+    "a dict of the iterator, its label popped": (f'''\
+def input_fn():
+  dataset = {LINES}.map(lambda x, y: {{"x": x, "y": y}}).repeat().batch(4)
+  batch = tf.data.make_one_shot_iterator(dataset).get_next()
+  print("batch", batch)
+  label = batch.pop("y")
+  return batch, label
+''', "input_fn", "input_fn()", '''\
+  return dataset.map(lambda batch: ({key: value for key, value in batch.items() if key != "y"}, batch["y"]))
+'''),
     "tensors of the iterator": (f'''\
 def input_fn():
   dataset = {LINES}.repeat().batch(4)

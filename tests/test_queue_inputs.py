@@ -92,11 +92,24 @@ RETURNED = ('  return tf.train.batch([features["a"], features["b"], label], batc
             'allow_smaller_final_batch=True)\n')
 
 
+def test_a_keyword_read_an_unread_key_and_a_shuffle_decided_at_run_time_are_followed():
+    source = INLINE.replace("shuffle=False", "shuffle=shuffle").replace(
+        "def input_fn(paths, batch_size, epochs=None, header=1):",
+        "def input_fn(paths, batch_size, epochs=None, header=1, shuffle=True):").replace(
+        "_, line = reader.read(files)", "offset, line = reader.read(queue=files)").replace(
+        "allow_smaller_final_batch=True)", "enqueue_many=False, allow_smaller_final_batch=True)")
+    result = run(source)
+    assert ("  files = tf.data.Dataset.from_tensor_slices(paths)\n  if shuffle:\n"
+            "    files = files.shuffle(tf.size(paths, out_type=tf.int64))\n"
+            "  def make_example(line):\n") in result.source
+    assert "offset" not in result.source and ".batch(batch_size, drop_remainder=False)" in result.source
+
+
 @pytest.mark.parametrize("before, after", [
     ("_, line = reader.read(files)", "_, line = reader.read_up_to(files, 10)"),
     ("batch_size, allow", "batch_size, enqueue_many=True, allow"),
     ("batch_size, allow", "batch_size, dynamic_pad=True, allow"),
-    ("_, line = reader.read(files)", "key, line = reader.read(files)"),
+    ("_, line = reader.read(files)", "key, line = reader.read(files)\n  print(key)"),
     (RETURNED, RETURNED.replace("return", "batch =") + "  return batch, columns\n"),
     (RETURNED, RETURNED.replace("return", "batch =") + "  return batch, files\n"),
     ("tf.train.string_input_producer(paths,", "tf.train.string_input_producer(tf.train.match_filenames_once(paths),"),

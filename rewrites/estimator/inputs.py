@@ -279,7 +279,8 @@ class InputReader(IteratorReading):
         dataset = self._expression(Value(value, place), mode, state, edits)
         if dataset is not None:
             return dataset
-        tensors = self._tensors_of_an_iterator(value, place, state, mode, edits)
+        tensors = self._tensors_of_an_iterator(value, place, state, mode, edits) or self._popped_label(
+            value, place, state, mode, edits)
         if tensors is not None:
             return tensors
         restructured = self._restructured(value, place, state, edits)

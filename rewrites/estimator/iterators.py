@@ -4,9 +4,11 @@
 .get_next()``, ``iterator = dataset.make_one_shot_iterator(); return iterator.get_next()`` or
 ``features, labels = iterator.get_next(); return features, labels``, or the tensors a helper returns so,
 rearranged (``image, label = make_batch(path); return {"image": image}, label``: the helper's dataset,
-mapped): Estimator takes the dataset as well, and the migrated program needs it, so the function is
-changed to return it (the iterator's statements go when nothing else reads them, but lines printing its tensors,
-which go with them: TF1 printed the tensors' description as it built the graph).
+mapped), or a dict of them whose label it pops (``features = iterator.get_next(); labels =
+features.pop("label"); return features, labels``: the dataset, mapped to split it so): Estimator takes the
+dataset as well, and the migrated program needs it, so the function is changed to return it (the iterator's
+statements go when nothing else reads them, but lines printing its tensors, which go with them: TF1 printed the
+tensors' description as it built the graph).
 """
 
 from __future__ import annotations
@@ -84,31 +86,59 @@ class IteratorReading:
 
     def _tensors_of_an_iterator(self, value, place: Place, state: dict, mode: str, edits: list) -> Dataset | None:
         """`features, labels = <iterator>.get_next()` ... `return features, labels` -> `return <dataset>`."""
-        names = [e.value.value for e in value.elements] if isinstance(value, cst.Tuple) and all(
-            isinstance(e.value, cst.Name) for e in value.elements) else [value.value] if isinstance(
+        names = [e.value for e in value.elements] if isinstance(value, cst.Tuple) and all(
+            isinstance(e.value, cst.Name) for e in value.elements) else [value] if isinstance(
             value, cst.Name) else None
-        if not names:
+        read = self._next_of(names[0], [], value, place, state, mode) if names else None
+        if read is None:
             return None
-        binding = self.values.binding(cst.ensure_type(value.elements[0].value if isinstance(value, cst.Tuple)
-                                                      else value, cst.Name), place)
-        if binding.kind != "value" or binding.value is None:
+        dataset_node, dataset, statements = read
+        edits.append((place.view, value, enclosed(dataset_node)))
+        edits.extend((place.view, statement, None) for statement in statements)
+        return dataset
+
+    def _popped_label(self, value, place: Place, state: dict, mode: str, edits: list) -> Dataset | None:
+        """`features = <iterator>.get_next()` ... `labels = features.pop("label")` ... `return features, labels` ->
+        `return <dataset>.map(lambda features: ({key: ... if key != "label"}, features["label"]))`."""
+        if not (isinstance(value, cst.Tuple) and len(value.elements) == 2
+                and all(isinstance(e.value, cst.Name) for e in value.elements)):
             return None
-        next_call = binding.value.node
+        features, labels = (e.value for e in value.elements)
+        popped = self.values.binding(labels, place)
+        call = popped.value.node if popped.kind == "value" and popped.value is not None else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop"
+                and isinstance(call.func.value, cst.Name) and call.func.value.value == features.value
+                and len(call.args) == 1 and isinstance(call.args[0].value, cst.SimpleString)):
+            return None
+        read = self._next_of(features, [place.view.statement_of(call)], value, place, state, mode)
+        if read is None:
+            return None
+        dataset_node, dataset, statements = read
+        key, name = source(call.args[0].value), features.value
+        split = cst.parse_expression(
+            f"lambda {name}: ({{key: value for key, value in {name}.items() if key != {key}}}, {name}[{key}])")
+        edits.append((place.view, value, mapped_chain(dataset_node, split)))
+        edits.extend((place.view, statement, None) for statement in statements)
+        return dataset
+
+    def _next_of(self, name: cst.Name, also: list, value, place: Place, state: dict, mode: str):
+        """For ``name`` bound to an iterator's `get_next()`: (the dataset expression, what it does, the statements
+        that go: binding the name, the iterator, ``also``, and lines printing them), None otherwise."""
+        binding = self.values.binding(name, place)
+        next_call = binding.value.node if binding.kind == "value" and binding.value is not None else None
         if not (isinstance(next_call, cst.Call) and isinstance(next_call.func, cst.Attribute)
                 and next_call.func.attr.value == "get_next"):
             return None
-        source = self._next_source(next_call, place)
-        if source is None:
+        found = self._next_source(next_call, place)
+        if found is None:
             return None
-        dataset_node, statements = source
-        statements = [place.view.statement_of(next_call), *statements]
+        dataset_node, statements = found
+        statements = [place.view.statement_of(next_call), *also, *statements]
         dataset = self._expression(Value(dataset_node, place), mode, state)
         printing = _printing_only(place.view, statements, value)
         if dataset is None or printing is None:
             return None
-        edits.append((place.view, value, enclosed(dataset_node)))
-        edits.extend((place.view, statement, None) for statement in statements + printing)
-        return dataset
+        return dataset_node, dataset, statements + printing
 
     def _elements(self, targets: list, node: cst.BaseExpression, statement, dataset: Dataset, made: list,
                   state: dict) -> bool:
