@@ -19,8 +19,8 @@ What may differ: the order of examples where TF1's was random or raced: file nam
 than one file, shuffle=True) come in another random order; `shuffle_batch` becomes `shuffle(min_after_dequeue)`,
 TensorFlow's own replacement, whose random order is not TF1's; batches of more than one thread (TF1 enqueued
 examples in whichever order its threads finished) come in the files' order. Not done for `read_up_to`,
-`enqueue_many`, `dynamic_pad`, `shapes`, reader options, `match_filenames_once`, or code making an example whose
-names the function reads after the batch.
+`enqueue_many=True`, `dynamic_pad=True`, `shapes`, reader options, `match_filenames_once`, a key of the read that
+the function reads, or code making an example whose names the function reads after the batch.
 
 Before:
 
