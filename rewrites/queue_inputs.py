@@ -241,8 +241,8 @@ class Rewrite(TFCodemod):
         tensors = bound["tensors"][1].value
         returned = source(tensors)
         if isinstance(tensors, (cst.List, cst.Tuple)):
-            returned = ", ".join(source(element.value) for element in tensors.elements) + (
-                "," if len(tensors.elements) == 1 else "")
+            returned = ", ".join(source(element.value) for element in tensors.elements)
+            returned = f"({returned},)" if len(tensors.elements) == 1 else returned
         # What the block binds must not be read after the batch: it moves into the example function.
         bound_in_block = {n.value for s in pipeline.block for n in _targets(s)}
         if any(isinstance(n, cst.Name) and n.value in bound_in_block for n in later):
@@ -399,9 +399,10 @@ def _file_names(tf: str, files: dict, pipeline: _Pipeline, queue: str, indent: s
     one = isinstance(names, (cst.List, cst.Tuple)) and len(names.elements) == 1
     if not one and (shuffle is None or source(shuffle[1].value) != "False"):
         seed = f", seed={value['seed']}" if "seed" in value else ""
-        shuffled = f".shuffle({tf}.size({value['string_tensor']}, out_type={tf}.int64){seed})"
+        # Every name in the buffer: a new permutation of them each epoch, as TF1's queue shuffled them.
+        shuffled = f".shuffle({queue}.cardinality(){seed})"
         if shuffle is None or source(shuffle[1].value) == "True":
-            code[0] += shuffled
+            code.append(f"{queue} = {queue}{shuffled}")
         elif isinstance(shuffle[1].value, cst.Name):
             code.append(f"if {value['shuffle']}:\n{indent}{queue} = {queue}{shuffled}")
         else:

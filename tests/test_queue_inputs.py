@@ -81,7 +81,8 @@ def test_shuffled_pipelines_say_their_order_is_not_tf1s():
         'tf.train.batch([features["a"], features["b"], label], batch_size, allow_smaller_final_batch=True)',
         'tf.train.shuffle_batch([features["a"], label], batch_size, capacity=100, min_after_dequeue=50, seed=3)')
     result = run(source)
-    assert ".from_tensor_slices(paths).shuffle(tf.size(paths, out_type=tf.int64), seed=7)\n" in result.source
+    assert "  files = tf.data.Dataset.from_tensor_slices(paths)\n  files = files.shuffle(files.cardinality(), seed=7)\n" \
+        in result.source
     assert "    .shuffle(50, seed=3)\n    .batch(batch_size, drop_remainder=True)).get_next()" in result.source
     [finding] = result.findings
     assert "file names are shuffled each epoch in another random order" in finding.message
@@ -100,7 +101,7 @@ def test_a_keyword_read_an_unread_key_and_a_shuffle_decided_at_run_time_are_foll
         "allow_smaller_final_batch=True)", "enqueue_many=False, allow_smaller_final_batch=True)")
     result = run(source)
     assert ("  files = tf.data.Dataset.from_tensor_slices(paths)\n  if shuffle:\n"
-            "    files = files.shuffle(tf.size(paths, out_type=tf.int64))\n"
+            "    files = files.shuffle(files.cardinality())\n"
             "  def make_example(line):\n") in result.source
     assert "offset" not in result.source and ".batch(batch_size, drop_remainder=False)" in result.source
 
@@ -201,3 +202,10 @@ def test_the_migrated_pipelines_yield_tf1s_batches_to_the_same_end(tmp_path):
         old = _module(tmp_path, f"old{index}", code)
         new = _module(tmp_path, f"new{index}", migrated.source)
         _same(_batches(old.input_fn, *args), _batches(new.input_fn, *args))
+    # Files shuffled each epoch, batches of one: in another order, the same examples, each epoch whole.
+    code = HELPER.replace(", shuffle=False", "")
+    migrated = run(code)
+    assert ".shuffle(files.cardinality())" in migrated.source
+    old, new = _module(tmp_path, "old_shuffled", code), _module(tmp_path, "new_shuffled", migrated.source)
+    tf1, tf2 = (sorted(int(ys[0]) for _, ys in _batches(side.input_fn, records, 1, 2)) for side in (old, new))
+    assert tf1 == tf2 == sorted([*range(7), *range(10, 17)] * 2)
