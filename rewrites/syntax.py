@@ -293,6 +293,16 @@ class _Indented(cst.CSTTransformer):
         return updated if updated.indent is not None else updated.with_changes(indent=self.indent)
 
 
+class _DefaultIndented(cst.CSTTransformer):
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated.with_changes(indent=None)
+
+
+def default_indented(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """``statement``, its blocks printed with the indentation of the module it goes into."""
+    return statement.visit(_DefaultIndented())
+
+
 def parsed_statement(code: str, indent: str) -> cst.BaseStatement:
     """The statement ``code``, its blocks indented by ``indent`` (the module's it goes into), whatever that module's
     default indentation: libcst prints a block of no indentation of its own with its module's."""

@@ -58,21 +58,30 @@ def test_a_classifiers_accuracy_of_class_ids_is_the_heads_accuracy_under_its_key
     (('tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values)',
       'tf.metrics.root_mean_squared_error(labels=labels, predictions=pred_values, weights=labels)'),
      "tf.metrics.root_mean_squared_error is migrated on (labels, predictions[...]) without weights"),
-    (('predictions["predictions"], axis=-1', 'predictions["predictions"], axis=0'),
-     "tf.metrics.root_mean_squared_error of predictions[None] of a canned DNNRegressor"),
     (('tf.metrics.root_mean_squared_error', 'tf.metrics.precision'),
      "tf.metrics.precision of predictions['predictions'] of a canned DNNRegressor"),
     (("  pred_values = tf.squeeze", "  if labels is None:\n    return {}\n  pred_values = tf.squeeze"),
      "a metric_fn of `name = ...` statements"),
     (("def my_rmse(labels, predictions):", "def my_rmse(labels, preds):"),
      "a metric_fn takes labels, predictions, features and config by those names"),
-], ids=["weights", "squeezed-otherwise", "precision", "branch", "parameter-names"])
+], ids=["weights", "precision", "branch", "parameter-names"])
 def test_a_metric_fn_not_migrated_leaves_the_program_with_the_reason(change, why):
     source = PROGRAM.replace(*change)
     assert source != PROGRAM
     result = run_one(source)
     assert result.source == source
     assert any(why in finding for finding in manual(result)), manual(result)
+
+
+def test_a_classifiers_metric_of_a_computed_prediction_is_left():
+    source = (PROGRAM.replace("DNNRegressor(", "DNNClassifier(n_classes=3, ")
+              .replace('tf.squeeze(input=predictions["predictions"], axis=-1)',
+                       'tf.argmax(predictions["probabilities"], 1)')
+              .replace("tf.metrics.root_mean_squared_error", "tf.metrics.accuracy"))
+    result = run_one(source)
+    assert result.source == source
+    assert any("tf.metrics.accuracy of predictions[None] of a canned DNNClassifier" in finding
+               for finding in manual(result)), manual(result)
 
 
 def test_add_metrics_of_a_custom_estimator_says_where_the_metrics_go():
@@ -133,6 +142,16 @@ def test_a_metric_of_the_metric_fns_own_expressions_of_labels_and_predictions_is
             '    return super().update_state(y_true * SCALE, tf.cast(y_pred, tf.float64) * SCALE, sample_weight)\n'
             ) in result.source
     assert 'RmseMetric(name="rmse")' in result.source and "def my_rmse" not in result.source
+
+
+def test_a_metric_of_labels_and_an_expression_of_the_prediction_is_a_class_computing_it():
+    """TF1 course code: `rmse(labels, tf.cast(predictions["predictions"], tf.float64))`."""
+    source = PROGRAM.replace('tf.squeeze(input=predictions["predictions"], axis=-1)',
+                             'tf.cast(predictions["predictions"], tf.float64)')
+    result = run_one(source)
+    assert manual(result) == []
+    assert "return super().update_state(y_true, tf.cast(y_pred, tf.float64), sample_weight)" in result.source
+    assert 'RmseMetric(name="rmse")' in result.source
 
 
 @pytest.mark.parametrize("change, why", [

@@ -478,3 +478,37 @@ def test_a_module_whose_first_line_imports_tensorflow_reads_its_legacy_keras_swi
     switch = code.index("if importlib.metadata.version(")
     assert code.index("import importlib.metadata\n") < switch and code.index("import os\n") < switch
     compile(code, "train.py", "exec")
+
+
+NESTED = ROOT / "tests" / "parity_programs" / "nested_model_fn_tf1.py"
+KEPT = ('    logits = tf.layers.dense(net, 1)\n',
+        '    logits = tf.layers.dense(net, 1) + tf.get_variable("shift", [1], initializer=tf.zeros_initializer())\n')
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("tier", [1, 2])
+def test_a_model_fn_nested_in_a_function_named_build_model_is_migrated_in_place(tier, tmp_path):
+    """The Keras function (and, in tier 2, the class running the model_fn) goes where the model_fn is, inside the
+    function, named `build_keras_model` since the module already has a `build_model`; the program runs, and
+    parity holds."""
+    source = NESTED.read_text()
+    if tier == 2:
+        assert KEPT[0] in source
+        source = source.replace(*KEPT)
+    (tmp_path / "train.py").write_text(source)
+    (tmp_path / "train_tf2.py").write_text(source)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    migrate = subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert migrate.returncode == 0 and ("TFM310" in migrate.stdout) == (tier == 2), migrate.stdout + migrate.stderr
+    code = (tmp_path / "train_tf2.py").read_text()
+    assert "\n  def build_keras_model(" in code and "\n      model = build_keras_model(" in code
+    assert ("\n  class ModelFnModel(keras.Model):\n    \"\"\"" in code) == (tier == 2)
+    run = subprocess.run([sys.executable, "train_tf2.py", "--steps", "5"], cwd=tmp_path, capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert re.search(r"^global step 5, eval mae \S+$", run.stdout, re.MULTILINE), run.stdout
+    result = subprocess.run([TF_MIGRATE, "parity", "train.py", "train_tf2.py", "--steps", "10"], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert result.stdout.startswith("PARITY: 10 steps match"), result.stdout

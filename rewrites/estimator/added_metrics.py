@@ -136,9 +136,10 @@ class AddedMetrics:
                               self.view.path)
         regressor = self.canned.endswith("Regressor")
         labels, prediction = self._resolve(args["labels"]), self._prediction(args["predictions"])
-        if not (isinstance(labels, cst.Name) and labels.value == "labels"):
-            if regressor and api in METRICS_ON_OUTPUT:
-                return key, self._computed(key, api, call, args["labels"], args["predictions"])
+        plain = isinstance(labels, cst.Name) and labels.value == "labels"
+        if regressor and api in METRICS_ON_OUTPUT and not (plain and prediction):
+            return key, self._computed(key, api, call, args["labels"], args["predictions"])
+        if not plain:
             raise Unsupported(call, f"tf.{api} is migrated on (labels, predictions[...]) without weights",
                               self.view.path)
         if regressor and prediction == "predictions" and api in METRICS_ON_OUTPUT:

@@ -33,7 +33,7 @@ from rewrites.program.modules import ModuleView
 from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, children, source, subtree, with_blank_lines
+from rewrites.syntax import Unsupported, children, default_indented, source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -91,14 +91,16 @@ def _reaches(inner, scope, name: str) -> bool:
     return False
 
 
-def build_function_name(name: str) -> str:
-    """model_fn -> build_model, _model_fn -> _build_model, cnn_model_fn -> build_cnn_model, __call__ -> build_model."""
-    if name.startswith("__") and name.endswith("__"):
-        return "build_model"
+def build_function_names(name: str) -> tuple[str, str]:
+    """model_fn -> build_model, _model_fn -> _build_model, cnn_model_fn -> build_cnn_model, __call__ -> build_model;
+    second, the name taken where the module already uses the first: build_keras_model, build_keras_cnn_model."""
     stripped = name.lstrip("_")
     prefix = name[:len(name) - len(stripped)]
     base = stripped[:-3] if stripped.endswith("_fn") else stripped
-    return f"{prefix}build_{base}" if base == "model" or base.endswith("_model") else f"{prefix}build_{base}_model"
+    if name.startswith("__") and name.endswith("__"):
+        prefix, base = "", "model"
+    base = base if base == "model" or base.endswith("_model") else f"{base}_model"
+    return f"{prefix}build_{base}", f"{prefix}build_keras_{base}"
 
 
 class Emitter:
@@ -299,14 +301,17 @@ class Emitter:
         function, view = model_fn.function, model_fn.view
         owner = view.parent(view.parent(function))
         scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
-        new_name = build_function_name(function.name.value)
-        if new_name in scope_names:
+        names = build_function_names(function.name.value)
+        new_name = next((name for name in names if name not in scope_names), None)
+        if new_name is None:
             raise Value(function, model_fn.place).fail(f"the migrated program names the model_fn's Keras function "
-                                                       f"`{new_name}`, which this module already uses")
+                                                       f"`{names[0]}` or `{names[1]}`, which this module already "
+                                                       "uses")
         if model.faithful is not None:
             following, text = faithful_emit.build_function(self, program, new_name, scope_names, predict)
-            self.module_edits(view).insert_before(following, _module_statements(text))
-            self.module_edits(view).blank_lines[following] = 2
+            column = view.position(function)[1] - 1
+            self.module_edits(view).insert_before(following, _module_statements(text, column))
+            self.module_edits(view).blank_lines[following] = 1 if column else 2
             return new_name
         loss_metric = self._eval_loss(view, view.module_statement_of(function), model, plans)
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", "params", *model_fn.bound,
@@ -365,7 +370,8 @@ class Emitter:
         """How the driver names the build function: as it named the model_fn, or through an import of its module
         (which the driver gets when it has none)."""
         view, function, driver = model_fn.view, model_fn.function, program.place
-        if function is not None and view.parent(function) is not view.module:  # a method: on the object the model_fn was taken from
+        if function is not None and isinstance(view.parent(view.parent(function)), cst.ClassDef):
+            # a method: on the object the model_fn was taken from
             code = relocate(self.values, model_fn.reference, driver)
             if function.name.value == "__call__":  # the object itself: its new method
                 return f"{source(code)}.{model_fn.new_name}"
@@ -481,12 +487,19 @@ def _unindented(line: cst.EmptyLine) -> cst.EmptyLine:
     return line if line.comment else line.with_changes(indent=False)
 
 
-def _module_statements(text: str) -> list[cst.BaseStatement]:
-    module = cst.parse_module(text)
-    statements = list(module.body)
-    statements[0] = statements[0].with_changes(leading_lines=[*module.header, *statements[0].leading_lines])
-    return [with_blank_lines(statement, 2) if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else statement
-            for statement in statements]
+def _module_statements(text: str, column: int = 0) -> list[cst.BaseStatement]:
+    """The statements of ``text``, to go where statements stand at ``column`` (a function's body: indented there
+    as they are printed, so that their docstrings' lines are too)."""
+    if column:
+        module = cst.parse_module("if True:\n" + textwrap.indent(text, " " * column))
+        statements, header = [default_indented(statement) for statement in module.body[0].body.body], []
+    else:
+        module = cst.parse_module(text)
+        statements, header = list(module.body), module.header
+    statements[0] = statements[0].with_changes(leading_lines=[*header, *statements[0].leading_lines])
+    blank_lines = 1 if column else 2
+    return [with_blank_lines(statement, blank_lines) if isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+            else statement for statement in statements]
 
 
 def _builtins() -> set[str]:

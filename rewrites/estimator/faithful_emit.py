@@ -36,9 +36,10 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
 
     model_fn, faithful = program.setup.model_fn, program.setup.model.faithful
     function, view = model_fn.function, model_fn.view
-    if view.parent(function) is not view.module:
+    block = view.parent(function)
+    if block is not view.module and isinstance(view.parent(block), cst.ClassDef):
         raise Unsupported(function, "a model_fn method kept as written (tier 2) is not migrated yet: make it a "
-                                    "module-level function", view.path)
+                                    "function", view.path)
     name = class_name(function.name.value)
     if name in taken:
         raise Unsupported(function, f"the migrated program names the Keras model running the model_fn `{name}`, "
@@ -50,10 +51,10 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
         raise Unsupported(function, "the tables of a model_fn kept as written (tier 2) in another module than the "
                                     "program's driver are not migrated yet: the strategy made there shards them",
                           view.path)
-    following = _next_statement(view, function)
+    following = _next_statement(block, function)
     if following is None:
-        raise Unsupported(function, "the model_fn is the module's last statement: the migration writes its Keras "
-                                    "model after it", view.path)
+        raise Unsupported(function, "the model_fn is the last statement of its module or function: the migration "
+                                    "writes its Keras model after it", view.path)
     edits = emitter.module_edits(view)
     for statement in faithful.removed:
         edits.remove(statement)
@@ -80,7 +81,7 @@ def finding(faithful) -> str:
             f"names); tier 1 stopped at {faithful.why_at}: {faithful.why}")
 
 
-def _next_statement(view, function):
-    body = list(view.module.body)
+def _next_statement(block, function):
+    body = list(block.body)
     index = next(i for i, statement in enumerate(body) if statement is function)
     return body[index + 1] if index + 1 < len(body) else None
