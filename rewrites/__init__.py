@@ -169,11 +169,12 @@ FAMILIES: tuple[Family, ...] = (
                  "tf.summary ops of the graph only fed TF1's summary writers: dropped (the step computes the same)"),
         ),
     ),
-    # After between_graph: what it migrated is no longer TF1's; what it left is reported at each use.
+    # After the program families: what they migrated or removed is no longer TF1's; what they left is reported at each
+    # use.
     Family(
         "tf1_cluster",
         triggers=("replica_device_setter", "MonitoredTrainingSession", "Supervisor", "SyncReplicasOptimizer", "/job:ps"),
-        reads_only_after=("between_graph",),
+        after_programs=True,
         rules=(
             Rule("TFM107", "cluster-code-left", M,
                  "TF1 cluster code left as it is (replica_device_setter, MonitoredTrainingSession, Supervisor, "

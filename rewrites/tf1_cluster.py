@@ -1,6 +1,7 @@
 """TFM107: TF1 cluster code that stays TF1 is never left without a word.
 
-This family changes no code: it runs after the between-graph rewrite and reports what that left.
+This family changes no code: it runs after the program rewrites (between-graph, Estimator) and reports what
+they left.
 
 TFM107 cluster-code-left
 

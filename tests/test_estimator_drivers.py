@@ -313,3 +313,41 @@ def test_the_migrated_main_block_trains_and_writes_its_predictions(tmp_path):
     for name in ("train", "testa"):
         lines = (tmp_path / "model" / "score" / f"{name}.preds.txt").read_text().splitlines()
         assert len(lines) == 12 and all(line.split()[1] in ("0", "1") for line in lines), lines
+
+
+SESSION_CONFIG = '''
+
+def session_config():
+    return tf.ConfigProto(device_filters=["/job:ps", "/job:worker"])
+'''
+CONFIG_READ = (MAIN_BLOCK.replace("cfg = tf.estimator.RunConfig(save_checkpoints_secs=120)",
+                                  "cfg = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_secs=120, "
+                                  "session_config=session_config())")
+               .replace("Estimator(model_fn, model_dir, cfg, params)", "Estimator(model_fn, config=cfg, params=params)")
+               .replace("Path(estimator.eval_dir())", "Path(cfg.model_dir)")
+               .replace('\n\nif __name__ == "__main__":', SESSION_CONFIG + '\n\nif __name__ == "__main__":'))
+
+
+def test_the_run_configs_model_dir_is_its_code_and_the_session_config_function_only_it_called_goes():
+    """cloudml-samples' iris trainer: `print(run_config.model_dir)`, and a session config of device filters for
+    TF1's cluster, which the Keras program does not need: gone with the RunConfig, and no TFM107 about it."""
+    assert CONFIG_READ.count("cfg.model_dir") == 1 and "session_config())" in CONFIG_READ
+    result = run_one(CONFIG_READ)
+    assert "    Path(model_dir).mkdir(parents=True, exist_ok=True)\n" in result.source
+    assert "def session_config" not in result.source and "/job:ps" not in result.source
+    assert rules(result) == ["TFM301"]
+
+
+def test_the_session_config_function_called_elsewhere_too_stays_and_is_reported():
+    result = run_one(CONFIG_READ.replace("    for name in", "    print(session_config())\n    for name in"))
+    assert "def session_config" in result.source
+    assert set(rules(result)) == {"TFM107", "TFM301"}
+
+
+def test_a_run_config_without_model_dir_read_for_it_leaves_the_program():
+    """TF1's RunConfig keeps model_dir=None when only the Estimator is given one."""
+    source = (CONFIG_READ.replace("model_dir=model_dir, save_checkpoints_secs", "save_checkpoints_secs")
+              .replace("config=cfg, params=params", "model_dir, config=cfg, params=params"))
+    result = run_one(source)
+    assert result.source == dedent(source)
+    assert any("`cfg` is also used here (`Path(cfg.model_dir).mkdir(" in f.message for f in result.findings)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrites.estimator.config import RUN_CONFIG, RUN_CONFIG_NOT_NEEDED, RUN_CONFIGS
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.program import Program
 from rewrites.program.modules import ModuleView, Tree
-from rewrites.syntax import Unsupported, first_line, subtree
+from rewrites.syntax import Unsupported, bound_values, first_line, subtree
 
 
 def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None:
@@ -36,7 +37,7 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
             _used_elsewhere(function.name.value, *outside[0], factory=True)
         emitter.module_edits(view).remove(function)
         _drop_reexports(tree, emitter, view, function.name.value)
-    for view, function in program.setup.model.helpers:
+    for view, function in [*program.setup.model.helpers, *_called(tree, program.removed)]:
         if view.parent(function) is view.module and all(
                 id(node) in going for _, node in tree.references_to(view, function.name.value)):
             emitter.module_edits(view).remove(function)
@@ -45,6 +46,24 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
             if id(node) not in going and not _is_import(where, node):
                 _used_elsewhere(model_fn.function.name.value, where, node)
         _drop_reexports(tree, emitter, model_fn.view, model_fn.function.name.value)
+
+
+def _called(tree: Tree, removed) -> list[tuple[ModuleView, cst.FunctionDef]]:
+    """The module's own functions that a RunConfig the migration removes calls for what the Keras program does not
+    need (`RunConfig(session_config=_session_config())`): they go too where nothing else calls them."""
+    found = []
+    for view, statement in removed:
+        for node in subtree(statement):
+            if not (isinstance(node, cst.Call) and view.api(node.func) in RUN_CONFIGS):
+                continue
+            for name, value in bound_values(node, RUN_CONFIG).items():
+                if name in RUN_CONFIG_NOT_NEEDED and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+                    function = next((s for s in view.module.body if isinstance(s, cst.FunctionDef)
+                                     and s.name.value == value.func.value), None)
+                    if function is not None and any(reference is value.func for _, reference in
+                                                    tree.references_to(view, value.func.value)):
+                        found.append((view, function))
+    return found
 
 
 def _drop_reexports(tree: Tree, emitter: Emitter, view: ModuleView, name: str) -> None:

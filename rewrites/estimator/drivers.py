@@ -44,12 +44,13 @@ import builtins
 import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
+from rewrites.estimator.config import RUN_CONFIG, RUN_CONFIGS, TPU_RUN_CONFIG
 from rewrites.estimator.program import Driver, Handoff, Program
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, Place, Value
 from rewrites.program.relocation import function_scope, relocate
 from rewrites.program.values import Values, own_nodes
-from rewrites.syntax import Unsupported, bind_arguments, first_line, is_none, source, subtree
+from rewrites.syntax import Unsupported, bind_arguments, bound_values, first_line, is_none, source, subtree
 
 TRAINING = ("train", "train_and_evaluate")
 ATTRIBUTES = ("eval_dir", "model_dir")  # what the migrated program computes of an Estimator
@@ -90,6 +91,26 @@ def estimator_bindings(home: Place, trail: list) -> list[Assignment]:
             and isinstance(step.assignment, Assignment) and step.assignment.scope is scope]
 
 
+def _run_config_bindings(values: Values, view: ModuleView, statement: cst.CSTNode) -> list[tuple[Assignment, Value]]:
+    """`config = tf.estimator.RunConfig(model_dir=...)`, a statement the migration removes: the binding of `config`,
+    whose `config.model_dir` the program may read, and that model_dir."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            and isinstance(small.value, cst.Call)):
+        return []
+    api = Value(small.value, values.place_of(view, small.value)).api()
+    if api not in RUN_CONFIGS:
+        return []
+    model_dir = bound_values(small.value, TPU_RUN_CONFIG if api == "estimator.tpu.RunConfig" else RUN_CONFIG).get(
+        "model_dir")
+    name, scope = small.targets[0].target, view.scope(small.targets[0].target)
+    if model_dir is None or scope is None:
+        return []
+    place = values.place_of(view, model_dir)
+    return [(assignment, Value(model_dir, place)) for assignment in scope[name.value]
+            if isinstance(assignment, Assignment) and assignment.node is name]
+
+
 def _reads_returned(values: Values, driver: Driver, home: Place, bindings: list[Assignment]) -> bool:
     """False: the driver is in a function defined at ``home`` and reads the Estimator's name bound there; True: it
     reads what the training function ``home`` returned; else Unsupported."""
@@ -127,6 +148,9 @@ def read_outside(values: Values, pipeline, anchor: cst.BaseStatement, model_dir:
             reader.called_after_setup(driver)
     for binding in estimator_bindings(pipeline.place, pipeline.trail):
         reader.attributes(pipeline.place.view, binding)
+    for view, statement in removed:
+        for binding, model_dir in _run_config_bindings(values, view, statement):
+            reader.attributes(view, binding, ("model_dir",), model_dir)
     if reader.problems:
         raise Unsupported.of_all(reader.problems)
     return reader.found, handoff
@@ -248,7 +272,7 @@ class _Outside:
                 self._fail(view, node, f"`{name}` here may be the Estimator the training function returns or "
                                        "something else: bind that Estimator to a name of its own")
             elif method in ATTRIBUTES:
-                self._attribute(view, node, parent, method)
+                self._attribute(view, node, parent, method, self.model_dir)
             elif method in OTHER_METHODS:
                 self._fail(view, node, f"`{name}.{method}(...)` {OTHER_METHODS[method]}")
             elif not driven or view.scope(node) is not assignment.scope:
@@ -258,43 +282,47 @@ class _Outside:
 
     # -- eval_dir() and model_dir ----------------------------------------------------------------
 
-    def attributes(self, view: ModuleView, assignment: Assignment) -> None:
+    def attributes(self, view: ModuleView, assignment: Assignment, names=ATTRIBUTES, model_dir=...) -> None:
+        """``names`` read of what ``assignment`` binds, as code (``model_dir``: the one it has, if not the
+        program's)."""
         for access in view.in_order(assignment.references):
             parent = view.parent(access.node)
-            if isinstance(parent, cst.Attribute) and parent.value is access.node and parent.attr.value in ATTRIBUTES \
+            if isinstance(parent, cst.Attribute) and parent.value is access.node and parent.attr.value in names \
                     and id(access.node) not in self.going:
-                self._attribute(view, access.node, parent, parent.attr.value)
+                self._attribute(view, access.node, parent, parent.attr.value,
+                                self.model_dir if model_dir is ... else model_dir)
 
-    def _attribute(self, view: ModuleView, node: cst.CSTNode, attribute: cst.Attribute, name: str) -> None:
+    def _attribute(self, view: ModuleView, node: cst.CSTNode, attribute: cst.Attribute, name: str,
+                   model_dir: Value | None) -> None:
         """`estimator.model_dir` or `estimator.eval_dir(...)` as code where it stands."""
         call = view.parent(attribute)
         whole = call if name == "eval_dir" and isinstance(call, cst.Call) and call.func is attribute else attribute
         if name == "eval_dir" and whole is attribute:
             return self._fail(view, node, "`eval_dir` is read but not called: migrate that use by hand")
         try:
-            self.found.append((view, whole, self._code(view, whole)))
+            self.found.append((view, whole, self._code(view, whole, model_dir)))
         except Unsupported as problem:
             self._fail(view, whole, f"`{source(whole)}`: {problem}")
 
-    def _code(self, view: ModuleView, whole: cst.CSTNode) -> str:
-        if self.model_dir is None or is_none(self.model_dir.node):
+    def _code(self, view: ModuleView, whole: cst.CSTNode, model_dir: Value | None) -> str:
+        if model_dir is None or is_none(model_dir.node):
             raise Unsupported(whole, "the Estimator is given no model_dir (TF1 used a temporary directory): give it "
                                      "one, or migrate this use by hand", view.path)
         place = self.values.place_of(view, whole)
         try:
-            model_dir = source(relocate(self.values, self.model_dir, place, spell=self.spell))
+            code = source(relocate(self.values, model_dir, place, spell=self.spell))
         except Unsupported:
-            raise Unsupported(whole, f"its model_dir, `{source(self.model_dir.node)}`, cannot be read here: migrate "
+            raise Unsupported(whole, f"its model_dir, `{source(model_dir.node)}`, cannot be read here: migrate "
                                      "this use by hand", view.path) from None
         if isinstance(whole, cst.Attribute):
-            return model_dir
+            return code
         bound = bind_arguments(whole, ("name",))
         name = self.values.constant(Value(bound["name"][1].value, place)) if bound and "name" in bound else None
         if bound is None or not (name is None or isinstance(name, str)):
             raise Unsupported(whole, "an evaluation name known only when the program runs: migrate this use by hand",
                               view.path)
         folder = f"eval_{name}" if name else "eval"
-        return f'os.path.join({model_dir}, "{folder}")'
+        return f'os.path.join({code}, "{folder}")'
 
 
 # -- writing it ---------------------------------------------------------------------------------
