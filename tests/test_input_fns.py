@@ -178,6 +178,21 @@ def input_fn():
 ''', "input_fn", "input_fn()", '''\
   return dataset.map(lambda batch: ({key: value for key, value in batch.items() if key != "y"}, batch["y"]))
 '''),
+    # cloudml-samples' census trainer: the label popped in the return, through a helper of the module's
+    "a dict of the iterator, its label popped where it is returned": (f'''\
+def read(path, num_epochs=None, batch_size=4):
+  dataset = {LINES}.map(lambda x, y: {{"x": x, "y": y}})
+  iterator = dataset.repeat(num_epochs).batch(batch_size).make_one_shot_iterator()
+  features = iterator.get_next()
+  return features, features.pop("y")
+
+
+def input_fn():
+  return read("train.csv")
+''', "input_fn", "input_fn()", '''\
+  return dataset.repeat(num_epochs).batch(batch_size).map(lambda features: ({key: value for key, value in \
+features.items() if key != "y"}, features["y"]))
+'''),
     "tensors of the iterator": (f'''\
 def input_fn():
   dataset = {LINES}.repeat().batch(4)

@@ -98,19 +98,24 @@ class IteratorReading:
         return dataset
 
     def _popped_label(self, value, place: Place, state: dict, mode: str, edits: list) -> Dataset | None:
-        """`features = <iterator>.get_next()` ... `labels = features.pop("label")` ... `return features, labels` ->
-        `return <dataset>.map(lambda features: ({key: ... if key != "label"}, features["label"]))`."""
+        """`features = <iterator>.get_next()` ... `labels = features.pop("label")` ... `return features, labels` (or
+        `return features, features.pop("label")`) -> `return <dataset>.map(lambda features: ({key: ... if key !=
+        "label"}, features["label"]))`."""
         if not (isinstance(value, cst.Tuple) and len(value.elements) == 2
-                and all(isinstance(e.value, cst.Name) for e in value.elements)):
+                and isinstance(value.elements[0].value, cst.Name)):
             return None
         features, labels = (e.value for e in value.elements)
-        popped = self.values.binding(labels, place)
-        call = popped.value.node if popped.kind == "value" and popped.value is not None else None
+        if isinstance(labels, cst.Name):
+            popped = self.values.binding(labels, place)
+            call = popped.value.node if popped.kind == "value" and popped.value is not None else None
+            also = [place.view.statement_of(call)] if call is not None else []
+        else:
+            call, also = labels, []
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop"
                 and isinstance(call.func.value, cst.Name) and call.func.value.value == features.value
                 and len(call.args) == 1 and isinstance(call.args[0].value, cst.SimpleString)):
             return None
-        read = self._next_of(features, [place.view.statement_of(call)], value, place, state, mode)
+        read = self._next_of(features, also, value, place, state, mode)
         if read is None:
             return None
         dataset_node, dataset, statements = read
