@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrites.estimator.config import RUN_CONFIG, RUN_CONFIG_NOT_NEEDED, RUN_CONFIGS
+from rewrites.estimator.config import RUN_CONFIG_NOT_NEEDED, RUN_CONFIGS, run_config_arguments
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.program import Program
 from rewrites.program.modules import ModuleView, Tree
-from rewrites.syntax import Unsupported, bound_values, first_line, subtree
+from rewrites.syntax import Unsupported, first_line, subtree
 
 
 def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None:
@@ -54,9 +54,14 @@ def _called(tree: Tree, removed) -> list[tuple[ModuleView, cst.FunctionDef]]:
     found = []
     for view, statement in removed:
         for node in subtree(statement):
-            if not (isinstance(node, cst.Call) and view.api(node.func) in RUN_CONFIGS):
+            api = view.api(node.func) if isinstance(node, cst.Call) else None
+            if api not in RUN_CONFIGS:
                 continue
-            for name, value in bound_values(node, RUN_CONFIG).items():
+            try:
+                arguments = run_config_arguments(node, api)
+            except Unsupported:  # its reading says why, where the program reads it
+                continue
+            for name, value in arguments.items():
                 if name in RUN_CONFIG_NOT_NEEDED and isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
                     function = next((s for s in view.module.body if isinstance(s, cst.FunctionDef)
                                      and s.name.value == value.func.value), None)

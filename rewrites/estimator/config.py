@@ -42,6 +42,11 @@ WARM_START_SETTINGS = ("ckpt_to_initialize_from", "vars_to_warm_start", "var_nam
 RUN_CONFIGS = {"estimator.RunConfig", "estimator.tpu.RunConfig"}
 
 
+def run_config_arguments(call: cst.Call, api: str) -> dict[str, cst.BaseExpression]:
+    """The arguments of the RunConfig call ``call`` (``api``: which RunConfig), by parameter name."""
+    return bound_values(call, TPU_RUN_CONFIG if api == "estimator.tpu.RunConfig" else RUN_CONFIG)
+
+
 @dataclass
 class Steps:
     """The steps to train: the value (None: one pass over an input that ends), and whether they count earlier runs."""
@@ -86,8 +91,7 @@ class ConfigReader:
         if not (isinstance(call, cst.Call) and config.api() in RUN_CONFIGS):
             raise node.fail("Estimator(config=...) is migrated when it is a RunConfig(...) call the migration can "
                             "follow (made in the files given)")
-        parameters = TPU_RUN_CONFIG if config.api() == "estimator.tpu.RunConfig" else RUN_CONFIG
-        return {name: Value(value, config.place) for name, value in bound_values(call, parameters).items()}
+        return {name: Value(value, config.place) for name, value in run_config_arguments(call, config.api()).items()}
 
     def checkpoints(self, config: dict[str, Value]) -> Checkpoints | None:
         """RunConfig's checkpoint settings; None when both intervals are None (TF1 then saved no checkpoints)."""

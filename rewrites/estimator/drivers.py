@@ -44,13 +44,13 @@ import builtins
 import libcst as cst
 from libcst.metadata import Assignment, ScopeProvider
 
-from rewrites.estimator.config import RUN_CONFIG, RUN_CONFIGS, TPU_RUN_CONFIG
+from rewrites.estimator.config import RUN_CONFIGS, run_config_arguments
 from rewrites.estimator.program import Driver, Handoff, Program
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Binding, Place, Value
 from rewrites.program.relocation import function_scope, relocate
 from rewrites.program.values import Values, own_nodes
-from rewrites.syntax import Unsupported, bind_arguments, bound_values, first_line, is_none, source, subtree
+from rewrites.syntax import Unsupported, bind_arguments, first_line, is_none, source, subtree
 
 TRAINING = ("train", "train_and_evaluate")
 ATTRIBUTES = ("eval_dir", "model_dir")  # what the migrated program computes of an Estimator
@@ -101,8 +101,10 @@ def _run_config_bindings(values: Values, view: ModuleView, statement: cst.CSTNod
     api = Value(small.value, values.place_of(view, small.value)).api()
     if api not in RUN_CONFIGS:
         return []
-    model_dir = bound_values(small.value, TPU_RUN_CONFIG if api == "estimator.tpu.RunConfig" else RUN_CONFIG).get(
-        "model_dir")
+    try:
+        model_dir = run_config_arguments(small.value, api).get("model_dir")
+    except Unsupported:  # its reading says why, where the program reads it
+        return []
     name, scope = small.targets[0].target, view.scope(small.targets[0].target)
     if model_dir is None or scope is None:
         return []
