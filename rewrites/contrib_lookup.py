@@ -43,6 +43,11 @@ After:
               tf.range(tf.size(["cat", "dog"]), dtype=tf.int64)),
           default_value=-1)
       return vocabulary.lookup(words), classes.lookup(labels)
+
+Finding:
+
+    4:16: TFM006 [exact] `tf.contrib.lookup.index_table_from_file` -> `tf.lookup.StaticVocabularyTable`: the same
+    table
 """
 
 from __future__ import annotations

@@ -35,6 +35,11 @@ After:
       with slim.arg_scope([slim.conv2d], padding="SAME"):
         hidden = slim.conv2d(images, 32, [3, 3])
       return slim.fully_connected(slim.flatten(hidden), 10, activation_fn=tf.nn.relu)
+
+Finding:
+
+    2:1: TFM005 [exact] `import tensorflow.contrib.slim as slim` -> `import tf_slim as slim` (the tf-slim package:
+    pip install tf-slim)
 """
 
 from __future__ import annotations

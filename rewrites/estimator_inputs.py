@@ -39,6 +39,10 @@ After:
     def train_input_fn():
         return tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y)).repeat().batch(16)
 
+Finding:
+
+    3:18: TFM306 [exact] numpy_input_fn -> tf.data: the same batches in the same order
+
 TFM307 shuffled-input
 
 What it does: the same as TFM306 for shuffle=True: the dataset gets .shuffle(queue_capacity) before its passes.
@@ -62,6 +66,11 @@ After:
 
     def train_input_fn():
         return tf.data.Dataset.from_tensor_slices(({"x": train_x}, train_y)).shuffle(1000).batch(16)
+
+Finding:
+
+    3:18: TFM307 [numeric] numpy_input_fn(shuffle=True) -> tf.data with .shuffle(): the same examples and batch
+    sizes in another random order
 
 TFM308 input-fn-manual
 

@@ -54,6 +54,11 @@ After:
     mnist = read_mnist(one_hot=True)
     images = tf.placeholder(tf.float32, [None, 784])
     print(np.mean(mnist.train.images), mnist.test.labels[:3])
+
+Finding:
+
+    5:9: TFM007 [numeric] `input_data.read_data_sets` -> `read_mnist()`, written in this module: TF1's MNIST arrays
+    from tf.keras.datasets.mnist.load_data(), kept in ~/.keras/datasets rather than the train_dir
 """
 
 from __future__ import annotations

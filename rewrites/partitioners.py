@@ -24,6 +24,10 @@ After:
 
     partitioner = tf.distribute.experimental.partitioners.FixedShardsPartitioner(4)
 
+Finding:
+
+    3:15: TFM201 [exact] fixed_size_partitioner -> FixedShardsPartitioner
+
 TFM202 variable-axis-size-partitioner
 
 What it does: tf.compat.v1.variable_axis_size_partitioner becomes
@@ -44,6 +48,10 @@ After:
 
     partitioner = tf.distribute.experimental.partitioners.MaxSizePartitioner(64 << 20, bytes_per_string=32)
 
+Finding:
+
+    3:15: TFM202 [exact] variable_axis_size_partitioner -> MaxSizePartitioner
+
 TFM203 min-max-variable-partitioner
 
 What it does: tf.compat.v1.min_max_variable_partitioner becomes
@@ -63,6 +71,10 @@ After:
     import tensorflow as tf
 
     partitioner = tf.distribute.experimental.partitioners.MinSizePartitioner(min_shard_bytes=64 << 10, max_shards=4)
+
+Finding:
+
+    3:15: TFM203 [exact] min_max_variable_partitioner -> MinSizePartitioner
 
 TFM204 partitioner-axis
 

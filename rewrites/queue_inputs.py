@@ -60,6 +60,10 @@ After:
         example = tf.parse_single_example(serialized, {"image": tf.FixedLenFeature([4], tf.float32),
                                                        "label": tf.FixedLenFeature([], tf.int64)})
         return example["image"], example["label"]
+
+Finding:
+
+    5:5: TFM008 [numeric] queue-runner input pipeline -> tf.data: the same records in the same order
 """
 
 from __future__ import annotations

@@ -18,6 +18,10 @@ After:
 
     server = tf.distribute.Server(cluster, job_name="ps", task_index=0)
 
+Finding:
+
+    3:10: TFM101 [exact] tf.train.Server -> tf.distribute.Server
+
 TFM102 cluster-spec
 
 What it does: tf.compat.v1.train.ClusterSpec becomes tf.train.ClusterSpec.
@@ -36,6 +40,10 @@ After:
     import tensorflow as tf
 
     cluster = tf.train.ClusterSpec({"ps": ["ps0:2222"], "worker": ["worker0:2222"]})
+
+Finding:
+
+    3:11: TFM102 [exact] compat.v1 ClusterSpec -> tf.train.ClusterSpec
 """
 
 from __future__ import annotations

@@ -118,12 +118,10 @@ def test_every_rule_page_example_is_what_the_migration_does(rule, tmp_path, caps
     result = run_as_notebook_cell(before, tmp_path, capsys) if notebook_only else run(before)
     assert rule in {found.rule for found in result.findings}
     assert_shown(after, result.source)
-    if RULES[rule].safety == "manual":
-        assert finding, "a manual rule's page shows the finding it makes"
-    if finding:
-        shown = " ".join(finding.split())
-        assert shown in [f"{found.line}:{found.col}: {found.rule} [{found.safety}] {found.message}"
-                         for found in result.findings]
+    assert finding, "every rule page shows the finding it makes"
+    shown = " ".join(finding.split())
+    assert shown in [f"{found.line}:{found.col}: {found.rule} [{found.safety}] {found.message}"
+                     for found in result.findings]
 
 
 def test_the_readme_shows_what_rules_prints(cli):

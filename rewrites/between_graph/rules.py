@@ -60,6 +60,11 @@ After:
         scheduled_steps += 1
       coordinator.join()
 
+Finding:
+
+    17:3: TFM103 [numeric] between-graph training -> TF1's chief drives the cluster with a ClusterCoordinator of
+    ParameterServerStrategy, the other workers serve; prove it with tf-migrate parity
+
 TFM104 between-graph-manual
 
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
@@ -145,6 +150,12 @@ After:
         weights = tf.Variable(tf.compat.v1.glorot_uniform_initializer()([3, 1]), name="weights")
         bias = tf.Variable(tf.compat.v1.glorot_uniform_initializer()([1]), name="bias")
     ...
+
+Finding:
+
+    13:12: TFM105 [exact] the partitioner moves onto ParameterServerStrategy, which applies it to every variable the
+    program creates, so the variables made here, not partitioned in TF1, are split too (placement only: the numbers
+    are the same)
 
 TFM106 between-graph-numerics
 
@@ -239,6 +250,12 @@ After:
       coordinator.join()
       manager.save()
 
+Finding:
+
+    18:57: TFM108 [exact] checkpoints of TF1's session -> a tf.train.CheckpointManager in os.path.join("/tmp/train",
+    "tf2"): the program resumes from it, or else from TF1's latest checkpoint (its variables, the optimizer's slots,
+    the step), and saves when training ends (TF1 also saved on a timer); TF1's own files are only read
+
 TFM109 between-graph-summaries
 
 What it does: tf.summary operations in the graph, which only fed TF1's summary writers, go.
@@ -280,4 +297,9 @@ After:
             loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights))
           variables = [weights]
     ...
+
+Finding:
+
+    15:5: TFM109 [exact] tf.summary ops fed TF1's summary writers: the migrated step computes the same without them;
+    log from the loop with a tf.summary.create_file_writer if you need them
 """

@@ -74,6 +74,11 @@ After:
       model.fit(
           dataset, epochs=1, steps_per_epoch=100 - steps_done, callbacks=[save_checkpoint], verbose=2)
 
+Finding:
+
+    16:1: TFM301 [numeric] Estimator program -> Keras fit under ParameterServerStrategy; prove it with tf-migrate
+    parity
+
 TFM302 estimator-manual
 
 What it does: reports an Estimator program in a shape the migration cannot carry over safely and leaves every
@@ -489,4 +494,9 @@ After:
       predictions = keras.layers.Dense(units=1, name="dense")(features["x"])
       model = keras.Model(inputs=features, outputs=predictions)
     ...
+
+Finding:
+
+    11:3: TFM402 [exact] tf.summary.scalar served TF1's graph (summaries, tensors named for a logging hook): the
+    Keras model has no place for it, so it goes; log from a Keras callback or keras.callbacks.TensorBoard
 """
