@@ -41,9 +41,10 @@ PARITY_MODULES = ("numpy", "tensorflow", "tensorflow_estimator", "tf_keras", "po
 DESCRIPTION = """\
 Migrate TensorFlow 1 distributed-training code to TensorFlow 2, in place.
 
-PATHs are Python files or folders (searched recursively, skipping .git, virtual
-environments, build folders and the `exclude` globs of [tool.tf-migrate] in the
-nearest pyproject.toml). Files that mention no API a rule handles are not parsed.
+PATHs are Python files, Jupyter notebooks (.ipynb: their code cells) or folders
+(searched recursively for both, skipping .git, virtual environments, build folders
+and the `exclude` globs of [tool.tf-migrate] in the nearest pyproject.toml). Files
+that mention no API a rule handles are not parsed.
 
 Findings print as `path:line:col: TFMnnn [level] message`, where level is
 exact (rewritten, same computation), numeric (rewritten, float differences

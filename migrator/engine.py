@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from migrator.findings import FileError, Finding, Safety
 from migrator.scanning import FAMILY, Scan, families_for, may_need, scan
-from rewrites import FAMILIES, RULES, Family, in_running_order, suppressions
+from rewrites import FAMILIES, RULES, Family, suppressions
 
 # What a Python 2 line a Python 3 parser chokes on usually looks like.
 _PYTHON2_HINTS = re.compile(
@@ -76,8 +76,8 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     states: dict[str, _FileState | FileError] = {}
     for path, text in sources.items():
         if todo[path]:
-            states[path] = _per_file(_FileState(path, [text]), in_running_order(
-                [f for f in todo[path] if f.kind == "file" and not f.after_programs]), enabled, keras)
+            states[path] = _per_file(_FileState(path, [text]), [
+                f for f in todo[path] if f.kind == "file" and not f.after_programs], enabled, keras)
     for family in program_families:
         modules = {path: state for path, state in states.items() if isinstance(state, _FileState)}
         modules.update((path, _FileState(path, [text])) for path, text in sources.items() if path not in states)

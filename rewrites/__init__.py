@@ -34,9 +34,6 @@ class Family:
     triggers: tuple[str, ...]
     rules: tuple[Rule, ...]
     kind: str = "file"
-    # A family that changes no code runs as early as the families it must follow allow (those of them a file
-    # wakes): the families after it then share its parse and metadata instead of paying for their own.
-    reads_only_after: tuple[str, ...] | None = None
     # The module whose docstring holds the family's rule pages (`tf-migrate rules TFMnnn`), if not the family's own.
     pages_in: str | None = None
     # A file family that reports on the code the program families leave (what they remove is not reported).
@@ -52,7 +49,7 @@ class Family:
 
 E, N, M = Safety.EXACT, Safety.NUMERIC, Safety.MANUAL
 
-# In the order the engine runs them (a family that reads only may run earlier: reads_only_after).
+# In the order the engine runs them (the file families, the program families, then those after_programs).
 FAMILIES: tuple[Family, ...] = (
     Family(
         "suppressions",
@@ -231,13 +228,3 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for family in FAMILIES for rule in family.rules}
-
-
-def in_running_order(families: list[Family]) -> list[Family]:
-    """``families`` (in FAMILIES order) with each family that changes no code moved before the others that do
-    not have to precede it."""
-    ordered = [family for family in families if family.reads_only_after is None]
-    for family in (family for family in families if family.reads_only_after is not None):
-        needed = [index for index, other in enumerate(ordered) if other.module in family.reads_only_after]
-        ordered.insert(needed[-1] + 1 if needed else 0, family)
-    return ordered

@@ -262,6 +262,7 @@ def test_console_script_help():
     assert result.returncode == 0
     for option in ("--diff", "--check", "--out", "--select", "--ignore", "--verify", "exit status", "tf-migrate rules"):
         assert option in result.stdout
+    assert "Jupyter notebooks (.ipynb" in " ".join(result.stdout.split())  # what PATHs may be
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(monkeypatch):

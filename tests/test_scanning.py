@@ -104,9 +104,10 @@ def test_the_families_of_a_file_share_one_resolution_of_its_names(monkeypatch):
     assert resolutions == ["ScopeProvider"]
 
 
-def test_a_family_that_only_reads_runs_before_one_that_rewrites_and_shares_its_resolution(monkeypatch):
-    """tf1_cluster changes no code: on a file servers rewrites too it runs first, on the same scopes, and its
-    findings point at the user's columns."""
+def test_a_family_that_reports_what_the_rewrites_leave_runs_after_them_at_the_users_columns(monkeypatch):
+    """tf1_cluster changes no code and reports the cluster code the rewrites leave (not what the program families
+    removed): on a file servers rewrites too it runs after it, on the rewritten code's scopes (a second resolution),
+    and its findings point at the user's columns."""
     from libcst.metadata import ScopeProvider
 
     resolutions = []
@@ -129,7 +130,7 @@ def test_a_family_that_only_reads_runs_before_one_that_rewrites_and_shares_its_r
     assert "server = tf.distribute.Server(cluster" in result.source
     assert sorted((f.rule, f.line, f.col) for f in result.findings) == [
         ("TFM101", 3, 10), ("TFM107", 3, 10), ("TFM107", 4, 16)]
-    assert len(resolutions) == 1
+    assert len(resolutions) == 2
 
 
 def test_a_family_sees_only_the_statements_that_mention_its_names(monkeypatch):
