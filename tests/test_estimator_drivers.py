@@ -351,3 +351,13 @@ def test_a_run_config_without_model_dir_read_for_it_leaves_the_program():
     result = run_one(source)
     assert result.source == dedent(source)
     assert any("`cfg` is also used here (`Path(cfg.model_dir).mkdir(" in f.message for f in result.findings)
+
+
+def test_a_run_config_name_bound_again_is_not_read_as_the_first_ones_model_dir():
+    """The read finds the second RunConfig, which the program keeps: it stays a read of it."""
+    source = CONFIG_READ.replace("    Path(cfg.model_dir)", "    cfg = tf.estimator.RunConfig(model_dir=\"/elsewhere\")\n"
+                                                          "    Path(cfg.model_dir)")
+    assert source != CONFIG_READ
+    result = run_one(source)
+    assert "RunConfig(model_dir=\"/elsewhere\")\n    Path(cfg.model_dir).mkdir(" in result.source
+    assert "Path(model_dir).mkdir(" not in result.source

@@ -512,3 +512,14 @@ def test_a_model_fn_nested_in_a_function_named_build_model_is_migrated_in_place(
                             capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     assert result.stdout.startswith("PARITY: 10 steps match"), result.stdout
+
+
+def test_a_name_of_the_enclosing_function_is_not_taken_by_the_build_function():
+    """`build_model` bound in the function around the model_fn (not at module level): the build function is
+    `build_keras_model`, and the function's own name stays its."""
+    source = (NESTED.read_text().replace("def build_model(args):", "def main(args):")
+              .replace("  build_model(parser.parse_args())", "  main(parser.parse_args())")
+              .replace("  def train_and_evaluate(args):", "  build_model = None\n\n  def train_and_evaluate(args):"))
+    result = migrated(source)
+    assert "\n  def build_keras_model(" in result.source and "def build_model(" not in result.source
+    assert "  build_model = None\n" in result.source

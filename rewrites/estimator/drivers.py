@@ -106,7 +106,8 @@ def _run_config_bindings(values: Values, view: ModuleView, statement: cst.CSTNod
     except Unsupported:  # its reading says why, where the program reads it
         return []
     name, scope = small.targets[0].target, view.scope(small.targets[0].target)
-    if model_dir is None or scope is None:
+    # A name bound again: which value a read finds is not followed (the read is then reported).
+    if model_dir is None or scope is None or len(scope[name.value]) != 1:
         return []
     place = values.place_of(view, model_dir)
     return [(assignment, Value(model_dir, place)) for assignment in scope[name.value]
@@ -149,7 +150,7 @@ def read_outside(values: Values, pipeline, anchor: cst.BaseStatement, model_dir:
         if not driver.caller and not driver.call.place.same_scope(pipeline.place):
             reader.called_after_setup(driver)
     for binding in estimator_bindings(pipeline.place, pipeline.trail):
-        reader.attributes(pipeline.place.view, binding)
+        reader.attributes(pipeline.place.view, binding, ATTRIBUTES, model_dir)
     for view, statement in removed:
         for binding, model_dir in _run_config_bindings(values, view, statement):
             reader.attributes(view, binding, ("model_dir",), model_dir)
@@ -284,15 +285,13 @@ class _Outside:
 
     # -- eval_dir() and model_dir ----------------------------------------------------------------
 
-    def attributes(self, view: ModuleView, assignment: Assignment, names=ATTRIBUTES, model_dir=...) -> None:
-        """``names`` read of what ``assignment`` binds, as code (``model_dir``: the one it has, if not the
-        program's)."""
+    def attributes(self, view: ModuleView, assignment: Assignment, names, model_dir: Value | None) -> None:
+        """``names`` (of ATTRIBUTES) read of what ``assignment`` binds, as code, ``model_dir`` the one it has."""
         for access in view.in_order(assignment.references):
             parent = view.parent(access.node)
             if isinstance(parent, cst.Attribute) and parent.value is access.node and parent.attr.value in names \
                     and id(access.node) not in self.going:
-                self._attribute(view, access.node, parent, parent.attr.value,
-                                self.model_dir if model_dir is ... else model_dir)
+                self._attribute(view, access.node, parent, parent.attr.value, model_dir)
 
     def _attribute(self, view: ModuleView, node: cst.CSTNode, attribute: cst.Attribute, name: str,
                    model_dir: Value | None) -> None:

@@ -300,7 +300,9 @@ class Emitter:
             return self._canned_build_function(model_fn, model, predict, plans)
         function, view = model_fn.function, model_fn.view
         owner = view.parent(view.parent(function))
-        scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins()
+        enclosing = view.enclosing_function(view.parent(function))
+        scope_names = taken(view, owner if isinstance(owner, cst.ClassDef) else view.module) | _builtins() | (
+            taken(view, enclosing) if enclosing is not None and not isinstance(owner, cst.ClassDef) else set())
         names = build_function_names(function.name.value)
         new_name = next((name for name in names if name not in scope_names), None)
         if new_name is None:
