@@ -299,16 +299,22 @@ def test_a_caller_in_another_module_that_binds_the_result_leaves_the_program():
     assert "bind it to a name in nb.py and drive it from there" in message
 
 
+def run_migrated(folder, program: str) -> subprocess.CompletedProcess:
+    """The program migrated, run in ``folder`` with its model_dir there (a local run: no TF_CONFIG)."""
+    script = folder / "main.py"
+    script.write_text(migrate_group({"main.py": program}, ALL_RULES, keras="auto")["main.py"].source)
+    environment = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    done = subprocess.run([sys.executable, str(script), str(folder / "model")], capture_output=True, text=True,
+                          timeout=120, env=environment, cwd=folder)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
 @pytest.mark.tensorflow
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="needs the parity extra")
 def test_the_migrated_main_block_trains_and_writes_its_predictions(tmp_path):
     """tf_ner's shape, migrated, runs locally: trained, evaluated, the eval folder made, a prediction per example."""
-    script = tmp_path / "main.py"
-    script.write_text(migrate_group({"main.py": MAIN_BLOCK}, ALL_RULES, keras="auto")["main.py"].source)
-    environment = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
-    done = subprocess.run([sys.executable, str(script), str(tmp_path / "model")], capture_output=True, text=True,
-                          timeout=120, env=environment, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_migrated(tmp_path, MAIN_BLOCK)
     assert (tmp_path / "model" / "eval").is_dir() and (tmp_path / "model" / "tf2" / "checkpoint").exists()
     for name in ("train", "testa"):
         lines = (tmp_path / "model" / "score" / f"{name}.preds.txt").read_text().splitlines()
@@ -361,3 +367,101 @@ def test_a_run_config_name_bound_again_is_not_read_as_the_first_ones_model_dir()
     result = run_one(source)
     assert "RunConfig(model_dir=\"/elsewhere\")\n    Path(cfg.model_dir).mkdir(" in result.source
     assert "Path(model_dir).mkdir(" not in result.source
+
+
+# A course notebook's helper, given the Estimator (rewrites/estimator/passed.py).
+PASSED = HEAD + '''
+
+def print_loss(estimator, name, input_fn):
+    results = estimator.evaluate(input_fn=input_fn, steps=2)
+    print("loss on {}: {}".format(name, results["loss"]))
+
+
+def main():
+    estimator = tf.estimator.Estimator(model_fn, sys.argv[1], params={"batch_size": 4})
+    estimator.train(read_dataset(tf.estimator.ModeKeys.TRAIN, 4), max_steps=5)
+    print_loss(estimator, "validation", read_dataset(tf.estimator.ModeKeys.EVAL, 4))
+
+
+main()
+'''
+NOTEBOOK_PASSED = HEAD + '''
+model = tf.estimator.Estimator(model_fn, sys.argv[1], params={"batch_size": 4})
+model.train(read_dataset(tf.estimator.ModeKeys.TRAIN, 4), max_steps=5)
+
+def print_loss(model, name, input_fn):
+    results = model.evaluate(input_fn=input_fn, steps=2)
+    print("loss on {}: {}".format(name, results["loss"]))
+print_loss(model, "validation", read_dataset(tf.estimator.ModeKeys.EVAL, 4))
+'''
+
+
+@pytest.mark.parametrize("program, receiver, passed", [
+    (PASSED, "estimator", '    print_loss(model, "validation", read_dataset("eval", 4))\n'),
+    (NOTEBOOK_PASSED, "model", 'print_loss(model, "validation", read_dataset("eval", 4))\n')],
+    ids=["in main()", "a notebook"])
+def test_a_function_the_estimator_is_passed_to_evaluates_the_keras_model_passed_instead(program, receiver, passed):
+    result = run_one(program)
+    assert rules(result) == ["TFM301", "TFM303"]
+    code = result.source
+    assert (f"    results = {receiver}.evaluate(input_fn().repeat(), steps=2, return_dict=True, verbose=2)\n"
+            '    print("loss on {}: {}".format(name, results["loss"]))\n') in code
+    assert passed in code
+    assert code.index("model = build_model(") < code.index(passed)
+    compile(code, "train.py", "exec")
+
+
+LEFT_PASSED = {
+    "passed twice": (PASSED.replace('    print_loss(estimator, "validation"',
+                                    '    print_loss(estimator, "train", read_dataset(tf.estimator.ModeKeys.EVAL, 4))\n'
+                                    '    print_loss(estimator, "validation"'),
+                     "print_loss(estimator, \"train\"", "also used here"),
+    "passed before training": (PASSED.replace(
+        '    estimator.train(read_dataset(tf.estimator.ModeKeys.TRAIN, 4), max_steps=5)\n'
+        '    print_loss(estimator, "validation", read_dataset(tf.estimator.ModeKeys.EVAL, 4))\n',
+        '    print_loss(estimator, "validation", read_dataset(tf.estimator.ModeKeys.EVAL, 4))\n'
+        '    estimator.train(read_dataset(tf.estimator.ModeKeys.TRAIN, 4), max_steps=5)\n'),
+        "print_loss(estimator", "pass it after training"),
+    "passed by another name": (PASSED.replace('    print_loss(estimator, "validation"',
+                                              '    trained = estimator\n    print_loss(trained, "validation"'),
+                               "results = estimator.evaluate", "other than by the name it is bound to"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_PASSED))
+def test_a_function_the_estimator_is_passed_to_otherwise_leaves_the_program(case):
+    program, where, why = LEFT_PASSED[case]
+    assert program != PASSED
+    result = run_one(program)
+    assert result.source == dedent(program)
+    findings = [f for f in result.findings if f.rule == "TFM302"]
+    assert any(why in f.message and where in program.splitlines()[f.line - 1] for f in findings), findings
+
+
+@pytest.mark.tensorflow
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="needs the parity extra")
+def test_the_migrated_function_given_the_model_evaluates_it(tmp_path):
+    done = run_migrated(tmp_path, PASSED)
+    loss = float(done.stdout.split("loss on validation: ")[1].split()[0])
+    assert 0 < loss < 5, done.stdout
+
+
+def test_the_passed_modules_example_is_what_the_migration_does():
+    from rewrites.estimator import passed
+
+    doc = passed.__doc__
+    before = dedent(doc[doc.index("Before::\n") + len("Before::\n"):doc.index("After::")])
+    after = dedent(doc[doc.index("After::\n") + len("After::\n"):])
+    head = ("import numpy as np\nimport tensorflow.compat.v1 as tf\n\nOUTDIR = 'taxi_trained'\n"
+            "feature_cols = [tf.feature_column.numeric_column('x')]\n\n\n"
+            "def read(mode):\n    def _input_fn():\n"
+            "        dataset = tf.data.Dataset.from_tensor_slices(({'x': [[1.0], [2.0]]}, [[1.0], [2.0]]))\n"
+            "        if mode == tf.estimator.ModeKeys.TRAIN:\n            dataset = dataset.repeat()\n"
+            "        return dataset.batch(2)\n"
+            "    return _input_fn\n\n\ndef get_train():\n    return read(tf.estimator.ModeKeys.TRAIN)\n\n\n"
+            "def get_valid():\n    return read(tf.estimator.ModeKeys.EVAL)\n\n\n")
+    code = run_one(head + before).source
+    assert "model.train" not in code
+    for line in after.splitlines():
+        if line.strip() and not line.lstrip().startswith("..."):
+            assert line + "\n" in code, line

@@ -22,6 +22,7 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
     going = _nodes([*(s for _, s in program.removed), *(p.driver.statement for p in plans if p.predict is None),
                     *(f for _, f in program.factories), *filter(None, [model_fn.function])])
     going |= _nodes([p.driver.call.node for p in plans])
+    going |= {id(p.driver.passed) for p in plans if p.driver.passed is not None}  # passes the Keras model instead
     going |= _nodes([node for _, node, _ in program.attributes])  # estimator.eval_dir(): its code instead
     if program.handoff is not None:  # `return estimator`: returns the Keras model instead
         going |= _nodes([program.handoff.returned])

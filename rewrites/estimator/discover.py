@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Assignment
 
-from rewrites.estimator import added_metrics, canned
+from rewrites.estimator import added_metrics, canned, passed
 from rewrites.estimator.drivers import ATTRIBUTES, arrange
 from rewrites.estimator.keras_model import MODEL_TO_ESTIMATOR
 from rewrites.estimator.specs import SPECS
@@ -170,6 +170,7 @@ class Discovery:
     def _driver(self, view: ModuleView, call: cst.Call, api: str) -> tuple[Driver, Value, list] | None:
         place = self.values.place_of(view, call)
         trail: list = []
+        argument = None  # the Estimator's name where the function holding the driver is called with it
         if api == TRAIN_AND_EVALUATE:
             bound = bind_arguments(call, ("estimator", "train_spec", "eval_spec"))
             if not bound or "estimator" not in bound:
@@ -177,8 +178,11 @@ class Discovery:
             estimator = self.values.resolve(Value(bound["estimator"][1].value, place), trail=trail)
             kind = "train_and_evaluate"
         elif isinstance(call.func, cst.Attribute) and call.func.attr.value in DRIVER_METHODS:
-            estimator = self.values.resolve(Value(call.func.value, place), trail=trail)
             kind = call.func.attr.value
+            called = passed.passed_in(self.values, view, place, call.func.value) if kind in passed.KINDS \
+                else None
+            place, argument = called or (place, None)
+            estimator = self.values.resolve(Value(call.func.value, place), trail=trail)
         else:
             return None
         estimator = self._unwrapped(estimator, trail)
@@ -193,7 +197,7 @@ class Discovery:
                 # TF's own driver: whatever it drives is an Estimator, and leaving it must not go without a word.
                 self.undriven.append((view, call, bound["estimator"][1].value))
             return None
-        return Driver(kind, Value(call, place), view.statement_of(call)), estimator, trail
+        return Driver(kind, Value(call, place), view.statement_of(call), passed=argument), estimator, trail
 
     def _unwrapped(self, estimator: Value, trail: list) -> Value:
         """The Estimator inside ``add_metrics(estimator, metric_fn)`` (the call joins the trail)."""

@@ -120,6 +120,12 @@ def _reads_returned(values: Values, driver: Driver, home: Place, bindings: list[
     view, receiver = driver.call.view, driver.call.node.func.value
     where = f"in `{home.function.name.value}()`" if isinstance(home.function, cst.FunctionDef) else \
         "in a lambda" if home.function else "at module level"
+    if driver.passed is not None:  # rewrites/estimator/passed.py
+        if not (driver.call.place.call.place.same_scope(home) and _referents(view, driver.passed) <= {*bindings}):
+            raise driver.call.fail(f"the Estimator is passed to `{driver.call.place.function.name.value}()` other "
+                                   f"than by the name it is bound to where it is trained ({where}): pass it there, "
+                                   "after training")
+        return False
     if isinstance(receiver, cst.Name):
         if view is home.view and (home.function is None or home.function in view.ancestors(driver.call.node)):
             referents = _referents(view, receiver)
@@ -177,6 +183,11 @@ class _Outside:
         """The function holding ``driver`` (the outermost below the model's place) is defined there and only called
         there, after the set-up: the model is bound whenever the driver runs."""
         view = self.view
+        if driver.passed is not None:  # the call passing it the Estimator (rewrites/estimator/passed.py)
+            if not _after(view, driver.passed, self.anchor):
+                self._fail(view, driver.passed, "the Estimator is passed here where the Keras model the migration "
+                                                "binds before training may not be bound yet: pass it after training")
+            return
         function = [a for a in view.ancestors(driver.call.node) if isinstance(a, (cst.FunctionDef, cst.Lambda))
                     and a is not self.home.function and self.home.function in (None, *view.ancestors(a))][-1]
         home_scope = _scope(self.home)
@@ -334,14 +345,15 @@ def seen_outside(program: Program) -> set[str]:
     of the model and the predictor must reach them unshadowed."""
     found: set[str] = set()
     for driver in program.drivers:
-        if not driver.caller and not driver.call.place.same_scope(program.place):
+        if not (driver.caller or driver.passed) and not driver.call.place.same_scope(program.place):
             found |= _names_around(driver.call.view, driver.call.node, program.place.function)
     return found
 
 
 def emit_outside(emitter, program: Program, plans, names, context: dict, gone: set[int]) -> dict[int, dict]:
     """eval_dir / model_dir as code, the training function's return and its callers' bindings of it; the template
-    context of each caller's driver (id of its plan -> context), which reads the names the caller bound."""
+    context of each caller's driver (id of its plan -> context), which reads the names the caller bound, and of each
+    driver in a function the Estimator is passed to, which evaluates its parameter."""
     from rewrites.estimator.emit import Names, free_names, taken
 
     for view, node, code in program.attributes:
@@ -356,17 +368,9 @@ def emit_outside(emitter, program: Program, plans, names, context: dict, gone: s
         if plan.predict is not None and outside and names.predict_examples in around:
             raise plan.driver.call.fail(f"`{names.predict_examples}`, the name of the generated function giving the "
                                         "predictions, is bound here: rename it")
-    handoff = program.handoff
-    if handoff is None:
-        return {}
-    view = handoff.view
-    kinds = {plan.driver.kind for plan in plans if plan.driver.caller}
-    wanted = [name for name, kind in RETURNED if kind in kinds] or ["model"]
-    edits = emitter.module_edits(view)
-    edits.expressions[handoff.returned] = cst.parse_expression(", ".join(names[name] for name in wanted))
     chosen: dict[int, Names] = {}
 
-    def names_at(node: cst.CSTNode) -> Names:
+    def names_at(view: ModuleView, node: cst.CSTNode) -> Names:
         """The names generated code binds where ``node`` is (the scope of a caller): its own, chosen once."""
         scope = view.scope(node)
         if id(scope) not in chosen:
@@ -376,11 +380,29 @@ def emit_outside(emitter, program: Program, plans, names, context: dict, gone: s
                                                               | set(dir(builtins)))})
         return chosen[id(scope)]
 
-    for target in handoff.targets:
-        edits.expressions[target] = cst.parse_expression(", ".join(names_at(target)[name] for name in wanted))
     step = "[1]" if program.setup.model.wide_deep else ""
-    return {id(plan): dict(context, names=caller, iterations=f"{caller.model}.optimizer{step}.iterations")
-            for plan in plans if plan.driver.caller for caller in [names_at(plan.driver.call.node)]}
+    contexts = {}
+    for plan in plans:  # evaluated by a function the Estimator is passed to: by its parameter, given the model
+        if plan.driver.passed is not None:
+            view, receiver = plan.driver.call.view, plan.driver.call.node.func.value.value
+            emitter.module_edits(view).expressions[plan.driver.passed] = cst.Name(names.model)
+            inside = Names({**names_at(view, plan.driver.call.node), "model": receiver})
+            contexts[id(plan)] = dict(context, names=inside, iterations=f"{receiver}.optimizer{step}.iterations")
+    handoff = program.handoff
+    if handoff is None:
+        return contexts
+    view = handoff.view
+    kinds = {plan.driver.kind for plan in plans if plan.driver.caller}
+    wanted = [name for name, kind in RETURNED if kind in kinds] or ["model"]
+    edits = emitter.module_edits(view)
+    edits.expressions[handoff.returned] = cst.parse_expression(", ".join(names[name] for name in wanted))
+    for target in handoff.targets:
+        edits.expressions[target] = cst.parse_expression(", ".join(names_at(view, target)[name] for name in wanted))
+    for plan in plans:
+        if plan.driver.caller:
+            caller = names_at(view, plan.driver.call.node)
+            contexts[id(plan)] = dict(context, names=caller, iterations=f"{caller.model}.optimizer{step}.iterations")
+    return contexts
 
 
 def reads_the_same(code: str, home: Place, place: Place) -> bool:

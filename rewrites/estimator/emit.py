@@ -122,6 +122,7 @@ class Emitter:
         replaced = [plan.driver.statement for plan in plans
                     if plan.predict is None and not plan.export_call and not (plan.evaluate and plan.evaluate.inline)]
         gone = {id(n) for statement in [*replaced, *(s for _, s in program.removed)] for n in subtree(statement)}
+        gone |= {id(plan.driver.passed) for plan in plans if plan.driver.passed is not None}  # passes the model
         owner = place.function if isinstance(place.function, cst.FunctionDef) else view.module
         setup = program.setup
         model_fn = setup.model_fn

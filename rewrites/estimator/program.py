@@ -178,6 +178,7 @@ class Driver:
     call: Value
     statement: cst.BaseStatement
     caller: bool = False  # it reads what the training function returned (a Handoff), where that is called
+    passed: cst.Name | None = None  # the Estimator's name where its function is called, which passes it in
 
 
 @dataclass

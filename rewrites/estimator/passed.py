@@ -1,0 +1,65 @@
+"""An Estimator passed to a function of the program that evaluates it: the function gets the Keras model instead.
+
+A course notebook trains its Estimator, then hands it to a helper that evaluates it and prints what it reads of the
+results. The helper's ``evaluate`` is migrated where it stands, on the parameter, when the helper is called once,
+where the Estimator is trained, after training, and given the Estimator's own name: that call passes the Keras model
+(the migration binds it there) and the helper's parameter evaluates it. The helper's input is read through that
+call (``input_fn`` here is ``get_valid()`` there).
+
+Before::
+
+    model = tf.estimator.LinearRegressor(feature_columns=feature_cols, model_dir=OUTDIR)
+    model.train(input_fn=get_train(), steps=100)
+
+    def print_rmse(model, name, input_fn):
+      metrics = model.evaluate(input_fn=input_fn, steps=1)
+      print('RMSE on {} dataset = {}'.format(name, np.sqrt(metrics['average_loss'])))
+    print_rmse(model, 'validation', get_valid())
+
+After::
+
+    ...  # the set-up: model = build_linear_regressor_model(...) in strategy.scope(), fit
+
+    def print_rmse(model, name, input_fn):
+      metrics = model.evaluate(input_fn().repeat(), steps=1, return_dict=True, verbose=2)
+      print('RMSE on {} dataset = {}'.format(name, np.sqrt(metrics['average_loss'])))
+    print_rmse(model, 'validation', get_valid())
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.program.places import CallSite, Place
+from rewrites.syntax import bind_arguments
+
+KINDS = ("evaluate",)  # the drivers a function the Estimator is passed to may hold
+
+
+def passed_in(values, view, place: Place, receiver: cst.BaseExpression) -> tuple[Place, cst.Name] | None:
+    """``receiver.evaluate(...)`` in a function whose parameter ``receiver`` is: the place of the call with the
+    function's one call among the files given, and the argument that call passes it (a name), if there is such a
+    call."""
+    function = place.function
+    if not isinstance(receiver, cst.Name) or not isinstance(function, cst.FunctionDef) \
+            or view.parent(function) is not view.module:
+        return None
+    binding = values.binding(receiver, place)
+    parameter = getattr(binding.assignment, "node", None)
+    if binding.kind != "parameter" or not isinstance(parameter, cst.Param) \
+            or view.parent(view.parent(parameter)) is not function:
+        return None
+    parameters = [p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                         *function.params.kwonly_params)]
+    references = view.tree.references_to(view, function.name.value)
+    if len(references) != 1:
+        return None
+    (where, node), = references
+    site = where.parent(node)
+    if where is not view or not (isinstance(site, cst.Call) and site.func is node):
+        return None
+    bound = bind_arguments(site, parameters)
+    argument = bound[parameter.name.value][1].value if bound and parameter.name.value in bound else None
+    if not isinstance(argument, cst.Name):
+        return None
+    return Place(view, function, CallSite(site, values.place_of(view, site)), outer=place.outer), argument
