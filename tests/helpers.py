@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 from textwrap import dedent
 
 from migrator.engine import migrate
@@ -49,3 +54,22 @@ def run_isolated(function, *args):
 
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         return pool.apply(function, args)
+
+
+def tf1_and_migrated_evaluations(folder: Path, source: str, printed: str) -> list[list[float]]:
+    """The TF1 program ``source`` trains and evaluates in ``folder``, its model_dir `model`; then, migrated, it
+    restores that checkpoint (nothing left to train) and evaluates: the numbers the regular expression ``printed``
+    reads at the end of each one's output (TF1's first)."""
+    (folder / "train.py").write_text(source)
+    (folder / "train_tf2.py").write_text(source)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    tf_migrate = str(Path(sys.executable).parent / "tf-migrate")
+    assert subprocess.run([tf_migrate, "train_tf2.py"], cwd=folder, capture_output=True, env=env).returncode == 0
+    found = []
+    for program in ("train.py", "train_tf2.py"):
+        done = subprocess.run([sys.executable, program, "--model_dir", "model"], cwd=folder, capture_output=True,
+                              text=True, env=env, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        found.append([float(value) for value in re.search(printed, done.stdout.strip()).groups()])
+    return found

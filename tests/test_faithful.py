@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import run, tf1_and_migrated_evaluations
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "parity_programs" / "faithful_tf1.py"
 TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+EVALUATED = r"eval loss: (\S+), accuracy (\S+), mean logit (\S+)$"  # what PROGRAM prints at its end
 
 
 def migrated(source: str):
@@ -157,64 +158,7 @@ def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, afte
 def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(tmp_path):
     """Parity from TF1's checkpoint of step 10 (variables, Adam's slots and the step, by TF1's names), then 20 more
     steps and the eval loss, on an in-process cluster of 1 worker and 2 ps."""
-    (tmp_path / "train.py").write_bytes(PROGRAM.read_bytes())
-    (tmp_path / "train_tf2.py").write_bytes(PROGRAM.read_bytes())
-    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
-    migrate = subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
-    result = subprocess.run([TF_MIGRATE, "parity", "train.py", "train_tf2.py", "--resume", "10"], cwd=tmp_path,
-                            capture_output=True, text=True, env=env, timeout=900)
-    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
-    assert re.match(r"PARITY: 20 steps match .*, eval loss matches, 5 variables, 10 slots and the step match",
-                    result.stdout), result.stdout
-
-
-def test_kept_code_that_tf2_cannot_run_leaves_the_program():
-    """tf.contrib is not even in compat.v1: a migrated program keeping what TFM005 cannot move (tf-slim's batch_norm
-    does not build on TF 2) could not start."""
-    source = PROGRAM.read_text().replace("logits = tf.matmul(net, weights)",
-                                         "logits = tf.matmul(tf.contrib.layers.batch_norm(net), weights)")
-    result = run(source)
-    assert result.source == source
-    assert any(f.rule == "TFM302" and "`tf.contrib.layers.batch_norm` is gone in TF 2" in f.message
-               for f in result.findings)
-
-
-def test_kept_code_of_tf_contrib_that_lives_on_is_migrated_with_tf_slim():
-    source = PROGRAM.read_text().replace("regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))",
-                                         "regularizer=tf.contrib.layers.l2_regularizer(0.01))")
-    result = run(source)
-    assert "ModelFnModel" in result.source and "regularizer=tf_slim.l2_regularizer(0.01))" in result.source
-    assert "import tf_slim\n" in result.source
-
-
-def test_a_partitioned_variable_not_only_looked_up_keeps_the_model_fn_out_of_tier_2():
-    """TF1's variables in Keras (track_tf1_style_variables) cannot be sharded: TF2 refuses get_variable's partitioner."""
-    source = PROGRAM.read_text().replace("regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))",
-                                         "regularizer=lambda w: 0.01 * tf.nn.l2_loss(w),\n"
-                                         "                            partitioner=tf.fixed_size_partitioner(2))")
-    result = run(source)
-    assert "ModelFnModel" not in result.source and "EstimatorSpec" in result.source
-    assert any(f.rule == "TFM302" and "`weights`, a partitioned table, read other than by `tf.nn.embedding_lookup`"
-               in f.message for f in result.findings)  # a table only looked up moves out of the shim
-
-
-@pytest.mark.tensorflow
-def test_from_tf1s_last_checkpoint_the_migrated_program_reports_what_tf1_did(tmp_path):
-    """The TF1 program trains to its max_steps; the migrated one, given the same model_dir, restores that checkpoint
-    by TF1's names, has nothing left to train, and evaluates: the same loss and eval metrics."""
-    (tmp_path / "train.py").write_bytes(PROGRAM.read_bytes())
-    (tmp_path / "train_tf2.py").write_bytes(PROGRAM.read_bytes())
-    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
-    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    assert subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, env=env).returncode == 0
-    printed = []
-    for program in ("train.py", "train_tf2.py"):
-        run = subprocess.run([sys.executable, program, "--model_dir", "model"], cwd=tmp_path, capture_output=True,
-                             text=True, env=env, timeout=600)
-        assert run.returncode == 0, run.stderr[-3000:]
-        printed.append([float(value) for value in re.search(r"eval loss: (\S+), accuracy (\S+), mean logit (\S+)$",
-                                                             run.stdout.strip()).groups()])
+    printed = tf1_and_migrated_evaluations(tmp_path, PROGRAM.read_text(), EVALUATED)
     assert printed[1] == pytest.approx(printed[0], rel=1e-6)
 
 

@@ -5,14 +5,9 @@ interpolation (TF1's careful_interpolation; its default trapezoidal sum differs 
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-
 import pytest
-from helpers import run
-from test_faithful import PROGRAM, TF_MIGRATE
+from helpers import run, tf1_and_migrated_evaluations
+from test_faithful import EVALUATED, PROGRAM
 
 
 PRECISION = ('    metrics = {"accuracy": accuracy, "mean_logit": tf.metrics.mean(logits)}\n',
@@ -55,18 +50,8 @@ def test_precision_and_recall_become_keras_metrics_counting_positives_above_zero
 def test_precision_recall_and_auc_of_tf1s_checkpoint_are_tf1s(tmp_path):
     """The TF1 program trains and evaluates; the migrated one, on the same model_dir, restores that checkpoint,
     trains no more and evaluates: the same precision, recall and AUC."""
-    (tmp_path / "train.py").write_text(with_precision())
-    (tmp_path / "train_tf2.py").write_text(with_precision())
-    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
-    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    assert subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, env=env).returncode == 0
-    printed = []
-    for program in ("train.py", "train_tf2.py"):
-        result = subprocess.run([sys.executable, program, "--model_dir", "model"], cwd=tmp_path, capture_output=True,
-                                text=True, env=env, timeout=600)
-        assert result.returncode == 0, result.stderr[-3000:]
-        printed.append([float(value) for value in re.search(r"eval precision (\S+), recall (\S+), auc (\S+)$",
-                                                             result.stdout.strip()).groups()])
+    printed = tf1_and_migrated_evaluations(tmp_path, with_precision(),
+                                           r"eval precision (\S+), recall (\S+), auc (\S+)$")
     assert printed[1] == pytest.approx(printed[0], rel=1e-6)
     assert 0 < printed[0][0] < 1 or 0 < printed[0][1] < 1  # a count that could differ
     assert 0.5 < printed[0][2] < 1
@@ -234,3 +219,73 @@ def test_the_generated_average_precision_at_k_counts_as_tf1s(labels_shape, predi
                for batch in batches]
     assert len(set(np.round(tf1, 6))) > 1
     assert_counts_as(metric, batches, tf1, rel=1e-12)
+
+
+# Metrics a helper of the module computes (a course's `loss, rmse = compute_errors(...)`, `same_as_last(...)`).
+HELPERS = '''def scores(labels, logits):
+  predicted = tf.argmax(logits, 1)
+  if logits.shape[1] == 3:
+    accuracy = tf.metrics.accuracy(labels=labels, predictions=predicted)
+    return predicted, accuracy
+  else:
+    accuracy = tf.metrics.accuracy(labels=labels, predictions=tf.argmax(logits[:, :3], 1))
+    return predicted, accuracy
+
+
+def logit_mean(logits):
+  return tf.metrics.mean(logits)
+
+
+def model_fn('''
+IN_HELPERS = (("def model_fn(", HELPERS),
+              ("    accuracy = tf.metrics.accuracy(labels=labels, predictions=tf.argmax(logits, 1))\n",
+               "    _, accuracy = scores(labels, logits)\n"),
+              ('"mean_logit": tf.metrics.mean(logits)', '"mean_logit": logit_mean(logits)'))
+
+
+def with_helpers(source: str) -> str:
+    for before, after in IN_HELPERS:
+        assert source.count(before) == 1, before
+        source = source.replace(before, after)
+    return source
+
+
+def test_metrics_a_helper_computes_become_the_tensors_it_gives_the_keras_metrics():
+    result = run(with_helpers(PROGRAM.read_text()))
+    assert "ModelFnModel" in result.source, [f.message for f in result.findings]
+    assert "  return (logits,)\n" in result.source
+    assert "    accuracy = (labels, predicted)\n    return predicted, accuracy\n" in result.source
+    assert "    accuracy = (labels, tf.compat.v1.argmax(logits[:, :3], 1))\n" in result.source
+    assert '"accuracy": keras.metrics.Accuracy(name="accuracy")' in result.source
+    assert '"mean_logit": keras.metrics.Mean(name="mean_logit")' in result.source
+
+
+HELPERS_LEFT = {
+    "called elsewhere too": (("\ndef main():", "\nprint(logit_mean)\n\n\ndef main():"), "also called elsewhere"),
+    "two metrics for one key": (
+        ("    accuracy = tf.metrics.accuracy(labels=labels, predictions=tf.argmax(logits[:, :3], 1))",
+         "    accuracy = tf.metrics.mean(logits)"), "is one of two metrics"),
+    "the metric read besides": (("    _, accuracy = scores(labels, logits)\n",
+                                 "    _, accuracy = scores(labels, logits)\n    print(accuracy)\n"),
+                                "read besides eval_metric_ops"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELPERS_LEFT))
+def test_metrics_of_helpers_the_migration_cannot_follow_leave_the_program(case):
+    (before, after), why = HELPERS_LEFT[case]
+    source = with_helpers(PROGRAM.read_text())
+    assert source.count(before) == 1
+    source = source.replace(before, after)
+    result = run(source)
+    assert result.source == source
+    assert any(why in f.message for f in result.findings), [f.message for f in result.findings]
+
+
+@pytest.mark.tensorflow
+def test_metrics_of_helpers_evaluate_tf1s_checkpoint_as_tf1_did(tmp_path):
+    """The TF1 program trains and evaluates; the migrated one, on the same model_dir, restores that checkpoint,
+    trains no more and evaluates: the same loss, accuracy and mean logit."""
+    printed = tf1_and_migrated_evaluations(tmp_path, with_helpers(PROGRAM.read_text()), EVALUATED)
+    assert printed[1] == pytest.approx(printed[0], rel=1e-5)
+    assert 0 < printed[0][1] < 1

@@ -3,8 +3,10 @@ rewrites/estimator/faithful.py, mixed into its FaithfulReader).
 
 ``return EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)`` returns ``{"loss": loss,
 "metrics": metrics}``, each ``tf.metrics`` call of ``eval_metric_ops`` becoming the tuple of the
-tensors it took, which the generated model hands the Keras metric of the same name. A spec held in
-a name (``spec = EstimatorSpec(...)``, then ``return spec``) holds the results instead.
+tensors it took, which the generated model hands the Keras metric of the same name; also where a
+function of the module that only the model_fn calls computes it (``loss, rmse = compute_errors(...)``:
+each ``tf.metrics`` call it returns there becomes the tensors). A spec held in a name (``spec =
+EstimatorSpec(...)``, then ``return spec``) holds the results instead.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ import libcst as cst
 from rewrites.estimator.faithful_metrics import METRICS, MIGRATED, keras_metric
 from rewrites.estimator.signatures import DEFAULT_SIGNATURE, EXPORT_OUTPUTS, signature_name, with_default
 from rewrites.estimator.specs import SPECS
+from rewrites.program.values import own_nodes
+from rewrites.syntax import (Unsupported, bound_values, first_line, is_name, name_reads, single_assign, statement_value,
+                             subtree)
 
 SUMMARIES = {f"summary.{name}" for name in ("scalar", "histogram", "image", "audio", "text")}  # TF1's, for TensorBoard
-from rewrites.syntax import Unsupported, bound_values, first_line, is_name, name_reads, statement_value, subtree
 
 
 class SpecReading:
@@ -116,30 +120,99 @@ class SpecReading:
             key, call = getattr(element, "key", None), element.value
             if isinstance(call, cst.Name) and call.value in self.metric_calls:  # `accuracy = tf.metrics.accuracy(...)`
                 call = self._read_only_here(call, element.value)
-            api = self.api(call.func) if isinstance(call, cst.Call) else None
-            if not isinstance(key, cst.SimpleString) or api not in METRICS:
+            returned = self._returned_metrics(call, element.value) if isinstance(key, cst.SimpleString) else None
+            calls, owner = returned or ([call], self.function)
+            if not isinstance(key, cst.SimpleString) or not all(
+                    isinstance(call, cst.Call) and self.api(call.func) in METRICS for call in calls):
                 raise Unsupported(element.value, f"`{first_line(element.value)}` in eval_metric_ops, in a model_fn "
                                                  f"kept as written (tier 2), is not migrated yet ({MIGRATED} are)")
-            metric = keras_metric(api, call, key.evaluated_value, self.spelling, self._local_names())
-            self.faithful.metrics[key.evaluated_value] = metric.code
-            if metric.generated:
-                self.faithful.templates.add(metric.generated)
-            if metric.note:
-                self.faithful.notes.append(("TFM310", call, metric.note))
-            tensors = metric.tensors
-            self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
+            for call in calls:
+                self._metric(key.evaluated_value, call, owner)
 
-    def _local_names(self) -> frozenset[str]:
-        """The names the model_fn binds (its parameters, its assignments), but `params`."""
-        bound = {param.name.value for param in self.function.params.params}
-        bound |= {target.value for node in subtree(self.function.body) if isinstance(node, cst.AssignTarget)
+    def _metric(self, key: str, call: cst.Call, owner: cst.FunctionDef) -> None:
+        """eval_metric_ops' ``key`` is the Keras metric of TF1's metric ``call`` (in the function ``owner``), which
+        becomes the tensors it took."""
+        metric = keras_metric(self.api(call.func), call, key, self.spelling, self._local_names(owner))
+        if self.faithful.metrics.setdefault(key, metric.code) != metric.code:
+            raise Unsupported(call, f"`{key}` in eval_metric_ops is one of two metrics, in a model_fn kept as written "
+                                    f"(tier 2): not migrated yet")
+        if metric.generated:
+            self.faithful.templates.add(metric.generated)
+        if metric.note:
+            self.faithful.notes.append(("TFM310", call, metric.note))
+        tensors = metric.tensors
+        self.faithful.expressions[call] = f"({tensors[0]},)" if len(tensors) == 1 else f"({', '.join(tensors)})"
+
+    def _local_names(self, function: cst.FunctionDef) -> frozenset[str]:
+        """The names ``function`` (the model_fn, or a helper it calls) binds: its parameters, its assignments, but
+        `params`."""
+        bound = {param.name.value for param in function.params.params}
+        bound |= {target.value for node in subtree(function.body) if isinstance(node, cst.AssignTarget)
                   for target in subtree(node.target) if isinstance(target, cst.Name)}
         return frozenset(bound - {"params"})
 
-    def _read_only_here(self, name: cst.Name, here: cst.CSTNode) -> cst.Call:
+    def _returned_metrics(self, value: cst.BaseExpression, here: cst.CSTNode) -> tuple[list, cst.FunctionDef] | None:
+        """What a function of the module, called by the model_fn alone, returns for eval_metric_ops: the TF1 metric
+        calls (maybe in several `return`s) of `benchmark(features, labels)`, or of `rmse` in `loss, rmse =
+        compute_errors(...)`, and that function. None where ``value`` is neither."""
+        index, call = None, value
+        if isinstance(value, cst.Name):
+            bound = [(target, name, statement) for statement in subtree(self.function.body)
+                     if isinstance(statement, cst.Assign) for target in statement.targets
+                     for name in subtree(target.target) if is_name(name, value.value)]
+            if len(bound) != 1 or not isinstance(bound[0][2].value, cst.Call):
+                return None
+            (target, name, statement), = bound
+            call = statement.value
+            if isinstance(target.target, cst.Tuple):
+                index = next(i for i, element in enumerate(target.target.elements) if element.value is name)
+            elif target.target is not name:
+                return None
+            self._read_only_here(value, here, name)
+        helper = self._helper(call)
+        if helper is None:
+            return None
+        calls = []
+        for node in own_nodes(helper):
+            if isinstance(node, cst.Return):
+                returned = node.value
+                if index is not None:
+                    elements = returned.elements if isinstance(returned, cst.Tuple) else ()
+                    returned = elements[index].value if index < len(elements) else None
+                calls += self._metric_bound(helper, returned) if isinstance(returned, cst.Name) else [returned]
+        return calls, helper
+
+    def _helper(self, call: cst.BaseExpression) -> cst.FunctionDef | None:
+        """The module's function ``call`` calls, which nothing but that call uses."""
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return None
+        nodes = self.view.top_level.get(call.func.value, [])
+        if len(nodes) != 1 or not isinstance(nodes[0], cst.FunctionDef):
+            return None
+        references = self.view.tree.references_to(self.view, call.func.value)
+        if [node for _, node in references] != [call.func]:
+            raise Unsupported(call, f"`{call.func.value}`, which computes a metric of eval_metric_ops, is also called "
+                                    "elsewhere, in a model_fn kept as written (tier 2): not migrated yet")
+        return nodes[0]
+
+    def _metric_bound(self, helper: cst.FunctionDef, name: cst.Name) -> list:
+        """The values of `rmse` in the helper's `return loss, rmse`: bound to TF1 metrics (one in each branch,
+        maybe) and read by its returns alone; else the name itself."""
+        values = [assign[1] for statement in own_nodes(helper) if isinstance(statement, cst.SimpleStatementLine)
+                  and (assign := single_assign(statement)) and assign[0] == name.value]
+        allowed = {id(node) for node in own_nodes(helper) if isinstance(node, cst.Return) for node in subtree(node)}
+        targets = [node.target for node in own_nodes(helper) if isinstance(node, cst.AssignTarget)
+                   and is_name(node.target, name.value)]
+        allowed |= {id(target) for target in targets}
+        if not values or len(targets) != len(values) or any(
+                id(node) not in allowed for node in name_reads(helper.body, name.value)):
+            return [name]
+        return values
+
+    def _read_only_here(self, name: cst.Name, here: cst.CSTNode, target: cst.CSTNode | None = None) -> cst.Call:
         """The metric call bound to ``name``, which nothing but eval_metric_ops (``here``) and summaries (which tier
         2 drops) may read: its value becomes the tensors the metric took."""
-        call, target = self.metric_calls[name.value]
+        call, target = self.metric_calls[name.value] if target is None else (None, target)
         summaries = {id(node) for statement in subtree(self.function.body) if self.summary_line(statement)
                      for node in subtree(statement)}
         other = next((node for node in name_reads(self.function.body, name.value) if node is not here and node is not
