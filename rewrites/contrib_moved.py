@@ -6,7 +6,8 @@ What it does: slim, and the layers, initializers, regularizers, arg_scope and va
 `tf.contrib.layers` and `tf.contrib.framework`, come from the tf-slim package (`import tensorflow.contrib.slim as
 slim` -> `import tf_slim as slim`, `tf.contrib.layers.fully_connected` -> `tf_slim.fully_connected`, `from
 tensorflow.contrib.framework import arg_scope` -> `from tf_slim import arg_scope`); `tf.contrib.framework.nest`
-becomes `tf.nest` and contrib.framework's global step functions tf.train's. An import is moved when every use of
+becomes `tf.nest`, contrib.framework's global step functions tf.train's, and contrib.rnn's cells and static RNNs
+that were TF1's own (`BasicLSTMCell`, `MultiRNNCell`, `static_rnn`, ...) `tf.nn.rnn_cell`'s and `tf.nn`'s. An import is moved when every use of
 the name it binds is; what tf-slim does not have (feature columns, `embed_sequence`), or does not run on TF 2
 (`batch_norm`), stays, and TFM003 names it.
 Why: TensorFlow 2 has no tf.contrib, so a program that imports it cannot start; tf-slim 1.1.0 is the very code

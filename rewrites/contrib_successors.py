@@ -5,7 +5,8 @@ TensorFlow 2 has no `tf.contrib`. Three parts of it were moved, unchanged, elsew
 - slim, and contrib.layers' layers, initializers and regularizers, and contrib.framework's arg_scope and variable
   helpers: the tf-slim package (`import tf_slim`), the same code (tf-slim 1.1.0);
 - contrib.framework.nest: `tf.nest`;
-- contrib.framework's global step functions: `tf.train`'s (TF1's own, which the Estimator migration reads).
+- contrib.framework's global step functions: `tf.train`'s (TF1's own, which the Estimator migration reads);
+- contrib.rnn's cells and static RNNs that were TF1's own, re-exported: `tf.nn.rnn_cell`'s and `tf.nn`'s.
 
 And one has an equal in Python: contrib.training's HParams, for a program that only reads and sets its values.
 """
@@ -61,7 +62,13 @@ MEMBERS = {"contrib.slim.nets": TF_SLIM_NETS, "contrib.slim.python.slim.nets": T
 IN_TENSORFLOW = {"contrib.framework.nest": "nest",
                  "contrib.framework.get_or_create_global_step": "train.get_or_create_global_step",
                  "contrib.framework.get_global_step": "train.get_global_step",
-                 "contrib.framework.create_global_step": "train.create_global_step"}
+                 "contrib.framework.create_global_step": "train.create_global_step",
+                 # contrib.rnn re-exported TF1's own cells and static RNNs (tf.nn's): the same classes.
+                 **{f"contrib.rnn.{name}": f"nn.rnn_cell.{name}" for name in (
+                     "RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
+                     "LSTMStateTuple", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper")},
+                 **{f"contrib.rnn.{name}": f"nn.{name}" for name in (
+                     "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")}}
 # Members tf-slim has but that are not moved there, and why.
 NOT_MOVED = {
     "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it imports the legacy "

@@ -73,6 +73,22 @@ def test_a_module_bound_from_tf_moves_with_its_uses_and_tf_slim_is_imported():
         """)
 
 
+def test_contrib_rnns_cells_that_were_tf1s_own_are_tf_nns_and_its_own_stay():
+    source, findings = moved("""\
+        import tensorflow as tf
+        cells = [tf.contrib.rnn.BasicLSTMCell(num_units=8, forget_bias=1.0) for _ in range(2)]
+        outputs, _ = tf.contrib.rnn.static_rnn(tf.contrib.rnn.MultiRNNCell(cells), inputs, dtype=tf.float32)
+        normalized = tf.contrib.rnn.LayerNormBasicLSTMCell(8)
+        """)
+    assert source == dedent("""\
+        import tensorflow as tf
+        cells = [tf.nn.rnn_cell.BasicLSTMCell(num_units=8, forget_bias=1.0) for _ in range(2)]
+        outputs, _ = tf.nn.static_rnn(tf.nn.rnn_cell.MultiRNNCell(cells), inputs, dtype=tf.float32)
+        normalized = tf.contrib.rnn.LayerNormBasicLSTMCell(8)
+        """)
+    assert findings == ["2:TFM005", "3:TFM005", "3:TFM005", "4:TFM003"]
+
+
 @pytest.mark.parametrize("source, named", [
     # tf-slim 1.1.0's batch_norm does not build on TF 2.15: the import stays, and TFM003 says why
     ("import tensorflow.contrib.slim as slim\nnet = slim.batch_norm(slim.conv2d(x, 8, 3))\n", "batch_norm"),

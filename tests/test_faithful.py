@@ -467,3 +467,32 @@ def test_a_name_of_the_enclosing_function_is_not_taken_by_the_build_function():
     result = migrated(source)
     assert "\n  def build_keras_model(" in result.source and "def build_model(" not in result.source
     assert "  build_model = None\n" in result.source
+
+
+# The model computed in float64 (gcp_forecasting's LSTM): TF1's layers made float64 variables for float64 inputs.
+FLOAT64 = (('dense_stack(features["x"],', 'dense_stack(tf.cast(features["x"], tf.float64),'),
+           ('tf.get_variable("logits_w", [params["hidden_units"][-1], 3],',
+            'tf.get_variable("logits_w", [params["hidden_units"][-1], 3], dtype=tf.float64,'),
+           ("tf.one_hot(labels, 3)", "tf.one_hot(labels, 3, dtype=tf.float64)"))
+
+
+def in_float64() -> str:
+    source = PROGRAM.read_text()
+    for before, after in FLOAT64:
+        assert source.count(before) == 1, before
+        source = source.replace(before, after)
+    return source
+
+
+def test_a_model_fn_computing_in_float64_has_its_layers_take_their_inputs_dtype():
+    assert "disable_v2_dtype_behavior" not in run(PROGRAM.read_text()).source
+    code = run(in_float64()).source
+    build = code[code.index("def build_model("):]
+    assert build.index("  tf.compat.v1.keras.layers.disable_v2_dtype_behavior()\n") < build.index(
+        "  model = ModelFnModel(params)\n")
+
+
+@pytest.mark.tensorflow
+def test_a_model_fn_computing_in_float64_evaluates_tf1s_checkpoint_as_tf1_did(tmp_path):
+    printed = tf1_and_migrated_evaluations(tmp_path, in_float64(), EVALUATED)
+    assert printed[1] == pytest.approx(printed[0], rel=1e-6)

@@ -193,6 +193,13 @@ def input_fn():
   return dataset.repeat(num_epochs).batch(batch_size).map(lambda features: ({key: value for key, value in \
 features.items() if key != "y"}, features["y"]))
 '''),
+    # gcp_forecasting's: before, the name was taken for the dataset and the iterator's one batch trained
+    "the next element, bound to a name": (f'''\
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  batched_dataset = dataset.make_one_shot_iterator().get_next()
+  return batched_dataset
+''', "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
     "tensors of the iterator": (f'''\
 def input_fn():
   dataset = {LINES}.repeat().batch(4)

@@ -71,6 +71,9 @@ step = tf.train.get_or_create_global_step()
 train = tf.contrib.layers.optimize_loss(loss, step, learning_rate=0.25, optimizer="SGD", summaries=[])
 ids = tf.contrib.lookup.index_table_from_tensor(mapping=tf.constant(["a", "b"]), num_oov_buckets=1).lookup(
     tf.constant(["b", "a", "zz"]))
+cells = tf.contrib.rnn.MultiRNNCell([tf.contrib.rnn.BasicLSTMCell(2), tf.contrib.rnn.GRUCell(3)])
+outputs, _ = tf.contrib.rnn.static_rnn(cells, [tf.ones([1, 4])] * 2, dtype=tf.float32)
+print(len(outputs), outputs[-1].shape.as_list(), hasattr(tf.contrib.rnn, "LayerNormBasicLSTMCell"))
 with tf.Session() as session:
     session.run([tf.global_variables_initializer(), tf.tables_initializer()])
     session.run(train)
@@ -79,15 +82,17 @@ with tf.Session() as session:
 
 
 @pytest.mark.tensorflow
-def test_the_old_side_gives_a_tf1x_program_contribs_optimize_loss_and_lookup_tables():
+def test_the_old_side_gives_a_tf1x_program_contribs_optimize_loss_lookup_tables_and_cells():
     """TF 1.x programs reach tf.contrib.layers.optimize_loss (tf-slim's, which reads `ops.Tensor`, gone from TF
-    2.15's ops module) and tf.contrib.lookup's tables (TF1's own functions): both run on the old side."""
+    2.15's ops module), tf.contrib.lookup's tables (TF1's own functions) and contrib.rnn's cells and static RNNs
+    (TF1's own, re-exported; contrib's own cells are missing, as on TF 2): all run on the old side."""
     import subprocess
 
     done = subprocess.run([sys.executable, "-c", CONTRIB_ON_THE_OLD_SIDE], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split("\n")[-2] == "1.0 [1, 0, 2]"  # 2 - 0.25 * 2 * 2; the unknown key in the bucket after b
+    assert done.stdout.split("\n")[-3:-1] == ["2 [1, 3] False",
+                                              "1.0 [1, 0, 2]"]  # 2 - 0.25 * 2 * 2; the unknown key in the last bucket
 
 
 PYTHON_KERAS_PROGRAM = """

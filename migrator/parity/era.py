@@ -4,8 +4,8 @@
 only those, `tensorflow.compat.v1` for their `import tensorflow` (graph mode, as TF 1.x ran them): the program on
 disk is not edited, and runs as it ran on TF 1.x. What such a program reaches in `tf.contrib` is given where it lives
 on (rewrites/contrib_successors.py): `tf.contrib.estimator.add_metrics` is `tf.estimator.add_metrics`, slim and
-contrib.layers' layers the tf-slim package, the same code, contrib.lookup's table functions TF1's own (which TF 2
-still ships); anything else in tf.contrib stays missing. TF 1.x's internal copy of Keras, `tensorflow.python.keras`
+contrib.layers' layers the tf-slim package, the same code, contrib.lookup's table functions and contrib.rnn's
+cells TF1's own (which TF 2 still ships); anything else in tf.contrib stays missing. TF 1.x's internal copy of Keras, `tensorflow.python.keras`
 (gone from TF 2.13), is the Keras 2 package it became (``give_python_keras``).
 
 Which modules: read here, in the command's process, with the static half (the sides import migrator.parity only);
@@ -145,6 +145,9 @@ def give_contrib(tensorflow) -> None:
         tf_slim = None
     for name, extra in modules.items():
         setattr(contrib, name, _module(f"tensorflow.contrib.{name}", extra))
+    v1 = tensorflow.compat.v1
+    contrib.rnn = _module("tensorflow.contrib.rnn", {name: getattr(v1.nn, name) for name in (
+        "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")}, v1.nn.rnn_cell)
     if tf_slim is not None:
         from tensorflow.python.framework import ops
 

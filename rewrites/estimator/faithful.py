@@ -44,6 +44,8 @@ After::
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -101,6 +103,7 @@ class Faithful:
     collections: bool = False  # it reads TF1's trainable variables, which a custom getter collects
     tables: bool = False  # it partitions embedding tables, which Keras makes, sharded
     mod_tables: bool = False  # ... and looks them up "mod"
+    float64: bool = False  # its module computes in float64, which TF1's layers took from their inputs
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 
@@ -111,6 +114,9 @@ class FaithfulReader(SpecReading):
     def read(self, function: cst.FunctionDef, parameters: list[str], why: Unsupported) -> Faithful:
         """The model_fn ``function`` (called with ``parameters``), kept; ``why``: what tier 1 could not read."""
         self.faithful = Faithful(why, self._where(why), parameters)
+        # Keras 2 casts a layer's inputs to float32; TF1's layers made float64 variables for float64 inputs.
+        self.faithful.float64 = bool(re.search(r"\bfloat64\b|\btf\.double\b", self.view.tree.sources.get(
+            self.view.path, "")))
         if "config" in parameters or not set(parameters) <= {"features", "labels", "mode", "params"}:
             raise Unsupported(function.params, "a model_fn taking more than features, labels, mode and params, kept "
                                                "as written (tier 2), is not migrated yet")

@@ -67,7 +67,7 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
     text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
                   arguments=arguments(faithful.parameters, predicts), predicts=predicts,
                   regularization=faithful.regularization, tables=faithful.tables, partitioner=TABLE_PARTITIONER,
-                  collections=faithful.collections,
+                  collections=faithful.collections, float64=faithful.float64,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
                   function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
     for template in sorted(faithful.templates) + (["tf1_momentum.py.j2"] if faithful.tf1_momentum else []):

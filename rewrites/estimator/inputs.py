@@ -259,7 +259,7 @@ class InputReader(IteratorReading):
         if dataset is not None and self._elements(targets, node, statement, dataset, made, state):
             return
         for name in names:
-            if dataset is not None:
+            if dataset is not None and iterated is None:  # an iterator's tensors are not its dataset
                 state[name] = dataset
             elif len(targets) == 1:
                 state[name] = Known(self.values.constant(Value(assign.value, place), self._constants(mode)))
