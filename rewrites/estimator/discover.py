@@ -144,9 +144,7 @@ class Discovery:
                     self.other.append((view, node, f"Estimator left as it is: {made_otherwise(api)}"))
                 elif api in SPECS:
                     self.specs.append((view, node))
-                driver = self._driver(view, node, api)
-                if driver is not None:
-                    driver_value, estimator, trail = driver
+                for driver_value, estimator, trail in self._drivers(view, node, api):
                     estimators[id(estimator.node)] = estimator
                     found.setdefault(id(estimator.node), []).append((driver_value, estimator, trail))
         result = []
@@ -167,10 +165,22 @@ class Discovery:
             if api in CUSTOM or is_canned(api) or api == "estimator.EstimatorV2":
                 self.subclasses.append((view, node))
 
-    def _driver(self, view: ModuleView, call: cst.Call, api: str) -> tuple[Driver, Value, list] | None:
+    def _drivers(self, view: ModuleView, call: cst.Call, api: str) -> list[tuple[Driver, Value, list]]:
+        """The driver ``call`` is, with the Estimator it drives; in a function the Estimator is passed to, one for
+        each call of the function (rewrites/estimator/passed.py)."""
         place = self.values.place_of(view, call)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in passed.KINDS:
+            calls = passed.passed_in(self.values, view, place, call.func.value)
+            if calls is not None:
+                return list(filter(None, (self._driver(view, call, api, *called) for called in calls)))
+        driver = self._driver(view, call, api, place)
+        return [driver] if driver is not None else []
+
+    def _driver(self, view: ModuleView, call: cst.Call, api: str, place: Place,
+                argument: cst.Name | None = None) -> tuple[Driver, Value, list] | None:
+        """``argument``: the Estimator's name where the function holding the driver is called with it (``place``
+        that call's)."""
         trail: list = []
-        argument = None  # the Estimator's name where the function holding the driver is called with it
         if api == TRAIN_AND_EVALUATE:
             bound = bind_arguments(call, ("estimator", "train_spec", "eval_spec"))
             if not bound or "estimator" not in bound:
@@ -179,9 +189,6 @@ class Discovery:
             kind = "train_and_evaluate"
         elif isinstance(call.func, cst.Attribute) and call.func.attr.value in DRIVER_METHODS:
             kind = call.func.attr.value
-            called = passed.passed_in(self.values, view, place, call.func.value) if kind in passed.KINDS \
-                else None
-            place, argument = called or (place, None)
             estimator = self.values.resolve(Value(call.func.value, place), trail=trail)
         else:
             return None

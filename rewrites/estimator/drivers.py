@@ -121,7 +121,9 @@ def _reads_returned(values: Values, driver: Driver, home: Place, bindings: list[
     where = f"in `{home.function.name.value}()`" if isinstance(home.function, cst.FunctionDef) else \
         "in a lambda" if home.function else "at module level"
     if driver.passed is not None:  # rewrites/estimator/passed.py
-        if not (driver.call.place.call.place.same_scope(home) and _referents(view, driver.passed) <= {*bindings}):
+        site = driver.call.place.call.place
+        # A notebook's `model` bound again for the next Estimator: the binding a read finds in order of the cells.
+        if not (site.same_scope(home) and values.binding(driver.passed, site).assignment in bindings):
             raise driver.call.fail(f"the Estimator is passed to `{driver.call.place.function.name.value}()` other "
                                    f"than by the name it is bound to where it is trained ({where}): pass it there, "
                                    "after training")

@@ -39,9 +39,14 @@ class ModuleEdits:
         if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 1:
             raise Unsupported(statement, "several statements on one line where the migration changes one: put "
                                          "them on lines of their own first", self.view.path)
-        if statement in self.statements and self.statements[statement] != new and self.statements[statement]:
-            raise Unsupported(statement, "two parts of the migration change this statement", self.view.path)
+        self._changes_alike(statement, new)
         self.statements[statement] = new
+
+    def _changes_alike(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
+        """Two programs may change a statement they share (a function evaluating each program's model) alike."""
+        old = self.statements.get(statement)
+        if old and not (len(old) == len(new) and all(a.deep_equals(b) for a, b in zip(old, new))):
+            raise Unsupported(statement, "two parts of the migration change this statement", self.view.path)
 
     def remove(self, statement: cst.CSTNode) -> None:
         if statement not in self.statements:
@@ -71,7 +76,9 @@ class ModuleEdits:
         self.add_import(module, obj, None if "keras" in (module, obj) else "keras")
 
     def merge(self, other: ModuleEdits) -> None:
-        """Add another program's edits of the same module."""
+        """Add another program's edits of the same module (none, when one of them conflicts)."""
+        for statement, new in other.statements.items():
+            self._changes_alike(statement, new)
         for statement, new in other.statements.items():
             self.replace(statement, new)
         for statement, new in other.before.items():
