@@ -18,8 +18,8 @@ def test_a_removed_package_is_reported_once_per_file_by_its_name():
         import tensorflow as tf
         from tensorflow.contrib import learn
         from tensorflow.contrib.learn.python.learn import learn_runner
-        cell = tf.contrib.rnn.LSTMCell(10)
-        cell = tf.contrib.rnn.MultiRNNCell([cell])
+        cell = tf.contrib.rnn.LayerNormBasicLSTMCell(10)
+        cell = tf.contrib.rnn.AttentionCellWrapper(cell, 4)
         """) == [(2, "TFM003", "tensorflow.contrib.learn"), (4, "TFM003", "tensorflow.contrib.rnn")]
 
 
