@@ -22,7 +22,7 @@ paths, kind: never its code). Per program this script
    - ``not fetched``: the repository's snapshot is not under --mirror (the fetch source to ask for is printed).
 
 With ``--run``, each migrated program that has a ``runs`` entry in the manifest is run (its stand-in data script
-first, in the scratch folder), with a time limit, no TF_CONFIG and TF_CPP_MIN_LOG_LEVEL=3; and, where the entry
+first, in the scratch folder, given the entry's ``standin_args``), with a time limit, no TF_CONFIG and TF_CPP_MIN_LOG_LEVEL=3; and, where the entry
 names a ``parity`` program, ``tf-migrate parity`` compares the TF1 copy with the migrated one.
 
 The script needs only the standard library, git and tf-migrate (next to this Python, or on PATH).
@@ -303,8 +303,8 @@ def stand_in(runs: dict, folder: Path, timeout: float) -> str | None:
     source = HERE / script
     code = source.read_text(encoding="utf-8") if source.is_file() else script
     try:
-        done = subprocess.run([sys.executable, "-c", code], cwd=folder, env=run_env(), capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, "-c", code, *runs.get("standin_args", [])], cwd=folder, env=run_env(),
+                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"the stand-in took more than {timeout:.0f} s"
     return None if done.returncode == 0 else "stand-in: " + last_error_line(done.stderr + done.stdout)
