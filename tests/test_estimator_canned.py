@@ -7,7 +7,7 @@ import re
 from textwrap import dedent
 
 import pytest
-from helpers import ALL_RULES
+from helpers import ALL_RULES, tf1_and_migrated_evaluations
 from test_estimator_programs import run_one, run_tree
 
 import rewrites.estimator.canned
@@ -293,10 +293,70 @@ def test_a_canned_estimator_the_migration_cannot_follow_is_left_with_the_reason(
                                       "`wrapped_for_serving`, which the migration cannot follow"), finding.message
 
 
-def test_a_linear_model_of_columns_made_at_run_time_is_left_with_the_reason():
+def test_a_linear_model_of_columns_made_at_run_time_weighs_each_under_tf1s_name():
     source = PREMADE.replace("DNNClassifier(", "LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+    result = run_one(source)
+    code = result.source
+    assert not findings(result, "TFM302") and "LinearClassifier(" not in code
+    for line in ("def build_linear_classifier_model(input_spec, feature_columns):\n",
+                 "    ordered_columns = sorted(feature_columns, key=lambda column: column.name)\n",
+                 '            units=3, use_bias=column is ordered_columns[-1], kernel_initializer="zeros",\n',
+                 '            name=f"linear/linear_model/{column.name}")(\n',
+                 "    logits = keras.layers.Add()(weighted) if len(weighted) > 1 else weighted[0]\n"):
+        assert line in code, line
+
+
+def test_a_wide_and_deep_model_of_linear_columns_made_at_run_time_is_left_with_the_reason():
+    """Its linear part's default rate depends on how many columns it has."""
+    source = PREMADE.replace("DNNClassifier(", "DNNLinearCombinedClassifier(").replace(
+        "feature_columns=my_feature_columns,\n        hidden_units=[10, 10],",
+        "linear_feature_columns=my_feature_columns,\n        dnn_feature_columns=my_feature_columns,\n"
+        "        dnn_hidden_units=[10, 10],")
+    assert source != PREMADE
     (finding,) = [f for f in run_one(source).findings if f.rule == "TFM302"]
-    assert "a linear model of feature columns made at run time is not migrated yet" in finding.message
+    assert "the linear part of feature columns made at run time is not migrated yet" in finding.message
+
+
+LINEAR_AT_RUN_TIME = """\
+import argparse
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model_dir")
+parser.add_argument("--keys", default="c,a,b")
+
+
+def input_fn(train):
+    rng = np.random.RandomState(0 if train else 1)
+    features = {key: rng.normal(size=64).astype(np.float32) for key in "abc"}
+    labels = (features["a"] + 2 * features["b"] - features["c"] > 0).astype(np.int64)
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+    if train:
+        dataset = dataset.repeat()
+    return dataset.batch(16)
+
+
+def main():
+    args = parser.parse_args()
+    columns = [tf.feature_column.numeric_column(key) for key in args.keys.split(",")]
+    classifier = tf.estimator.LinearClassifier(columns, model_dir=args.model_dir)
+    classifier.train(lambda: input_fn(True), max_steps=20)
+    metrics = classifier.evaluate(lambda: input_fn(False))
+    print("eval loss: %s, accuracy %s" % (metrics["loss"], metrics["accuracy"]))
+
+
+main()
+"""
+
+
+@pytest.mark.tensorflow
+def test_a_linear_model_of_columns_made_at_run_time_evaluates_tf1s_checkpoint_as_tf1_did(tmp_path):
+    """Each column's weights restored from TF1's checkpoint by its key: the same loss and accuracy."""
+    printed = tf1_and_migrated_evaluations(tmp_path, LINEAR_AT_RUN_TIME, r"eval loss: (\S+), accuracy (\S+)$")
+    assert printed[1] == pytest.approx(printed[0], rel=1e-5)
+    assert 0.6 < printed[0][1] < 1
 
 
 CENSUS_COLUMNS = """

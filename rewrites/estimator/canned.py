@@ -21,7 +21,9 @@ DNN's Adagrad at 0.001, the linear part's Ftrl at min(0.005, 1/sqrt(linear colum
 versions), as ``dnn_linear_combined.py`` did.
 
 Hidden units known at run time only (a flag) are given to the build function, the layers a loop over
-them; ``batch_norm`` puts ``BatchNormalization(momentum=0.999)`` after each hidden layer, as dnn.py did.
+them, and so are numeric columns of keys known at run time only (a DNN's input layer and a linear model
+loop over them in name order; the linear model's layers are named after TF1's scopes); ``batch_norm``
+puts ``BatchNormalization(momentum=0.999)`` after each hidden layer, as dnn.py did.
 A ``weight_column`` becomes Keras' sample weights and a ``label_vocabulary`` a lookup of the labels:
 the inputs map both (``read.py``). ``predict`` yields what the head predicted (``head_predictions``).
 
@@ -230,7 +232,7 @@ class CannedReader:
         elif kind.model == "dnn":
             columns, linear_columns = self._dnn(model, args, units, writer, "logits", keywords), []
         else:
-            columns, linear_columns = [], self._linear(model, args, units, writer, "logits")
+            columns, linear_columns = [], self._linear(model, args, units, writer, "logits", keywords)
         model.lines += writer.lines
         model.bound += writer.bound
         model.tf1_renamed = writer.renamed
@@ -278,12 +280,19 @@ class CannedReader:
         writer.assign(target, f'keras.layers.Dense(units={units}, name="dnn/logits")(net)')
         return columns
 
-    def _linear(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str) -> list:
-        """The linear model's code into ``writer``; its columns."""
+    def _linear(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str,
+                keywords: dict[str, Value] | None = None) -> list | None:
+        """The linear model's code into ``writer``; its columns (None: numeric columns made at run time, which
+        ``keywords`` gets, where given: not for a combined model, whose linear rate depends on their number)."""
         columns = ColumnReader(self.values).read(args["feature_columns"], dense=False)
-        if columns is None:
-            raise args["feature_columns"].fail("a linear model of feature columns made at run time is not migrated "
+        if columns is None and keywords is None:
+            raise args["feature_columns"].fail("the linear part of feature columns made at run time is not migrated "
                                                "yet: write the list out")
+        if columns is None:
+            keywords["feature_columns"] = args["feature_columns"]
+            linear_model(None, units, "sum", target, writer, "feature_columns")
+            model.runtime_linear = True
+            return None
         if any(isinstance(column, (Embedding, SharedEmbedding)) for column in columns):
             raise args["feature_columns"].fail("an embedding_column in a linear model is not migrated yet")
         combiner = self.values.constant(args["sparse_combiner"]) if "sparse_combiner" in args else "sum"

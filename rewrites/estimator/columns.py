@@ -35,6 +35,7 @@ from dataclasses import dataclass
 INPUT_LAYER_COMMENT = "# input_layer: the feature columns in name order, each as TF1 made it."
 NUMERIC_ONLY_COMMENT = "# input_layer: the numeric columns in name order, each flattened to float32."
 FLAT = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
+RUNTIME_LINEAR_SCOPE = "linear/linear_model"  # the layers weighing columns made at run time, named as TF1's scopes
 COMBINERS = {"mean": "{rows} / tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0)",
              "sqrtn": "{rows} * tf.math.rsqrt(tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0))"}
 TABLE = ("keras.layers.Dense(units={0}, use_bias=False, kernel_initializer=keras.initializers.TruncatedNormal("
@@ -335,11 +336,22 @@ def input_layer(columns: list | None, columns_code: str, target: str, writer: Wr
         writer.assign(target, f"keras.layers.Concatenate()([{', '.join(names)}])" if len(names) > 1 else names[0])
 
 
-def linear_model(columns: list, units: int, combiner: str, target: str, writer: Writer) -> None:
+def linear_model(columns: list | None, units: int, combiner: str, target: str, writer: Writer,
+                 columns_code: str = "") -> None:
     """Statements binding ``target`` to TF1's ``linear_model(features, columns, units, sparse_combiner)``: per
     column a weight for each value (numeric) or bucket (categorical, its counts combined as ``combiner`` says:
     the weights' mean is the weights of the counts' mean), zeros at first, summed, and one bias (on the last
-    column's layer: TF1 made it after the columns' weights)."""
+    column's layer: TF1 made it after the columns' weights). Columns made at run time (None: numeric columns,
+    ``columns_code`` holds them) are weighed by layers named after TF1's scopes (RUNTIME_LINEAR_SCOPE)."""
+    if columns is None:
+        writer.comment("linear_model: the numeric columns in name order, each one's weights, summed, and a bias.")
+        ordered = writer.bind("ordered_columns", f"sorted({columns_code}, key=lambda column: column.name)")
+        weighted = writer.bind("weighted", (
+            f"[\n    keras.layers.Dense(\n        units={units}, use_bias=column is {ordered}[-1], "
+            f'kernel_initializer="zeros",\n        name=f"{RUNTIME_LINEAR_SCOPE}/{{column.name}}")(\n'
+            f'        {FLAT.format("column.key")})\n    for column in {ordered}]'))
+        writer.assign(target, f"keras.layers.Add()({weighted}) if len({weighted}) > 1 else {weighted}[0]")
+        return
     writer.comment("linear_model: in name order, each column's weights, summed, and a bias.")
     writer.scope = "linear/linear_model"
     sums = []

@@ -424,7 +424,8 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
                  Part("model.dnn_model", "model.optimizer[1]", model.slots)]
     else:
         parts = [Part("model", "model.optimizer", model.slots)]
-    return dict(model=True, restore=restore, renamed=model.tf1_renamed, by_name=model.faithful is not None,
+    return dict(model=True, restore=restore, renamed=model.tf1_renamed, runtime_linear=model.runtime_linear,
+                by_name=model.faithful is not None,
                 tables=model.faithful is not None and model.faithful.tables, **restore_context(parts, model.mod_tables))
 
 

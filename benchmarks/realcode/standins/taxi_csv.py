@@ -1,12 +1,13 @@
 """Stand-in data for the taxi-fare programs of training-data-analyst, a few hundred rows of made-up rides in the two
-layouts they read: taxi-train.csv and taxi-valid.csv with a header (fare_amount, dayofweek, hourofday, pickuplon,
-pickuplat, dropofflon, dropofflat: the notebooks), and taxi-rides-train.csv and taxi-rides-valid.csv without one
-(fare_amount, pickuplon, pickuplat, dropofflon, dropofflat, passengers, key: the trainer packages)."""
+layouts they read: taxi-train.csv, taxi-valid.csv and taxi-test.csv with a header (fare_amount, dayofweek,
+hourofday, pickuplon, pickuplat, dropofflon, dropofflat: the notebooks), and taxi-rides-train.csv,
+taxi-rides-valid.csv and taxi-rides-test.csv without one (fare_amount, pickuplon, pickuplat, dropofflon,
+dropofflat, passengers, key: the trainer packages)."""
 import random
 
 COLUMNS = "fare_amount,dayofweek,hourofday,pickuplon,pickuplat,dropofflon,dropofflat"
 random.seed(0)
-for part, rows in (("train", 512), ("valid", 128)):
+for part, rows in (("train", 512), ("valid", 128), ("test", 64)):
     with open(f"taxi-{part}.csv", "w") as notebook, open(f"taxi-rides-{part}.csv", "w") as trainer:
         notebook.write(COLUMNS + "\n")
         for index in range(rows):
