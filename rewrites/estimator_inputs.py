@@ -107,7 +107,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.syntax import Bindings, bind_arguments, is_none, is_read_only, single_assign, source, with_blank_lines
+from rewrites.syntax import (Bindings, bind_arguments, is_none, is_pure_read, is_read_only, single_assign, source,
+                             with_blank_lines)
 
 NUMPY = ("x", "y", "batch_size", "num_epochs", "shuffle", "queue_capacity", "num_threads")
 PANDAS = (*NUMPY, "target_column")
@@ -235,9 +236,9 @@ class Rewrite(TFCodemod):
 
     def _can_bind(self, bound, computed: dict[str, cst.BaseExpression]) -> bool:
         """Can what x and y compute be bound to names before the call's statement: once, as TF1 computed them, in
-        the order TF1 did (the call's other arguments only read)?"""
+        the order TF1 did (the call's other arguments only read, as `len(frame)` does)?"""
         return bool(self._statements) and not self._deferred and all(
-            is_read_only(arg.value) for name, (_, arg) in bound.items() if name not in computed)
+            is_pure_read(arg.value) for name, (_, arg) in bound.items() if name not in computed)
 
     def _bind_computed(self, call: cst.Call, bound, computed: dict[str, cst.BaseExpression]) -> dict:
         """Bind each computed argument to a new name before the call's statement; ``bound`` reading those names."""

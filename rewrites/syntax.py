@@ -257,6 +257,24 @@ def is_read_only(node: cst.BaseExpression) -> bool:
     return False
 
 
+# Builtins that only read their argument: computing one again gives the same value.
+PURE_BUILTINS = frozenset({"len", "int", "float", "abs", "round"})
+
+
+def is_pure_read(node: cst.BaseExpression) -> bool:
+    """A read-only value, or `len(frame)` / arithmetic of such values: the same value however often it is computed,
+    with no effect."""
+    if is_read_only(node):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in PURE_BUILTINS:
+        return all(not arg.keyword and not arg.star and is_pure_read(arg.value) for arg in node.args)
+    if isinstance(node, cst.BinaryOperation):
+        return is_pure_read(node.left) and is_pure_read(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return is_pure_read(node.expression)
+    return False
+
+
 def is_docstring(statement: cst.CSTNode) -> bool:
     return (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)
             and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

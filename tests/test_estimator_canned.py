@@ -681,6 +681,21 @@ def test_bucket_boundaries_written_with_range_or_numpy_are_numpy_s_numbers(bound
         [float(number) for number in eval(expected, {"np": np})]
 
 
+@pytest.mark.parametrize("vocabulary, known", [
+    ("('AS,VX' + ',F9').split(',')", True), ("'AS VX  F9'.split()", True), ("text.split(',')", False),
+    ("'AS,VX,F9'.split(sep)", False),
+], ids=["split of strings added", "split on whitespace", "split of a string not known", "a separator not known"])
+def test_a_vocabulary_split_from_a_known_string_is_its_words(vocabulary, known):
+    source = PREMADE.replace(COLUMNS_IN_A_LOOP, "    my_feature_columns = [tf.feature_column.indicator_column("
+                             "tf.feature_column.categorical_column_with_vocabulary_list('carrier', "
+                             f"{vocabulary}))]\n")
+    result = run_one(source)
+    if known:
+        assert 'vocabulary=["AS", "VX", "F9"]' in result.source, result.findings
+    else:
+        assert "vocabulary_list must be a value the migration can read" in " ".join(findings(result, "TFM302"))
+
+
 def test_a_hash_bucket_size_of_arithmetic_on_constants_is_its_value():
     source = PREMADE.replace(COLUMNS_IN_A_LOOP, "    my_feature_columns = [tf.feature_column.indicator_column("
                              "tf.feature_column.crossed_column(['a', 'b'], hash_bucket_size=24 * 7 + len([1, 2]) ** 2 "
@@ -734,7 +749,24 @@ LOOP = """    my_feature_columns = []
     "    my_feature_columns = by_name.values()\n",
     '    by_name = {key: tf.feature_column.numeric_column(key) for key in ["a", "b"]}\n'
     "    my_feature_columns = list(by_name.values())\n",
-], ids=["a dict written out", "a dict comprehension, listed"])
+    '    by_name = {"b": tf.feature_column.numeric_column("b")}\n'
+    '    by_name["a"] = tf.feature_column.numeric_column("a")\n'
+    "    my_feature_columns = by_name.values()\n",
+    '    by_name = {key: tf.feature_column.numeric_column(key) for key in "b,c".split(",")}\n'
+    '    by_name.update({"a": tf.feature_column.numeric_column("a")})\n'
+    '    del by_name["c"]\n'
+    "    my_feature_columns = by_name.values()\n",
+    '    more = {"a": tf.feature_column.numeric_column("x")}\n'
+    '    more["a"] = tf.feature_column.numeric_column("a")\n'
+    '    by_name = {"b": tf.feature_column.numeric_column("b"), "c": tf.feature_column.numeric_column("c")}\n'
+    '    by_name.update(more)\n'
+    '    by_name.pop("c")\n'
+    "    my_feature_columns = by_name.values()\n",
+    '    by_name = {"a": tf.feature_column.numeric_column("a")}\n'
+    "    my_feature_columns = by_name.values()\n"
+    '    by_name["b"] = tf.feature_column.numeric_column("b")\n',
+], ids=["a dict written out", "a dict comprehension, listed", "an item set after", "updated, an item deleted",
+        "updated by another dict changed, an item popped", "a view of the values, an item set before it is read"])
 def test_the_values_of_a_dict_of_columns_are_its_columns(columns):
     expected = run_one(PREMADE.replace(LOOP, '    my_feature_columns = [tf.feature_column.numeric_column("a"), '
                                              'tf.feature_column.numeric_column("b")]\n')).source
@@ -745,14 +777,21 @@ def test_the_values_of_a_dict_of_columns_are_its_columns(columns):
     assert built in result.source
 
 
-@pytest.mark.parametrize("change", [
-    '    by_name["c"] = tf.feature_column.numeric_column("c")\n',
-    '    by_name.update(c=tf.feature_column.numeric_column("c"))\n',
-], ids=["an item set", "updated"])
-def test_a_dict_of_columns_changed_after_it_is_made_is_left(change):
-    source = PREMADE.replace(LOOP, '    by_name = {"a": tf.feature_column.numeric_column("a")}\n' + change +
-                             "    my_feature_columns = by_name.values()\n")
+@pytest.mark.parametrize("made, change, why", [
+    ("", '    by_name.update(c=tf.feature_column.numeric_column("c"))\n', "otherwise than by"),
+    ("", '    if train_x:\n        by_name["c"] = tf.feature_column.numeric_column("c")\n', "in a condition"),
+    ("", '    by_name.setdefault("c", tf.feature_column.numeric_column("c"))\n', "otherwise than by"),
+    ("", '    by_name[KEY] = tf.feature_column.numeric_column("c")\n', "key in a dict must be a string"),
+    ('    by_name = {"x" + key: tf.feature_column.numeric_column(key) for key in ["a"]}\n',
+     '    by_name["xa"] = tf.feature_column.numeric_column("c")\n', "its keys not known"),
+    ("", '    my_feature_columns = list(by_name.values())\n'
+         '    by_name["c"] = tf.feature_column.numeric_column("c")\n', "after the columns are used"),
+], ids=["updated by keyword", "in a condition", "setdefault", "a key not known", "a comprehension keyed otherwise",
+        "after they are used"])
+def test_a_dict_of_columns_changed_where_its_columns_cannot_be_known_is_left(made, change, why):
+    made = made or '    by_name = {"a": tf.feature_column.numeric_column("a")}\n'
+    use = "" if "my_feature_columns" in change else "    my_feature_columns = by_name.values()\n"
+    source = PREMADE.replace(LOOP, made + change + use)
     result = run_one(source)
     assert result.source == source
-    assert any("feature columns in a dict changed after it is made" in message
-               for message in findings(result, "TFM302"))
+    assert any(why in message for message in findings(result, "TFM302")), result.findings

@@ -122,6 +122,13 @@ COMPUTED = {
 }
 
 
+COMPUTED["beside a batch size of len(frame)"] = (
+    "f = tf.compat.v1.estimator.inputs.pandas_input_fn(x=frame[list(cols)], y=frame['y'] / SCALE, num_epochs=1,\n"
+    "    batch_size=len(frame), shuffle=False)\n",
+    "features = frame[list(cols)]\nlabels = frame['y'] / SCALE\n\n\ndef f():\n"
+    f"    return {DATASET}((dict(features), labels)).batch(len(frame))\n")
+
+
 COMPUTED["an imported name not shadowed"] = (
     "from data import features\nf = tf.compat.v1.estimator.inputs.numpy_input_fn(features(), shuffle=False)\n",
     "from data import features\nfeatures_1 = features()\n\n\ndef f():\n"

@@ -257,3 +257,16 @@ def test_a_notebook_runs_as_its_code_cells_in_order(tmp_path):
     done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[1, 2, '1,2']\n"
+
+
+def test_a_notebook_reads_the_stand_in_s_file_where_it_named_a_url(tmp_path):
+    notebook = {"cells": [{"cell_type": "code", "source": [
+        "URL = 'https://storage.example.com/data.csv'\n", "print(open(URL).read(), URL.startswith('https'))"]}]}
+    path = tmp_path / "lab.ipynb"
+    path.write_text(json.dumps(notebook))
+    (tmp_path / "data.csv").write_text("a,b")
+    script = load_script().notebook_script(path, {"https://storage.example.com/data.csv": "data.csv"})
+    (tmp_path / "run.py").write_text(script)
+    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "a,b False\n"

@@ -23,7 +23,8 @@ paths, kind: never its code). Per program this script
 
 With ``--run``, each migrated program that has a ``runs`` entry in the manifest is run (its stand-in data script
 first, in the scratch folder, given the entry's ``standin_args``), with a time limit, no TF_CONFIG and TF_CPP_MIN_LOG_LEVEL=3; and, where the entry
-names a ``parity`` program, ``tf-migrate parity`` compares the TF1 copy with the migrated one.
+names a ``parity`` program, ``tf-migrate parity`` compares the TF1 copy with the migrated one. A notebook's entry
+may map the URLs it reads to the stand-in's files (``local_files``): this machine reaches no data server.
 
 The script needs only the standard library, git and tf-migrate (next to this Python, or on PATH).
 """
@@ -321,10 +322,10 @@ def get_ipython():
     return _Shell()"""
 
 
-def notebook_script(path: Path) -> str:
+def notebook_script(path: Path, local_files: dict[str, str] | None = None) -> str:
     """A notebook's code cells as one script, as Jupyter would run them top to bottom: `%%writefile F` cells write
     F, other cell magics (`%%time`) run their body (`%%bash` and the like are skipped), `%` and `!` lines go, and
-    `get_ipython()`'s shell calls do nothing."""
+    `get_ipython()`'s shell calls do nothing. ``local_files``: each URL the cells read -> the file read instead."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     parts = [NOTEBOOK_SHELL]
     for cell in cells:
@@ -341,7 +342,10 @@ def notebook_script(path: Path) -> str:
                 continue
             text = body
         parts.append("\n".join(_without_magics(text.splitlines())))
-    return "\n\n".join(parts) + "\n"
+    script = "\n\n".join(parts) + "\n"
+    for url, local in (local_files or {}).items():
+        script = script.replace(url, local)
+    return script
 
 
 def _without_magics(lines: list[str]) -> list[str]:
@@ -368,7 +372,7 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
     if "notebook" in runs:
         for where in (folder, old):  # the TF1 copy's too: parity compares the two scripts
             script = where / here / NOTEBOOK_SCRIPT
-            script.write_text(notebook_script(where / runs["notebook"]), encoding="utf-8")
+            script.write_text(notebook_script(where / runs["notebook"], runs.get("local_files")), encoding="utf-8")
         command = [sys.executable, NOTEBOOK_SCRIPT]
     else:
         command = python_command(runs["command"])

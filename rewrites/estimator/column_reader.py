@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrites.estimator.column_dicts import UNFOLLOWED, ColumnDict
 from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBucket, Identity, Indicator, Numeric,
                                         SharedEmbedding, SharedTable, VocabularyList, Weighted)
 from rewrites.program.places import Value
@@ -30,8 +31,6 @@ ARITHMETIC = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/
 # What each argument read must be (others: a number, a string or None).
 ARGUMENT_TYPES = {"boundaries": (list, tuple), "vocabulary_list": (list, tuple), "hash_bucket_size": int,
                   "num_buckets": int, "dimension": int, "num_oov_buckets": (int, type(None))}
-UNFOLLOWED = ("the feature columns must be a list the migration can follow (written out, a comprehension, appended to "
-              "in a loop, or the values of a dict written out)")
 
 
 class ColumnReader:
@@ -129,27 +128,14 @@ class ColumnReader:
         return [Numeric(key) for key in iterated]
 
     def _dict_values(self, mapping: Value, given: Value) -> list | None:
-        """`columns.values()` of a dict written out (or a dict comprehension) that nothing changes after."""
-        trail: list = []
-        resolved = self.values.resolve(mapping, trail=trail)
-        binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
-                        and step.value.node is resolved.node), None)
-        view = resolved.view
-        for reference in view.in_order(getattr(getattr(binding, "assignment", None), "references", ())):
-            parent = view.parent(reference.node)
-            stored = isinstance(parent, cst.Subscript) and isinstance(view.parent(parent),
-                                                                      (cst.AssignTarget, cst.AugAssign, cst.Del))
-            if stored or isinstance(parent, cst.Attribute) and parent.attr.value in (
-                    "update", "pop", "popitem", "setdefault", "clear"):
-                raise Unsupported(reference.node, "feature columns in a dict changed after it is made: make the "
-                                                  "list where the columns are", view.path)
-        if isinstance(resolved.node, cst.DictComp):
-            return self._comprehended(resolved.node, resolved.node.value, resolved)
-        if isinstance(resolved.node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in resolved.node.elements):
-            if not resolved.node.elements:
-                raise given.fail("no feature columns")
-            return [Value(element.value, resolved.place) for element in resolved.node.elements]
-        raise given.fail(UNFOLLOWED)
+        """`columns.values()` of a dict written out or a dict comprehension, as the program's changes to it leave it
+        (rewrites/estimator/column_dicts.py)."""
+        entries = ColumnDict(self.values, self._comprehended).entries(mapping, given)
+        if entries is None:
+            return None
+        if not entries:
+            raise given.fail("no feature columns")
+        return list(entries.values())
 
     def _shared_or_fail(self, given: Value, why: str) -> list:
         resolved = self.values.resolve(given)

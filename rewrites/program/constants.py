@@ -1,6 +1,6 @@
 """Which values of a program are known before it runs: literals, names bound to them, flags' defaults, and
 comparisons, arithmetic, boolean logic and subscripts of them; ``range`` and numpy's ``arange`` / ``linspace``
-of numbers (bucket boundaries are commonly written so)."""
+of numbers (bucket boundaries are commonly written so), a known string's `split`."""
 
 from __future__ import annotations
 
@@ -94,6 +94,8 @@ class ConstantReading:
             return self._constant_arithmetic(resolved, constants, flags)
         if isinstance(node, cst.Call) and (sequence := self._constant_sequence(resolved, constants, flags)) is not None:
             return sequence
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "split":
+            return self._constant_split(resolved, constants, flags)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
                 and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star \
                 and self.binding(node.func, resolved.place).kind == "builtin":
@@ -112,18 +114,30 @@ class ConstantReading:
         return UNKNOWN
 
     def _constant_arithmetic(self, value: Value, constants, flags: bool) -> object:
-        """`24 * 7`, `NBUCKETS ** 2`, `len(WORDS) + 1` of known numbers; `LIST + LIST`."""
+        """`24 * 7`, `NBUCKETS ** 2`, `len(WORDS) + 1` of known numbers; `LIST + LIST`, `STRING + STRING`."""
         node = value.node
         left = self.constant(Value(node.left, value.place), constants, flags)
         right = self.constant(Value(node.right, value.place), constants, flags)
         numbers = all(isinstance(side, (int, float)) and not isinstance(side, bool) for side in (left, right))
-        lists = isinstance(node.operator, cst.Add) and isinstance(left, list) and isinstance(right, list)
+        lists = isinstance(node.operator, cst.Add) and (isinstance(left, list) and isinstance(right, list)
+                                                        or isinstance(left, str) and isinstance(right, str))
         if not (numbers or lists) or (isinstance(node.operator, cst.Power) and abs(right) > 64):
             return UNKNOWN
         try:
             return _ARITHMETIC[type(node.operator)](left, right)
         except (ArithmeticError, ValueError):
             return UNKNOWN
+
+    def _constant_split(self, value: Value, constants, flags: bool) -> object:
+        """`"a,b,c".split(",")` of a known string: its list of strings."""
+        node = value.node
+        text = self.constant(Value(node.func.value, value.place), constants, flags)
+        args = [self.constant(Value(arg.value, value.place), constants, flags) for arg in node.args
+                if arg.keyword is None and not arg.star]
+        if not isinstance(text, str) or len(args) != len(node.args) or len(args) > 1 or \
+                args and not isinstance(args[0], (str, type(None))):
+            return UNKNOWN
+        return text.split(*args)
 
     def _constant_sequence(self, value: Value, constants, flags: bool) -> list | None:
         """`range(a, b, step)`, `np.arange(...)` / `np.linspace(...)` of known numbers, `<that>.tolist()`: the list
