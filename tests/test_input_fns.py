@@ -71,6 +71,19 @@ def program(functions: str, train_input: str) -> str:
 
 
 # (input functions, the training input_fn, the migrated program's dataset, the input function migrated)
+ON_THE_BATCH = f'''\
+SCALE = 2.0
+
+
+def input_fn():
+  dataset = {LINES}.repeat().batch(4)
+  features, labels = dataset.make_one_shot_iterator().get_next()
+  print("input_fn: features = {{}}".format(features))
+  features["x2"] = features["x"] * features["x"]
+  labels = labels * SCALE
+  return features, labels
+'''
+
 MIGRATED = {
     "function": (f"def input_fn():\n  return {LINES}.repeat().batch(4)\n", "input_fn", "input_fn()",
                  f"def input_fn():\n  return {LINES}.repeat().batch(4)\n"),
@@ -216,6 +229,30 @@ def input_fn():
   print("input_fn: labels", labels)
   return features, labels
 ''', "input_fn", "input_fn()", "repeat().batch(4)\n  return dataset\n"),
+    # youtube8m's: the batch's tensors changed before they are returned, as TF1 changed each batch
+    "tensors of the iterator, computed on": (ON_THE_BATCH, "input_fn", "input_fn()", '''\
+
+  def compute_on_batch(features, labels):
+    print("input_fn: features = {}".format(features))
+    features["x2"] = features["x"] * features["x"]
+    labels = labels * SCALE
+    return features, labels
+  return dataset.map(compute_on_batch)
+'''),
+    "nested tensors of the iterator, computed on": (f'''\
+def input_fn():
+  dataset = tf.data.Dataset.zip(({LINES}, {LINES})).repeat().batch(4)
+  (features, labels), (more, _) = dataset.make_one_shot_iterator().get_next()
+  features["x2"] = more["x"]
+  return features, labels
+''', "input_fn", "input_fn()", '''\
+
+  def compute_on_batch(*element):
+    (features, labels), (more, _) = element
+    features["x2"] = more["x"]
+    return features, labels
+  return dataset.map(compute_on_batch)
+'''),
 }
 
 
@@ -272,6 +309,16 @@ def input_fn():
   features, labels = dataset.make_one_shot_iterator().get_next()
   print("input_fn: labels", labels)
   tf.summary.histogram("labels", labels)
+  return features, labels
+''', "input_fn", "return features, labels", "not a tf.data dataset"),
+    "tensors of the iterator, computed on, a name of the function bound again": (f'''\
+def input_fn():
+  scale = 2.0
+  dataset = {LINES}.repeat().batch(4)
+  features, labels = dataset.make_one_shot_iterator().get_next()
+  labels = labels * scale
+  scale = 3.0
+  features["x2"] = features["x"] * scale
   return features, labels
 ''', "input_fn", "return features, labels", "not a tf.data dataset"),
     "bound iterator used elsewhere": (f'''\
@@ -430,3 +477,34 @@ def test_a_lambda_bound_in_a_loop_reading_a_frame_the_loop_changes_is_left():
     result = run_one(source)
     assert result.source == source
     assert any("`rows` is assigned more than once" in finding.message for finding in result.findings)
+
+
+@pytest.mark.tensorflow
+def test_what_tf1_computed_on_each_batch_the_migrated_dataset_computes_on_each_batch(tmp_path, monkeypatch):
+    """The TF1 input_fn's batches (its iterator's tensors, changed, in a graph) and the migrated input_fn's dataset
+    (mapped with those statements) give the same features and labels, batch by batch."""
+    import numpy as np
+    import tensorflow as tf
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.csv").write_text("".join(f"{i * 0.5},{i}\n" for i in range(10)))
+    old = program(ON_THE_BATCH, "input_fn")
+    new = run_one(old).source
+
+    def input_fn(code: str):
+        scope: dict = {}
+        end = min(code.index(marker) for marker in ("\ndef model_fn", "\ndef build_model") if marker in code)
+        exec(code[:end], scope)  # the imports, the parser and the input_fn
+        return scope["input_fn"]
+
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        tensors = input_fn(old)()
+        tf1 = [session.run(tensors) for _ in range(4)]
+    migrated = list(input_fn(new)().take(4).as_numpy_iterator())
+    for (features, labels), (new_features, new_labels) in zip(tf1, migrated):
+        assert sorted(features) == sorted(new_features) == ["x", "x2"]
+        for key in features:
+            np.testing.assert_array_equal(features[key], new_features[key])
+        np.testing.assert_array_equal(labels, new_labels)
+    assert not np.array_equal(tf1[0][1], tf1[1][1])  # batches that differ, and x2 computed: not the same tensors
+    np.testing.assert_allclose(tf1[0][0]["x2"], tf1[0][0]["x"] ** 2)

@@ -283,7 +283,8 @@ class InputReader(IteratorReading):
             value, place, state, mode, edits)
         if tensors is not None:
             return tensors
-        restructured = self._restructured(value, place, state, edits)
+        restructured = self._restructured(value, place, state, edits) or self._computed_on_the_batch(
+            value, statement, place, state, edits)
         if restructured is not None:
             return restructured
         raise Value(small, place).fail(f"the input_fn returns `{_short(value)}`, not a tf.data dataset: return the "

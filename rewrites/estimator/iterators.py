@@ -5,7 +5,9 @@
 ``features, labels = iterator.get_next(); return features, labels``, or the tensors a helper returns so,
 rearranged (``image, label = make_batch(path); return {"image": image}, label``: the helper's dataset,
 mapped), or a dict of them whose label it pops (``features = iterator.get_next(); labels =
-features.pop("label"); return features, labels``: the dataset, mapped to split it so): Estimator takes the
+features.pop("label"); return features, labels``: the dataset, mapped to split it so), or tensors the function
+computes on before it returns them (``features["rgb"] = frames["rgb"]; return features, labels``: those
+statements, and the return, in a function the dataset is mapped with): Estimator takes the
 dataset as well, and the migrated program needs it, so the function is changed to return it (the iterator's
 statements go when nothing else reads them, but lines printing its tensors, which go with them: TF1 printed the
 tensors' description as it built the graph).
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 ITERATOR_METHODS = {"make_one_shot_iterator", "make_initializable_iterator"}
 ITERATORS = {"data.make_one_shot_iterator", "data.make_initializable_iterator"}
+GRAPH_STATE = {"summary", "add_to_collection", "add_to_collections", "get_collection", "get_variable", "Variable"}
 
 
 @dataclass(eq=False)
@@ -176,6 +179,80 @@ class IteratorReading:
         edits.extend((place.view, statement, None) for statement in [elements.statement, *printing])
         edits.extend(elements.made)
         return elements.dataset
+
+
+    def _computed_on_the_batch(self, value, statement, place: Place, state: dict, edits: list) -> Dataset | None:
+        """``(video, labels), (frames, _) = <dataset>.make_one_shot_iterator().get_next()``, statements computing on
+        those tensors, then ``return features, labels``, all in the function's body -> the statements and the return
+        in a function the dataset is mapped with: the same computation on each batch, as TF1 ran it on the batch
+        the iterator gave."""
+        function = place.function
+        if not isinstance(function, cst.FunctionDef) or statement not in function.body.body:
+            return None
+        body = list(function.body.body)
+        end = body.index(statement)
+        start = next((index for index in range(end - 1, -1, -1) if _next_assignment(body[index])), None)
+        if start is None:
+            return None
+        assign = body[start].body[0]
+        iterated = self._iterated(assign.value, place, state)
+        if iterated is None:
+            return None
+        dataset_node, dataset, iterator_statements = iterated
+        moved = body[start + 1:end]
+        if not _movable(place.view, function, [body[start], *moved], moved):
+            return None
+        target = assign.targets[0].target
+        taken = {node.value for node in subtree(function) if isinstance(node, cst.Name)}
+        name = next(n for n in (f"compute_on_batch{f'_{i}' if i else ''}" for i in range(100)) if n not in taken)
+        if isinstance(target, cst.Name):
+            header, unpacked = target.value, []
+        elif isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) for e in target.elements):
+            header, unpacked = ", ".join(e.value.value for e in target.elements), []
+        else:
+            header, unpacked = "*element", [cst.parse_statement(f"{source(target)} = element\n")]
+        indent = function.body.indent or "    "
+        text = "".join(source(cst.Module(body=[line])) for line in (*unpacked, *moved, statement)).lstrip("\n")
+        code = f"def {name}({header}):\n" + "".join(
+            indent + line if line.strip() else line for line in text.splitlines(keepends=True))
+        leading = body[start].leading_lines or [cst.EmptyLine()]
+        edits.append((place.view, body[start], cst.parse_statement(code).with_changes(leading_lines=leading)))
+        edits.extend((place.view, line, None) for line in [*moved, *iterator_statements])
+        edits.append((place.view, value, mapped_chain(dataset_node, cst.Name(name))))
+        return dataset
+
+
+def _next_assignment(statement) -> bool:
+    """`<targets> = <something>.get_next()` on a line of its own."""
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
+        statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 and isinstance(
+        statement.body[0].value, cst.Call) and isinstance(statement.body[0].value.func, cst.Attribute) and \
+        statement.body[0].value.func.attr.value == "get_next"
+
+
+def _movable(view, function: cst.FunctionDef, statements: list, moved: list) -> bool:
+    """Can ``moved`` go into a function of their own: no return, yield, global or nonlocal among them, and each name
+    ``statements`` bind bound nowhere else in ``function`` (else the new function's local would hide it); no
+    summary or graph collection there either (a dataset's function writes none)."""
+    nodes = [node for statement in moved for node in subtree(statement)]
+    if any(isinstance(node, (cst.Return, cst.Yield, cst.Global, cst.Nonlocal)) for node in nodes) or any(
+            isinstance(node, cst.Call) and GRAPH_STATE.intersection((view.api(node.func) or "").split("."))
+            for node in nodes):
+        return False
+    inside = {id(node) for statement in statements for node in subtree(statement)}
+    for node in (n for statement in statements for n in subtree(statement) if isinstance(n, cst.Name)):
+        scope = view.scope(node)
+        assignments = list(scope[node.value]) if scope is not None and node.value in scope else []
+        if not any(id(getattr(a, "node", None)) in inside for a in assignments):
+            continue  # only read here
+        if any(id(getattr(a, "node", None)) not in inside and _bound_in(view, function, a) for a in assignments):
+            return False
+    return True
+
+
+def _bound_in(view, function: cst.FunctionDef, assignment) -> bool:
+    node = getattr(assignment, "node", None)
+    return node is not None and any(ancestor is function for ancestor in view.ancestors(node))
 
 
 def enclosed(node: cst.BaseExpression) -> cst.BaseExpression:
