@@ -765,8 +765,12 @@ LOOP = """    my_feature_columns = []
     '    by_name = {"a": tf.feature_column.numeric_column("a")}\n'
     "    my_feature_columns = by_name.values()\n"
     '    by_name["b"] = tf.feature_column.numeric_column("b")\n',
+    '    by_name = {"a": tf.feature_column.numeric_column("a"), "b": tf.feature_column.numeric_column("b")}\n'
+    "    my_feature_columns = list(by_name.values())\n"
+    '    by_name["c"] = tf.feature_column.numeric_column("c")\n',
 ], ids=["a dict written out", "a dict comprehension, listed", "an item set after", "updated, an item deleted",
-        "updated by another dict changed, an item popped", "a view of the values, an item set before it is read"])
+        "updated by another dict changed, an item popped", "a view of the values, an item set before it is read",
+        "a copy of the values, an item set after"])
 def test_the_values_of_a_dict_of_columns_are_its_columns(columns):
     expected = run_one(PREMADE.replace(LOOP, '    my_feature_columns = [tf.feature_column.numeric_column("a"), '
                                              'tf.feature_column.numeric_column("b")]\n')).source
@@ -777,15 +781,43 @@ def test_the_values_of_a_dict_of_columns_are_its_columns(columns):
     assert built in result.source
 
 
+COMPREHENDED = """\
+    real = {key: tf.feature_column.numeric_column(key) for key in "a,b".split(",")}
+    disc = {}
+    disc.update({"d_{}".format(key): tf.feature_column.bucketized_column(real[key], [0.0, 1.0]) for key in ["a", "b"]})
+    crossed = {"ab": tf.feature_column.crossed_column([disc["d_a"], disc["d_b"]], 9)}
+    embedded = {name: tf.feature_column.embedding_column(column, 3) for name, column in crossed.items()}
+    real.update(embedded)
+    my_feature_columns = real.values()
+"""
+
+
+def test_columns_made_in_comprehensions_over_keys_or_a_dict_s_items_and_looked_up_by_key_are_those_columns():
+    """flights_model's: bucketized columns of `real[key]` for each key, crossed, embedded for each item of a dict,
+    added to the dict of numeric columns: the same model as those columns written out."""
+    written = (
+        '    a, b = tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")\n'
+        "    my_feature_columns = [a, b, tf.feature_column.embedding_column(tf.feature_column.crossed_column(\n"
+        "        [tf.feature_column.bucketized_column(a, [0.0, 1.0]), tf.feature_column.bucketized_column(b, [0.0, 1.0])"
+        "], 9), 3)]\n")
+    expected = run_one(PREMADE.replace(LOOP, written)).source
+    result = run_one(PREMADE.replace(LOOP, COMPREHENDED))
+    assert "TFM302" not in {f.rule for f in result.findings}, result.findings
+    built = expected[expected.index("def build_dnn_classifier_model"):expected.index("    return model\n")]
+    assert "HashedCrossing(num_bins=9)" in built and "Discretization" in built
+    assert built in result.source
+
+
 @pytest.mark.parametrize("made, change, why", [
     ("", '    by_name.update(c=tf.feature_column.numeric_column("c"))\n', "otherwise than by"),
     ("", '    if train_x:\n        by_name["c"] = tf.feature_column.numeric_column("c")\n', "in a condition"),
     ("", '    by_name.setdefault("c", tf.feature_column.numeric_column("c"))\n', "otherwise than by"),
     ("", '    by_name[KEY] = tf.feature_column.numeric_column("c")\n', "key in a dict must be a string"),
-    ('    by_name = {"x" + key: tf.feature_column.numeric_column(key) for key in ["a"]}\n',
+    ('    by_name = {renamed(key): tf.feature_column.numeric_column(key) for key in ["a"]}\n',
      '    by_name["xa"] = tf.feature_column.numeric_column("c")\n', "its keys not known"),
-    ("", '    my_feature_columns = list(by_name.values())\n'
-         '    by_name["c"] = tf.feature_column.numeric_column("c")\n', "after the columns are used"),
+    ("", '    def columns():\n        return list(by_name.values())\n'
+         '    by_name["c"] = tf.feature_column.numeric_column("c")\n    my_feature_columns = columns()\n',
+     "after the columns are used"),
 ], ids=["updated by keyword", "in a condition", "setdefault", "a key not known", "a comprehension keyed otherwise",
         "after they are used"])
 def test_a_dict_of_columns_changed_where_its_columns_cannot_be_known_is_left(made, change, why):

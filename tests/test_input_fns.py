@@ -88,6 +88,10 @@ MIGRATED = {
     "function": (f"def input_fn():\n  return {LINES}.repeat().batch(4)\n", "input_fn", "input_fn()",
                  f"def input_fn():\n  return {LINES}.repeat().batch(4)\n"),
     "lambda": (READ, 'lambda: read("train.csv", 32)', 'read("train.csv", 32)', READ),
+    # flights_model's
+    "lambda, the tensors of its dataset's iterator": (READ, 'lambda: read("train.csv", 4).make_one_shot_iterator()'
+                                                      '.get_next()', 'read("train.csv", 4)',
+                                                      ".map(parse_csv).repeat().batch(batch_size)\n"),
     "factory": ('''\
 def make_input_fn(path, batch_size):
   def _input_fn():

@@ -22,12 +22,12 @@ BRANCHES = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Lambda, cst.CompF
 
 
 class Unkeyed(int):
-    """The place of a column in a dict comprehension whose keys the migration does not read."""
+    """The place of a column in a dict comprehension whose keys the migration cannot read."""
 
 
 class ColumnDict:
-    """The columns a dict holds where they are used. ``comprehended(node, element, value)``: the columns of a dict
-    comprehension (None for keys known at run time only), as ColumnReader reads them."""
+    """The columns a dict holds where they are used. ``comprehended(node, element, value, key)``: (key, column) of
+    each round of a dict comprehension (None for keys known at run time only), as ColumnReader reads them."""
 
     def __init__(self, values: Values, comprehended: Callable) -> None:
         self.values, self.comprehended = values, comprehended
@@ -45,10 +45,13 @@ class ColumnDict:
                    if self._changes(view, reference.node)]
         entries = self._made(resolved, used)
         if changes and (entries is None or any(isinstance(key, Unkeyed) for key in entries)):
-            raise Unsupported(changes[0], f"{CHANGED}, its keys not known before the program runs (a comprehension "
-                                          "keyed by its loop's name is)", view.path)
+            raise Unsupported(changes[0], f"{CHANGED}, its keys not known before the program runs", view.path)
+        scope = _scope(view, resolved.node)
+        read_at_once = used.view is view and _scope(view, used.node) is scope  # not later, by a function
         for node in changes:
-            self._check_order(view, node, resolved, used)
+            if read_at_once and view.position(node) >= view.position(used.node):
+                break  # changed after it is read
+            self._check_order(view, node, scope, used)
             self._apply(entries, view, node)
         return entries
 
@@ -63,13 +66,11 @@ class ColumnDict:
     def _made(self, made: Value, used: Value) -> dict | None:
         node = made.node
         if isinstance(node, cst.DictComp):
-            columns = self.comprehended(node, node.value, made)
-            if columns is None:
+            pairs = self.comprehended(node, node.value, made, node.key)
+            if pairs is None:
                 return None
-            if isinstance(node.key, cst.Name) and isinstance(node.for_in.target, cst.Name) \
-                    and node.key.value == node.for_in.target.value:
-                return {column.name: column for column in columns}
-            return {Unkeyed(index): column for index, column in enumerate(columns)}
+            return {key if isinstance(key, (str, int)) else Unkeyed(index): column
+                    for index, (key, column) in enumerate(pairs)}
         if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
             return {self._key(Value(element.key, made.place)): Value(element.value, made.place)
                     for element in node.elements}
@@ -81,9 +82,10 @@ class ColumnDict:
             raise key.fail("a feature column's key in a dict must be a string the migration can read")
         return constant
 
-    def _check_order(self, view, node: cst.Name, made: Value, used: Value) -> None:
-        """The change is a statement of the dict's own scope, unconditional, before the use in the same module."""
-        scope = next((a for a in view.ancestors(made.node) if isinstance(a, (cst.FunctionDef, cst.Module))), None)
+    @staticmethod
+    def _check_order(view, node: cst.Name, scope: cst.CSTNode, used: Value) -> None:
+        """The change is a statement of the dict's own scope, unconditional, before the use in the same module (a
+        function reading the dict may run after later changes)."""
         for ancestor in view.ancestors(node):
             if ancestor is scope:
                 break
@@ -131,3 +133,8 @@ class ColumnDict:
             raise Unsupported(subscript, "a feature column's key in a dict must be a string the migration can read",
                               place.view.path)
         return self._key(Value(element.slice.value, place))
+
+
+def _scope(view, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The function (or module) whose statements run ``node``: comprehensions run where they are written."""
+    return next((a for a in view.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Module))), None)

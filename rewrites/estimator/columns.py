@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 INPUT_LAYER_COMMENT = "# input_layer: the feature columns in name order, each as TF1 made it."
 NUMERIC_ONLY_COMMENT = "# input_layer: the numeric columns in name order, each flattened to float32."
@@ -54,6 +54,7 @@ COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none
 class Numeric:
     key: str
     normalizer: str | None = None  # normalizer_fn's arithmetic on {} (the raw feature), before the cast, as TF1
+    single: bool = field(default=True, compare=False)  # one value an example (shape 1), as bucketized_column needs
 
     @property
     def name(self) -> str:

@@ -128,7 +128,13 @@ class InputReader(IteratorReading):
             raise resolved.fail("an input_fn lambda that takes arguments is not migrated yet: give them by hand")
         body = Value(lam.body, Place(resolved.view, lam, outer=resolved.place))
         edits: list = []
-        dataset = self._expression(body, mode, self._factory_state(resolved.place, mode), edits)
+        state = self._factory_state(resolved.place, mode)
+        dataset = self._expression(body, mode, state, edits)
+        iterated = self._iterated(body.node, body.place, state) if dataset is None else None
+        if iterated is not None:  # `lambda: <dataset>.make_one_shot_iterator().get_next()`
+            dataset_node, dataset, _ = iterated
+            edits.append((resolved.view, lam.body, enclosed(dataset_node)))
+            body = Value(dataset_node, body.place)
         if dataset is None:
             raise resolved.fail("the input_fn lambda must return a tf.data dataset")
         try:

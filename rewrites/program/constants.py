@@ -1,11 +1,14 @@
 """Which values of a program are known before it runs: literals, names bound to them, flags' defaults, and
 comparisons, arithmetic, boolean logic and subscripts of them; ``range`` and numpy's ``arange`` / ``linspace``
-of numbers (bucket boundaries are commonly written so), a known string's `split`."""
+of numbers (bucket boundaries are commonly written so), a known string's `split` and `format`; a
+comprehension's names in the round being read (``looping``)."""
 
 from __future__ import annotations
 
 import math
 import operator
+from contextlib import contextmanager
+from typing import Iterator
 
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider
@@ -55,11 +58,34 @@ def _linspace(args: dict) -> list | object:
 class ConstantReading:
     """Mixed into Values (whose resolve and place_of it uses)."""
 
+    _looping: tuple = ()  # (comprehension, name, value) of each comprehension being read round by round
+
+    @contextmanager
+    def looping(self, comprehension: cst.CSTNode, bound: dict[str, object]) -> Iterator[None]:
+        """Read a comprehension's element with its names bound to one round's values (``bound``)."""
+        saved = self._looping
+        self._looping = (*saved, *((comprehension, name, value) for name, value in bound.items()))
+        try:
+            yield
+        finally:
+            self._looping = saved
+
+    def looped(self, value: Value) -> object:
+        """The value of a comprehension's name, in the round being read (``looping``); UNKNOWN for another node."""
+        node = value.node
+        if isinstance(node, cst.Name):
+            for comprehension, name, bound in reversed(self._looping):
+                if name == node.value and any(a is comprehension for a in value.view.ancestors(node)):
+                    return bound
+        return UNKNOWN
+
     def constant(self, value: Value, constants: dict[str, object] | None = None, flags: bool = False) -> object:
         """The Python value of ``value`` when it is known before the program runs (literals, names bound to them,
         comparisons and boolean logic of them), else UNKNOWN. ``constants``: TensorFlow APIs with a known value
         (e.g. "estimator.ModeKeys.TRAIN": "train"); ``flags``: a command-line flag counts as its default."""
         constants = constants or {}
+        if self._looping and (looped := self.looped(value)) is not UNKNOWN:
+            return looped
         resolved = self.resolve(value)
         node = resolved.node
         if flags and (default := self.flag_default(resolved)) is not UNKNOWN:
@@ -94,8 +120,9 @@ class ConstantReading:
             return self._constant_arithmetic(resolved, constants, flags)
         if isinstance(node, cst.Call) and (sequence := self._constant_sequence(resolved, constants, flags)) is not None:
             return sequence
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "split":
-            return self._constant_split(resolved, constants, flags)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "split", "format"):
+            return self._constant_string_method(resolved, constants, flags)
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
                 and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star \
                 and self.binding(node.func, resolved.place).kind == "builtin":
@@ -128,16 +155,19 @@ class ConstantReading:
         except (ArithmeticError, ValueError):
             return UNKNOWN
 
-    def _constant_split(self, value: Value, constants, flags: bool) -> object:
-        """`"a,b,c".split(",")` of a known string: its list of strings."""
+    def _constant_string_method(self, value: Value, constants, flags: bool) -> object:
+        """`"a,b,c".split(",")`, `"d_{}".format(key)` of a known string and known arguments."""
         node = value.node
         text = self.constant(Value(node.func.value, value.place), constants, flags)
         args = [self.constant(Value(arg.value, value.place), constants, flags) for arg in node.args
                 if arg.keyword is None and not arg.star]
-        if not isinstance(text, str) or len(args) != len(node.args) or len(args) > 1 or \
-                args and not isinstance(args[0], (str, type(None))):
+        known = (str, int, float, bool, type(None))
+        if not isinstance(text, str) or len(args) != len(node.args) or not all(isinstance(a, known) for a in args):
             return UNKNOWN
-        return text.split(*args)
+        if node.func.attr.value == "format":
+            return text.format(*args)
+        return text.split(*args) if len(args) <= 1 and all(isinstance(a, (str, type(None))) for a in args) \
+            else UNKNOWN
 
     def _constant_sequence(self, value: Value, constants, flags: bool) -> list | None:
         """`range(a, b, step)`, `np.arange(...)` / `np.linspace(...)` of known numbers, `<that>.tolist()`: the list
