@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrites.estimator.column_dicts import UNFOLLOWED, ColumnDict
+from rewrites.estimator.column_containers import UNFOLLOWED, ColumnContainers
 from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBucket, Identity, Indicator, Numeric,
                                         SharedEmbedding, SharedTable, VocabularyList, Weighted)
 from rewrites.program.constants import UNKNOWN
@@ -39,6 +39,7 @@ class ColumnReader:
 
     def __init__(self, values: Values) -> None:
         self.values = values
+        self.containers = ColumnContainers(values, self)
 
     def read(self, given: Value, dense: bool = True) -> list | None:
         """The columns ``given`` holds, sorted by name; None when they are made at run time (numeric columns of
@@ -65,7 +66,7 @@ class ColumnReader:
             if not hasattr(looped, "name"):
                 raise given.fail("a feature column must be made by a call the migration can follow")
             return looped
-        found = self._looked_up(given)
+        found = self.containers.looked_up(given)
         if found is not None:
             return found
         column = self.values.resolve(given)
@@ -106,7 +107,7 @@ class ColumnReader:
         elif isinstance(value, cst.Call) and columns.api() == SHARED:
             return self._shared(columns)
         elif isinstance(value, cst.ListComp):
-            made = self._comprehended(value, value.elt, columns)
+            made = self.containers.comprehended(value, value.elt, columns)
             return None if made is None else [column for _, column in made]
         elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args \
                 and value.func.attr.value == "values":
@@ -120,74 +121,10 @@ class ColumnReader:
             raise given.fail("no feature columns")
         return items
 
-    def _comprehended(self, comprehension: cst.ListComp | cst.DictComp, element: cst.BaseExpression,
-                      columns: Value, key: cst.BaseExpression | None = None) -> list[tuple] | None:
-        """(key, column) of each round of a comprehension of one `for` over keys known before the program runs or
-        over a dict's items (``key``: a dict comprehension's, read in each round; else None); None for numeric
-        columns of keys known at run time only."""
-        for_in = comprehension.for_in
-        if for_in.inner_for_in is not None or for_in.ifs:
-            raise columns.fail("feature columns made in a comprehension of one `for` and no `if` are migrated")
-        place = self.values.place_of(columns.view, element)
-        rounds = self._rounds(for_in, columns)
-        if rounds is None:
-            made = self.values.resolve(Value(element, place))
-            if (made.api() if isinstance(made.node, cst.Call) else None) != "feature_column.numeric_column":
-                raise made.fail("feature columns made in a comprehension over keys known at run time only: numeric "
-                                "columns are migrated")
-            self._numeric_key(made)
-            return None
-        made = []
-        for bound in rounds:
-            with self.values.looping(comprehension, bound):
-                column = self.column(Value(element, place))
-                name = self.values.constant(Value(key, place)) if key is not None else None
-            made.append((name, column))
-        return made
-
-    def _rounds(self, for_in: cst.CompFor, columns: Value) -> list[dict] | None:
-        """The names a comprehension's `for` binds, round by round: over keys known before the program runs, or a
-        dict of columns' items; None for keys known at run time only."""
-        target, iterated = for_in.target, for_in.iter
-        if isinstance(target, cst.Name):
-            keys = self.values.constant(Value(iterated, columns.place))
-            if not (isinstance(keys, (list, tuple)) and all(isinstance(key, (str, int)) for key in keys)):
-                return None
-            return [{target.value: key} for key in keys]
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and all(
-                isinstance(e.value, cst.Name) for e in target.elements) and isinstance(iterated, cst.Call) \
-                and isinstance(iterated.func, cst.Attribute) and iterated.func.attr.value == "items" \
-                and not iterated.args:
-            entries = ColumnDict(self.values, self._comprehended).entries(
-                Value(iterated.func.value, columns.place), Value(iterated, columns.place))
-            if entries is None:
-                raise columns.fail("feature columns made in a comprehension over a dict of columns made at run time")
-            names = [e.value.value for e in target.elements]
-            return [{names[0]: key, names[1]: self.column(made) if isinstance(made, Value) else made}
-                    for key, made in entries.items()]
-        raise columns.fail("feature columns made in a comprehension over keys or a dict's items are migrated")
-
-    def _looked_up(self, given: Value):
-        """`by_name["lat"]` of a dict of columns, as the program's changes leave it there; None for another
-        node."""
-        node = given.node
-        if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice,
-                                                                                       cst.Index)):
-            return None
-        container = self.values.resolve(Value(node.value, given.place))
-        if not isinstance(container.node, (cst.Dict, cst.DictComp)):
-            return None
-        entries = ColumnDict(self.values, self._comprehended).entries(Value(node.value, given.place), given)
-        key = self.values.constant(Value(node.slice[0].slice.value, given.place))
-        if entries is None or key not in entries:
-            raise given.fail(f"`{source(node)}` is not a column the migration finds in its dict")
-        found = entries[key]
-        return self.column(found) if isinstance(found, Value) else found
-
     def _dict_values(self, mapping: Value, given: Value) -> list | None:
         """`columns.values()` of a dict written out or a dict comprehension, as the program's changes to it leave it
-        (rewrites/estimator/column_dicts.py)."""
-        entries = ColumnDict(self.values, self._comprehended).entries(mapping, given)
+        (rewrites/estimator/column_containers.py)."""
+        entries = self.containers.entries(mapping, given)
         if entries is None:
             return None
         if not entries:
@@ -265,7 +202,7 @@ class ColumnReader:
             values[name] = constant
         return values
 
-    def _numeric_key(self, column: Value, normalized: bool = False) -> str | None:
+    def numeric_key(self, column: Value, normalized: bool = False) -> str | None:
         # shape, default_value and dtype describe parsing; input_layer flattens and casts to float32 whatever comes.
         args = bound_values(column.node, NUMERIC_COLUMN)
         key, normalizer = args.get("key"), args.get("normalizer_fn")
@@ -275,10 +212,10 @@ class ColumnReader:
         return known if isinstance(known, str) else None
 
     def _numeric(self, column: Value) -> Numeric | None:
-        key = self._numeric_key(column, normalized=True)
+        key = self.numeric_key(column, normalized=True)
         normalizer = bound_values(column.node, NUMERIC_COLUMN).get("normalizer_fn")
         if key is None:
-            return self._numeric_key(column)  # None, or why not
+            return self.numeric_key(column)  # None, or why not
         shape = bound_values(column.node, NUMERIC_COLUMN).get("shape")
         single = shape is None or self.values.constant(Value(shape, column.place)) in (1, (1,), [1])
         if normalizer is None or is_name(normalizer, "None"):

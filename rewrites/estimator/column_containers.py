@@ -1,18 +1,21 @@
-"""Feature columns held in a dict the program builds up: `featcols = {...}` (written out or a comprehension), then
-`featcols["lat"] = bucketized_column(...)`, `featcols.update({...})`, `del featcols["x"]`, and `featcols.values()`
-given to the Estimator. The dict is read as the statements leave it where the columns are used: each change a
-statement of its own, in the scope that made the dict (no `if`, loop or `try` around it), before that use."""
+"""Feature columns in containers (part of the column reader, rewrites/estimator/column_reader.py).
+
+Comprehensions over keys known before the program runs or over a dict's items (`{"d_{}".format(key):
+bucketized_column(real[key], bounds) for key in KEYS}`, `{name: embedding_column(col, 10) for name, col in
+sparse.items()}`): each round read with its names bound. Dicts the program builds up: `featcols = {...}` (written
+out or a comprehension), then `featcols["lat"] = bucketized_column(...)`, `featcols.update({...})`, `del
+featcols["x"]`, read by `featcols.values()` or `featcols["lat"]`, as the statements leave it where the columns are
+read: each change a statement of its own, in the scope that made the dict (no `if`, loop or `try` around it),
+before that read (a function reading the dict may run after later changes: those must come before it too)."""
 
 from __future__ import annotations
-
-from typing import Callable
 
 import libcst as cst
 
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported
+from rewrites.syntax import Unsupported, source
 
 UNFOLLOWED = ("the feature columns must be a list the migration can follow (written out, a comprehension, appended to "
               "in a loop, or the values of a dict written out)")
@@ -25,12 +28,12 @@ class Unkeyed(int):
     """The place of a column in a dict comprehension whose keys the migration cannot read."""
 
 
-class ColumnDict:
-    """The columns a dict holds where they are used. ``comprehended(node, element, value, key)``: (key, column) of
-    each round of a dict comprehension (None for keys known at run time only), as ColumnReader reads them."""
+class ColumnContainers:
+    """The columns comprehensions make and dicts hold where they are used; ``reader``: the ColumnReader, which
+    reads each column."""
 
-    def __init__(self, values: Values, comprehended: Callable) -> None:
-        self.values, self.comprehended = values, comprehended
+    def __init__(self, values: Values, reader) -> None:
+        self.values, self.reader = values, reader
 
     def entries(self, mapping: Value, used: Value) -> dict | None:
         """Key -> column (a Value, or a column read) of the dict ``mapping`` names, as it is where ``used`` reads
@@ -54,6 +57,70 @@ class ColumnDict:
             self._check_order(view, node, scope, used)
             self._apply(entries, view, node)
         return entries
+
+    def comprehended(self, comprehension: cst.ListComp | cst.DictComp, element: cst.BaseExpression,
+                      columns: Value, key: cst.BaseExpression | None = None) -> list[tuple] | None:
+        """(key, column) of each round of a comprehension of one `for` over keys known before the program runs or
+        over a dict's items (``key``: a dict comprehension's, read in each round; else None); None for numeric
+        columns of keys known at run time only."""
+        for_in = comprehension.for_in
+        if for_in.inner_for_in is not None or for_in.ifs:
+            raise columns.fail("feature columns made in a comprehension of one `for` and no `if` are migrated")
+        place = self.values.place_of(columns.view, element)
+        rounds = self._rounds(for_in, columns)
+        if rounds is None:
+            made = self.values.resolve(Value(element, place))
+            if (made.api() if isinstance(made.node, cst.Call) else None) != "feature_column.numeric_column":
+                raise made.fail("feature columns made in a comprehension over keys known at run time only: numeric "
+                                "columns are migrated")
+            self.reader.numeric_key(made)
+            return None
+        made = []
+        for bound in rounds:
+            with self.values.looping(comprehension, bound):
+                column = self.reader.column(Value(element, place))
+                name = self.values.constant(Value(key, place)) if key is not None else None
+            made.append((name, column))
+        return made
+
+    def _rounds(self, for_in: cst.CompFor, columns: Value) -> list[dict] | None:
+        """The names a comprehension's `for` binds, round by round: over keys known before the program runs, or a
+        dict of columns' items; None for keys known at run time only."""
+        target, iterated = for_in.target, for_in.iter
+        if isinstance(target, cst.Name):
+            keys = self.values.constant(Value(iterated, columns.place))
+            if not (isinstance(keys, (list, tuple)) and all(isinstance(key, (str, int)) for key in keys)):
+                return None
+            return [{target.value: key} for key in keys]
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2 and all(
+                isinstance(e.value, cst.Name) for e in target.elements) and isinstance(iterated, cst.Call) \
+                and isinstance(iterated.func, cst.Attribute) and iterated.func.attr.value == "items" \
+                and not iterated.args:
+            entries = self.entries(
+                Value(iterated.func.value, columns.place), Value(iterated, columns.place))
+            if entries is None:
+                raise columns.fail("feature columns made in a comprehension over a dict of columns made at run time")
+            names = [e.value.value for e in target.elements]
+            return [{names[0]: key, names[1]: self.reader.column(made) if isinstance(made, Value) else made}
+                    for key, made in entries.items()]
+        raise columns.fail("feature columns made in a comprehension over keys or a dict's items are migrated")
+
+    def looked_up(self, given: Value):
+        """`by_name["lat"]` of a dict of columns, as the program's changes leave it there; None for another
+        node."""
+        node = given.node
+        if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice,
+                                                                                       cst.Index)):
+            return None
+        container = self.values.resolve(Value(node.value, given.place))
+        if not isinstance(container.node, (cst.Dict, cst.DictComp)):
+            return None
+        entries = self.entries(Value(node.value, given.place), given)
+        key = self.values.constant(Value(node.slice[0].slice.value, given.place))
+        if entries is None or key not in entries:
+            raise given.fail(f"`{source(node)}` is not a column the migration finds in its dict")
+        found = entries[key]
+        return self.reader.column(found) if isinstance(found, Value) else found
 
     @staticmethod
     def _changes(view, node: cst.Name) -> bool:
