@@ -1300,3 +1300,67 @@ def test_evaluating_with_a_model_fn_that_raises_for_eval_leaves_the_program():
     assert source != SEED
     [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
     assert "train_and_evaluate evaluates with a model_fn that raises for EVAL" in finding.message
+
+
+STEPS_BY_FLAG = '''\
+import argparse
+
+import numpy as np
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_epochs", type=int, default=2)
+parser.add_argument("--num_steps", type=int, help="overrides num_epochs")
+parser.add_argument("--num_eval_steps", type=int)
+args = parser.parse_args()
+
+
+def model_fn(features, labels, mode):
+    logits = tf.layers.dense(features["x"], 3)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+    return tf.estimator.EstimatorSpec(mode=mode, loss=loss)
+
+
+rng = np.random.RandomState(0)
+train_data, train_labels = rng.rand(100, 4).astype(np.float32), rng.randint(0, 3, 100).astype(np.int32)
+eval_data, eval_labels = rng.rand(30, 4).astype(np.float32), rng.randint(0, 3, 30).astype(np.int32)
+classifier = tf.estimator.Estimator(model_fn=model_fn)
+train_input_fn = tf.estimator.inputs.numpy_input_fn(
+    x={"x": train_data}, y=train_labels, batch_size=16, num_epochs=args.num_epochs, shuffle=False)
+eval_input_fn = tf.estimator.inputs.numpy_input_fn(x={"x": eval_data}, y=eval_labels, batch_size=7, num_epochs=1,
+                                                   shuffle=False)
+classifier.train(input_fn=train_input_fn, steps=args.num_steps)
+result = classifier.evaluate(input_fn=eval_input_fn, steps=args.num_eval_steps)
+print("trained to step", result["global_step"])
+'''
+
+
+@pytest.mark.parametrize("flag, none_at_run_time", [
+    ('"--num_steps", type=int, help="overrides num_epochs"', True),
+    ('"--num_steps", type=int, default=None', True),
+    ('"--num_steps", type=int, default=5', False),
+    ('"--num_steps", type=int, required=True', False),
+    ('"--steps", dest="num_steps", type=int', True),
+], ids=["no default", "default None", "a default", "required", "dest"])
+def test_steps_that_are_none_unless_the_program_is_given_them_train_one_pass_then(flag, none_at_run_time):
+    source = STEPS_BY_FLAG.replace('"--num_steps", type=int, help="overrides num_epochs"', flag)
+    code = run(source).source
+    assert ("train_steps = args.num_steps\nif train_steps is None:" in code) is none_at_run_time
+    assert "eval_steps = args.num_eval_steps\nif eval_steps is None:" in code
+
+
+@pytest.mark.tensorflow
+def test_steps_none_by_default_train_and_evaluate_whole_passes_as_tf1_did(tmp_path):
+    """Without --num_steps TF1 trained the input's 2 epochs (200 examples, batches of 16: 13 steps) and evaluated
+    the whole eval input; with the flags, those numbers of batches."""
+    (tmp_path / "train.py").write_text(run(STEPS_BY_FLAG).source)
+    env = {**{k: v for k, v in os.environ.items() if k != "TF_CONFIG"}, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    for arguments, step, evaluated in (([], 13, 5), (["--num_steps", "3", "--num_eval_steps", "2"], 3, 2)):
+        ran = subprocess.run([sys.executable, "train.py", *arguments], cwd=tmp_path, env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        assert f"trained to step {step}\n" in ran.stdout
+        assert f"\n{evaluated}/{evaluated} - " in ran.stdout  # Keras' progress line of the evaluation's batches

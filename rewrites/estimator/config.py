@@ -7,7 +7,9 @@ from; its logging settings (Keras logs every epoch) and what only TF1's session 
 become a fit plan: ``max_steps`` counts the steps of earlier runs as in TF1, ``steps`` counts
 from where a run resumed, no steps trains one pass over an input that ends; one Keras epoch per
 checkpoint TF1 saved every N steps. Values stay the program's own expressions
-(``max_steps=args.train_steps`` -> ``steps_per_epoch=args.train_steps - steps_done``).
+(``max_steps=args.train_steps`` -> ``steps_per_epoch=args.train_steps - steps_done``); ``steps`` of
+a flag that is None unless given (argparse's default) train one pass then, as TF1 did, and so do
+evaluation steps (the whole input).
 """
 
 from __future__ import annotations
@@ -158,10 +160,10 @@ class ConfigReader:
     # -- the steps to train -------------------------------------------------------------------
 
     def fit_plan(self, steps: Steps, hooks: hooks_code.Hooks, checkpoints: Checkpoints | None,
-                 ends: bool | None = False) -> FitPlan:
+                 ends: bool | None = False, none_at_run_time: bool = False) -> FitPlan:
         """The training steps as one Keras epoch (checkpoints are saved as TF1 saved them, by a callback); ``ends``:
         the input ends, so TF1 trained the steps or one pass of it, whichever was shorter (None: whether it ends is
-        known when the program runs)."""
+        known when the program runs); ``none_at_run_time``: the steps may be None then (one pass, as TF1)."""
         count = steps.value
         if hooks.last_step is not None:
             count = self._earlier_stop(count, hooks.last_step, steps.absolute)
@@ -172,7 +174,7 @@ class ConfigReader:
         at_most = ends is not False and count is not None
         return FitPlan("1", code, absolute, repeat=count is None or at_most,
                        last_step=code if absolute and not at_most else None, at_most=at_most,
-                       ends_at_run_time=at_most and ends is None)
+                       ends_at_run_time=at_most and ends is None, none_at_run_time=none_at_run_time)
 
     def _earlier_stop(self, steps: Value | None, last_step: Value, absolute: bool) -> Value:
         """max_steps and a StopAtStepHook(last_step=...): training stops at whichever comes first."""

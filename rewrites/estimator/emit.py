@@ -38,7 +38,8 @@ from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
 DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "eval_steps", "eval_result", "model", "checkpoints",
-                "save_checkpoint", "tf1_checkpoint", "steps_done", "warm_start", "predictor", "checkpoint_path")
+                "save_checkpoint", "tf1_checkpoint", "steps_done", "warm_start", "predictor", "checkpoint_path",
+                "train_steps")
 PREFERRED = {"bootstrap": "strategy_for_this_task", "checkpoint_saver": "CheckpointSaver"}
 BUILD_LOCALS = ("model", "optimizer", "predictor")
 
@@ -205,6 +206,7 @@ class Emitter:
         if evaluate is not None:
             target = f"{names.eval_result} = " if evaluate.inline else evaluate.target
             context = dict(context, eval_input=evaluate.input.code, eval_steps=evaluate.steps, eval_target=target,
+                           eval_steps_none=evaluate.none_at_run_time,
                            eval_step=evaluate.step, eval_length_known=evaluate.input.length_known,
                            exports=[export.call(names) for export in plan.exports])
         if plan.train is not None:

@@ -154,6 +154,7 @@ class FitPlan:
     last_step: str | None = None  # absolute: the step training ends at (max_steps), that of its last checkpoint
     at_most: bool = False  # the input ends: the steps, or one pass of it if that is shorter (TF1 stopped there)
     ends_at_run_time: bool = False  # at_most, if the input ends: known when the program runs (`repeat(n)` of a flag)
+    none_at_run_time: bool = False  # the steps may be None when the program runs: one pass then, as TF1 trained
 
 
 @dataclass

@@ -26,6 +26,7 @@ from rewrites.estimator.model_fn import ModelFnReader
 from rewrites.estimator.program import Driver, FitPlan, Input, Model, ModelFn, Note, Program, Setup
 from rewrites.estimator.tpu import TPU_ESTIMATOR, tpu_settings
 from rewrites.program.relocation import relocate
+from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import CallSite, Place, Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bound_values, is_none, source
@@ -61,6 +62,7 @@ class EvalPlan:
     target: str = ""            # `eval_result = ` when the program keeps the result
     step: bool = False          # the program may read the result's global_step: the migrated result holds it
     inline: cst.Call | None = None  # the evaluate call inside a larger expression: it reads the result from a name
+    none_at_run_time: bool = False  # steps may be None when the program runs (a flag's default): the whole input
 
 
 @dataclass
@@ -318,7 +320,7 @@ class ProgramReader:
             if not eval_input.repeats:
                 self.notes.append(self._eval_steps_note(eval_spec, steps_code))
         self._evaluates(driver)
-        plan.evaluate = EvalPlan(eval_input, steps_code)
+        plan.evaluate = EvalPlan(eval_input, steps_code, none_at_run_time=self._whole_if_none(steps, eval_input))
         self._results(plan.evaluate, driver, _eval_result_name(driver))
         if "exporters" in eval_args:
             self._exports(plan, eval_args["exporters"])
@@ -356,6 +358,17 @@ class ProgramReader:
         if not self.setup.model.evaluates:
             raise driver.call.fail(f"{driver.kind} evaluates with a model_fn that raises for EVAL: the TF1 program "
                                    "fails here too")
+
+    def _none_at_run_time(self, steps: Value | None) -> bool:
+        """Steps read when the program runs that are None unless it is given them (a flag whose default is None):
+        TF1 then went through the whole input."""
+        return steps is not None and self.values.constant(steps) is UNKNOWN and \
+            self.values.constant(steps, flags=True) is None
+
+    def _whole_if_none(self, steps: Value | None, given: Input) -> bool:
+        """Evaluation steps that may be None when the program runs, of an input that ends: the migrated program
+        counts the whole input then, as TF1 evaluated it."""
+        return self._none_at_run_time(steps) and given.repeats is False
 
     def _whole_input(self, eval_input: Input, steps: Value) -> None:
         """Evaluating until the input ends: it must end."""
@@ -416,7 +429,8 @@ class ProgramReader:
         elif eval_input.repeats is not True:
             self.notes.append(self._eval_steps_note(driver.call, steps_code))
         self._evaluates(driver)
-        plan = DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code))
+        plan = DriverPlan(driver, evaluate=EvalPlan(eval_input, steps_code,
+                                                    none_at_run_time=self._whole_if_none(steps, eval_input)))
         self._results(plan.evaluate, driver, _assigned_name(driver))
         return plan
 
@@ -476,9 +490,12 @@ class ProgramReader:
             if not train_input.length_known:
                 raise train_input.fail("no max_steps, and the input's length is not known ahead (files, filter, ...): "
                                        "say how many steps to train", at_unknown=True)
+        none_at_run_time = not steps.absolute and self._none_at_run_time(steps.value) and \
+            train_input.repeats is not True and train_input.length_known
         return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
                                                            ends=None if train_input.repeats is None
-                                                           else not train_input.repeats))
+                                                           else not train_input.repeats,
+                                                           none_at_run_time=none_at_run_time))
 
 
 def _assignment(driver: Driver) -> cst.Assign | None:

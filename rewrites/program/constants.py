@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from rewrites.program.places import Value
-from rewrites.syntax import bind_arguments, subtree
+from rewrites.syntax import bind_arguments, is_none, subtree
 
 UNKNOWN = object()
 """What ``Values.constant`` gives for a value it cannot know before the program runs."""
@@ -213,11 +213,14 @@ class ConstantReading:
         return container[slice(*bounds)]
 
     def flag_default(self, value: Value) -> object:
-        """For `FLAGS.name` (tf.flags, tf.app.flags, absl.flags): the default its DEFINE_* call gives, else UNKNOWN."""
+        """For `FLAGS.name` (tf.flags, tf.app.flags, absl.flags): the default its DEFINE_* call gives; for
+        `args.name` of `args = parser.parse_args()`: its add_argument's; else UNKNOWN."""
         node = value.node
         if not isinstance(node, cst.Attribute):
             return UNKNOWN
         holder = self.resolve(Value(node.value, value.place)).node
+        if isinstance(holder, cst.Call):
+            return self._argument_default(holder, node.attr.value, value)
         names = value.view.get_metadata(QualifiedNameProvider, node.value, set()) | (
             value.view.get_metadata(QualifiedNameProvider, holder, set()) if holder is not node.value else set())
         if not any(name.name.endswith("flags.FLAGS") for name in names):
@@ -233,4 +236,36 @@ class ConstantReading:
                 if flag and isinstance(flag[1].value, cst.SimpleString) and \
                         flag[1].value.evaluated_value == node.attr.value and "default" in bound:
                     return self.constant(Value(bound["default"][1].value, self.place_of(view, call)))
+        return UNKNOWN
+
+    def _argument_default(self, parsed: cst.Call, name: str, value: Value) -> object:
+        """The default of the argparse option whose destination is ``name``, for the namespace ``parsed``
+        (`parser.parse_args()`) gives: `default=`, None when it has none, False / True for store_true / store_false;
+        UNKNOWN for a required option or another parser."""
+        func = parsed.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "parse_args" and isinstance(func.value,
+                                                                                                 cst.Name)):
+            return UNKNOWN
+        view, parser = value.view, func.value.value
+        for call in (n for n in subtree(view.module) if isinstance(n, cst.Call)):
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"
+                    and isinstance(call.func.value, cst.Name) and call.func.value.value == parser):
+                continue
+            options = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+            flags = [arg.value.evaluated_value for arg in call.args if arg.keyword is None
+                     and isinstance(arg.value, cst.SimpleString)]
+            long = next((flag for flag in flags if flag.startswith("--")), flags[0] if flags else "")
+            dest = options["dest"].evaluated_value if isinstance(options.get("dest"), cst.SimpleString) else \
+                long.lstrip("-").replace("-", "_")
+            if dest != name:
+                continue
+            if "required" in options and not is_none(options["required"]) and not (
+                    isinstance(options["required"], cst.Name) and options["required"].value == "False"):
+                return UNKNOWN
+            action = options.get("action")
+            action = action.evaluated_value if isinstance(action, cst.SimpleString) else None
+            if "default" in options:
+                return self.constant(Value(options["default"], self.place_of(view, call)))
+            return {"store_true": False, "store_false": True}.get(action, None if action in (None, "store") else
+                                                                  UNKNOWN)
         return UNKNOWN
