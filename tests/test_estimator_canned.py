@@ -827,3 +827,33 @@ def test_a_dict_of_columns_changed_where_its_columns_cannot_be_known_is_left(mad
     result = run_one(source)
     assert result.source == source
     assert any(why in message for message in findings(result, "TFM302")), result.findings
+
+
+@pytest.mark.parametrize("strategy, config, why", [
+    ("tf.distribute.MirroredStrategy()", "train_distribute=strategy, eval_distribute=strategy", None),
+    ("tf.distribute.OneDeviceStrategy('/cpu:0')", "train_distribute=strategy", None),
+    ("tf.distribute.MirroredStrategy()", "train_distribute=strategy, eval_distribute=None", None),
+    ("tf.distribute.experimental.MultiWorkerMirroredStrategy()", "train_distribute=strategy",
+     "a strategy over this machine's devices"),
+    ("tf.distribute.MirroredStrategy()", "train_distribute=strategy, eval_distribute=tf.distribute.MirroredStrategy()",
+     "eval_distribute=...) other than the train_distribute strategy"),
+], ids=["mirrored, evaluating too", "one device", "evaluating without", "multi-worker", "another to evaluate"])
+def test_a_strategy_over_this_machine_s_devices_is_the_one_the_migrated_program_trains_under_on_its_own(
+        strategy, config, why):
+    """RunConfig(train_distribute=...): TF1 trained under it where the program ran on its own; so does the migrated
+    program (in a TF_CONFIG cluster it trains under ParameterServerStrategy, as every migrated program)."""
+    source = PREMADE.replace("    classifier = tf.estimator.DNNClassifier(\n",
+                             f"    strategy = {strategy}\n    classifier = tf.estimator.DNNClassifier(\n"
+                             f"        config=tf.estimator.RunConfig({config}),\n")
+    result = run_one(source)
+    if why is not None:
+        assert result.source == source
+        assert any(why in message for message in findings(result, "TFM302")), result.findings
+        return
+    code = result.source
+    assert "TFM302" not in {f.rule for f in result.findings}, result.findings
+    used = re.search(r"task_type, (\w+) = strategy_for_this_task\(strategy\)\n", code).group(1)
+    assert f"with {used}.scope():\n        model = build_dnn_classifier_model(" in code
+    assert "def strategy_for_this_task(local_strategy):" in code
+    assert "        return None, local_strategy\n" in code
+    compile(code, "train.py", "exec")

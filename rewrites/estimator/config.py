@@ -3,7 +3,10 @@
 RunConfig(model_dir, tf_random_seed, save_checkpoints_steps / secs, keep_checkpoint_max)
 becomes ``keras.utils.set_random_seed`` and a ``tf.train.CheckpointManager`` the program resumes
 from; its logging settings (Keras logs every epoch) and what only TF1's session used
-(``session_config``, TPU placement with ``use_tpu=False``) need nothing. The steps to train
+(``session_config``, TPU placement with ``use_tpu=False``) need nothing; a ``train_distribute``
+strategy over the machine's own devices (MirroredStrategy, ...) is the one the migrated program
+trains under when it runs on its own, as TF1 did (in a TF_CONFIG cluster: ParameterServerStrategy,
+as every migrated program). The steps to train
 become a fit plan: ``max_steps`` counts the steps of earlier runs as in TF1, ``steps`` counts
 from where a run resumed, no steps trains one pass over an input that ends; one Keras epoch per
 checkpoint TF1 saved every N steps. Values stay the program's own expressions
@@ -36,6 +39,9 @@ RUN_CONFIG_KEPT = {"model_dir", "tf_random_seed", "save_checkpoints_steps", "sav
 # What needs nothing in the migrated program: logging (fit(verbose=2) logs every epoch), and what only served
 # TF1's session (soft placement, device counts, thread pools: TF2's defaults run the same maths).
 RUN_CONFIG_NOT_NEEDED = {"log_step_count_steps", "save_summary_steps", "session_config"}
+# train_distribute strategies over one machine's devices: the migrated program trains under the same one there.
+LOCAL_STRATEGIES = {"distribute.MirroredStrategy", "distribute.OneDeviceStrategy",
+                    "distribute.experimental.CentralStorageStrategy"}
 TPU_ONLY = {"tpu_config", "evaluation_master", "master", "cluster"}  # with use_tpu=False, TPUEstimator ignores them
 TF1_KEEP_CHECKPOINT_MAX = "5"
 TF1_EVERY_N_HOURS = 10000  # RunConfig's keep_checkpoint_every_n_hours: in effect, never
@@ -72,13 +78,28 @@ class ConfigReader:
         for name, value in self._config_arguments(node).items():
             if name in RUN_CONFIG_KEPT:
                 kept[name] = value
-            elif name == "train_distribute" or name == "eval_distribute":
-                raise value.fail(f"RunConfig({name}=...): the migrated program trains with ParameterServerStrategy; "
-                                 "choose its strategy by hand")
+            elif name in ("train_distribute", "eval_distribute"):
+                if not is_none(self.values.resolve(value).node):
+                    kept[name] = self._local_strategy(name, value)
             elif name not in RUN_CONFIG_NOT_NEEDED and name not in TPU_ONLY:
                 raise value.fail(f"RunConfig({name}=...) is not migrated yet: set it on the Keras side by hand "
                                  "(checkpoint callback, tf.config, ...)")
+        evaluated = kept.pop("eval_distribute", None)
+        if evaluated is not None and ("train_distribute" not in kept or self.values.resolve(evaluated).node
+                                      is not self.values.resolve(kept["train_distribute"]).node):
+            raise evaluated.fail("RunConfig(eval_distribute=...) other than the train_distribute strategy: Keras "
+                                 "evaluates under the strategy it trains under; choose one by hand")
         return kept
+
+    def _local_strategy(self, name: str, value: Value) -> Value:
+        """train_distribute / eval_distribute: a strategy over this machine's devices, which the migrated program
+        trains under when it runs on its own (in a TF_CONFIG cluster: ParameterServerStrategy)."""
+        made = self.values.resolve(value)
+        if not (isinstance(made.node, cst.Call) and made.api() in LOCAL_STRATEGIES):
+            raise value.fail(f"RunConfig({name}=...) is migrated when it is a strategy over this machine's devices "
+                             f"({', '.join(sorted(LOCAL_STRATEGIES))}) made in the files given: choose the migrated "
+                             "program's strategy by hand")
+        return value
 
     def _config_arguments(self, node: Value) -> dict[str, Value]:
         """The arguments of the RunConfig(...) call ``node`` is, or of one it is made from by `.replace(...)`."""

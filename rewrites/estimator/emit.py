@@ -154,7 +154,7 @@ class Emitter:
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
         iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
-                       strategy_arguments=setup.tpu.arguments() if setup.tpu else "",
+                       strategy_arguments=setup.tpu.arguments() if setup.tpu else setup.local_strategy or "",
                        shard_slots=restores_shard_slots(setup.model.partitioner, setup.model.slots),
                        iterations=iterations,
                        warm_start=setup.warm_start, train_input=first_train.input.code,
@@ -234,7 +234,8 @@ class Emitter:
         in_use = taken(view, view.module) | _builtins() | set(names.values())
         found = Names()
         setup = program.setup
-        wanted = [(("bootstrap",), "strategy_bootstrap.py.j2", dict(partitioner=setup.model.partitioner or "None"))]
+        wanted = [(("bootstrap",), "strategy_bootstrap.py.j2", dict(partitioner=setup.model.partitioner or "None",
+                                                                     local=setup.local_strategy is not None))]
         if setup.tpu:  # TPUStrategy when a TPU is named at run time
             wanted = [(("bootstrap",), "tpu_strategy_bootstrap.py.j2",
                        dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location]))]

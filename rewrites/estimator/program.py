@@ -170,6 +170,7 @@ class Setup:
     warm_start: WarmStart | None = None
     batch_sizes: dict[str, str] = field(default_factory=dict)  # TPUEstimator: "train"/"eval"/"predict" -> code
     tpu: object = None  # TPUEstimator that may train on a TPU: its rewrites.estimator.tpu.TPUPath
+    local_strategy: str | None = None  # RunConfig(train_distribute=...): the strategy it trains under on its own
 
 
 @dataclass

@@ -191,6 +191,11 @@ class ProgramReader:
                       params=self.code(params) if params is not None else None,
                       checkpoints=self.config.checkpoints(config) if model_dir is not None else None)
         setup.warm_start = self.config.warm_start(arg.get("warm_start_from"), model)
+        if "train_distribute" in config:
+            if tpu is not None:
+                raise config["train_distribute"].fail("RunConfig(train_distribute=...) of a TPUEstimator is not "
+                                                      "migrated: choose the strategy by hand")
+            setup.local_strategy = self.code(config["train_distribute"])
         if tpu is not None:
             setup.batch_sizes = tpu.batch_sizes
             setup.tpu = tpu.on_tpu(self.values, arg.get("config"), model_fn, self.code, self.trail)
