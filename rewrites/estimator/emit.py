@@ -238,7 +238,8 @@ class Emitter:
                                                                      local=setup.local_strategy is not None))]
         if setup.tpu:  # TPUStrategy when a TPU is named at run time
             wanted = [(("bootstrap",), "tpu_strategy_bootstrap.py.j2",
-                       dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location]))]
+                       dict(partitioner=setup.model.partitioner or "None", location=[*setup.tpu.location],
+                            local=False))]
         predict = [plan.predict for plan in plans if plan.predict]
         faithful = setup.model.faithful
         if predict:
