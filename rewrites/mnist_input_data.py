@@ -166,7 +166,23 @@ class Rewrite(TFCodemod):
         definition = with_blank_lines(cst.parse_statement(DEFINITION.format(tf=self._tf, function=self._function).lstrip()), 2)
         body[index] = with_blank_lines(body[index], 2)
         body.insert(index, definition)
+        later = _import_binding(body[index + 1:], self._tf.split(".")[0])
+        if later is not None:  # the reader runs before the module imports TensorFlow: the import goes first
+            body.remove(later)
+            body.insert(index, later.with_changes(leading_lines=()))
         return super().leave_Module(original_node, updated_node.with_changes(body=body))
+
+
+def _import_binding(statements: list, name: str) -> cst.SimpleStatementLine | None:
+    """The first of ``statements`` that is a line importing TensorFlow as ``name`` and nothing else."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
+                statement.body[0], cst.Import) and len(statement.body[0].names) == 1:
+            alias = statement.body[0].names[0]
+            bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+            if bound == name and alias.evaluated_name.split(".")[0] == "tensorflow":
+                return statement
+    return None
 
 
 def _only_read_as_data(module: cst.Module, name: str) -> bool:

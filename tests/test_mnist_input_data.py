@@ -34,6 +34,18 @@ def test_the_reader_goes_before_the_statement_holding_the_first_call():
     assert "    mnist = read_mnist()\n" in result.source
 
 
+def test_a_reader_called_before_the_module_imports_tensorflow_gets_the_import_first():
+    """TensorFlow-Examples' notebooks read MNIST in a cell before the one importing TensorFlow: TF1's reader did not
+    need it, read_mnist does."""
+    source = ("from tensorflow.examples.tutorials.mnist import input_data\n"
+              "mnist = input_data.read_data_sets('/tmp/data/', one_hot=True)\n\nimport tensorflow as tf\n\n"
+              "x = tf.placeholder(tf.float32, [None, 784])\nimages = mnist.train.images\n")
+    code = run(source).source
+    assert code.startswith("import tensorflow as tf\n")
+    assert code.count("import tensorflow as tf\n") == 1
+    assert code.index("import tensorflow as tf") < code.index("def read_mnist(") < code.index("mnist = read_mnist(")
+
+
 @pytest.mark.parametrize("code", [
     "mnist = input_data.read_data_sets('d')\nbatch = mnist.train.next_batch(100)\n",
     "mnist = input_data.read_data_sets('d')\ntrain(mnist)\n",

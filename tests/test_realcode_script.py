@@ -270,3 +270,14 @@ def test_a_notebook_reads_the_stand_in_s_file_where_it_named_a_url(tmp_path):
     done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "a,b False\n"
+
+
+def test_a_notebook_s_future_imports_open_its_script(tmp_path):
+    notebook = {"cells": [{"cell_type": "code", "source": ["from __future__ import print_function\n",
+                                                          "print('ran')"]}]}
+    path = tmp_path / "lab.ipynb"
+    path.write_text(json.dumps(notebook))
+    (tmp_path / "run.py").write_text(load_script().notebook_script(path))
+    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ran\n"

@@ -344,6 +344,10 @@ def notebook_script(path: Path, local_files: dict[str, str] | None = None) -> st
                 continue
             text = body
         parts.append("\n".join(_without_magics(text.splitlines())))
+    # `from __future__` imports must open the script: they go before the shell stub.
+    future = [line for part in parts[1:] for line in part.splitlines() if line.startswith("from __future__ import")]
+    parts = future + [NOTEBOOK_SHELL] + ["\n".join(line for line in part.splitlines() if line not in future)
+                                         for part in parts[1:]]
     script = "\n\n".join(parts) + "\n"
     for url, local in (local_files or {}).items():
         script = script.replace(url, local)
