@@ -236,13 +236,24 @@ def test_run_step_uses_the_stand_in_and_the_command(mirror, tmp_path, capsys):
     assert "runs: no (ValueError: no data here)" in capsys.readouterr().out
 
 
+def cell(kind, *lines):
+    return {"cell_type": kind, "source": [line + "\n" for line in lines[:-1]] + [lines[-1]]}
+
+
+def notebook_output(tmp_path, cells, local_files=None) -> str:
+    """What a notebook of ``cells`` prints, run as realcode runs it (its code cells as one script)."""
+    path = tmp_path / "lab.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    (tmp_path / "run.py").write_text(load_script().notebook_script(path, local_files))
+    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_a_notebook_runs_as_its_code_cells_in_order(tmp_path):
     """A `runs` entry naming a notebook runs its code cells as Jupyter would: %%writefile cells write their file,
     %%time runs its body, other cell magics and `%` / `!` lines do not run."""
-    def cell(kind, *lines):
-        return {"cell_type": kind, "source": [line + "\n" for line in lines[:-1]] + [lines[-1]]}
-
-    notebook = {"cells": [
+    assert notebook_output(tmp_path, [
         cell("markdown", "# not code"),
         cell("code", "%matplotlib inline", "!pip install nothing", "values = [1]"),
         cell("code", "!curl -s http://localhost:4040/api | python3 -c \\", '    "import sys"', "values.append(2)"),
@@ -250,34 +261,17 @@ def test_a_notebook_runs_as_its_code_cells_in_order(tmp_path):
         cell("code", "%%bash", "exit 3"),
         cell("code", "%%time", "values.append(open('data.csv').read().splitlines()[1])"),
         cell("code", 'get_ipython().system_raw("tensorboard &")', "print(values)"),
-    ]}
-    path = tmp_path / "lab.ipynb"
-    path.write_text(json.dumps(notebook))
-    (tmp_path / "run.py").write_text(load_script().notebook_script(path))
-    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "[1, 2, '1,2']\n"
+    ]) == "[1, 2, '1,2']\n"
 
 
 def test_a_notebook_reads_the_stand_in_s_file_where_it_named_a_url(tmp_path):
-    notebook = {"cells": [{"cell_type": "code", "source": [
-        "URL = 'https://storage.example.com/data.csv'\n", "print(open(URL).read(), URL.startswith('https'))"]}]}
-    path = tmp_path / "lab.ipynb"
-    path.write_text(json.dumps(notebook))
     (tmp_path / "data.csv").write_text("a,b")
-    script = load_script().notebook_script(path, {"https://storage.example.com/data.csv": "data.csv"})
-    (tmp_path / "run.py").write_text(script)
-    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "a,b False\n"
+    cells = [cell("code", "URL = 'https://storage.example.com/data.csv'",
+                  "print(open(URL).read(), URL.startswith('https'))")]
+    assert notebook_output(tmp_path, cells, {"https://storage.example.com/data.csv": "data.csv"}) == "a,b False\n"
 
 
 def test_a_notebook_s_future_imports_open_its_script(tmp_path):
-    notebook = {"cells": [{"cell_type": "code", "source": ["from __future__ import print_function\n",
-                                                          "print('ran')"]}]}
-    path = tmp_path / "lab.ipynb"
-    path.write_text(json.dumps(notebook))
-    (tmp_path / "run.py").write_text(load_script().notebook_script(path))
-    done = subprocess.run([sys.executable, "run.py"], cwd=tmp_path, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == "ran\n"
+    assert notebook_output(tmp_path, [cell("code", "print('first')"),
+                                      cell("code", "from __future__ import print_function", "print('ran')")]) \
+        == "first\nran\n"
