@@ -50,6 +50,17 @@ def test_an_exception_of_the_harness_is_reported_as_tf_migrates():
                          "it with this output")
 
 
+def test_an_import_the_old_program_makes_through_the_harness_s_hook_is_the_program_s():
+    """Every import of the old program passes the hook that gives it TF1's tensorflow: a module it imports that
+    TF 2 lacks (tensorflow.contrib) fails there, the program's failure."""
+    output = traceback((f"{HARNESS}/old_side.py", 301), ("/home/me/task.py", 3), (f"{HARNESS}/era.py", 92),
+                       exception="ModuleNotFoundError: No module named 'tensorflow.contrib'")
+    output = output.replace('era.py", line 92, in f', 'era.py", line 92, in importing')
+    described = explain(output).message("the old program failed (exit status 1)", "old")
+    assert described == ("the old program failed (exit status 1): ModuleNotFoundError: No module named "
+                         "'tensorflow.contrib', raised in the program at /home/me/task.py:3")
+
+
 def test_a_module_the_harness_needs_missing_from_that_python_says_to_install_it():
     """--new-python names an interpreter without the harness's own needs (portpicker, for the in-process cluster)."""
     output = traceback((f"{HARNESS}/new_side.py", 301), (f"{HARNESS}/cluster.py", 12),

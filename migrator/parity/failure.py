@@ -3,7 +3,8 @@
 The innermost frame of the last traceback that is neither Python's nor an installed package's says whose
 code it was: the program's (the old one, or the migrated one) at its file and line, an exception raised inside
 TensorFlow or Keras being the program's where the program called them; or the harness's own
-(``migrator/parity``): tf-migrate's error, reported as one, never as the program's. Where a library the harness
+(``migrator/parity``; not its import hook, which every import of the old program passes): tf-migrate's error,
+reported as one, never as the program's. Where a library the harness
 called for the program raised (Keras' fit, on the program's model and the recorded batches) it may be either's,
 and the message says so.
 """
@@ -67,7 +68,7 @@ def explain(output: str) -> Failure:
     for line in lines[start + 1:]:
         text = line.lstrip("| ").rstrip() if line.lstrip().startswith("|") else line.rstrip()
         match = FRAME.match(text)
-        if match:
+        if match and not _import_hook(match["path"], match["function"]):
             frames.append((match["path"], int(match["line"])))
         elif text and not text.startswith(" ") and frames:
             exception = text
@@ -81,6 +82,12 @@ def explain(output: str) -> Failure:
     # Raised by the harness's own code; or by a library it called for the program (a patched fit): either's.
     callers = [frame for frame in own if HARNESS not in frame[0]] if frames[-1] != own[-1] else []
     return Failure(exception, path, line, harness=True, caller=callers[-1] if callers else None)
+
+
+def _import_hook(path: str, function: str) -> bool:
+    """The harness's hook that gives the old program TF1's tensorflow passes every import on: an import failing
+    there is the program's."""
+    return path.endswith(f"{HARNESS}era.py") and function == "importing"
 
 
 def _library(path: str) -> bool:
