@@ -302,14 +302,19 @@ def split(notebook: Notebook, program: str) -> dict[int, str]:
 
 
 def _place_imports(parts: dict[int, list[str]], imports: list[str]) -> None:
-    """Imports a rewrite added above the first cell go after the imports of the first cell that has some,
-    else at the top of the first cell, below its magics."""
+    """Imports a rewrite added above the first cell go into the first cell that has some: after its leading
+    imports, before its first other statement (what a rewrite added there may read them; a cell may import more
+    after its code); else at the top of the first cell, below its magics."""
     for index in sorted(parts):
         lines = parts[index]
-        last = max((i for i, line in enumerate(lines) if line.startswith(("import ", "from "))), default=None)
-        if last is not None:
-            lines[last + 1:last + 1] = imports
-            return
+        if not any(line.startswith(("import ", "from ")) for line in lines):
+            continue
+        code = next((i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", "#", "%", "!", ")")
+                     and not line.startswith(("import ", "from "))), len(lines))
+        while code and (not lines[code - 1].strip() or lines[code - 1].startswith("#")):  # above its comments
+            code -= 1
+        lines[code:code] = imports
+        return
     first = parts[min(parts)]
     magics = next((i for i, line in enumerate(first) if not line.startswith(("%", "!"))), len(first))
     first[magics:magics] = imports  # below the cell's leading magics

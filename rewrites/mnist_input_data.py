@@ -100,6 +100,7 @@ class Rewrite(TFCodemod):
         super().visit_Module(node)
         self._bindings = Bindings()
         node.visit(self._bindings)
+        self._reader_imports = self._imported_as(node)
         self._readers = {id(call): kept for call, kept in self._calls(node)}
         self._rewritten: set[int] = set()
 
@@ -108,7 +109,7 @@ class Rewrite(TFCodemod):
         `name.<split>.<field>`."""
         self._function = next((name for name in FUNCTIONS if name not in self._bindings.written), None)
         names = {name for name in ("np", "types") if self._bindings.counts[name]}
-        if self._function is None or names - self._imported_as(module):
+        if self._function is None or names - self._reader_imports:
             return
         for node in subtree(module):
             if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1 \
@@ -149,8 +150,9 @@ class Rewrite(TFCodemod):
         if kept is None or not self.wants(RULE, original):
             return updated
         self._rewritten.add(id(original))
-        AddImportsVisitor.add_needed_import(self.context, "numpy", asname="np")
-        AddImportsVisitor.add_needed_import(self.context, "types")
+        for module, name in (("numpy", "np"), ("types", "types")):
+            if name not in self._reader_imports:  # an import the module has already may come after the call: moved
+                AddImportsVisitor.add_needed_import(self.context, module, asname=name if name != module else None)
         self._tf = source(self.tf2("keras"))[: -len(".keras")]
         return self.replace(RULE, original, cst.parse_expression(f"{self._function}({', '.join(kept)})"),
                             f"`{source(original.func)}` -> `{self._function}()`, written in this module: TF1's MNIST "
@@ -166,23 +168,26 @@ class Rewrite(TFCodemod):
         definition = with_blank_lines(cst.parse_statement(DEFINITION.format(tf=self._tf, function=self._function).lstrip()), 2)
         body[index] = with_blank_lines(body[index], 2)
         body.insert(index, definition)
-        later = _import_binding(body[index + 1:], self._tf.split(".")[0])
-        if later is not None:  # the reader runs before the module imports TensorFlow: the import goes first
-            body.remove(later)
-            body.insert(index, later.with_changes(leading_lines=()))
+        # The reader runs before the module imports what it reads (a notebook's first cell): those imports first.
+        later = _imports_binding(body[index + 1:], {self._tf.split(".")[0]: "tensorflow", "np": "numpy",
+                                                    "types": "types"})
+        for statement in later:
+            body.remove(statement)
+        body[index:index] = [statement.with_changes(leading_lines=()) for statement in later]
         return super().leave_Module(original_node, updated_node.with_changes(body=body))
 
 
-def _import_binding(statements: list, name: str) -> cst.SimpleStatementLine | None:
-    """The first of ``statements`` that is a line importing TensorFlow as ``name`` and nothing else."""
+def _imports_binding(statements: list, names: dict[str, str]) -> list[cst.SimpleStatementLine]:
+    """Those of ``statements`` that are a line of one `import`, binding a name of ``names`` to its module."""
+    found = []
     for statement in statements:
         if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
                 statement.body[0], cst.Import) and len(statement.body[0].names) == 1:
             alias = statement.body[0].names[0]
             bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
-            if bound == name and alias.evaluated_name.split(".")[0] == "tensorflow":
-                return statement
-    return None
+            if names.get(bound) == alias.evaluated_name.split(".")[0]:
+                found.append(statement)
+    return found
 
 
 def _only_read_as_data(module: cst.Module, name: str) -> bool:

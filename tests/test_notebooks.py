@@ -189,3 +189,21 @@ def test_the_example_notebook_migrates_with_its_magics_and_markdown():
     assert all(kinds[index] == "code" for index in changes) and "markdown" in kinds
     trained = next(after for before, after in changes.values() if "model.fit(" in after)
     assert trained.startswith("%%time\n") and "ParameterServerStrategy" in trained
+
+
+def test_a_reader_called_before_the_cell_imports_the_rest_gets_what_it_needs_before_it(tmp_path, cli):
+    """TensorFlow-Examples' first cell reads MNIST with TF1's tutorial reader, then imports TensorFlow and numpy:
+    the reader written in its place runs after the imports it needs, the ones tf-migrate adds too."""
+    path = tmp_path / "mnist.ipynb"
+    path.write_text(notebook_text(
+        "from __future__ import print_function\n\nfrom tensorflow.examples.tutorials.mnist import input_data\n"
+        "mnist = input_data.read_data_sets('/tmp/data/', one_hot=False)\n\nimport matplotlib.pyplot as plt\n"
+        "import numpy as np\nimport tensorflow as tf\n",
+        "images = mnist.train.images\nprint(images.shape)\n"))
+    code, out, err = cli("mnist.ipynb")
+    assert code == 0, err
+    first = sources(path)[1]
+    assert first.startswith("from __future__ import print_function\n")
+    call = first.index("mnist = read_mnist(")
+    for line in ("import numpy as np\n", "import types\n", "import tensorflow as tf\n"):
+        assert first.count(line) == 1 and first.index(line) < call, (line, first)
