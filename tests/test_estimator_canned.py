@@ -857,3 +857,44 @@ def test_a_strategy_over_this_machine_s_devices_is_the_one_the_migrated_program_
     assert "def strategy_for_this_task(local_strategy):" in code
     assert "        return None, local_strategy\n" in code
     compile(code, "train.py", "exec")
+
+
+MODEL_MODULE = '''\
+import tensorflow as tf
+
+NNSIZE = [64, 16]
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[2.0], [4.0]])).repeat().batch(2)
+
+
+def train_and_evaluate(output_dir):
+    estimator = tf.estimator.DNNRegressor(model_dir=output_dir, hidden_units=NNSIZE,
+                                          feature_columns=[tf.feature_column.numeric_column("x")])
+    estimator.train(input_fn, max_steps=10)
+'''
+
+
+@pytest.mark.parametrize("task, left", [
+    ("model.NNSIZE = args.nnsize\n", True),
+    ("model.NNSIZE += [2]\n", True),
+    ("print(model.NNSIZE)\n", False),
+], ids=["set by the task", "added to", "only read"])
+def test_a_module_constant_another_module_sets_is_not_read_as_its_value(tmp_path, cli, task, left):
+    """babyweight's trainer: task.py sets `model.NNSIZE` from its flags before it trains; the hidden units are not
+    model.py's [64, 16] then, and the program is left with a finding saying so, never built with them."""
+    (tmp_path / "trainer").mkdir()
+    (tmp_path / "trainer" / "__init__.py").write_text("")
+    (tmp_path / "trainer" / "model.py").write_text(MODEL_MODULE)
+    (tmp_path / "trainer" / "task.py").write_text(
+        "import argparse\n\nfrom trainer import model\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--nnsize', nargs='+', type=int, default=[8, 4])\nargs = parser.parse_args()\n"
+        + task + "model.train_and_evaluate('out')\n")
+    code, out, err = cli("trainer")
+    migrated = (tmp_path / "trainer" / "model.py").read_text()
+    if left:
+        assert migrated == MODEL_MODULE
+        assert "`NNSIZE` of trainer/model.py is also assigned in trainer/task.py" in out, out
+    else:
+        assert "units=64" in migrated and "units=16" in migrated, out

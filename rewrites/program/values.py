@@ -11,6 +11,8 @@ at another place).
 from __future__ import annotations
 
 import builtins
+import os
+import re
 
 import libcst as cst
 from libcst.metadata import Assignment, BuiltinAssignment, ImportAssignment
@@ -37,6 +39,7 @@ class Values(ConstantReading):
         self.called_at_once = called_at_once
         self._place_of_function: dict[int, Place] = {}
         self._deciding: set[int] = set()  # the ifs whose tests are being read (_ruled_out)
+        self._elsewhere: dict[tuple[str, str], str | None] = {}  # (module, name) -> another module assigning it
 
     # -- what a name refers to -------------------------------------------------------------
 
@@ -153,6 +156,9 @@ class Values(ConstantReading):
         parent = view.parent(node)
         if isinstance(parent, cst.AssignTarget):
             statement = view.parent(parent)
+            elsewhere = self._assigned_elsewhere(view, name.value) if owner.function is None else None
+            if elsewhere is not None:
+                return Binding("unknown", assignment=assignment, detail=elsewhere)
             return Binding("value", Value(statement.value, owner), assignment)
         if isinstance(parent, cst.Element):  # `a, b = value`: a's value is the first of value's
             target = view.parent(parent)
@@ -206,7 +212,41 @@ class Values(ConstantReading):
         (node,) = nodes
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             return Binding("definition", Value(node, Place(view)), assignment)
+        elsewhere = self._assigned_elsewhere(view, obj)
+        if elsewhere is not None:
+            return Binding("unknown", assignment=assignment, detail=elsewhere)
         return Binding("value", Value(node.value, Place(view)), assignment)
+
+    def _assigned_elsewhere(self, view: ModuleView, name: str) -> str | None:
+        """Why a module-level ``name`` of ``view`` is not the value it is bound to there: another module of the run
+        assigns it (`model.NNSIZE = args.nnsize` in task.py), before the code reading it may run; None when none
+        does."""
+        key = (view.path, name)
+        if key not in self._elsewhere:
+            self._elsewhere[key] = None
+            assigned = re.compile(rf"\.\s*{re.escape(name)}\s*(=(?!=)|[-+*/]=)")
+            outside = _beside(view.path, view.tree.sources)
+            for path, code in outside.items():  # not in this run's group (a task.py setting model.NNSIZE): by text
+                if _sets_module_attribute(code, view.path, name):
+                    shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+                    self._elsewhere[key] = f"`{name}` of {view.path} is also assigned in {shown}"
+                    return self._elsewhere[key]
+            for path, code in view.tree.sources.items():
+                if path == view.path or not assigned.search(code):
+                    continue
+                other = view.tree.view(path)
+                for node in subtree(other.module):
+                    target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign)) else None
+                    if isinstance(target, cst.Attribute) and target.attr.value == name and isinstance(
+                            target.value, cst.Name) and self._names_module(other, target.value, view):
+                        line = other.position(target)[0]
+                        self._elsewhere[key] = f"`{name}` of {view.path} is also assigned in {path}:{line}"
+                        return self._elsewhere[key]
+        return self._elsewhere[key]
+
+    def _names_module(self, view: ModuleView, name: cst.Name, module: ModuleView) -> bool:
+        binding = self.binding(name, self.place_of(view, name))
+        return binding.kind == "module" and binding.value is not None and binding.value.module is module
 
     def _reexported(self, view: ModuleView, obj: str, assignment, depth: int) -> Binding | None:
         for statement in module_level_statements(view.module):
@@ -376,3 +416,31 @@ def own_nodes(function: cst.FunctionDef):
         yield node
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             stack.extend(children(node))
+
+
+def _beside(path: str, known: dict[str, str]) -> dict[str, str]:
+    """The Python files in ``path``'s folder that are not among ``known`` (this run's group), by their text."""
+    folder = os.path.dirname(os.path.abspath(path))
+    found = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return found
+    for name in names:
+        other = os.path.normpath(os.path.join(folder, name))
+        if name.endswith(".py") and other not in known and os.path.normpath(os.path.abspath(path)) != other:
+            try:
+                with open(other, encoding="utf-8") as file:
+                    found[other] = file.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+    return found
+
+
+def _sets_module_attribute(code: str, module_path: str, name: str) -> bool:
+    """Does ``code`` import the module at ``module_path`` by its name and assign its ``name`` (`model.NNSIZE =`)?"""
+    module = os.path.splitext(os.path.basename(module_path))[0]
+    imports = re.search(rf"^\s*(from\s+[\w.]+\s+)?import\s+[^\n]*\b{re.escape(module)}\b", code, re.M)
+    return imports is not None and any(
+        match.group(1) != "self" for match in re.finditer(rf"^\s*(\w+)\.{re.escape(name)}\s*(=(?!=)|[-+*/]=)", code,
+                                                          re.M))
