@@ -512,3 +512,27 @@ def test_what_tf1_computed_on_each_batch_the_migrated_dataset_computes_on_each_b
         np.testing.assert_array_equal(labels, new_labels)
     assert not np.array_equal(tf1[0][1], tf1[1][1])  # batches that differ, and x2 computed: not the same tensors
     np.testing.assert_allclose(tf1[0][0]["x2"], tf1[0][0]["x"] ** 2)
+
+
+def test_a_factory_s_lambda_read_where_the_factory_was_called_reads_its_arguments_not_its_parameters():
+    """03_tensorflow b_estimator's: `make_train_input_fn(df_train, num_epochs=10)` at module level; the dataset
+    the migrated program builds there reads df_train and 10 (it read the factory's `df`, undefined there)."""
+    source = '''\
+import pandas as pd
+import tensorflow as tf
+
+LABEL = "y"
+df_train = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [2.0, 4.0, 6.0, 8.0]})
+
+
+def make_train_input_fn(df, num_epochs):
+  return lambda: tf.data.Dataset.from_tensor_slices((dict(df), df[LABEL])).shuffle(10).repeat(num_epochs).batch(2)
+
+
+model = tf.estimator.LinearRegressor(feature_columns=[tf.feature_column.numeric_column("x")])
+model.train(input_fn=make_train_input_fn(df_train, num_epochs=10))
+'''
+    code = run_one(source).source
+    dataset = code[code.index("\ndataset = "):code.index("\n\n", code.index("\ndataset = "))]
+    assert "dict(df_train), df_train[LABEL]" in dataset and ".repeat(10)" in dataset, dataset
+    assert "dict(df)" not in dataset and "num_epochs" not in dataset

@@ -72,22 +72,30 @@ class _Relocation:
             return None
         if _bound_in(binding, target):
             return None  # bound where the code goes (read from a lambda or a nested function there)
+        if binding.kind == "value" and binding.value is not None and isinstance(
+                getattr(binding.assignment, "node", None), cst.Param):
+            return self._argument(name, binding, value, depth)  # a parameter of a call known: its argument
         owner = _scope_owner(binding)
         if binding.kind == "value" and binding.assignment is not None and owner is not None \
                 and owner.view is target.view and owner.function is None and not _shadowed(target, name.value):
             return None  # a module-level name of the target's module
         if binding.kind in ("value", "parameter") and binding.value is not None and (
                 binding.kind == "parameter" or not _is_module_level(binding)):
-            if not self.values.is_pure(binding.value) and not binding.value.place.same_scope(target):
-                raise value.fail(f"`{name.value}` is computed where it is defined ({source(binding.value.node)}): "
-                                 "bind it where the migrated code runs")
-            return cst.ensure_type(self.expression(binding.value, depth + 1), cst.BaseExpression)
+            return self._argument(name, binding, value, depth)
         if binding.kind in ("value", "definition") and _is_module_level(binding):
             return self._module_level(name, binding, value)
         if binding.kind in ("module", "import"):
             return self._import(name, value, binding)
         raise value.fail(f"`{name.value}` ({binding.detail or binding.kind}) cannot be read where the migrated code "
                          "runs")
+
+    def _argument(self, name: cst.Name, binding: Binding, value: Value, depth: int) -> cst.BaseExpression:
+        """The value a name is bound to (a parameter's argument or default, a local's value), as code at the
+        target: computed there again only if that gives the same value."""
+        if not self.values.is_pure(binding.value) and not binding.value.place.same_scope(self.target):
+            raise value.fail(f"`{name.value}` is computed where it is defined ({source(binding.value.node)}): "
+                             "bind it where the migrated code runs")
+        return cst.ensure_type(self.expression(binding.value, depth + 1), cst.BaseExpression)
 
     def _module_level(self, name: cst.Name, binding: Binding, value: Value) -> cst.BaseExpression:
         """A module-level name of another module: through an import of that module at the target."""
