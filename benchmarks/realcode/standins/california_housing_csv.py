@@ -1,6 +1,7 @@
-"""Stand-in data for the course's California housing notebooks: california_housing_train.csv with the columns of
-Google's file (longitude, latitude, housing_median_age, total_rooms, total_bedrooms, population, households,
-median_income, median_house_value), 400 made-up rows."""
+"""Stand-in data for the course's California housing notebooks (05_artandscience's a_handtuning and c_neuralnetwork,
+04_features' a_features: each reads Google's URL, mapped to this file by its entry's local_files):
+california_housing_train.csv with the columns of Google's file (longitude, latitude, housing_median_age, total_rooms,
+total_bedrooms, population, households, median_income, median_house_value), 400 made-up rows."""
 import numpy as np
 
 rng = np.random.RandomState(0)
