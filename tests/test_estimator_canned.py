@@ -815,10 +815,14 @@ def test_columns_made_in_comprehensions_over_keys_or_a_dict_s_items_and_looked_u
     ("", '    by_name[KEY] = tf.feature_column.numeric_column("c")\n', "key in a dict must be a string"),
     ('    by_name = {renamed(key): tf.feature_column.numeric_column(key) for key in ["a"]}\n',
      '    by_name["xa"] = tf.feature_column.numeric_column("c")\n', "its keys not known"),
+    ('    by_name = {}\n    by_name.update({renamed(key): tf.feature_column.numeric_column(key) for key in ["a"]})\n',
+     '    by_name.update({renamed(key): tf.feature_column.numeric_column(key) for key in ["b"]})\n',
+     "by keys not known"),
     ("", '    def columns():\n        return list(by_name.values())\n'
          '    by_name["c"] = tf.feature_column.numeric_column("c")\n    my_feature_columns = columns()\n',
      "after the columns are used"),
 ], ids=["updated by keyword", "in a condition", "setdefault", "a key not known", "a comprehension keyed otherwise",
+        "updated by comprehensions keyed otherwise",
         "after they are used"])
 def test_a_dict_of_columns_changed_where_its_columns_cannot_be_known_is_left(made, change, why):
     made = made or '    by_name = {"a": tf.feature_column.numeric_column("a")}\n'

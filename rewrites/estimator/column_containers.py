@@ -24,8 +24,8 @@ CHANGING_METHODS = ("update", "pop", "popitem", "setdefault", "clear")
 BRANCHES = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Lambda, cst.CompFor)
 
 
-class Unkeyed(int):
-    """The place of a column in a dict comprehension whose keys the migration cannot read."""
+class Unkeyed:
+    """The key of a column in a dict comprehension whose keys the migration cannot read: equal to no other key."""
 
 
 class ColumnContainers:
@@ -136,8 +136,7 @@ class ColumnContainers:
             pairs = self.comprehended(node, node.value, made, node.key)
             if pairs is None:
                 return None
-            return {key if isinstance(key, (str, int)) else Unkeyed(index): column
-                    for index, (key, column) in enumerate(pairs)}
+            return {key if isinstance(key, (str, int)) else Unkeyed(): column for key, column in pairs}
         if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
             return {self._key(Value(element.key, made.place)): Value(element.value, made.place)
                     for element in node.elements}
@@ -184,8 +183,8 @@ class ColumnContainers:
                 given = self.values.resolve(argument)
                 added = self.entries(argument, argument) if isinstance(argument.node, cst.Name) else \
                     self._made(given, argument)
-                if added is None:
-                    raise argument.fail(f"{CHANGED}, by keys known at run time only")
+                if added is None or any(isinstance(key, Unkeyed) for key in added):  # which would it replace?
+                    raise argument.fail(f"{CHANGED}, by keys not known before the program runs")
                 entries.update(added)
                 return
             if parent.attr.value == "pop":
