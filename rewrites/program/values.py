@@ -40,6 +40,7 @@ class Values(ConstantReading):
         self._place_of_function: dict[int, Place] = {}
         self._deciding: set[int] = set()  # the ifs whose tests are being read (_ruled_out)
         self._elsewhere: dict[tuple[str, str], str | None] = {}  # (module, name) -> another module assigning it
+        self._folders: dict[str, dict[str, str]] = {}  # a module's folder -> its Python files' texts
 
     # -- what a name refers to -------------------------------------------------------------
 
@@ -225,9 +226,12 @@ class Values(ConstantReading):
         if key not in self._elsewhere:
             self._elsewhere[key] = None
             assigned = re.compile(rf"\.\s*{re.escape(name)}\s*(=(?!=)|[-+*/]=)")
-            outside = _beside(view.path, view.tree.sources)
-            for path, code in outside.items():  # not in this run's group (a task.py setting model.NNSIZE): by text
-                if _sets_module_attribute(code, view.path, name):
+            folder = os.path.dirname(os.path.abspath(view.path))
+            if folder not in self._folders:  # read once a run
+                self._folders[folder] = _folder_texts(folder)
+            known = {os.path.abspath(path) for path in view.tree.sources}
+            for path, code in self._folders[folder].items():  # outside this run's group (task.py): by their text
+                if path not in known and _sets_module_attribute(code, view.path, name):
                     shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
                     self._elsewhere[key] = f"`{name}` of {view.path} is also assigned in {shown}"
                     return self._elsewhere[key]
@@ -418,20 +422,19 @@ def own_nodes(function: cst.FunctionDef):
             stack.extend(children(node))
 
 
-def _beside(path: str, known: dict[str, str]) -> dict[str, str]:
-    """The Python files in ``path``'s folder that are not among ``known`` (this run's group), by their text."""
-    folder = os.path.dirname(os.path.abspath(path))
+def _folder_texts(folder: str) -> dict[str, str]:
+    """The text of each Python file in ``folder`` that can be read, by its absolute path."""
     found = {}
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return found
     for name in names:
-        other = os.path.normpath(os.path.join(folder, name))
-        if name.endswith(".py") and other not in known and os.path.normpath(os.path.abspath(path)) != other:
+        if name.endswith(".py"):
+            path = os.path.join(folder, name)
             try:
-                with open(other, encoding="utf-8") as file:
-                    found[other] = file.read()
+                with open(path, encoding="utf-8") as file:
+                    found[path] = file.read()
             except (OSError, UnicodeDecodeError):
                 continue
     return found
