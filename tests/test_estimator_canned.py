@@ -867,6 +867,7 @@ MODEL_MODULE = '''\
 import tensorflow as tf
 
 NNSIZE = [64, 16]
+BOUNDS = [0.0, 1.0]
 
 
 def input_fn():
@@ -874,20 +875,24 @@ def input_fn():
 
 
 def train_and_evaluate(output_dir):
+    x = tf.feature_column.numeric_column("x")
     estimator = tf.estimator.DNNRegressor(model_dir=output_dir, hidden_units=NNSIZE,
-                                          feature_columns=[tf.feature_column.numeric_column("x")])
+                                          feature_columns=[x, tf.feature_column.bucketized_column(x, BOUNDS)])
     estimator.train(input_fn, max_steps=10)
 '''
 
 
-@pytest.mark.parametrize("task, left", [
-    ("model.NNSIZE = args.nnsize\n", True),
-    ("model.NNSIZE += [2]\n", True),
-    ("print(model.NNSIZE)\n", False),
-], ids=["set by the task", "added to", "only read"])
-def test_a_module_constant_another_module_sets_is_not_read_as_its_value(tmp_path, cli, task, left):
+@pytest.mark.parametrize("task, outcome", [
+    ("model.NNSIZE = args.nnsize\n", "read when it runs"),
+    ("model.NNSIZE += [2]\n", "read when it runs"),
+    ("print(model.NNSIZE)\n", "its value"),
+    ("model.BOUNDS = [0.5]\n", "left"),
+], ids=["set by the task", "added to", "only read", "needed before it runs"])
+def test_a_module_constant_another_module_sets_is_read_when_the_program_runs(tmp_path, cli, task, outcome):
     """babyweight's trainer: task.py sets `model.NNSIZE` from its flags before it trains; the hidden units are not
-    model.py's [64, 16] then, and the program is left with a finding saying so, never built with them."""
+    model.py's [64, 16] then. The migrated model.py reads `NNSIZE` where TF1 read it, when the program runs; a
+    constant the migration needs to know (a feature column's boundaries, built into the Keras model) leaves the
+    program with a finding saying so, never built with model.py's value."""
     (tmp_path / "trainer").mkdir()
     (tmp_path / "trainer" / "__init__.py").write_text("")
     (tmp_path / "trainer" / "model.py").write_text(MODEL_MODULE)
@@ -897,8 +902,14 @@ def test_a_module_constant_another_module_sets_is_not_read_as_its_value(tmp_path
         + task + "model.train_and_evaluate('out')\n")
     code, out, err = cli("trainer")
     migrated = (tmp_path / "trainer" / "model.py").read_text()
-    if left:
+    if outcome == "left":
         assert migrated == MODEL_MODULE
-        assert "`NNSIZE` of trainer/model.py is also assigned in trainer/task.py" in out, out
+        assert "bucketized_column's boundaries must be a value the migration can read" in out, out
+        return
+    compile(migrated, "model.py", "exec")
+    driver = migrated[migrated.index("def train_and_evaluate(output_dir):"):]
+    if outcome == "read when it runs":
+        assert re.search(r"build_\w+_model\([^)]*hidden_units=NNSIZE\)", driver), driver
+        assert "units=64" not in migrated
     else:
         assert "units=64" in migrated and "units=16" in migrated, out

@@ -134,16 +134,16 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
      "  metrics, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n"
      "  print(list(estimator.predict(eval_input_fn)))\n",
      "predict() of a model_fn kept as written (tier 2) that returns no predictions"),
-    ('    net = tf.layers.dense(net, units, activation=tf.nn.relu, name="hidden_%d" % index)\n',
-     '    net = tf.keras.layers.Dense(units, activation=tf.nn.relu, name="hidden_%d" % index)(net)\n',
-     "a Keras layer or model made in a model_fn kept as written (tier 2) would be made anew, with new weights"),
+    ("def dense_stack(net, hidden_units, training):\n",
+     "SCALE = tf.keras.layers.Dense(4)\n\n\ndef dense_stack(net, hidden_units, training):\n  net = SCALE(net)\n",
+     "a Keras layer or model made at module level and called in a model_fn kept as written (tier 2)"),
     ("  loss += tf.losses.get_regularization_loss()\n",
      "  loss += 1e-4 * tf.add_n([tf.nn.l2_loss(v) for v in tf.global_variables()])\n",
      "`tf.global_variables()` reads TF1's graph collections, which are empty in a model_fn kept as written"),
 ], ids=["optimizer of a TF local", "a rate a helper computes", "a rate bound in a tuple", "a rate bound twice", "a schedule the optimizer ignores",
         "gradients by hand", "another metric", "a metric read besides", "the global step read",
         "the train_op read", "optimize_loss clipped", "optimize_loss of some variables", "optimize_loss not stepping",
-        "predict", "a Keras layer", "a graph collection"])
+        "predict", "a Keras layer at module level", "a graph collection"])
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
     source = PROGRAM.read_text()
     assert before in source
@@ -159,6 +159,31 @@ def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(
     """Parity from TF1's checkpoint of step 10 (variables, Adam's slots and the step, by TF1's names), then 20 more
     steps and the eval loss, on an in-process cluster of 1 worker and 2 ps."""
     printed = tf1_and_migrated_evaluations(tmp_path, PROGRAM.read_text(), EVALUATED)
+    assert printed[1] == pytest.approx(printed[0], rel=1e-6)
+
+
+KERAS_DENSE = ('    net = tf.layers.dense(net, units, activation=tf.nn.relu, name="hidden_%d" % index)\n',
+               "    net = tf.keras.layers.Dense(units, activation=tf.nn.relu)(net)\n")
+
+
+def test_keras_layers_the_model_fn_makes_are_made_once():
+    """A Keras layer made in the model_fn's code each time it runs (once in TF1's graph) is made at the model's first
+    call only: the same layer, the same weights, at every later call; layers without weights (`concatenate`) stay."""
+    source = PROGRAM.read_text().replace(*KERAS_DENSE).replace(
+        "  logits = tf.matmul(net, weights)\n",
+        "  logits = tf.matmul(tf.keras.layers.concatenate([net, net])[:, :net.shape[1]], weights)\n")
+    code = migrated(source).source
+    assert "net = tf1_keras_layer(lambda: tf.compat.v1.keras.layers.Dense(units, activation=tf.nn.relu))(net)" in code
+    assert "tf.compat.v1.keras.layers.concatenate([net, net])" in code
+    assert "def tf1_keras_layer(make):" in code and "get_or_create_layer(scope.name, make)" in code
+    assert '.removeprefix(f"{model.name}/")' in code  # TF1 named the layers' variables outside any model
+
+
+@pytest.mark.tensorflow
+def test_keras_layers_the_model_fn_makes_carry_on_from_tf1s_checkpoint(tmp_path):
+    """TF1 named a Keras layer's variables `dense/kernel`, in no model: the migrated program restores them from
+    TF1's checkpoint by those names and evaluates as TF1 did."""
+    printed = tf1_and_migrated_evaluations(tmp_path, PROGRAM.read_text().replace(*KERAS_DENSE), EVALUATED)
     assert printed[1] == pytest.approx(printed[0], rel=1e-6)
 
 
@@ -396,6 +421,20 @@ def test_a_helper_module_the_kept_model_fn_imports_is_respelled_for_tf2(cli, tmp
     helper = (tmp_path / "layers_lib.py").read_text()
     assert "tf.compat.v1.layers.dense(" in helper and "tf.compat.v1.cond(" in helper
     assert "class ModelFnModel(keras.Model):" in (tmp_path / "train.py").read_text()
+
+
+def test_keras_layers_a_helper_module_makes_leave_the_program(cli, tmp_path):
+    """A helper of another module making Keras layers: made anew at each call of the Keras model running the
+    model_fn, they would train new weights each time; the program is left, saying where."""
+    source = PROGRAM.read_text().replace(*KERAS_DENSE)
+    start, end = source.index("def dense_stack("), source.index("def model_fn(")
+    (tmp_path / "layers_lib.py").write_text("import tensorflow as tf\n\n\n" + source[start:end].rstrip() + "\n")
+    (tmp_path / "train.py").write_text(source[:start].replace(
+        "import numpy as np\n", "import numpy as np\nfrom layers_lib import dense_stack\n") + source[end:])
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    code, out, _ = cli(".")
+    assert "layers_lib.py:6:11: TFM302" in out and "made in a module of helpers of a model_fn kept as written" in out
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
 def test_a_helper_module_tf2_runs_as_it_is_is_named_with_the_package_it_needs(cli, tmp_path):

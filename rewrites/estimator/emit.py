@@ -430,6 +430,7 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
         parts = [Part("model", "model.optimizer", model.slots)]
     return dict(model=True, restore=restore, renamed=model.tf1_renamed, runtime_linear=model.runtime_linear,
                 by_name=model.faithful is not None,
+                keras_layers=model.faithful is not None and model.faithful.keras_layers,
                 tables=model.faithful is not None and model.faithful.tables, **restore_context(parts, model.mod_tables))
 
 

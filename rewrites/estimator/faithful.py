@@ -75,7 +75,12 @@ COLLECTIONS = {"trainable_variables", "global_variables", "all_variables", "loca
                "get_collection", "get_collection_ref"}  # what reads TF1's graph collections
 TRAINABLE = "GraphKeys.TRAINABLE_VARIABLES"
 VARIABLES = {"Variable", "compat.v1.Variable", "Variable.__init__"}  # what makes a variable no getter sees
-KERAS_MADE = ("keras.layers.", "keras.applications.", "keras.models.")  # what makes Keras layers or models
+KERAS_MADE = ("keras.layers.", "keras.applications.")  # their classes make Keras layers or models (not functions:
+# `keras.layers.concatenate(...)` makes a layer without weights and calls it)
+KERAS_MODELS = {"keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential",
+                "keras.models.load_model", "keras.models.clone_model", "keras.models.model_from_json",
+                "keras.models.model_from_config", "keras.models.model_from_yaml"}
+KERAS_LAYER = "tf1_keras_layer"  # the generated function making a Keras layer of the model_fn's code once
 BLOCKS = (cst.IndentedBlock, cst.Else, cst.If, cst.ExceptHandler, cst.Finally)
 
 
@@ -104,6 +109,7 @@ class Faithful:
     tables: bool = False  # it partitions embedding tables, which Keras makes, sharded
     mod_tables: bool = False  # ... and looks them up "mod"
     float64: bool = False  # its module computes in float64, which TF1's layers took from their inputs
+    keras_layers: bool = False  # its module makes Keras layers, through the generated KERAS_LAYER
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 
@@ -145,7 +151,7 @@ class FaithfulReader(SpecReading):
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
         self._tables(function)
-        self._no_keras_layers()
+        self._keras_layers()
         self._no_collections_read(function)
         if not self.problems and not (self.faithful.optimizer and self.faithful.loss):
             self.problems.append(Unsupported(function, "the model_fn must make a tf.train optimizer and minimize its "
@@ -327,17 +333,23 @@ class FaithfulReader(SpecReading):
             return not call.args
         return api == "get_collection" and len(call.args) == 1 and self.api(call.args[0].value) == TRAINABLE
 
-    def _no_keras_layers(self) -> None:
+    def _keras_layers(self) -> None:
         """The shim tracks TF1's variables, not Keras layers made as it runs: each call of the model would make new
-        ones, with new weights. A Keras layer or model made anywhere in the model_fn's module keeps it out of tier 2."""
-        for node in subtree(self.view.module):
-            api = self.api(node.func) if isinstance(node, cst.Call) else None
-            if api and (api.startswith(KERAS_MADE) or api in ("keras.Model", "keras.Sequential")):
-                self.problems.append(Unsupported(node, f"`{first_line(node)}`: a Keras layer or model made in a "
-                                                       "model_fn kept as written (tier 2) would be made anew, with "
-                                                       "new weights, at each call (TF1's variables are tracked, "
-                                                       "Keras layers are not)"))
-                return
+        ones, with new weights. A Keras layer or model the model_fn's module makes in a function is made through
+        get_or_create_layer (KERAS_LAYER): once, at the model's first call, as TF1 made it once in its graph. One
+        made at module level is made once already, but outside the model, which does not track it."""
+        calls = keras_made(self.view)
+        module_level = next((call for call in calls if not any(isinstance(a, (cst.FunctionDef, cst.Lambda))
+                                                                for a in self.view.ancestors(call))), None)
+        if module_level is not None:
+            self.problems.append(Unsupported(module_level, f"`{first_line(module_level)}`: a Keras layer or model "
+                                                           "made at module level and called in a model_fn kept as "
+                                                           "written (tier 2): the Keras model running it would not "
+                                                           "train its weights"))
+            return
+        for call in calls:
+            self.faithful.expressions[call] = f"{KERAS_LAYER}(lambda: {self.spelling.code(call)})"
+        self.faithful.keras_layers = bool(calls)
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:
         """A name bound to the global step goes with minimize, which alone may read it."""
@@ -456,6 +468,29 @@ class FaithfulReader(SpecReading):
                 if name in TRAINING_ONLY or api in GLOBAL_STEP or (name == "minimize"):
                     raise Unsupported(node, f"`{first_line(node)}` in a model_fn kept as written (tier 2): only "
                                             "`optimizer.minimize(loss, global_step=...)` trains it, for now")
+
+
+def keras_made(view: ModuleView) -> list[cst.Call]:
+    """The calls of ``view`` that make Keras layers or models, outermost only (a Sequential's layers go with it)."""
+    found, inside = [], set()
+    for node in subtree(view.module):
+        if id(node) in inside or not isinstance(node, cst.Call):
+            continue
+        api = view.api(node.func)
+        if api and (api.startswith(KERAS_MADE) and api.rsplit(".", 1)[1][:1].isupper() or api in KERAS_MODELS):
+            found.append(node)
+            inside |= {id(n) for n in subtree(node)}
+    return found
+
+
+def keras_made_elsewhere(view: ModuleView) -> Unsupported | None:
+    """A Keras layer or model made in a helper module of a model_fn kept as written."""
+    made = keras_made(view)
+    if not made:
+        return None
+    return Unsupported(made[0], f"`{first_line(made[0])}`: a Keras layer or model made in a module of helpers of a "
+                                "model_fn kept as written (tier 2) is not migrated yet (made anew at each call of the "
+                                "Keras model, it would train new weights each time)", view.path)
 
 
 def _sets_none(statement, name: str) -> bool:

@@ -7,6 +7,7 @@ import re
 
 import libcst as cst
 
+from rewrites.estimator.faithful import KERAS_LAYER
 from rewrites.estimator.program import Program
 from rewrites.syntax import Unsupported
 
@@ -44,6 +45,9 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
     if name in taken:
         raise Unsupported(function, f"the migrated program names the Keras model running the model_fn `{name}`, "
                                     "which this module already uses", view.path)
+    if faithful.keras_layers and KERAS_LAYER in taken:
+        raise Unsupported(function, f"the migrated program names the function making the model_fn's Keras layers "
+                                    f"`{KERAS_LAYER}`, which this module already uses", view.path)
     if faithful.tables and TABLE_PARTITIONER in taken:
         raise Unsupported(function, f"the migrated program names the partitioner of the model_fn's tables "
                                     f"`{TABLE_PARTITIONER}`, which this module already uses", view.path)
@@ -72,6 +76,8 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
                   function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
     for template in sorted(faithful.templates) + (["tf1_momentum.py.j2"] if faithful.tf1_momentum else []):
         text = render(template) + "\n\n" + text
+    if faithful.keras_layers:
+        text = render("tf1_keras_layer.py.j2", function=KERAS_LAYER) + "\n\n" + text
     return following, text
 
 

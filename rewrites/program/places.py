@@ -76,3 +76,4 @@ class Binding:
     assignment: object = None      # libcst's Assignment, when there is one
     detail: str = ""
     outside: str | None = None     # an import of a module on disk that is not among the files of the run: its path
+    home: Value | None = None      # "unknown" for a module-level name another module sets: its own assignment

@@ -86,6 +86,9 @@ class _Relocation:
             return self._module_level(name, binding, value)
         if binding.kind in ("module", "import"):
             return self._import(name, value, binding)
+        if binding.home is not None and binding.home.view is target.view and target.function is not None \
+                and not _shadowed(target, name.value):
+            return None  # set by another module before the functions of its own run, as the program reads it
         raise value.fail(f"`{name.value}` ({binding.detail or binding.kind}) cannot be read where the migrated code "
                          "runs")
 

@@ -159,7 +159,8 @@ class Values(ConstantReading):
             statement = view.parent(parent)
             elsewhere = self._assigned_elsewhere(view, name.value) if owner.function is None else None
             if elsewhere is not None:
-                return Binding("unknown", assignment=assignment, detail=elsewhere)
+                return Binding("unknown", assignment=assignment, detail=elsewhere,
+                               home=Value(statement.value, owner))
             return Binding("value", Value(statement.value, owner), assignment)
         if isinstance(parent, cst.Element):  # `a, b = value`: a's value is the first of value's
             target = view.parent(parent)
@@ -215,7 +216,7 @@ class Values(ConstantReading):
             return Binding("definition", Value(node, Place(view)), assignment)
         elsewhere = self._assigned_elsewhere(view, obj)
         if elsewhere is not None:
-            return Binding("unknown", assignment=assignment, detail=elsewhere)
+            return Binding("unknown", assignment=assignment, detail=elsewhere, home=Value(node.value, Place(view)))
         return Binding("value", Value(node.value, Place(view)), assignment)
 
     def _assigned_elsewhere(self, view: ModuleView, name: str) -> str | None:
