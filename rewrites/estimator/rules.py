@@ -314,8 +314,11 @@ EstimatorSpec returns {"loss": loss} (also when held in a name). Where the
 model_fn added tf.losses.get_regularization_loss(), which reads nothing inside the shim, the step adds the
 regularizers Keras tracked. eval_metric_ops of tf.metrics accuracy, mean, mean_squared_error,
 root_mean_squared_error and mean_absolute_error become the Keras metrics of the same name, updated with the
-tensors the model_fn gave TF1's. The variables keep their TF1 names: TF1's checkpoints, slots and step carry over.
-The finding names the construct that kept the model_fn from tier 1.
+tensors the model_fn gave TF1's. A Keras layer the model_fn's module makes in a function (`tf.keras.layers.Dense(n)
+(net)` in a helper) is made through a generated tf1_keras_layer (get_or_create_layer): once, at the model's first
+call, as TF1 made it once in its graph. The variables keep their TF1 names (a Keras layer's: `dense/kernel`, as
+TF1 named them): TF1's checkpoints, slots and step carry over. The finding names the construct that kept the
+model_fn from tier 1.
 Why: the model_fn's own code, computed by TF2, is what keeps the numbers when there is no Keras pair for it.
 What may differ: float results, in the last bits, and random ops in the model_fn draw other numbers; prove it
 with `tf-migrate parity`. Not migrated yet (TFM302): other eval metrics, optimizer arguments the model_fn
