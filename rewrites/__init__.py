@@ -109,7 +109,8 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "removed_apis",
-        triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator"),
+        triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator",
+                  "tensorflow.python.keras"),
         after_programs=True,
         rules=(
             Rule("TFM003", "removed-module", M,

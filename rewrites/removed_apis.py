@@ -3,8 +3,9 @@
 TFM003 removed-module
 
 What it does: reports each import (or first use, for `tf.contrib.X`) of a TensorFlow 1 module that TensorFlow 2
-does not have: the tutorials' data readers (`tensorflow.examples.tutorials`), `tf.contrib`, and the Estimator's
-private internals (`tensorflow.python.estimator`). The code is left as it is.
+does not have: the tutorials' data readers (`tensorflow.examples.tutorials`), `tf.contrib`, the Estimator's
+private internals (`tensorflow.python.estimator`), and the parts of TF 1.x's Keras (`tensorflow.python.keras`) TF 2
+dropped (`preprocessing`, `datasets`, `applications`, ...). The code is left as it is.
 Why: a migrated program that still imports one of them cannot start on TensorFlow 2; the tutorials' MNIST reader
 was the most common of them in real programs.
 What may differ: nothing: the code is unchanged; replace the module as the finding says.
@@ -76,6 +77,10 @@ REMOVED = {
     "tensorflow.python.estimator": "TensorFlow's private Estimator internals are gone with the Estimator (TF 2.16): "
                                    "drive training through the public API (train_and_evaluate, or Keras fit once "
                                    "migrated)",
+    # TF 1.x's tf.keras lived in tensorflow.python.keras; TF 2 keeps a private remnant without these.
+    **{f"tensorflow.python.keras.{gone}": "TF 1.x's tf.keras; TF 2's is the keras package: import the same names "
+                                          f"from keras.{gone} (Keras 2; tf_keras.{gone} from TF 2.16)"
+       for gone in ("applications", "datasets", "estimator", "preprocessing", "premade", "wrappers")},
 }
 # Names whose use beside a star import means TF1 code that the import may bring the meaning of.
 TF1_WORDS = frozenset({"tf", "tf1", "tensorflow", "estimator", "Estimator", "EstimatorSpec", "TrainSpec", "EvalSpec",

@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "parity_programs" / "faithful_tf1.py"
 TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
 EVALUATED = r"eval loss: (\S+), accuracy (\S+), mean logit (\S+)$"  # what PROGRAM prints at its end
+KERAS_DENSE = ('    net = tf.layers.dense(net, units, activation=tf.nn.relu, name="hidden_%d" % index)\n',
+               "    net = tf.keras.layers.Dense(units, activation=tf.nn.relu)(net)\n")
 
 
 def migrated(source: str):
@@ -137,13 +139,19 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
     ("def dense_stack(net, hidden_units, training):\n",
      "SCALE = tf.keras.layers.Dense(4)\n\n\ndef dense_stack(net, hidden_units, training):\n  net = SCALE(net)\n",
      "a Keras layer or model made at module level and called in a model_fn kept as written (tier 2)"),
+    *[(KERAS_DENSE[0], after, "a Keras model built on the model_fn's tensors (`input_tensor=`, `Input`, `.output`)")
+      for after in ("    base = tf.keras.Sequential([tf.keras.layers.InputLayer(input_tensor=net), "
+                    "tf.keras.layers.Dense(units)])\n    net = base.output\n",
+                    "    net = tf.keras.applications.ResNet50(weights=None, input_tensor=net).output\n",
+                    "    net = tf.keras.layers.Dense(units)(net)\n    net = tf.keras.Model(net, net).outputs[0]\n")],
     ("  loss += tf.losses.get_regularization_loss()\n",
      "  loss += 1e-4 * tf.add_n([tf.nn.l2_loss(v) for v in tf.global_variables()])\n",
      "`tf.global_variables()` reads TF1's graph collections, which are empty in a model_fn kept as written"),
 ], ids=["optimizer of a TF local", "a rate a helper computes", "a rate bound in a tuple", "a rate bound twice", "a schedule the optimizer ignores",
         "gradients by hand", "another metric", "a metric read besides", "the global step read",
         "the train_op read", "optimize_loss clipped", "optimize_loss of some variables", "optimize_loss not stepping",
-        "predict", "a Keras layer at module level", "a graph collection"])
+        "predict", "a Keras layer at module level", "a Keras model on an input tensor", "Keras' application on one",
+        "a functional model of the graph's tensors", "a graph collection"])
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
     source = PROGRAM.read_text()
     assert before in source
@@ -160,10 +168,6 @@ def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(
     steps and the eval loss, on an in-process cluster of 1 worker and 2 ps."""
     printed = tf1_and_migrated_evaluations(tmp_path, PROGRAM.read_text(), EVALUATED)
     assert printed[1] == pytest.approx(printed[0], rel=1e-6)
-
-
-KERAS_DENSE = ('    net = tf.layers.dense(net, units, activation=tf.nn.relu, name="hidden_%d" % index)\n',
-               "    net = tf.keras.layers.Dense(units, activation=tf.nn.relu)(net)\n")
 
 
 def test_keras_layers_the_model_fn_makes_are_made_once():

@@ -348,11 +348,26 @@ def test_the_readme_example_is_what_the_migration_does():
 # -- trained ------------------------------------------------------------------------------------
 
 
+# cloudml-samples' mnist: the serving function feeds flat images to a model built on (28, 28) ones, which TF1's
+# model_to_estimator built anew on the serving features.
+SERVED_FLAT = IN_ONE_FUNCTION.replace(
+    "    eval_spec = tf.estimator.EvalSpec(input_fn=make_input_fn(tf.estimator.ModeKeys.EVAL, 8), steps=None)\n",
+    "    eval_spec = tf.estimator.EvalSpec(input_fn=make_input_fn(tf.estimator.ModeKeys.EVAL, 8), steps=None,\n"
+    "                                      exporters=tf.estimator.LatestExporter(\"flat\", serving_input_fn))\n"
+).replace("def train_and_evaluate(", '''def serving_input_fn():
+    image = tf.placeholder(tf.float32, [None, 16])
+    return tf.estimator.export.ServingInputReceiver({"image": image}, {"image": image})
+
+
+def train_and_evaluate(''')
+
+
 @pytest.mark.tensorflow
 @pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras", "portpicker")),
                     reason="needs the parity extra")
-@pytest.mark.parametrize("files, entry", [({"train.py": IN_ONE_FUNCTION}, "train.py"), (PACKAGE, "trainer/task.py")],
-                         ids=["in one function", "a factory, a TF1 RMSProp"])
+@pytest.mark.parametrize("files, entry", [({"train.py": IN_ONE_FUNCTION}, "train.py"), (PACKAGE, "trainer/task.py"),
+                                          ({"train.py": SERVED_FLAT}, "train.py")],
+                         ids=["in one function", "a factory, a TF1 RMSProp", "served other shapes"])
 def test_the_migrated_program_trains_as_model_to_estimator_did(files, entry, tmp_path):
     """Old and new trained on the same batches from the same initial weights: the same losses step by step (the
     RMSProp one only with its slots started at ones), the same eval loss and final weights."""
@@ -370,3 +385,5 @@ def test_the_migrated_program_trains_as_model_to_estimator_did(files, entry, tmp
                           timeout=300, env={**environment, "TMPDIR": str(tmp_path)}, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     assert "PARITY: 5 steps match" in done.stdout and "eval loss matches" in done.stdout, done.stdout
+    if "exporters=" in files.get("train.py", ""):
+        assert "1 export serves alike" in done.stdout, done.stdout

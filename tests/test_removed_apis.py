@@ -23,6 +23,18 @@ def test_a_removed_package_is_reported_once_per_file_by_its_name():
         """) == [(2, "TFM003", "tensorflow.contrib.learn"), (4, "TFM003", "tensorflow.contrib.rnn")]
 
 
+def test_the_parts_of_tf1s_keras_tf2_dropped_are_reported_in_a_module_without_tensorflow_import():
+    """cloudml-samples' imdb utils.py: `from tensorflow.python.keras.preprocessing.sequence import pad_sequences`,
+    the module's only TensorFlow; TF 2.15's tensorflow.python.keras has no preprocessing (its layers stay)."""
+    assert findings("""\
+        import numpy as np
+        from tensorflow.python.keras.preprocessing.sequence import pad_sequences
+        from tensorflow.python.keras.preprocessing import text
+        from tensorflow.python.keras import layers
+        """) == [(2, "TFM003", "tensorflow.python.keras.preprocessing.sequence"),
+                 (3, "TFM003", "tensorflow.python.keras.preprocessing.text")]
+
+
 def test_what_tf_slim_lacks_keeps_its_contrib_package_and_is_named():
     source = """\
         import tensorflow as tf

@@ -80,6 +80,8 @@ KERAS_MADE = ("keras.layers.", "keras.applications.")  # their classes make Kera
 KERAS_MODELS = {"keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential",
                 "keras.models.load_model", "keras.models.clone_model", "keras.models.model_from_json",
                 "keras.models.model_from_config", "keras.models.model_from_yaml"}
+TENSOR_ARGUMENTS = ("input_tensor", "tensor", "input_tensors")  # a Keras model built on tensors
+GRAPH_TENSORS = ("output", "outputs", "_graph")  # a Keras model's graph tensors, read
 KERAS_LAYER = "tf1_keras_layer"  # the generated function making a Keras layer of the model_fn's code once
 BLOCKS = (cst.IndentedBlock, cst.Else, cst.If, cst.ExceptHandler, cst.Finally)
 
@@ -347,6 +349,14 @@ class FaithfulReader(SpecReading):
                                                            "written (tier 2): the Keras model running it would not "
                                                            "train its weights"))
             return
+        on_tensors = next((node for node in _on_graph_tensors(self.view, calls)), None)
+        if on_tensors is not None:
+            self.problems.append(Unsupported(on_tensors, f"`{first_line(on_tensors)}`: a Keras model built on the "
+                                                         "model_fn's tensors (`input_tensor=`, `Input`, `.output`), "
+                                                         "in a model_fn kept as written (tier 2): TF1 built it in its "
+                                                         "graph; in Keras the model_fn runs at each call, on new "
+                                                         "tensors: build the model on an input shape and call it"))
+            return
         for call in calls:
             self.faithful.expressions[call] = f"{KERAS_LAYER}(lambda: {self.spelling.code(call)})"
         self.faithful.keras_layers = bool(calls)
@@ -481,6 +491,20 @@ def keras_made(view: ModuleView) -> list[cst.Call]:
             found.append(node)
             inside |= {id(n) for n in subtree(node)}
     return found
+
+
+def _on_graph_tensors(view: ModuleView, calls: list[cst.Call]):
+    """What builds a Keras model on TF1's graph tensors, or reads a model's graph tensors: `input_tensor=` /
+    `tensor=` arguments, `Input` / `InputLayer`, a functional `keras.Model(inputs, outputs)`, `.output`."""
+    for call in calls:
+        api = view.api(call.func) or ""
+        if api.rsplit(".", 1)[-1] in ("Input", "InputLayer") or api in ("keras.Model", "keras.models.Model") and (
+                call.args) or any(arg.keyword is not None and arg.keyword.value in TENSOR_ARGUMENTS
+                                  for node in subtree(call) if isinstance(node, cst.Call) for arg in node.args):
+            yield call
+    if calls:
+        yield from (node for node in subtree(view.module) if isinstance(node, cst.Attribute)
+                    and node.attr.value in GRAPH_TENSORS)
 
 
 def keras_made_elsewhere(view: ModuleView) -> Unsupported | None:
