@@ -32,9 +32,13 @@ def test_the_trainable_variables_are_collected_by_the_custom_getter(reading):
     assert "self.tables" not in code  # no table: the getter only collects
 
 
-def test_a_variable_no_getter_sees_leaves_the_program():
+@pytest.mark.parametrize("made", ["tf.Variable(tf.zeros([3]))", "tf.keras.layers.Dense(3)(net)"],
+                         ids=["a tf.Variable", "a Keras layer's"])
+def test_a_variable_no_getter_sees_leaves_the_program(made):
+    """TF1's graph held a tf.Variable's and a Keras layer's variables among the trainable ones; the getter sees
+    neither, so the weight decay would leave them out."""
     source = weight_decay().replace('  logits = tf.matmul(net, weights)\n',
-                                    '  logits = tf.matmul(net, weights) + tf.Variable(tf.zeros([3]))\n')
+                                    f'  logits = tf.matmul(net, weights) + {made}\n')
     result = run(source)
     assert result.source == source
     assert any(f.rule == "TFM302" and "makes a variable TF1's trainable variables held and the Keras model's custom "

@@ -306,7 +306,8 @@ class FaithfulReader(SpecReading):
     def _no_collections_read(self, function: cst.FunctionDef) -> None:
         """Inside the shim TF1's graph collections are empty. The trainable variables (`tf.add_n([tf.nn.l2_loss(v)
         for v in tf.trainable_variables()])`, a weight decay) are put in theirs by the generated model's custom
-        getter, as TF1 had them, unless the model's code makes a `tf.Variable` that no getter sees. Any other
+        getter, as TF1 had them, unless the model's code makes a `tf.Variable` or a Keras layer (whose variables TF1's
+        graph held too) that no getter sees. Any other
         collection read in the model_fn (but the UPDATE_OPS that go with minimize, and the regularization losses)
         keeps it out of tier 2."""
         gone = {id(node) for statement in self.faithful.removed for node in subtree(statement)}
@@ -314,7 +315,7 @@ class FaithfulReader(SpecReading):
             if isinstance(node, cst.Call) and id(node) not in gone and self._trainable_variables(node):
                 self.faithful.collections = True
                 made = next((other for other in subtree(self.view.module) if isinstance(other, cst.Call)
-                             and self.api(other.func) in VARIABLES), None)
+                             and self.api(other.func) in VARIABLES), None) or next(iter(keras_made(self.view)), None)
                 if made is not None:
                     self.problems.append(Unsupported(made, f"`{first_line(made)}` makes a variable TF1's "
                                                            "trainable variables held and the Keras model's custom "
@@ -356,6 +357,22 @@ class FaithfulReader(SpecReading):
                                                          "in a model_fn kept as written (tier 2): TF1 built it in its "
                                                          "graph; in Keras the model_fn runs at each call, on new "
                                                          "tensors: build the model on an input shape and call it"))
+            return
+        updating = next((node for call in calls for node in subtree(call) if isinstance(node, cst.Call)
+                         and _updates_in_training(self.api(node.func) or "")), None)
+        if updating is not None:
+            self.problems.append(Unsupported(updating, f"`{first_line(updating)}`: TF1 never ran a Keras layer's "
+                                                       "updates (its moving statistics: UPDATE_OPS held none), and "
+                                                       "Keras training runs them, in a model_fn kept as written "
+                                                       "(tier 2): the evaluations would differ"))
+            return
+        regularized = next((arg for call in calls for node in subtree(call) if isinstance(node, cst.Call)
+                            for arg in node.args if arg.keyword is not None
+                            and arg.keyword.value.endswith("_regularizer")), None)
+        if regularized is not None and self.faithful.regularization:
+            self.problems.append(Unsupported(regularized, f"`{first_line(regularized)}`: TF1's regularization losses "
+                                                          "held no Keras layer's, and the Keras model running a "
+                                                          "model_fn kept as written (tier 2) adds all it tracks"))
             return
         for call in calls:
             self.faithful.expressions[call] = f"{KERAS_LAYER}(lambda: {self.spelling.code(call)})"
@@ -505,6 +522,12 @@ def _on_graph_tensors(view: ModuleView, calls: list[cst.Call]):
     if calls:
         yield from (node for node in subtree(view.module) if isinstance(node, cst.Attribute)
                     and node.attr.value in GRAPH_TENSORS)
+
+
+def _updates_in_training(api: str) -> bool:
+    """Does a Keras layer (or model) of ``api`` update itself in training (batch normalization's statistics)?"""
+    return api.endswith("BatchNormalization") or api.startswith("keras.applications.") or api in KERAS_MODELS - {
+        "keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential"}
 
 
 def keras_made_elsewhere(view: ModuleView) -> Unsupported | None:
