@@ -53,7 +53,7 @@ import libcst as cst
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
 from rewrites.estimator import faithful_regularization as regularization
-from rewrites.estimator import faithful_tables
+from rewrites.estimator import faithful_keras, faithful_tables
 from rewrites.estimator import optimize_loss
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_metrics import METRICS
@@ -75,14 +75,6 @@ COLLECTIONS = {"trainable_variables", "global_variables", "all_variables", "loca
                "get_collection", "get_collection_ref"}  # what reads TF1's graph collections
 TRAINABLE = "GraphKeys.TRAINABLE_VARIABLES"
 VARIABLES = {"Variable", "compat.v1.Variable", "Variable.__init__"}  # what makes a variable no getter sees
-KERAS_MADE = ("keras.layers.", "keras.applications.")  # their classes make Keras layers or models (not functions:
-# `keras.layers.concatenate(...)` makes a layer without weights and calls it)
-KERAS_MODELS = {"keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential",
-                "keras.models.load_model", "keras.models.clone_model", "keras.models.model_from_json",
-                "keras.models.model_from_config", "keras.models.model_from_yaml"}
-TENSOR_ARGUMENTS = ("input_tensor", "tensor", "input_tensors")  # a Keras model built on tensors
-GRAPH_TENSORS = ("output", "outputs", "_graph")  # a Keras model's graph tensors, read
-KERAS_LAYER = "tf1_keras_layer"  # the generated function making a Keras layer of the model_fn's code once
 BLOCKS = (cst.IndentedBlock, cst.Else, cst.If, cst.ExceptHandler, cst.Finally)
 
 
@@ -315,7 +307,7 @@ class FaithfulReader(SpecReading):
             if isinstance(node, cst.Call) and id(node) not in gone and self._trainable_variables(node):
                 self.faithful.collections = True
                 made = next((other for other in subtree(self.view.module) if isinstance(other, cst.Call)
-                             and self.api(other.func) in VARIABLES), None) or next(iter(keras_made(self.view)), None)
+                             and self.api(other.func) in VARIABLES), None) or next(iter(faithful_keras.keras_made(self.view)), None)
                 if made is not None:
                     self.problems.append(Unsupported(made, f"`{first_line(made)}` makes a variable TF1's "
                                                            "trainable variables held and the Keras model's custom "
@@ -339,43 +331,14 @@ class FaithfulReader(SpecReading):
     def _keras_layers(self) -> None:
         """The shim tracks TF1's variables, not Keras layers made as it runs: each call of the model would make new
         ones, with new weights. A Keras layer or model the model_fn's module makes in a function is made through
-        get_or_create_layer (KERAS_LAYER): once, at the model's first call, as TF1 made it once in its graph. One
-        made at module level is made once already, but outside the model, which does not track it."""
-        calls = keras_made(self.view)
-        module_level = next((call for call in calls if not any(isinstance(a, (cst.FunctionDef, cst.Lambda))
-                                                                for a in self.view.ancestors(call))), None)
-        if module_level is not None:
-            self.problems.append(Unsupported(module_level, f"`{first_line(module_level)}`: a Keras layer or model "
-                                                           "made at module level and called in a model_fn kept as "
-                                                           "written (tier 2): the Keras model running it would not "
-                                                           "train its weights"))
-            return
-        on_tensors = next((node for node in _on_graph_tensors(self.view, calls)), None)
-        if on_tensors is not None:
-            self.problems.append(Unsupported(on_tensors, f"`{first_line(on_tensors)}`: a Keras model built on the "
-                                                         "model_fn's tensors (`input_tensor=`, `Input`, `.output`), "
-                                                         "in a model_fn kept as written (tier 2): TF1 built it in its "
-                                                         "graph; in Keras the model_fn runs at each call, on new "
-                                                         "tensors: build the model on an input shape and call it"))
-            return
-        updating = next((node for call in calls for node in subtree(call) if isinstance(node, cst.Call)
-                         and _updates_in_training(self.api(node.func) or "")), None)
-        if updating is not None:
-            self.problems.append(Unsupported(updating, f"`{first_line(updating)}`: TF1 never ran a Keras layer's "
-                                                       "updates (its moving statistics: UPDATE_OPS held none), and "
-                                                       "Keras training runs them, in a model_fn kept as written "
-                                                       "(tier 2): the evaluations would differ"))
-            return
-        regularized = next((arg for call in calls for node in subtree(call) if isinstance(node, cst.Call)
-                            for arg in node.args if arg.keyword is not None
-                            and arg.keyword.value.endswith("_regularizer")), None)
-        if regularized is not None and self.faithful.regularization:
-            self.problems.append(Unsupported(regularized, f"`{first_line(regularized)}`: TF1's regularization losses "
-                                                          "held no Keras layer's, and the Keras model running a "
-                                                          "model_fn kept as written (tier 2) adds all it tracks"))
+        get_or_create_layer (KERAS_LAYER): once, at the model's first call, as TF1 made it once in its graph."""
+        calls = faithful_keras.keras_made(self.view)
+        problem = faithful_keras.problem(self.view, calls, self.faithful.regularization)
+        if problem is not None:
+            self.problems.append(problem)
             return
         for call in calls:
-            self.faithful.expressions[call] = f"{KERAS_LAYER}(lambda: {self.spelling.code(call)})"
+            self.faithful.expressions[call] = f"{faithful_keras.KERAS_LAYER}(lambda: {self.spelling.code(call)})"
         self.faithful.keras_layers = bool(calls)
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:
@@ -495,49 +458,6 @@ class FaithfulReader(SpecReading):
                 if name in TRAINING_ONLY or api in GLOBAL_STEP or (name == "minimize"):
                     raise Unsupported(node, f"`{first_line(node)}` in a model_fn kept as written (tier 2): only "
                                             "`optimizer.minimize(loss, global_step=...)` trains it, for now")
-
-
-def keras_made(view: ModuleView) -> list[cst.Call]:
-    """The calls of ``view`` that make Keras layers or models, outermost only (a Sequential's layers go with it)."""
-    found, inside = [], set()
-    for node in subtree(view.module):
-        if id(node) in inside or not isinstance(node, cst.Call):
-            continue
-        api = view.api(node.func)
-        if api and (api.startswith(KERAS_MADE) and api.rsplit(".", 1)[1][:1].isupper() or api in KERAS_MODELS):
-            found.append(node)
-            inside |= {id(n) for n in subtree(node)}
-    return found
-
-
-def _on_graph_tensors(view: ModuleView, calls: list[cst.Call]):
-    """What builds a Keras model on TF1's graph tensors, or reads a model's graph tensors: `input_tensor=` /
-    `tensor=` arguments, `Input` / `InputLayer`, a functional `keras.Model(inputs, outputs)`, `.output`."""
-    for call in calls:
-        api = view.api(call.func) or ""
-        if api.rsplit(".", 1)[-1] in ("Input", "InputLayer") or api in ("keras.Model", "keras.models.Model") and (
-                call.args) or any(arg.keyword is not None and arg.keyword.value in TENSOR_ARGUMENTS
-                                  for node in subtree(call) if isinstance(node, cst.Call) for arg in node.args):
-            yield call
-    if calls:
-        yield from (node for node in subtree(view.module) if isinstance(node, cst.Attribute)
-                    and node.attr.value in GRAPH_TENSORS)
-
-
-def _updates_in_training(api: str) -> bool:
-    """Does a Keras layer (or model) of ``api`` update itself in training (batch normalization's statistics)?"""
-    return api.endswith("BatchNormalization") or api.startswith("keras.applications.") or api in KERAS_MODELS - {
-        "keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential"}
-
-
-def keras_made_elsewhere(view: ModuleView) -> Unsupported | None:
-    """A Keras layer or model made in a helper module of a model_fn kept as written."""
-    made = keras_made(view)
-    if not made:
-        return None
-    return Unsupported(made[0], f"`{first_line(made[0])}`: a Keras layer or model made in a module of helpers of a "
-                                "model_fn kept as written (tier 2) is not migrated yet (made anew at each call of the "
-                                "Keras model, it would train new weights each time)", view.path)
 
 
 def _sets_none(statement, name: str) -> bool:

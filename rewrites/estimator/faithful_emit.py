@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from rewrites.estimator.faithful import KERAS_LAYER
+from rewrites.estimator.faithful_keras import KERAS_LAYER
 from rewrites.estimator.program import Program
 from rewrites.syntax import Unsupported
 

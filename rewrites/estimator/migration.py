@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites import suppressions
-from rewrites.estimator import eval_loss, faithful, faithful_emit
+from rewrites.estimator import eval_loss, faithful_emit, faithful_keras
 from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import faithful_tables
 from rewrites.estimator.discover import Discovery, Pipeline
@@ -122,7 +122,7 @@ class Migration:
         for view in helpers:
             self._check_tf2(view, set(), set())
             elsewhere = regularization.read_elsewhere(view) or faithful_tables.partitioned_elsewhere(view) \
-                or faithful.keras_made_elsewhere(view)
+                or faithful_keras.keras_made_elsewhere(view)
             if elsewhere is not None:
                 raise elsewhere
         for edits in emitter.edits.values():
