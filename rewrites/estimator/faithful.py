@@ -299,15 +299,15 @@ class FaithfulReader(SpecReading):
         """Inside the shim TF1's graph collections are empty. The trainable variables (`tf.add_n([tf.nn.l2_loss(v)
         for v in tf.trainable_variables()])`, a weight decay) are put in theirs by the generated model's custom
         getter, as TF1 had them, unless the model's code makes a `tf.Variable` or a Keras layer (whose variables TF1's
-        graph held too) that no getter sees. Any other
-        collection read in the model_fn (but the UPDATE_OPS that go with minimize, and the regularization losses)
-        keeps it out of tier 2."""
+        graph held too) that no getter sees. Any other collection read in the model_fn (but the UPDATE_OPS that go
+        with minimize, and the regularization losses) keeps it out of tier 2."""
         gone = {id(node) for statement in self.faithful.removed for node in subtree(statement)}
         for node in subtree(function.body):
             if isinstance(node, cst.Call) and id(node) not in gone and self._trainable_variables(node):
                 self.faithful.collections = True
                 made = next((other for other in subtree(self.view.module) if isinstance(other, cst.Call)
-                             and self.api(other.func) in VARIABLES), None) or next(iter(faithful_keras.keras_made(self.view)), None)
+                             and self.api(other.func) in VARIABLES), None) \
+                    or next(iter(faithful_keras.keras_made(self.view)), None)
                 if made is not None:
                     self.problems.append(Unsupported(made, f"`{first_line(made)}` makes a variable TF1's "
                                                            "trainable variables held and the Keras model's custom "
