@@ -138,7 +138,11 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
      "predict() of a model_fn kept as written (tier 2) that returns no predictions"),
     ("def dense_stack(net, hidden_units, training):\n",
      "SCALE = tf.keras.layers.Dense(4)\n\n\ndef dense_stack(net, hidden_units, training):\n  net = SCALE(net)\n",
-     "a Keras layer or model made at module level and called in a model_fn kept as written (tier 2)"),
+     "a Keras layer or model made outside the model_fn's code (at module level, in an input_fn"),
+    ("  return tf.data.Dataset.from_tensor_slices(examples(0)).repeat().batch(16)\n",
+     "  scale = tf.keras.layers.Rescaling(2.0)\n  return tf.data.Dataset.from_tensor_slices(examples(0)).map(\n"
+     "      lambda x, y: ({\"x\": scale(x[\"x\"])}, y)).repeat().batch(16)\n",
+     "a Keras layer or model made outside the model_fn's code (at module level, in an input_fn"),
     (KERAS_DENSE[0], "    net = tf.keras.layers.Dense(units, kernel_regularizer=tf.keras.regularizers.l2(0.1))(net)\n",
      "TF1's regularization losses held no Keras layer's"),
     *[(KERAS_DENSE[0], after, "TF1 never ran a Keras layer's updates (its moving statistics: UPDATE_OPS held none)")
@@ -156,7 +160,7 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
 ], ids=["optimizer of a TF local", "a rate a helper computes", "a rate bound in a tuple", "a rate bound twice", "a schedule the optimizer ignores",
         "gradients by hand", "another metric", "a metric read besides", "the global step read",
         "the train_op read", "optimize_loss clipped", "optimize_loss of some variables", "optimize_loss not stepping",
-        "predict", "a Keras layer at module level", "a Keras layer's regularizer", "a Keras batch norm",
+        "predict", "a Keras layer at module level", "a Keras layer in the input_fn", "a Keras layer's regularizer", "a Keras batch norm",
         "a Keras batch norm in a Sequential", "a Keras model on an input tensor", "Keras' application on one",
         "a functional model of the graph's tensors", "a graph collection"])
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
@@ -188,6 +192,18 @@ def test_keras_layers_the_model_fn_makes_are_made_once():
     assert "tf.compat.v1.keras.layers.concatenate([net, net])" in code
     assert "def tf1_keras_layer(make):" in code and "get_or_create_layer(scope.name, make)" in code
     assert '.removeprefix(f"{model.name}/")' in code  # TF1 named the layers' variables outside any model
+
+
+def test_keras_layers_of_a_net_picked_from_a_dict_of_the_module_are_made_once():
+    """issue 30's shape (c): the net a model_fn picks by params from a module-level dict of functions is the model_fn's
+    code too; the dict itself, made at import, is not."""
+    source = PROGRAM.read_text().replace(*KERAS_DENSE).replace(
+        "def model_fn(features, labels, mode, params):\n",
+        "NETS = {\"dense\": dense_stack}\n\n\ndef model_fn(features, labels, mode, params):\n").replace(
+        "  net = dense_stack(features", "  net = NETS[\"dense\"](features")
+    code = migrated(source).source
+    assert "tf1_keras_layer(lambda: tf.compat.v1.keras.layers.Dense(units, activation=tf.nn.relu))(net)" in code
+    assert 'NETS = {"dense": dense_stack}' in code
 
 
 @pytest.mark.tensorflow

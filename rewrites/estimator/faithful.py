@@ -145,7 +145,7 @@ class FaithfulReader(SpecReading):
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
         self._tables(function)
-        self._keras_layers()
+        self._keras_layers(function)
         self._no_collections_read(function)
         if not self.problems and not (self.faithful.optimizer and self.faithful.loss):
             self.problems.append(Unsupported(function, "the model_fn must make a tf.train optimizer and minimize its "
@@ -328,12 +328,12 @@ class FaithfulReader(SpecReading):
             return not call.args
         return api == "get_collection" and len(call.args) == 1 and self.api(call.args[0].value) == TRAINABLE
 
-    def _keras_layers(self) -> None:
+    def _keras_layers(self, function: cst.FunctionDef) -> None:
         """The shim tracks TF1's variables, not Keras layers made as it runs: each call of the model would make new
         ones, with new weights. A Keras layer or model the model_fn's module makes in a function is made through
         get_or_create_layer (KERAS_LAYER): once, at the model's first call, as TF1 made it once in its graph."""
         calls = faithful_keras.keras_made(self.view)
-        problem = faithful_keras.problem(self.view, calls, self.faithful.regularization)
+        problem = faithful_keras.problem(self.view, calls, function, self.faithful.regularization)
         if problem is not None:
             self.problems.append(problem)
             return

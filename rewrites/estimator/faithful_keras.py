@@ -2,10 +2,10 @@
 
 TF1 made a Keras layer of the model_fn's code once, in its graph; the Keras model running that code calls it at
 each step, so each layer is made through a generated ``tf1_keras_layer`` (get_or_create_layer): once, at the first
-call. What TF1's graph gave another meaning keeps the program out of tier 2: a layer made at module level (not
-tracked), a model built on the graph's tensors (`input_tensor=`, `.output`), a batch normalization (TF1 never ran a
-Keras layer's updates: UPDATE_OPS held none), a Keras regularizer where the model_fn adds TF1's regularization
-losses (which held none of them).
+call. What TF1's graph gave another meaning keeps the program out of tier 2: a layer made outside the model_fn's
+code (at module level: not tracked; in an input_fn: not in the model), a model built on the graph's tensors
+(`input_tensor=`, `.output`), a batch normalization (TF1 never ran a Keras layer's updates: UPDATE_OPS held none),
+a Keras regularizer where the model_fn adds TF1's regularization losses (which held none of them).
 """
 
 from __future__ import annotations
@@ -68,13 +68,16 @@ def keras_made_elsewhere(view: ModuleView) -> Unsupported | None:
                                 "Keras model, it would train new weights each time)", view.path)
 
 
-def problem(view: ModuleView, calls: list[cst.Call], regularization: bool) -> Unsupported | None:
+def problem(view: ModuleView, calls: list[cst.Call], model_fn: cst.FunctionDef,
+            regularization: bool) -> Unsupported | None:
     """The first Keras layer of ``calls`` (the module's, keras_made) tier 2 cannot make once as TF1 did, and why;
     ``regularization``: the model_fn adds TF1's regularization losses."""
+    model_code = _model_code(view, model_fn)
     for found, why in (
-            (_at_module_level(view, calls), "a Keras layer or model made at module level and called in a model_fn "
-                                            "kept as written (tier 2): the Keras model running it would not train "
-                                            "its weights"),
+            (next((call for call in calls if id(call) not in model_code), None),
+             "a Keras layer or model made outside the model_fn's code (at module level, in an input_fn, a serving "
+             "function, ...) in the module of a model_fn kept as written (tier 2): only the model_fn's code runs "
+             "where its layers can be made once"),
             (next(_on_graph_tensors(view, calls), None),
              "a Keras model built on the model_fn's tensors (`input_tensor=`, `Input`, `.output`), in a model_fn "
              "kept as written (tier 2): TF1 built it in its graph; in Keras the model_fn runs at each call, on new "
@@ -95,6 +98,26 @@ def _calls_in(calls: list[cst.Call]):
     return (node for call in calls for node in subtree(call) if isinstance(node, cst.Call))
 
 
-def _at_module_level(view: ModuleView, calls: list[cst.Call]) -> cst.Call | None:
-    return next((call for call in calls
-                 if not any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in view.ancestors(call))), None)
+def _model_code(view: ModuleView, model_fn: cst.FunctionDef) -> set[int]:
+    """The nodes of the model_fn and of the module's functions and classes it names, followed by name, also through
+    the values of module-level names (a dict of model functions picked by params), which are not model code: they
+    run once, at import."""
+    nodes: set[int] = set()
+    read: set[int] = set()
+    todo: list[cst.CSTNode] = [model_fn]
+    while todo:
+        node = todo.pop()
+        if id(node) in read:
+            continue
+        code = isinstance(node, (cst.FunctionDef, cst.ClassDef))
+        for inner in subtree(node):
+            read.add(id(inner))
+            if code:
+                nodes.add(id(inner))
+            if isinstance(inner, cst.Name):
+                for bound in view.top_level.get(inner.value, []):
+                    value = bound if isinstance(bound, (cst.FunctionDef, cst.ClassDef)) else \
+                        getattr(bound, "value", None)
+                    if value is not None and id(value) not in read:
+                        todo.append(value)
+    return nodes
