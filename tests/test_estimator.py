@@ -215,9 +215,6 @@ def test_numeric_piece_gets_its_own_finding():
          "train_spec = tf1.estimator.TrainSpec(input_fn=_input_fn, max_steps=20, hooks=[hook])", "hook"),
         ("  logits = tf1.layers.Dense(1)(features)\n",
          "  logits = tf1.layers.Dense(config.num_worker_replicas)(features)\n", "config.num_worker_replicas"),
-        ("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
-         "  return tf1.data.Dataset.from_tensor_slices((features, labels)).filter(lambda x, y: True).batch(1)",
-         "filter"),
         ("print(\"eval loss", "print(estimator.config)\nprint(\"eval loss", "estimator.config"),
         ("config = tf1.estimator.RunConfig(model_dir=model_dir,",
          "config = tf1.estimator.RunConfig(train_distribute=strategy, model_dir=model_dir,", "train_distribute"),
@@ -230,7 +227,7 @@ def test_numeric_piece_gets_its_own_finding():
         ("  logits = tf1.layers.Dense(1)(features)\n", "  logits = tf1.squeeze(tf1.layers.Dense(1)(features), axis=1)\n",
          "tf1.layers.Dense(1)(features)"),
     ],
-    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn reads config", "input of unknown length that ends",
+    ids=["tf.cond in model_fn", "TrainSpec hooks", "model_fn reads config",
          "estimator used afterwards", "RunConfig train_distribute", "weighted loss", "eval until a repeating input ends",
          "input_fn returning tensors", "a result key not reported", "a layer inside a pure function"],
 )
@@ -348,13 +345,24 @@ def test_a_repeat_count_known_only_when_the_program_runs_is_chosen_then(tmp_path
     assert f"trained to step {step}\n" in ran.stdout
 
 
-def test_a_run_time_repeat_count_without_steps_leaves_the_program():
+def test_a_run_time_repeat_count_without_steps_trains_to_the_end_of_the_input(tmp_path):
+    """No max_steps: TF1 trained to the end of n passes (3 examples each), or without end when n is None; the
+    migrated program trains the same passes, and refuses to train without end (TF1 ran until stopped)."""
     source = RUN_TIME_EPOCHS.replace("TrainSpec(input_fn=make_input_fn(1, num_epochs=EPOCHS), max_steps=20)",
                                      "TrainSpec(input_fn=make_input_fn(1, num_epochs=EPOCHS))")
-    assert_left_whole_pointing_at(RUN_TIME_EPOCHS, RUN_TIME_EPOCHS, source, "def _input_fn")
-    [finding] = [f for f in run(source).findings if f.rule == "TFM302"]
-    assert "whether the training input repeats is known only when the program runs" in finding.message
-    assert "and no max_steps" in finding.message
+    assert source != RUN_TIME_EPOCHS
+    code = migrated(source).source
+    assert "if dataset.cardinality() == tf.data.INFINITE_CARDINALITY:\n    raise ValueError(" in code
+    (tmp_path / "train.py").write_text(code)
+    environment = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    for epochs, step in (("2", 6), ("0", None)):
+        ran = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                             env={**environment, "EPOCHS": epochs, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        if step is None:
+            assert ran.returncode != 0 and "the training input repeats without end: TF1 trained until" in ran.stderr
+        else:
+            assert ran.returncode == 0, ran.stderr[-3000:]
+            assert f"trained to step {step}\n" in ran.stdout
 
 
 def test_a_train_branch_returned_first_then_the_evaluation_spec():
@@ -1127,10 +1135,12 @@ def test_without_steps_an_input_that_ends_is_trained_one_pass(before, after):
     assert "steps_done" not in code  # each run of the TF1 program trained one more pass
 
 
-def test_without_steps_an_input_of_unknown_length_stays_manual():
-    source = SEED.replace("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn)")
-    assert_left_whole_pointing_at(source, "((features, labels)).repeat().batch(1)",
-                                  "((features, labels)).filter(lambda x, y: True).batch(1)", ".filter")
+def test_without_steps_an_input_of_unknown_length_is_trained_one_pass_counted_when_the_program_runs():
+    source = SEED.replace("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn)").replace(
+        "((features, labels)).repeat().batch(1)", "((features, labels)).filter(lambda x, y: True).batch(1)")
+    code = flat(migrated(source).source)
+    assert "steps_per_epoch=int(dataset.reduce(0, lambda count, _: count + 1))," in code
+    assert "INFINITE_CARDINALITY" not in code  # it visibly ends
 
 
 def test_total_loss_of_one_loss_is_that_loss():

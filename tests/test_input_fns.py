@@ -7,6 +7,10 @@ TFRecord readers, ``make_csv_dataset``, and the iterator forms TF1 input functio
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from test_estimator_programs import rules, run_one, run_tree
@@ -273,9 +277,34 @@ def test_input_function_gives_the_migrated_program_its_dataset(functions, train_
     compile(code, "train.py", "exec")
 
 
+
+def test_an_input_of_a_length_not_known_ahead_is_counted_by_one_pass_when_the_program_runs():
+    """TF1 stopped at the end of the input or at max_steps, whichever came first; a file's batches are known only once
+    read, so the migrated program counts them before training (and only when the input ends)."""
+    result = run_one(program(f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn"))
+    assert rules(result) == ["TFM301"]
+    assert "steps_per_epoch=min(10, int(dataset.reduce(0, lambda count, _: count + 1)))" in result.source
+    assert "it is counted by\n  # reading it once before training.\n" in result.source
+
+
+@pytest.mark.tensorflow
+def test_an_input_that_ends_before_the_steps_trains_as_many_steps_as_tf1(tmp_path):
+    """10 lines in batches of 4 end after 3 steps, before max_steps (10): TF1 stopped there, and so does the migrated
+    program, which counts the batches of the file first."""
+    old = program(f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn").replace(
+        "params={\"batch_size\": 4})", "params={\"batch_size\": 4}, model_dir=\"model\")").replace(
+        "max_steps=10)\n", "max_steps=10)\n  print(\"trained to step\", estimator.evaluate(input_fn, steps=1)[\"global_step\"])\n")
+    assert "model_dir=" in old and "trained to step" in old
+    for name, code in (("tf1", old), ("migrated", run_one(old).source)):  # each its own model_dir
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.csv").write_text("".join(f"{i * 0.5},{i}\n" for i in range(10)))
+        (tmp_path / name / "train.py").write_text(code)
+        ran = subprocess.run([sys.executable, "train.py"], cwd=tmp_path / name, capture_output=True, text=True,
+                             timeout=600, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        assert "trained to step 3\n" in ran.stdout, name
+
 LEFT = {
-    "ends, maybe before the steps": (f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn",
-                                     "TextLineDataset", "its length is not known ahead"),
     "tensors": ('def input_fn():\n  return {"x": tf.constant([[1.0]])}, tf.constant([[1.0]])\n', "input_fn",
                 "return {", "not a tf.data dataset"),
     "tensors from a helper": ('def tensors(rows):\n  return {"x": tf.constant(rows)}, tf.constant(rows)\n\n\n'

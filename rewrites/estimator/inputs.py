@@ -79,7 +79,6 @@ class Dataset:
 
     repeats: bool | None   # None: it depends on something not known before the program runs
     length_known: bool
-    unknown: cst.CSTNode | None = None   # what makes the length unknown
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ class InputReader(IteratorReading):
                                                                                  resolved.place))
         call = self.relocate(node)
         return Input(f"{call}({arguments})", target.view, target.node, dataset.repeats, dataset.length_known,
-                     edits, dataset.unknown)
+                     edits)
 
     def _lambda(self, node: Value, resolved: Value, mode: str) -> Input:
         lam = resolved.node
@@ -143,7 +142,7 @@ class InputReader(IteratorReading):
             if not self._made_by_a_factory(resolved.place, node):
                 raise
             code = f"{self.relocate(node)}()"  # a factory's lambda reading what the factory computed: call it
-        return Input(code, resolved.view, lam, dataset.repeats, dataset.length_known, edits, dataset.unknown)
+        return Input(code, resolved.view, lam, dataset.repeats, dataset.length_known, edits)
 
     def _made_by_a_factory(self, place: Place, node: Value) -> bool:
         """Is the input_fn argument ``node`` the call of the function (``place``) that made the lambda, or a name
@@ -250,7 +249,7 @@ class InputReader(IteratorReading):
                     continue
                 state[name] = _merge([x for x in (a, b) if x is not None]) if a and b else (a or b)
                 if (a is None) != (b is None):
-                    state[name] = Dataset(None, (a or b).length_known, (a or b).unknown)
+                    state[name] = Dataset(None, (a or b).length_known)
 
     def _assign(self, assign: cst.Assign, statement, place: Place, mode: str, state: dict) -> None:
         targets = [t.target for t in assign.targets]
@@ -307,7 +306,7 @@ class InputReader(IteratorReading):
             if api is not None:
                 return self._dataset_api(api, node, value.place, chain, state)
             if _loads_a_split(node, value):  # tensorflow_datasets' load(..., split=...): a dataset of unknown length
-                return self._chain(Dataset(False, False, node), chain, value.place, state)
+                return self._chain(Dataset(False, False), chain, value.place, state)
             function = self.values.resolve(Value(node.func, value.place))
             if isinstance(function.node, cst.FunctionDef):  # a function of the program returning a dataset
                 try:
@@ -338,12 +337,12 @@ class InputReader(IteratorReading):
         if api in REPEATING_BY_DEFAULT:
             epochs = _keyword(call, REPEATING_BY_DEFAULT[api])
             repeats = True if epochs is None else self._is_none(Value(epochs, place), state)
-        base = Dataset(repeats, name not in UNKNOWN_LENGTH, call if name in UNKNOWN_LENGTH else None)
+        base = Dataset(repeats, name not in UNKNOWN_LENGTH)
         return self._chain(base, chain, place, state)
 
     def _chain(self, base: Dataset, chain: list[cst.Call], place: Place, state: dict | None = None) -> Dataset | None:
         """``base`` with the methods of ``chain`` (innermost first) applied; None if one is not a dataset's."""
-        repeats, length_known, unknown = base.repeats, base.length_known, base.unknown
+        repeats, length_known = base.repeats, base.length_known
         for call in reversed(chain):
             method = call.func.attr.value
             if method not in DATASET_METHODS:
@@ -359,8 +358,8 @@ class InputReader(IteratorReading):
                 now = True if count is None else self._is_none(Value(count, place), state)
                 repeats = True if now is True or repeats is True else None
             elif method in UNKNOWN_LENGTH:
-                length_known, unknown = False, unknown or call.func.attr
-        return Dataset(repeats, length_known, unknown)
+                length_known = False
+        return Dataset(repeats, length_known)
 
     def _is_none(self, value: Value, state: dict | None = None) -> bool | None:
         local = (state or {}).get(value.node.value) if isinstance(value.node, cst.Name) else None
@@ -381,8 +380,7 @@ def _loads_a_split(call: cst.Call, value: Value) -> bool:
 
 def _merge(datasets: list[Dataset]) -> Dataset:
     repeats = {d.repeats for d in datasets}
-    return Dataset(repeats.pop() if len(repeats) == 1 else None, all(d.length_known for d in datasets),
-                   next((d.unknown for d in datasets if d.unknown is not None), None))
+    return Dataset(repeats.pop() if len(repeats) == 1 else None, all(d.length_known for d in datasets))
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -477,30 +477,17 @@ class ProgramReader:
         model = self.setup.model
         self.config.hooks(hooks, model.hooks, self.model_dir)
         train_input = self._inputs().read(input_node, "train", self._input_params("train"))
-        if train_input.repeats is None and (steps.value is None or not train_input.length_known):
-            raise train_input.fail(UNKNOWN_REPEAT.format("training input") + (
-                ", and no max_steps: TF1 trained to its end, or until stopped; say how many steps to train"
-                if steps.value is None else ", and the length of one pass is not known ahead (files, filter, ...): "
-                "TF1 trained to the steps or to its end; migrate it by hand"))
-        if steps.value is not None:
-            if not train_input.repeats and not train_input.length_known:
-                raise train_input.fail("the training input_fn does not visibly repeat() and its length is not known "
-                                       "ahead (files, filter, ...): TF1 stopped at its end or at the steps, whichever "
-                                       "came first; add .repeat(), or drop the steps to train one pass",
-                                       at_unknown=True)
-        else:
-            if train_input.repeats:
-                raise train_input.fail("no max_steps and an input that repeats: TF1 trained until stopped; say how "
-                                       "many steps to train")
-            if not train_input.length_known:
-                raise train_input.fail("no max_steps, and the input's length is not known ahead (files, filter, ...): "
-                                       "say how many steps to train", at_unknown=True)
+        if steps.value is None and train_input.repeats:
+            raise train_input.fail("no max_steps and an input that repeats: TF1 trained until stopped; say how "
+                                   "many steps to train")
+        # An input of a length not known ahead (files, filter, ...) is counted by one pass when the program runs.
         none_at_run_time = not steps.absolute and self._none_at_run_time(steps.value) and \
-            train_input.repeats is not True and train_input.length_known
+            train_input.repeats is not True
         return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
                                                            ends=None if train_input.repeats is None
                                                            else not train_input.repeats,
-                                                           none_at_run_time=none_at_run_time))
+                                                           none_at_run_time=none_at_run_time,
+                                                           counted=not train_input.length_known))
 
 
 def _assignment(driver: Driver) -> cst.Assign | None:
