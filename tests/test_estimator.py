@@ -365,6 +365,25 @@ def test_a_run_time_repeat_count_without_steps_trains_to_the_end_of_the_input(tm
             assert f"trained to step {step}\n" in ran.stdout
 
 
+
+def test_max_steps_of_a_flag_that_may_be_none_trains_one_pass_then(tmp_path):
+    """`max_steps=args.steps`, a flag whose default is None: without it TF1 trained to the end of the input (2 passes
+    of 3 examples), with it to the step given or the end, whichever came first."""
+    source = RUN_TIME_EPOCHS.replace("max_steps=20)", "max_steps=ARGS.steps)").replace(
+        "EPOCHS = int(", "parser = argparse.ArgumentParser()\nparser.add_argument('--steps', type=int)\n"
+                         "ARGS = parser.parse_args()\nEPOCHS = int(").replace("import os\n", "import argparse\nimport os\n")
+    assert "max_steps=ARGS.steps" in source and "import argparse" in source
+    code = migrated(source).source
+    assert "  if train_steps is None:  # the default: TF1 trained one pass of the input\n" in code
+    (tmp_path / "train.py").write_text(code)
+    environment = {**{k: v for k, v in os.environ.items() if k != "TF_CONFIG"}, "EPOCHS": "2",
+                   "TF_CPP_MIN_LOG_LEVEL": "3"}
+    for arguments, step in (([], 6), (["--steps", "4"], 4)):  # model_dir: a new temporary folder each run
+        ran = subprocess.run([sys.executable, "train.py", *arguments], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=600, env=environment)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        assert f"trained to step {step}\n" in ran.stdout
+
 def test_a_train_branch_returned_first_then_the_evaluation_spec():
     source = CLASSIFIER.replace('''  if mode == tf1.estimator.ModeKeys.EVAL:
     return tf1.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)

@@ -195,7 +195,7 @@ class ConfigReader:
             checkpoints.every_steps = self.code(hooks.checkpoint_steps)
         at_most = ends is not False and count is not None
         return FitPlan("1", code, absolute, repeat=count is None or at_most,
-                       last_step=code if absolute and not at_most else None, at_most=at_most,
+                       last_step=code if absolute and not at_most and not none_at_run_time else None, at_most=at_most,
                        ends_at_run_time=at_most and ends is None, none_at_run_time=none_at_run_time,
                        counted=counted, endless_at_run_time=ends is None and (count is None or none_at_run_time))
 

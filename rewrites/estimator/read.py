@@ -481,8 +481,7 @@ class ProgramReader:
             raise train_input.fail("no max_steps and an input that repeats: TF1 trained until stopped; say how "
                                    "many steps to train")
         # An input of a length not known ahead (files, filter, ...) is counted by one pass when the program runs.
-        none_at_run_time = not steps.absolute and self._none_at_run_time(steps.value) and \
-            train_input.repeats is not True
+        none_at_run_time = self._none_at_run_time(steps.value) and train_input.repeats is not True
         return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
                                                            ends=None if train_input.repeats is None
                                                            else not train_input.repeats,
