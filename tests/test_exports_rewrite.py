@@ -123,6 +123,25 @@ def test_a_serving_function_made_by_a_factory_of_the_program_has_its_receiver_re
     assert '        os.path.join("out", "export", "exporter"),\n        make_serving_input_fn("x"),\n' in code
 
 
+def test_a_serving_function_picked_from_a_dict_by_a_flag_has_each_receiver_rewritten():
+    """The Cloud ML samples' `SERVING_FUNCTIONS[args.export_format]`: every function of the dict is migrated (the one
+    picked is known when the program runs), and the pick stays as written."""
+    picked = BEFORE.replace("def serving_input_fn():\n", "def other_serving_input_fn():\n"
+                            "    inputs = {'x': tf.placeholder(tf.float32, [None, 1])}\n"
+                            "    return tf.estimator.export.ServingInputReceiver(inputs, inputs)\n\n\n"
+                            "def serving_input_fn():\n").replace(
+        '("exporter", serving_input_fn,', '("exporter", SERVING_FUNCTIONS[FORMAT],')
+    picked = picked.replace("estimator = ", "SERVING_FUNCTIONS = {'ONE': serving_input_fn, 'OTHER': "
+                            "other_serving_input_fn}\nFORMAT = 'ONE'\n\nestimator = ", 1)
+    assert "SERVING_FUNCTIONS[FORMAT]" in picked and "SERVING_FUNCTIONS = {" in picked
+    code = run_one(INPUTS + picked).source
+    assert code.count("    return inputs, inputs\n") == 2 and "ServingInputReceiver" not in code
+    assert 'os.path.join("out", "export", "exporter"), SERVING_FUNCTIONS[FORMAT], exports_to_keep=3)' in " ".join(
+        code.replace("(\n", "(").split())
+    left = run_one(INPUTS + picked.replace("'OTHER': other_serving_input_fn", "'OTHER': make_one()"))
+    assert any("a serving function the migration cannot follow" in message for message in manual(left))
+
+
 @pytest.mark.parametrize("change, reason", [
     (("tf.estimator.LatestExporter(", "MyExporter("), "an exporter of the program's own class"),
     ((", exports_to_keep=3)", ", as_text=len(SERVING) > 0)"), "an exporter's as_text= must be True or False as "

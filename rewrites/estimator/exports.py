@@ -195,14 +195,30 @@ class ExportReader:
                 codes["features"] = self._specs(Value(args["features"], resolved.place))
             code = ", ".join(code if index == 0 else f"{name}={code}" for index, (name, code) in enumerate(codes.items()))
             return code, function
-        body, call = self._function(resolved)
-        if body is None:
-            raise value.fail("a serving function the migration cannot follow: make it a function of the files "
-                             "given returning a ServingInputReceiver, or one of tf.estimator.export's builders")
-        self._called_elsewhere(body, call)
-        self._receivers(body)
-        self.graph_code.append((body.view, body.node))
+        for body, call in self._picked(resolved) or [self._function(resolved)]:
+            if body is None:
+                raise value.fail("a serving function the migration cannot follow: make it a function of the files "
+                                 "given returning a ServingInputReceiver, or one of tf.estimator.export's builders")
+            self._called_elsewhere(body, call)
+            self._receivers(body)
+            self.graph_code.append((body.view, body.node))
         return self.code(value), None
+
+    def _picked(self, resolved: Value) -> list[tuple[Value | None, cst.Call | None]]:
+        """``SERVING_FUNCTIONS[args.export_format]``: one of a dict's serving functions, picked when the program
+        runs (the Cloud ML samples'); each is migrated, and the pick stays as written."""
+        node = resolved.node
+        if not isinstance(node, cst.Subscript):
+            return []
+        table = self.values.resolve(Value(node.value, resolved.place))
+        if not isinstance(table.node, cst.Dict) or not table.node.elements:
+            return []
+        picked = []
+        for element in table.node.elements:
+            if not isinstance(element, cst.DictElement):
+                return [(None, None)]
+            picked.append(self._function(self.values.resolve(Value(element.value, table.place))))
+        return picked
 
     def _specs(self, features: Value) -> str:
         """build_raw_serving_input_receiver_fn's features as code at the driver, their placeholders tf.TensorSpecs
