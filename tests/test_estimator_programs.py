@@ -7,7 +7,10 @@ migration must find wherever it stands, and what it must say when it cannot.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from textwrap import dedent
 
 import pytest
@@ -595,3 +598,66 @@ def main(args):
     for finding in findings:
         assert "`estimator` is one of 2 Estimators chosen at run time (`if args.use_tpu:`)" in finding.message
         assert "a TPUEstimator with use_tpu=args.use_tpu trains as a plain Estimator" in finding.message
+
+
+FACTORY_MODEL = '''\
+import tensorflow.compat.v1 as tf
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [[0.5], [1.0]])).repeat().batch(2)
+
+
+def generate_model_fn(hidden, learning_rate):
+  def _model_fn(features, labels, mode):
+    net = tf.layers.dense(features["x"], hidden)
+    logits = tf.layers.dense(net, 1)
+    loss = LOSS
+    train_op = tf.train.AdagradOptimizer(learning_rate).minimize(loss, global_step=tf.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+  return _model_fn
+'''
+FACTORY_TASK = '''\
+import tensorflow.compat.v1 as tf
+
+import model
+
+
+def main():
+  model_fn = model.generate_model_fn(4, learning_rate=0.1)
+  estimator = tf.estimator.Estimator(model_fn=model_fn, model_dir="out")
+  estimator.train(model.input_fn, max_steps=5)
+
+
+main()
+'''
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("loss, tier", [("tf.losses.mean_squared_error(labels, logits)", "1"),
+                                        ("tf.reduce_mean(tf.square(logits - labels))", "2")])
+def test_a_model_fn_a_factory_returns_is_replaced_there_by_the_build_function_the_driver_calls(loss, tier, tmp_path):
+    """The Cloud ML census sample's `generate_model_fn(...)` returning its `_model_fn`: the factory returns the build
+    function, which the driver calls through the name it bound the factory's result to."""
+    results = run_tree({"model.py": FACTORY_MODEL.replace("LOSS", loss), "task.py": FACTORY_TASK})
+    code, task = results["model.py"].source, results["task.py"].source
+    assert ("TFM310" in rules(results["model.py"])) == (tier == "2")
+    assert "  return _build_model\n" in code and "  return _model_fn\n" not in code
+    assert "keras_model = model_fn(dataset" in task and "model._build_model" not in task
+    for path, text in (("model.py", code), ("task.py", task)):
+        (tmp_path / path).write_text(text)
+    ran = subprocess.run([sys.executable, "task.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                         env={**{k: v for k, v in os.environ.items() if k != "TF_CONFIG"}, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "5/5" in ran.stdout
+
+
+def test_a_factory_returning_its_model_fn_otherwise_leaves_the_program():
+    source = FACTORY_MODEL.replace("LOSS", "tf.losses.mean_squared_error(labels, logits)").replace(
+        "  return _model_fn\n", "  return functools.partial(_model_fn)\n").replace(
+        "import tensorflow", "import functools\nimport tensorflow")
+    result = run_tree({"model.py": source, "task.py": FACTORY_TASK})
+    assert result["model.py"].source == source
+    assert any("returns it otherwise than as `return _model_fn`" in finding.message for finding in result["task.py"].findings
+               + result["model.py"].findings)
+

@@ -33,7 +33,7 @@ from rewrites.program.modules import ModuleView
 from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, children, default_indented, source, subtree, with_blank_lines
+from rewrites.syntax import Unsupported, children, default_indented, is_name, source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 # The names generated code binds where the Estimator was driven, and their second choices.
@@ -130,6 +130,7 @@ class Emitter:
         keras = model_fn.keras
         if keras is None:
             model_fn.new_name = self._build_function(program, _predicts(plans), plans)
+            self._factory_returns_the_build_function(model_fn)
         elif keras.factory is not None:
             keras_model.rename_factory(self, program)
         reference = self._function_reference(model_fn, program) if keras is None or keras.factory else ""
@@ -373,10 +374,24 @@ class Emitter:
             arguments.append(f"steps_per_execution={setup.tpu.steps_per_execution}")
         return f"{reference}({', '.join(arguments)})"
 
+    def _factory_returns_the_build_function(self, model_fn: ModelFn) -> None:
+        """A model_fn a factory makes and returns (`return _model_fn`): the factory returns the build function."""
+        factory = _factory_of(model_fn)
+        if factory is None:
+            return
+        name = model_fn.function.name.value
+        for node in _returns(model_fn.view, factory):
+            if not is_name(node.value, name):
+                raise model_fn.where.fail(f"`{factory.name.value}` makes the model_fn and returns it otherwise than "
+                                          f"as `return {name}`, which would return the Keras model's build function")
+            self.module_edits(model_fn.view).expressions[node.value] = cst.Name(model_fn.new_name)
+
     def _function_reference(self, model_fn: ModelFn, program: Program) -> str:
-        """How the driver names the build function: as it named the model_fn, or through an import of its module
-        (which the driver gets when it has none)."""
+        """How the driver names the build function: as it named the model_fn (the factory's result, for a model_fn
+        a factory returns), or through an import of its module (which the driver gets when it has none)."""
         view, function, driver = model_fn.view, model_fn.function, program.place
+        if function is not None and _factory_of(model_fn) is not None:
+            return source(relocate(self.values, model_fn.reference, driver))
         if function is not None and isinstance(view.parent(view.parent(function)), cst.ClassDef):
             # a method: on the object the model_fn was taken from
             code = relocate(self.values, model_fn.reference, driver)
@@ -432,6 +447,24 @@ def _tf1_checkpoint(model, restore: bool) -> dict:
                 by_name=model.faithful is not None,
                 keras_layers=model.faithful is not None and model.faithful.keras_layers,
                 tables=model.faithful is not None and model.faithful.tables, **restore_context(parts, model.mod_tables))
+
+
+def _factory_of(model_fn: ModelFn) -> cst.FunctionDef | None:
+    """The function the model_fn is defined in, if that function returns it (a factory making it)."""
+    view, function = model_fn.view, model_fn.function
+    owner = view.parent(view.parent(function)) if function is not None else None
+    if not isinstance(owner, cst.FunctionDef):
+        return None
+    name = function.name.value
+    returned = any(isinstance(node, cst.Name) and node.value == name for statement in _returns(view, owner)
+                   for node in subtree(statement))
+    return owner if returned else None
+
+
+def _returns(view: ModuleView, function: cst.FunctionDef) -> list[cst.Return]:
+    """The return statements of ``function`` itself (not of the functions in it)."""
+    return [node for node in subtree(function.body) if isinstance(node, cst.Return)
+            and view.enclosing_function(node) is function]
 
 
 def _predicts(plans: list[DriverPlan]) -> bool:
