@@ -197,7 +197,8 @@ class ConfigReader:
         return FitPlan("1", code, absolute, repeat=count is None or at_most,
                        last_step=code if absolute and not at_most and not none_at_run_time else None, at_most=at_most,
                        ends_at_run_time=at_most and ends is None, none_at_run_time=none_at_run_time,
-                       counted=counted, endless_at_run_time=ends is None and (count is None or none_at_run_time))
+                       counted=counted and (count is None or at_most or none_at_run_time),
+                       endless_at_run_time=ends is None and (count is None or none_at_run_time))
 
     def _earlier_stop(self, steps: Value | None, last_step: Value, absolute: bool) -> Value:
         """max_steps and a StopAtStepHook(last_step=...): training stops at whichever comes first."""
