@@ -10,7 +10,7 @@ Before::
 
 After::
 
-    keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)
+    TF1Adam(learning_rate=0.01, epsilon=1e-08)  # a legacy Adam keeping TF1's beta powers
     keras.optimizers.legacy.RMSprop(learning_rate=0.01, rho=0.8, epsilon=1e-10)
     # after model.compile(...), in the same strategy scope:
     for variable in model.trainable_variables:
@@ -40,8 +40,9 @@ OPTIMIZERS = {
     "train.MomentumOptimizer": Translation(
         _LEGACY + "SGD", "learning_rate, momentum, use_locking=False, name='Momentum', use_nesterov=False",
         ("learning_rate", "momentum", "use_nesterov", "name"), renames={"use_nesterov": "nesterov"}),
+    # TF1's Adam: a Keras legacy Adam keeping TF1's beta powers (rewrites/program/helper_classes.py).
     "train.AdamOptimizer": Translation(
-        _LEGACY + "Adam", "learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, use_locking=False, name='Adam'",
+        "TF1Adam", "learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, use_locking=False, name='Adam'",
         ("learning_rate", "beta1", "beta2", "epsilon", "name"), renames={"beta1": "beta_1", "beta2": "beta_2"},
         explicit=("epsilon",)),
     # TF1 Adagrad has no epsilon; legacy Keras adds it to sqrt(accumulator) and turns 0 into 1e-7.

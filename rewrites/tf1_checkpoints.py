@@ -51,7 +51,7 @@ class Slots:
 
     names: (TF1's checkpoint name of the slot, ``{}`` standing for the variable's, the Keras slot or None for
         one TF1 kept but never read), in order.
-    powers: TF1's Adam kept beta1_power and beta2_power, which Keras computes from the step.
+    powers: TF1's Adam kept beta1_power and beta2_power, which the generated TF1Adam keeps too.
     negated_rate: Keras' SGD keeps -learning_rate times TF1's momentum accumulator (the same while the rate
         is constant, which the migration checks).
     settings: checkpoint names of a Keras optimizer's hyperparameters, which the migrated program sets itself (and
@@ -63,6 +63,7 @@ class Slots:
     negated_rate: bool = False
     settings: tuple[str, ...] = ()
     scope: str = ""     # the variable scope TF1 made the optimizer's variables in (optimize_loss's), with its "/"
+    power_scope: str | None = None  # where TF1 kept the powers, if not in ``scope`` (Keras' compile: "training/")
 
 
 def tf1_slots(api: str, call: cst.Call, keras_momentum: bool = False) -> Slots:
@@ -123,14 +124,14 @@ def restore_context(parts: list[Part], mod_tables: list[str] = (), step: str = '
     """What templates/tf1_checkpoint.py.j2 needs beside the names it defines and the model's renames; ``step``:
     TF1's name of the global step (code)."""
     adam = next((part for part in parts if part.slots.powers), None)
-    powers = {f"{adam.slots.scope}beta1_power", f"{adam.slots.scope}beta2_power"} if adam else set()
-    unused = sorted(powers | {name for part in parts for name in part.slots.settings})
+    unused = sorted({name for part in parts for name in part.slots.settings})
     factors = {template: f"-float({part.optimizer}.learning_rate)" for part in parts if part.slots.negated_rate
                for template, slot in part.slots.names if slot == "momentum"}
     return dict(
         parts=[dict(variables=part.variables, optimizer=part.optimizer, slots=_slots(part.slots)) for part in parts],
         unused=[_string(name) for name in unused],
-        powers=adam and adam.optimizer, power_scope=adam.slots.scope if adam else "",
+        powers=adam and adam.optimizer,
+        power_scope=(adam.slots.scope if adam.slots.power_scope is None else adam.slots.power_scope) if adam else "",
         factors="{" + ", ".join(f"{_string(t)}: {f}" for t, f in factors.items()) + "}" if factors else None,
         mod_tables="[" + ", ".join(mod_tables) + "]" if mod_tables else None, step=step)
 

@@ -46,7 +46,7 @@ def test_a_supervisor_program_under_tf_app_run_becomes_a_coordinator_loop_with_a
         '      hidden_layer = keras.layers.Dense(units=HIDDEN, activation="relu")\n'
         "      hidden_layer.build(x_spec.shape)\n      logits_layer = keras.layers.Dense(units=2)\n"
         "      logits_layer.build(hidden_layer.compute_output_shape(x_spec.shape))\n"
-        "      optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)\n",
+        "      optimizer = TF1Adam(learning_rate=0.01, epsilon=1e-08)\n",
         "    checkpoint = tf.train.Checkpoint(\n"
         "        optimizer=optimizer, hidden_layer=hidden_layer, logits_layer=logits_layer)\n"
         '    manager = tf.train.CheckpointManager(checkpoint, os.path.join(logdir, "tf2"), max_to_keep=5)\n'

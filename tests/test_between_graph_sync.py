@@ -93,7 +93,7 @@ def test_module_level_program_with_a_named_optimizer_and_hook():
     code = migrated(MODULE_LEVEL).source
     assert ('if FLAGS.job_name == "ps":\n    # Synchronous training keeps no variables on parameter servers: a ps '
             "task has nothing to serve.\n    pass\nelif FLAGS.job_name == \"worker\":\n") in code
-    assert "        opt = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)\n" in code
+    assert "        opt = TF1Adam(learning_rate=0.01, epsilon=1e-08)\n" in code
     assert "        task_type=FLAGS.job_name,\n        task_id=FLAGS.task_index,\n" in code
     assert "            opt.apply_gradients(zip(tape.gradient(scaled_loss, variables), variables))\n" in code
     assert ("    trained_steps = int(opt.iterations.numpy())\n    while trained_steps < 100:\n"

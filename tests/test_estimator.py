@@ -398,7 +398,7 @@ def test_a_train_branch_returned_first_then_the_evaluation_spec():
     assert source != CLASSIFIER
     code = migrated(source).source
     assert 'metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")]' in code
-    assert "keras.optimizers.legacy.Adam(" in code
+    assert "TF1Adam(" in code
 
 
 def test_features_read_by_key_inside_a_call_make_the_inputs_a_dict():

@@ -83,7 +83,7 @@ def test_tpu_estimator_trained_without_a_tpu_becomes_keras_with_its_batch_sizes(
                          'if __name__ == "__main__":\n  tf.compat.v1.app.run(main)\n')  # the result printed, as TF1's
     # The (metric_fn, tensors) pair: a compile metric; CrossShardOptimizer only ever wrapped a TPU's optimizer.
     assert 'metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")]' in code
-    assert "optimizer = keras.optimizers.legacy.Adam(learning_rate=0.01, epsilon=1e-08)" in code
+    assert "optimizer = TF1Adam(learning_rate=0.01, epsilon=1e-08)" in code
     for gone in ("tpu", "TPU", "metric_fn", "CrossShard", "use_tpu"):
         assert gone not in code.replace('flags.DEFINE_bool("use_tpu", False, "Train on a TPU.")', ""), gone
     compile(code, "train.py", "exec")

@@ -213,7 +213,7 @@ def test_a_factory_returning_the_name_it_bound_with_a_tf1_adam_driven_by_train_a
     assert model_py.count("AdamOptimizer") == 1 and model_py.count("return estimator") == 1
     results = run_tree({**PACKAGE, "trainer/model.py": model_py})
     model = results["trainer/model.py"].source
-    assert "optimizer = keras.optimizers.legacy.Adam(learning_rate=params['learning_rate'], epsilon=1e-08)" in model
+    assert "optimizer = TF1Adam(learning_rate=params['learning_rate'], epsilon=1e-08)" in model
     assert "        keras_model=model, model_dir" not in model and "    return model\n" in model
     assert rules(results["trainer/task.py"]) == ["TFM301"], results["trainer/task.py"].findings
     # A TF1 Adam wrapped by Keras' compile kept its beta powers in `training/`: Keras computes them from the step.
@@ -246,7 +246,7 @@ def create_keras_model(hparams):
 def make_input_fn''')
     assert "create_keras_model(hparams)," in program and "def create_keras_model" in program
     code = run_one(program).source
-    assert "    model.compile(optimizer=keras.optimizers.legacy.Adam(epsilon=1e-08), loss=" in code
+    assert "    model.compile(optimizer=TF1Adam(epsilon=1e-08), loss=" in code
     assert "    with strategy.scope():\n        model = create_keras_model(hparams)\n" in code
 
 

@@ -162,12 +162,13 @@ def test_the_checkpoint_command_converts_without_training_and_the_program_resume
     assert digest(adam_at_10) == before  # TF1's files are only read
     converted = json.loads((tmp_path / "map.json").read_text())
     assert converted["step"] == 10 and re.fullmatch(r".*/new/tf2/ckpt-10", converted["checkpoint"])
-    assert f"-> {converted['checkpoint']} (step 10), 13 TF1 variables restored:" in result.stdout
+    assert f"-> {converted['checkpoint']} (step 10), 15 TF1 variables restored:" in result.stdout
     mapped = {entry["tf1"]: entry["variables"] for entry in converted["map"]}
     # The program ran as the chief of a cluster: the wide kernel and its slots in the three shards it trains with.
     assert mapped["wide/dense/kernel/Adam_1"] == [f"wide/dense/kernel/part_{i}/v:0" for i in range(3)]
     assert mapped["global_step"] == ["iter:0"]
-    assert len(mapped) == 13  # 4 variables, 8 slots, the step: the checkpoint's all but Adam's beta powers
+    assert mapped["beta1_power"] == ["beta1_power:0"] and mapped["beta2_power"] == ["beta2_power:0"]  # TF1Adam's
+    assert len(mapped) == 15  # 4 variables, 8 slots, the 2 powers, the step: the whole checkpoint
     # The program, its model_dir the new one, carries on from the converted checkpoint as from TF1's own, and
     # on a cluster whose partitioner splits the wide kernel in three.
     shutil.copytree(adam_at_10, tmp_path / "tf1_copy")

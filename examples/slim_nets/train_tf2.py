@@ -122,12 +122,49 @@ class ModelFnModel(keras.Model):
     return {metric.name: metric.result() for metric in self.metrics}
 
 
+class TF1Adam(keras.optimizers.legacy.Adam):
+  """Adam as TensorFlow 1's Adam optimizer computes it."""
+  # TF1 keeps the powers of beta1 and beta2 its bias correction reads in two variables,
+  # multiplied by beta1 and beta2 after each step; Keras computes them from the step count.
+  # The float32 results differ in their last bits, and the trainings drift apart.
+
+  def tf1_powers(self):
+    """TF1's beta1_power and beta2_power, weights of this optimizer."""
+    if not hasattr(self, "_tf1_powers"):
+      with self._distribution_strategy_scope():
+        self._tf1_powers = tuple(
+            self.add_weight(
+                name, shape=[],
+                initializer=keras.initializers.Constant(self._serialize_hyperparameter(beta)),
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            for name, beta in (("beta1_power", "beta_1"), ("beta2_power", "beta_2")))
+    return self._tf1_powers
+
+  def _create_all_weights(self, var_list):
+    super()._create_all_weights(var_list)
+    self.tf1_powers()
+
+  def _prepare_local(self, var_device, var_dtype, apply_state):
+    super()._prepare_local(var_device, var_dtype, apply_state)
+    coefficients = apply_state[(var_device, var_dtype)]
+    beta_1_power, beta_2_power = (tf.cast(power, var_dtype) for power in self.tf1_powers())
+    coefficients.update(
+        beta_1_power=beta_1_power, beta_2_power=beta_2_power,
+        lr=coefficients["lr_t"] * tf.sqrt(1 - beta_2_power) / (1 - beta_1_power))
+
+  def _distributed_apply(self, distribution, grads_and_vars, apply_state, name):
+    applied = super()._distributed_apply(distribution, grads_and_vars, apply_state, name)
+    # After the step, which read them (in a tf.function, in the order written).
+    for power, beta in zip(self.tf1_powers(), ("beta_1", "beta_2")):
+      power.assign(power * self._get_hyper(beta, tf.float32))
+    return applied
+
+
 def build_model(dataset, params):
   """The TF1 model_fn `model_fn` as a Keras model, compiled with its optimizer."""
   model = ModelFnModel(params)
   model(next(iter(dataset)))  # the model_fn's code makes its variables
-  model.compile(
-      keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], epsilon=1e-08))
+  model.compile(TF1Adam(learning_rate=params["learning_rate"], epsilon=1e-08))
   return model
 
 
@@ -190,11 +227,7 @@ def restore_tf1_checkpoint(path, model):
   # TF1's name -> what holds it here: a variable's shards (or the variable), or the step
   # count of each optimizer.
   targets = {"global_step": [optimizer.iterations for _, optimizer, _ in parts]}
-  # Saved by TF1, not needed here.
-  unused = {
-      "beta1_power",
-      "beta2_power",
-  }
+  unused = set()  # saved by TF1, not needed here
   for variables, optimizer, slots in parts:
     for name, variable in variables.items():
       shards = getattr(variable, "variables", [variable])  # a ShardedVariable's
@@ -210,6 +243,9 @@ def restore_tf1_checkpoint(path, model):
           unused.add(key)
         else:
           targets[key] = [optimizer.add_slot(shard, slot) for shard in shards]
+  # TF1's Adam kept the powers of beta1 and beta2 it had reached; TF1Adam keeps them too.
+  targets["beta1_power"], targets["beta2_power"] = (
+      [power] for power in model.optimizer.tf1_powers())
   problems = []
   for name, shards in targets.items():
     rows = sum(shard.shape[0] for shard in shards) if shards[0].shape.rank else None
@@ -220,16 +256,6 @@ def restore_tf1_checkpoint(path, model):
       problems.append(f"{name} is {saved[name]} there, {shape} here")
   unknown = sorted(set(saved) - set(targets) - unused)
   problems += [f"{name} is not this program's" for name in unknown]
-  # TF1's Adam kept beta1 ** (step + 1) and beta2 ** (step + 1); Keras computes them from the
-  # step.
-  step = reader.get_tensor("global_step") if "global_step" in saved else 0
-  adam = model.optimizer
-  for name, beta in (("beta1_power", adam.beta_1), ("beta2_power", adam.beta_2)):
-    power = float(beta) ** (step + 1)
-    if name not in saved:
-      problems.append(f"{name} is missing")
-    elif abs(reader.get_tensor(name) - power) > 1e-6 + 1e-3 * power:
-      problems.append(f"{name} is {reader.get_tensor(name)}, not {float(beta)} ** (step + 1)")
   if problems:
     raise ValueError(f"the TF1 checkpoint {path} does not fit this program: {'; '.join(problems)}")
   for name, shards in targets.items():

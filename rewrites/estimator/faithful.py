@@ -39,7 +39,7 @@ After::
       return {"loss": loss}
     ...  # class ModelFnModel(keras.Model), whose step adds the regularizers to the loss, and build_model(dataset,
          # params) compiling it with
-         # keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], epsilon=1e-08)
+         # TF1Adam(learning_rate=params["learning_rate"], epsilon=1e-08)
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Before::
 
 After (compiled in the build function)::
 
-    keras.optimizers.legacy.Adam(learning_rate=keras.optimizers.schedules.ExponentialDecay(
+    TF1Adam(learning_rate=keras.optimizers.schedules.ExponentialDecay(
         initial_learning_rate=params["learning_rate"], decay_steps=100, decay_rate=0.9), epsilon=1e-08)
 """
 

@@ -113,8 +113,8 @@ def _translate(given: Value, spelling) -> Optimizer:
             raise NoKerasEquivalent(f"tf.{api} on a rate TensorFlow computes (a decay schedule): migrate by hand")
         code = keras_optimizers.optimizer(api, spelling.spelled(node))
         slots = tf1_slots(api, node, keras_momentum=True)
-        if slots.powers:  # a TF1 Adam in Keras' compile kept them in `training/`; Keras computes them from the step
-            slots = Slots(slots.names, settings=("training/beta1_power", "training/beta2_power"))
+        if slots.powers:  # a TF1 Adam in Keras' compile kept them in `training/`
+            slots = Slots(slots.names, powers=True, power_scope="training/")
         return Optimizer(node, code.code, slots, code.after_compile, code.why if code.safety is Safety.NUMERIC else "")
     keras_class = (api or "").rpartition(".")[2]
     if re.fullmatch(r"keras\.optimizers\.(legacy\.|experimental\.)?\w+", api or "") and keras_class in LEGACY_ARGUMENTS:

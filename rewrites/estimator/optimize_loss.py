@@ -15,7 +15,7 @@ Before::
                                                learning_rate=params["learning_rate"], optimizer="Adam")
 
 After: the statement goes, and the build function compiles
-``keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], epsilon=1e-08)``.
+``TF1Adam(learning_rate=params["learning_rate"], epsilon=1e-08)``.
 """
 
 from __future__ import annotations

@@ -372,8 +372,7 @@ After:
       \"\"\"The TF1 model_fn `model_fn` as a Keras model, compiled with its optimizer.\"\"\"
       model = ModelFnModel(params)
       model(next(iter(dataset)))  # the model_fn's code makes its variables
-      model.compile(
-          keras.optimizers.legacy.Adam(learning_rate=params["learning_rate"], epsilon=1e-08))
+      model.compile(TF1Adam(learning_rate=params["learning_rate"], epsilon=1e-08))
       return model
 
 Finding:

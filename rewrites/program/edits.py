@@ -18,6 +18,7 @@ from libcst.metadata import ImportAssignment
 
 from rewrites.base import KERAS_3_FALLBACK, KERAS_IMPORTS, LEGACY_KERAS, module_level_statements
 from rewrites.import_passes import apply_scheduled
+from rewrites.program.helper_classes import with_helper_classes
 from rewrites.program.modules import ModuleView
 from rewrites.syntax import Unsupported, subtree, with_blank_lines
 
@@ -114,7 +115,7 @@ class ModuleEdits:
             module = _with_keras_3_fallback(module)
         if self.legacy_keras:
             module = _with_legacy_keras(module)
-        return module.code
+        return with_helper_classes(module).code
 
     def _imports_of_removed_code(self) -> set[tuple[str, str | None, str | None]]:
         """The imports the removed or replaced code read from (removed later only if nothing uses them)."""
