@@ -52,8 +52,10 @@ def test_tf1_adam_gives_tf1_s_weights_bit_for_bit_where_keras_adam_drifts():
 
         for index in range(len(ids)):
             step(ids[index], targets[index])
-        powers = [float(power.numpy()) for power in optimizer.tf1_powers()] \
-            if optimizer_class is not keras.optimizers.legacy.Adam else None
+        powers = None
+        if optimizer_class is not keras.optimizers.legacy.Adam:
+            assert not any(power.trainable for power in optimizer.tf1_powers())  # no weight anything trains
+            powers = [float(power.numpy()) for power in optimizer.tf1_powers()]
         return [variable.numpy() for variable in variables], powers
 
     weights, powers = keras_weights(scope["TF1Adam"])
