@@ -292,7 +292,7 @@ def test_steps_on_an_input_that_ends_train_them_or_one_pass_whichever_is_shorter
     source = SEED.replace("  return tf1.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(1)",
                           "  return tf1.data.Dataset.from_tensor_slices((features, labels)).batch(1)")
     code = migrated(source).source
-    assert ("model.fit(dataset.repeat(), epochs=1, steps_per_epoch=min(20 - steps_done, int(dataset.cardinality())),"
+    assert ("model.fit(dataset.repeat(), epochs=1, steps_per_epoch=min(20 - steps_done, train_batches),"
             in code)
     assert ">= 20:" not in code  # the evaluator cannot wait for a step training may never reach
 
@@ -321,7 +321,7 @@ def test_a_repeat_count_bound_by_the_mode_is_read_for_each_mode():
     code = migrated(source).source
     assert "model.fit(dataset, epochs=1, steps_per_epoch=20 - steps_done," in code  # repeat(None): without end
     tested = migrated(source.replace("ModeKeys.TRAIN):", "ModeKeys.EVAL):")).source
-    assert "steps_per_epoch=min(20 - steps_done, int(dataset.cardinality()))" in tested  # one pass: it ends
+    assert "steps_per_epoch=min(20 - steps_done, train_batches)" in tested  # one pass: it ends
 
 
 RUN_TIME_EPOCHS = FACTORY_INPUT.replace("make_input_fn(1),", "make_input_fn(1, num_epochs=EPOCHS),").replace(
@@ -335,8 +335,8 @@ def test_a_repeat_count_known_only_when_the_program_runs_is_chosen_then(tmp_path
     before max_steps (20); n None repeats without end (then the cardinality is INFINITE_CARDINALITY)."""
     epochs, step = "2", 6
     code = migrated(RUN_TIME_EPOCHS).source
-    assert ("steps_per_epoch=(20 - steps_done if dataset.cardinality() == tf.data.INFINITE_CARDINALITY else "
-            "min(20 - steps_done, int(dataset.cardinality())))") in code
+    assert ("steps_per_epoch=(20 - steps_done if train_batches == tf.data.INFINITE_CARDINALITY else "
+            "min(20 - steps_done, train_batches))") in code
     (tmp_path / "train.py").write_text(code)
     env = {**{k: v for k, v in os.environ.items() if k != "TF_CONFIG"}, "EPOCHS": epochs, "TF_CPP_MIN_LOG_LEVEL": "3"}
     ran = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -352,7 +352,7 @@ def test_a_run_time_repeat_count_without_steps_trains_to_the_end_of_the_input(tm
                                      "TrainSpec(input_fn=make_input_fn(1, num_epochs=EPOCHS))")
     assert source != RUN_TIME_EPOCHS
     code = migrated(source).source
-    assert "if dataset.cardinality() == tf.data.INFINITE_CARDINALITY:\n    raise ValueError(" in code
+    assert "if train_batches == tf.data.INFINITE_CARDINALITY:\n    raise ValueError(" in code
     (tmp_path / "train.py").write_text(code)
     environment = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
     for epochs, step in (("2", 6), ("0", None)):
@@ -1149,7 +1149,7 @@ def test_without_steps_an_input_that_ends_is_trained_one_pass(before, after):
     source = SEED.replace(before, after).replace(
         "((features, labels)).repeat().batch(1)", "((features, labels)).shuffle(3).batch(1)")
     code = migrated(source).source
-    assert ("model.fit(dataset.repeat(), epochs=1, steps_per_epoch=int(dataset.cardinality()), "
+    assert ("model.fit(dataset.repeat(), epochs=1, steps_per_epoch=train_batches, "
             "callbacks=[save_checkpoint], verbose=2)") in code
     assert "steps_done" not in code  # each run of the TF1 program trained one more pass
 
@@ -1158,7 +1158,7 @@ def test_without_steps_an_input_of_unknown_length_is_trained_one_pass_counted_wh
     source = SEED.replace("TrainSpec(input_fn=_input_fn, max_steps=20)", "TrainSpec(input_fn=_input_fn)").replace(
         "((features, labels)).repeat().batch(1)", "((features, labels)).filter(lambda x, y: True).batch(1)")
     code = flat(migrated(source).source)
-    assert "steps_per_epoch=int(dataset.reduce(0, lambda count, _: count + 1))," in code
+    assert "train_batches = int(dataset.reduce(0, lambda count, _: count + 1))" in code
     assert "INFINITE_CARDINALITY" not in code  # it visibly ends
 
 
@@ -1377,7 +1377,7 @@ print("trained to step", result["global_step"])
 def test_steps_that_are_none_unless_the_program_is_given_them_train_one_pass_then(flag, none_at_run_time):
     source = STEPS_BY_FLAG.replace('"--num_steps", type=int, help="overrides num_epochs"', flag)
     code = run(source).source
-    assert ("train_steps = args.num_steps\nif train_steps is None:" in code) is none_at_run_time
+    assert ("train_steps = args.num_steps\n" in code and "\nif train_steps is None:" in code) is none_at_run_time
     assert "eval_steps = args.num_eval_steps\nif eval_steps is None:" in code
 
 

@@ -133,6 +133,8 @@ def test_a_nested_function_evaluating_binds_its_own_evaluation_names():
     assert ('            keras_eval_dataset = test_inpf(params=params, mode="eval")\n'
             "            # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.\n"
             "            eval_steps = int(keras_eval_dataset.cardinality())\n"
+            "            if eval_steps == tf.data.UNKNOWN_CARDINALITY:  # known once read: files, filter, a v1 map\n"
+            "                eval_steps = int(keras_eval_dataset.reduce(0, lambda count, _: count + 1))\n"
             "            keras_eval_dataset = keras_eval_dataset.repeat()\n"
             "            eval_dataset = model.evaluate("
             "keras_eval_dataset, steps=eval_steps, return_dict=True, verbose=2)\n") in write
@@ -175,7 +177,10 @@ def test_a_training_function_returning_its_estimator_returns_what_its_callers_dr
     if evaluated:
         assert ('\neval_dataset = read_dataset("eval", 4)()\n'
                 "# TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.\n"
-                "eval_steps = int(eval_dataset.cardinality())\neval_dataset = eval_dataset.repeat()\n"
+                "eval_steps = int(eval_dataset.cardinality())\n"
+                "if eval_steps == tf.data.UNKNOWN_CARDINALITY:  # known once read: files, filter, a v1 map\n"
+                "    eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1))\n"
+                "eval_dataset = eval_dataset.repeat()\n"
                 "metrics = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)\n") in code
     assert "estimator" not in code.replace("tf.estimator", "")
     compile(code, "train.py", "exec")

@@ -562,3 +562,49 @@ def test_a_model_fn_computing_in_float64_has_its_layers_take_their_inputs_dtype(
 def test_a_model_fn_computing_in_float64_evaluates_tf1s_checkpoint_as_tf1_did(tmp_path):
     printed = tf1_and_migrated_evaluations(tmp_path, in_float64(), EVALUATED)
     assert printed[1] == pytest.approx(printed[0], rel=1e-6)
+
+
+LOOKUP_PROGRAM = """\
+import tensorflow.compat.v1 as tf
+
+COLUMNS = [tf.feature_column.indicator_column(
+    tf.feature_column.categorical_column_with_vocabulary_list("kind", ["a", "b"]))]
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"kind": [["a"], ["b"]]}, [[0.5], [1.0]])).repeat().batch(2)
+
+
+def model_fn(features, labels, mode):
+  logits = tf.layers.dense(tf.feature_column.input_layer(features, COLUMNS), 1)
+  if mode == tf.estimator.ModeKeys.PREDICT:
+    return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits})
+  loss = tf.reduce_mean(tf.square(logits - labels))
+  train_op = tf.train.AdagradOptimizer(0.1).minimize(loss, global_step=tf.train.get_global_step())
+  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+estimator = tf.estimator.Estimator(model_fn, model_dir="out")
+estimator.train(input_fn, max_steps=5)
+EXPORT
+"""
+
+
+def test_an_export_of_a_kept_model_fn_making_lookup_tables_leaves_the_program():
+    """A vocabulary column read in the model_fn makes its table as the model runs, which the shim does not track:
+    tf.saved_model.save refuses such a model, so the program is left where it exports (and migrated where not)."""
+    exported = LOOKUP_PROGRAM.replace("EXPORT", """
+
+def serving_input_fn():
+  kind = tf.placeholder(tf.string, [None, 1])
+  return tf.estimator.export.ServingInputReceiver({"kind": kind}, {"kind": kind})
+
+
+estimator.export_saved_model("export", serving_input_fn)""")
+    result = run(exported)
+    assert result.source == exported
+    assert any("makes lookup tables as it runs (`tf.feature_column.input_layer(" in finding.message
+               for finding in result.findings)
+    trained = migrated(LOOKUP_PROGRAM.replace("EXPORT", ""))
+    assert "TFM310" in rules(trained) and "ModelFnModel" in trained.source
+

@@ -283,8 +283,9 @@ def test_an_input_of_a_length_not_known_ahead_is_counted_by_one_pass_when_the_pr
     read, so the migrated program counts them before training (and only when the input ends)."""
     result = run_one(program(f"def input_fn():\n  return {LINES}.batch(4)\n", "input_fn"))
     assert rules(result) == ["TFM301"]
-    assert "steps_per_epoch=min(10, int(dataset.reduce(0, lambda count, _: count + 1)))" in result.source
-    assert "it is counted by\n  # reading it once before training.\n" in result.source
+    assert "  train_batches = int(dataset.cardinality())\n  if train_batches == tf.data.UNKNOWN_CARDINALITY:\n" \
+        "    train_batches = int(dataset.take(10).reduce(0, lambda count, _: count + 1))\n" in result.source
+    assert "steps_per_epoch=min(10, train_batches)" in result.source
 
 
 @pytest.mark.tensorflow

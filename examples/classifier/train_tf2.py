@@ -78,7 +78,7 @@ class TF1Adam(keras.optimizers.legacy.Adam):
       with self._distribution_strategy_scope():
         self._tf1_powers = tuple(
             self.add_weight(
-                name, shape=[],
+                name, shape=[], trainable=False,
                 initializer=keras.initializers.Constant(self._serialize_hyperparameter(beta)),
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
             for name, beta in (("beta1_power", "beta_1"), ("beta2_power", "beta_2")))
@@ -314,6 +314,8 @@ if steps_done < 30:
 eval_dataset = eval_input_fn()
 # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
 eval_steps = int(eval_dataset.cardinality())
+if eval_steps == tf.data.UNKNOWN_CARDINALITY:  # known once read: files, filter, a v1 map
+  eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1))
 eval_dataset = eval_dataset.repeat()
 eval_result = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)
 print("eval accuracy: %s loss: %s" % (eval_result["accuracy"], eval_result["loss"]))

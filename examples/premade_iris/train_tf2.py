@@ -272,6 +272,8 @@ def main(argv):
   eval_dataset = eval_input_fn(test_x, test_y, args.batch_size)
   # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
   eval_steps = int(eval_dataset.cardinality())
+  if eval_steps == tf.data.UNKNOWN_CARDINALITY:  # known once read: files, filter, a v1 map
+    eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1))
   eval_dataset = eval_dataset.repeat()
   eval_result = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)
   # TF1's results held the step they were evaluated at.

@@ -390,6 +390,8 @@ def main():
   eval_dataset = eval_input_fn()
   # TF1 evaluated the whole input; ParameterServerStrategy needs it repeated and counted.
   eval_steps = int(eval_dataset.cardinality())
+  if eval_steps == tf.data.UNKNOWN_CARDINALITY:  # known once read: files, filter, a v1 map
+    eval_steps = int(eval_dataset.reduce(0, lambda count, _: count + 1))
   eval_dataset = eval_dataset.repeat()
   result = model.evaluate(eval_dataset, steps=eval_steps, return_dict=True, verbose=2)
   print("eval rmse: %s loss: %s" % (result["rmse"], result["loss"]))

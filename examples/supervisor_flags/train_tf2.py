@@ -122,7 +122,7 @@ class TF1Adam(keras.optimizers.legacy.Adam):
       with self._distribution_strategy_scope():
         self._tf1_powers = tuple(
             self.add_weight(
-                name, shape=[],
+                name, shape=[], trainable=False,
                 initializer=keras.initializers.Constant(self._serialize_hyperparameter(beta)),
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
             for name, beta in (("beta1_power", "beta_1"), ("beta2_power", "beta_2")))

@@ -181,11 +181,10 @@ class ConfigReader:
     # -- the steps to train -------------------------------------------------------------------
 
     def fit_plan(self, steps: Steps, hooks: hooks_code.Hooks, checkpoints: Checkpoints | None,
-                 ends: bool | None = False, none_at_run_time: bool = False, counted: bool = False) -> FitPlan:
+                 ends: bool | None = False, none_at_run_time: bool = False) -> FitPlan:
         """The training steps as one Keras epoch (checkpoints are saved as TF1 saved them, by a callback); ``ends``:
         the input ends, so TF1 trained the steps or one pass of it, whichever was shorter (None: whether it ends is
-        known when the program runs); ``none_at_run_time``: the steps may be None then (one pass, as TF1);
-        ``counted``: the length of one pass is not known ahead, so the program counts it by reading the input once."""
+        known when the program runs); ``none_at_run_time``: the steps may be None then (one pass, as TF1)."""
         count = steps.value
         if hooks.last_step is not None:
             count = self._earlier_stop(count, hooks.last_step, steps.absolute)
@@ -197,7 +196,6 @@ class ConfigReader:
         return FitPlan("1", code, absolute, repeat=count is None or at_most,
                        last_step=code if absolute and not at_most and not none_at_run_time else None, at_most=at_most,
                        ends_at_run_time=at_most and ends is None, none_at_run_time=none_at_run_time,
-                       counted=counted and (count is None or at_most or none_at_run_time),
                        endless_at_run_time=ends is None and (count is None or none_at_run_time))
 
     def _earlier_stop(self, steps: Value | None, last_step: Value, absolute: bool) -> Value:

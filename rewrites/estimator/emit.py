@@ -39,7 +39,7 @@ from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 # The names generated code binds where the Estimator was driven, and their second choices.
 DRIVER_NAMES = ("task_type", "strategy", "dataset", "eval_dataset", "eval_steps", "eval_result", "model", "checkpoints",
                 "save_checkpoint", "tf1_checkpoint", "steps_done", "warm_start", "predictor", "checkpoint_path",
-                "train_steps")
+                "train_steps", "train_batches")
 PREFERRED = {"bootstrap": "strategy_for_this_task", "checkpoint_saver": "CheckpointSaver"}
 BUILD_LOCALS = ("model", "optimizer", "predictor")
 
@@ -208,7 +208,7 @@ class Emitter:
             target = f"{names.eval_result} = " if evaluate.inline else evaluate.target
             context = dict(context, eval_input=evaluate.input.code, eval_steps=evaluate.steps, eval_target=target,
                            eval_steps_none=evaluate.none_at_run_time,
-                           eval_step=evaluate.step, eval_length_known=evaluate.input.length_known,
+                           eval_step=evaluate.step,
                            exports=[export.call(names) for export in plan.exports])
         if plan.train is not None:
             data = names.dataset if plan.train.input.code == setup_input else plan.train.input.code

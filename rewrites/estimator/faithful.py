@@ -104,6 +104,7 @@ class Faithful:
     mod_tables: bool = False  # ... and looks them up "mod"
     float64: bool = False  # its module computes in float64, which TF1's layers took from their inputs
     keras_layers: bool = False  # its module makes Keras layers, through the generated KERAS_LAYER
+    lookup_table: cst.Call | None = None  # a call making a lookup table as the model runs, which no export can save
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 
@@ -145,6 +146,7 @@ class FaithfulReader(SpecReading):
         self._global_step_only_minimized(function)
         self._nothing_reads_what_goes(function)
         self._tables(function)
+        self.faithful.lookup_table = faithful_tables.lookup_table_made(self.view.module, function, self.api)
         self._keras_layers(function)
         self._no_collections_read(function)
         if not self.problems and not (self.faithful.optimizer and self.faithful.loss):

@@ -146,3 +146,20 @@ class TableReader:
         self.tables.problems.append(Unsupported(node, f"`{first_line(node)}`: {what}, in a model_fn kept as written "
                                                       "(tier 2), is not migrated (TF1's variables in Keras cannot be "
                                                       "sharded)"))
+
+
+# What makes a lookup table as the model runs: tf.lookup's tables, and feature columns' vocabularies when the
+# columns are read (input_layer, linear_model).
+TABLES = "lookup."
+COLUMN_READERS = ("feature_column.input_layer", "feature_column.linear_model")
+VOCABULARIES = "categorical_column_with_vocabulary"
+
+
+def lookup_table_made(module: cst.Module, function: cst.FunctionDef, api) -> cst.Call | None:
+    """A call of the model_fn that may make a lookup table while the model runs: the shim does not track it, so
+    tf.saved_model.save refuses the model ("references an 'untracked' resource"). Columns read where the module
+    makes a vocabulary column count (the columns may be made elsewhere in it)."""
+    vocabularies = any(isinstance(node, cst.Call) and VOCABULARIES in (api(node.func) or "")
+                       for node in subtree(module))
+    return next((node for node in subtree(function.body) if isinstance(node, cst.Call) and (
+        TABLES in (api(node.func) or "") or vocabularies and (api(node.func) or "").endswith(COLUMN_READERS))), None)

@@ -53,12 +53,6 @@ from rewrites.program.places import CallSite, Place, Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, source, subtree
 
-# Datasets whose length is unknown before they are read: one pass over them cannot be counted ahead.
-UNKNOWN_LENGTH = {"filter", "flat_map", "interleave", "from_generator", "list_files", "unbatch", "rejection_resample",
-                  "take_while", "scan", "group_by_window", "bucket_by_sequence_length", "ignore_errors",
-                  "TextLineDataset", "TFRecordDataset", "FixedLengthRecordDataset", "sample_from_datasets",
-                  "choose_from_datasets", "load", "snapshot", "make_csv_dataset", "CsvDataset", "parallel_interleave",
-                  "make_batched_features_dataset"}
 # The methods of a dataset that return a dataset.
 DATASET_METHODS = {"apply", "batch", "bucket_by_sequence_length", "cache", "concatenate", "enumerate", "filter",
                    "filter_with_legacy_function", "flat_map", "group_by_window", "ignore_errors", "interleave", "map",
@@ -78,7 +72,6 @@ class Dataset:
     """What a dataset expression is known to do."""
 
     repeats: bool | None   # None: it depends on something not known before the program runs
-    length_known: bool
 
 
 @dataclass(frozen=True)
@@ -117,8 +110,7 @@ class InputReader(IteratorReading):
         dataset, edits = self._function(target, mode, self._called_by_estimator(target.node, mode, given,
                                                                                  resolved.place))
         call = self.relocate(node)
-        return Input(f"{call}({arguments})", target.view, target.node, dataset.repeats, dataset.length_known,
-                     edits)
+        return Input(f"{call}({arguments})", target.view, target.node, dataset.repeats, edits)
 
     def _lambda(self, node: Value, resolved: Value, mode: str) -> Input:
         lam = resolved.node
@@ -142,7 +134,7 @@ class InputReader(IteratorReading):
             if not self._made_by_a_factory(resolved.place, node):
                 raise
             code = f"{self.relocate(node)}()"  # a factory's lambda reading what the factory computed: call it
-        return Input(code, resolved.view, lam, dataset.repeats, dataset.length_known, edits)
+        return Input(code, resolved.view, lam, dataset.repeats, edits)
 
     def _made_by_a_factory(self, place: Place, node: Value) -> bool:
         """Is the input_fn argument ``node`` the call of the function (``place``) that made the lambda, or a name
@@ -249,7 +241,7 @@ class InputReader(IteratorReading):
                     continue
                 state[name] = _merge([x for x in (a, b) if x is not None]) if a and b else (a or b)
                 if (a is None) != (b is None):
-                    state[name] = Dataset(None, (a or b).length_known)
+                    state[name] = Dataset(None)
 
     def _assign(self, assign: cst.Assign, statement, place: Place, mode: str, state: dict) -> None:
         targets = [t.target for t in assign.targets]
@@ -306,7 +298,7 @@ class InputReader(IteratorReading):
             if api is not None:
                 return self._dataset_api(api, node, value.place, chain, state)
             if _loads_a_split(node, value):  # tensorflow_datasets' load(..., split=...): a dataset of unknown length
-                return self._chain(Dataset(False, False), chain, value.place, state)
+                return self._chain(Dataset(False), chain, value.place, state)
             function = self.values.resolve(Value(node.func, value.place))
             if isinstance(function.node, cst.FunctionDef):  # a function of the program returning a dataset
                 try:
@@ -332,17 +324,15 @@ class InputReader(IteratorReading):
     def _dataset_api(self, api: str, call: cst.Call, place: Place, chain: list, state: dict) -> Dataset | None:
         if not api.startswith("data."):
             return None
-        name = api.rpartition(".")[2]
         repeats: bool | None = False
         if api in REPEATING_BY_DEFAULT:
             epochs = _keyword(call, REPEATING_BY_DEFAULT[api])
             repeats = True if epochs is None else self._is_none(Value(epochs, place), state)
-        base = Dataset(repeats, name not in UNKNOWN_LENGTH)
-        return self._chain(base, chain, place, state)
+        return self._chain(Dataset(repeats), chain, place, state)
 
     def _chain(self, base: Dataset, chain: list[cst.Call], place: Place, state: dict | None = None) -> Dataset | None:
         """``base`` with the methods of ``chain`` (innermost first) applied; None if one is not a dataset's."""
-        repeats, length_known = base.repeats, base.length_known
+        repeats = base.repeats
         for call in reversed(chain):
             method = call.func.attr.value
             if method not in DATASET_METHODS:
@@ -357,9 +347,7 @@ class InputReader(IteratorReading):
                                                                   if len(call.args[0].value.args) > 1 else None)
                 now = True if count is None else self._is_none(Value(count, place), state)
                 repeats = True if now is True or repeats is True else None
-            elif method in UNKNOWN_LENGTH:
-                length_known = False
-        return Dataset(repeats, length_known)
+        return Dataset(repeats)
 
     def _is_none(self, value: Value, state: dict | None = None) -> bool | None:
         local = (state or {}).get(value.node.value) if isinstance(value.node, cst.Name) else None
@@ -380,7 +368,7 @@ def _loads_a_split(call: cst.Call, value: Value) -> bool:
 
 def _merge(datasets: list[Dataset]) -> Dataset:
     repeats = {d.repeats for d in datasets}
-    return Dataset(repeats.pop() if len(repeats) == 1 else None, all(d.length_known for d in datasets))
+    return Dataset(repeats.pop() if len(repeats) == 1 else None)
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:

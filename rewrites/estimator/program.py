@@ -109,7 +109,6 @@ class Input:
     view: ModuleView                     # where findings point
     node: cst.CSTNode
     repeats: bool | None                 # it visibly repeats without end; None: known only when the program runs
-    length_known: bool = True            # one pass has a length known ahead (cardinality)
     edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode | None]] = field(default_factory=list)  # (view, old, new)
 
     def fail(self, message: str):
@@ -153,7 +152,6 @@ class FitPlan:
     at_most: bool = False  # the input ends: the steps, or one pass of it if that is shorter (TF1 stopped there)
     ends_at_run_time: bool = False  # at_most, if the input ends: known when the program runs (`repeat(n)` of a flag)
     none_at_run_time: bool = False  # the steps may be None when the program runs: one pass then, as TF1 trained
-    counted: bool = False  # one pass has no length known ahead (files, filter, ...): the program reads it to count it
     endless_at_run_time: bool = False  # one pass is all TF1 trained, and whether it ends is known when the program runs
 
 

@@ -29,7 +29,7 @@ from rewrites.program.relocation import relocate
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import CallSite, Place, Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, bound_values, is_none, source
+from rewrites.syntax import Unsupported, bound_values, first_line, is_none, source
 
 ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
 TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
@@ -462,6 +462,10 @@ class ProgramReader:
         if faithful is not None and faithful.signatures is None:
             raise where.fail(f"{what} of a model_fn kept as written (tier 2) that returns no predictions (TF1 failed "
                              "here too)")
+        if faithful is not None and faithful.lookup_table is not None and what != "predict()":
+            raise where.fail(f"{what} of a model_fn kept as written (tier 2) that makes lookup tables as it runs "
+                             f"(`{first_line(faithful.lookup_table)}`: a feature column's vocabulary, a tf.lookup "
+                             "table): the shim does not track them, and TF2 cannot save the model with them")
         if faithful is None and self.setup.model_fn.keras is None and self.setup.model.predictions is None and \
                 self.model_read:
             raise where.fail(f"{what} of a model_fn without a PREDICT branch (TF1 failed here too)")
@@ -480,13 +484,12 @@ class ProgramReader:
         if steps.value is None and train_input.repeats:
             raise train_input.fail("no max_steps and an input that repeats: TF1 trained until stopped; say how "
                                    "many steps to train")
-        # An input of a length not known ahead (files, filter, ...) is counted by one pass when the program runs.
+        # One pass of an input whose length TensorFlow does not know (files, filter, ...) is counted when it runs.
         none_at_run_time = self._none_at_run_time(steps.value) and train_input.repeats is not True
         return TrainPlan(train_input, self.config.fit_plan(steps, model.hooks, self.setup.checkpoints,
                                                            ends=None if train_input.repeats is None
                                                            else not train_input.repeats,
-                                                           none_at_run_time=none_at_run_time,
-                                                           counted=not train_input.length_known))
+                                                           none_at_run_time=none_at_run_time))
 
 
 def _assignment(driver: Driver) -> cst.Assign | None:
