@@ -148,18 +148,18 @@ class TableReader:
                                                       "sharded)"))
 
 
-# What makes a lookup table as the model runs: tf.lookup's tables, and feature columns' vocabularies when the
-# columns are read (input_layer, linear_model).
-TABLES = "lookup."
+# Feature columns' vocabularies make lookup tables when the columns are read (input_layer, linear_model), on every
+# path of the model_fn: its PREDICT path, which an export saves, too.
 COLUMN_READERS = ("feature_column.input_layer", "feature_column.linear_model")
 VOCABULARIES = "categorical_column_with_vocabulary"
 
 
 def lookup_table_made(module: cst.Module, function: cst.FunctionDef, api) -> cst.Call | None:
-    """A call of the model_fn that may make a lookup table while the model runs: the shim does not track it, so
-    tf.saved_model.save refuses the model ("references an 'untracked' resource"). Columns read where the module
-    makes a vocabulary column count (the columns may be made elsewhere in it)."""
-    vocabularies = any(isinstance(node, cst.Call) and VOCABULARIES in (api(node.func) or "")
-                       for node in subtree(module))
-    return next((node for node in subtree(function.body) if isinstance(node, cst.Call) and (
-        TABLES in (api(node.func) or "") or vocabularies and (api(node.func) or "").endswith(COLUMN_READERS))), None)
+    """A call of the model_fn reading feature columns where the module makes a vocabulary column: the table it
+    makes as the model runs is one the shim does not track, so tf.saved_model.save refuses the model ("references
+    an 'untracked' resource"). (A tf.lookup table of the labels, made for training and evaluation only, is not
+    on the PREDICT path an export saves.)"""
+    if not any(isinstance(node, cst.Call) and VOCABULARIES in (api(node.func) or "") for node in subtree(module)):
+        return None
+    return next((node for node in subtree(function.body) if isinstance(node, cst.Call)
+                 and (api(node.func) or "").endswith(COLUMN_READERS)), None)

@@ -464,8 +464,8 @@ class ProgramReader:
                              "here too)")
         if faithful is not None and faithful.lookup_table is not None and what != "predict()":
             raise where.fail(f"{what} of a model_fn kept as written (tier 2) that makes lookup tables as it runs "
-                             f"(`{first_line(faithful.lookup_table)}`: a feature column's vocabulary, a tf.lookup "
-                             "table): the shim does not track them, and TF2 cannot save the model with them")
+                             f"(`{first_line(faithful.lookup_table)}` of a vocabulary column): the shim does not "
+                             "track them, and TF2 cannot save the model with them")
         if faithful is None and self.setup.model_fn.keras is None and self.setup.model.predictions is None and \
                 self.model_read:
             raise where.fail(f"{what} of a model_fn without a PREDICT branch (TF1 failed here too)")
