@@ -32,7 +32,7 @@ from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView
 from rewrites.program.relocation import module_alias, relocate
 from rewrites.program.places import Value
-from rewrites.program.values import Values
+from rewrites.program.values import Values, own_nodes
 from rewrites.syntax import Unsupported, children, default_indented, is_name, source, subtree, with_blank_lines
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
@@ -380,7 +380,9 @@ class Emitter:
         if factory is None:
             return
         name = model_fn.function.name.value
-        for node in _returns(model_fn.view, factory):
+        for node in own_nodes(factory):
+            if not isinstance(node, cst.Return):
+                continue
             if not is_name(node.value, name):
                 raise model_fn.where.fail(f"`{factory.name.value}` makes the model_fn and returns it otherwise than "
                                           f"as `return {name}`, which would return the Keras model's build function")
@@ -456,15 +458,9 @@ def _factory_of(model_fn: ModelFn) -> cst.FunctionDef | None:
     if not isinstance(owner, cst.FunctionDef):
         return None
     name = function.name.value
-    returned = any(isinstance(node, cst.Name) and node.value == name for statement in _returns(view, owner)
-                   for node in subtree(statement))
+    returned = any(isinstance(node, cst.Name) and node.value == name for statement in own_nodes(owner)
+                   if isinstance(statement, cst.Return) for node in subtree(statement))
     return owner if returned else None
-
-
-def _returns(view: ModuleView, function: cst.FunctionDef) -> list[cst.Return]:
-    """The return statements of ``function`` itself (not of the functions in it)."""
-    return [node for node in subtree(function.body) if isinstance(node, cst.Return)
-            and view.enclosing_function(node) is function]
 
 
 def _predicts(plans: list[DriverPlan]) -> bool:
