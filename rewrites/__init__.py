@@ -71,6 +71,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "contrib_batch_norm",
+        triggers=("batch_norm",),
+        rules=(
+            Rule("TFM009", "contrib-batch-norm", N,
+                 "tf.contrib.layers' / slim's batch_norm(..., scope=...) -> tf.compat.v1.layers.batch_normalization "
+                 "with its arguments (decay as momentum, is_training as training, scope as name)"),
+        ),
+    ),
+    Family(
         "contrib_moved",
         triggers=("contrib",),
         rules=(

@@ -71,9 +71,10 @@ IN_TENSORFLOW = {"contrib.framework.nest": "nest",
                      "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")}}
 # Members tf-slim has but that are not moved there, and why.
 NOT_MOVED = {
-    "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it imports the legacy "
-                  "Keras layers of tf_keras): use tf.compat.v1.layers.batch_normalization (momentum=decay, "
-                  "scale=False as slim's default, training=is_training)",
+    "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it reads `ops.Tensor`, "
+                  "which moved): TFM009 rewrites a call with a scope and the arguments both have; for the others use "
+                  "tf.compat.v1.layers.batch_normalization (momentum=decay, scale=False as slim's default, "
+                  "training=is_training, name=scope)",
     "optimize_loss": "tf-slim 1.1.0's optimize_loss does not run on TensorFlow 2.15 or later (it reads "
                      "`ops.Tensor`, which moved); the Estimator migration replaces it where it migrates the model_fn "
                      "that calls it, else write the optimizer and its minimize() by hand",

@@ -437,15 +437,22 @@ def test_tpu_estimator_without_a_tpu_passes(tmp_path):
     assert data["eval"]["ok"] and len(data["variables"]) == 4 and all(v["ok"] for v in data["variables"])
 
 
+def migrated_copy(old: Path, folder: Path, **findings: int) -> Path:
+    """``old`` copied to ``folder``/train.py and migrated there, with these many findings of each rule."""
+    new = folder / "train.py"
+    new.write_text(old.read_text())
+    migrated = subprocess.run([TF_MIGRATE, str(new)], capture_output=True, text=True)
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    assert all(migrated.stdout.count(f" {rule} ") == count for rule, count in findings.items()), migrated.stdout
+    return new
+
+
 def test_a_tf1_era_program_of_tf_contrib_runs_on_the_old_side_as_tf1_ran_it(tmp_path):
     """`import tensorflow as tf` reaching tf.logging and tf.contrib.layers runs on TF 2 with tensorflow.compat.v1 and
     tf-slim in their place; its migration (tier 2, the layers from tf-slim) passes, and the FinalExporter that
     exports when training reaches max_steps exports after the harness's steps, as the migrated program does."""
     old = PROGRAMS / "tf1_era_contrib_tf1.py"
-    new = tmp_path / "train.py"
-    new.write_text(old.read_text())
-    migrated = subprocess.run([TF_MIGRATE, str(new)], capture_output=True, text=True)
-    assert migrated.returncode == 0 and "TFM005" in migrated.stdout and "TFM310" in migrated.stdout, migrated.stdout
+    new = migrated_copy(old, tmp_path, TFM005=3, TFM310=2)
     result = parity(old, new, "--steps", "5")
     assert_parity(result)
     assert "export export/served: the same signatures (serving_default)" in result.stdout
@@ -456,15 +463,23 @@ def test_a_model_fn_looking_up_tf_contrib_lookup_tables_keeps_parity_with_tf_loo
     tf.contrib.lookup's tables in a model_fn kept as written: TFM006 makes them tf.lookup's, created in the Keras
     model's step under ParameterServerStrategy; the same ids, so the same losses, evaluation and weights."""
     old = PROGRAMS / "lookup_tables_tf1.py"
-    new = tmp_path / "train.py"
-    new.write_text(old.read_text())
-    migrated = subprocess.run([TF_MIGRATE, str(new)], capture_output=True, text=True)
-    assert migrated.returncode == 0 and migrated.stdout.count("TFM006") == 2 and "TFM310" in migrated.stdout, \
-        migrated.stdout
+    new = migrated_copy(old, tmp_path, TFM006=2, TFM310=1)
     assert "contrib.lookup.index_table" not in new.read_text()
     result = parity(old, new, "--steps", "5")
     assert_parity(result)
     assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
+
+
+def test_a_model_fn_of_contrib_batch_norms_keeps_parity_with_tf1_batch_norm(tmp_path):
+    """contrib's batch_norm on 2-D inputs, updating as it runs (updates_collections=None) and through UPDATE_OPS, in
+    a model_fn kept as written: TFM009's tf1_batch_norm normalizes as contrib did (its fused kernel's unbiased
+    moving variance), so the same losses, moving statistics, and evaluation of them."""
+    old = PROGRAMS / "batch_norm_tf1.py"
+    new = migrated_copy(old, tmp_path, TFM009=2, TFM310=1)
+    result = parity(old, new, "--steps", "10")
+    assert_parity(result)
+    assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M) and "11 variables match" in result.stdout, \
+        result.stdout
 
 
 def test_the_model_picked_at_run_time_passes_for_the_other_choice_too(tmp_path):
