@@ -64,6 +64,13 @@ class Slots:
     settings: tuple[str, ...] = ()
     scope: str = ""     # the variable scope TF1 made the optimizer's variables in (optimize_loss's), with its "/"
     power_scope: str | None = None  # where TF1 kept the powers, if not in ``scope`` (Keras' compile: "training/")
+    # An optimizer chosen at run time (rewrites/estimator/faithful_choice.py): each Keras class it may be, and the
+    # slots of the TF1 optimizer it stands for (``names`` is empty).
+    chosen: tuple[tuple[str, Slots], ...] = ()
+
+    def each(self) -> tuple[Slots, ...]:
+        """These slots, or each of a choice."""
+        return tuple(slots for _, slots in self.chosen) or (self,)
 
 
 def tf1_slots(api: str, call: cst.Call, keras_momentum: bool = False) -> Slots:
@@ -123,15 +130,16 @@ class Part:
 def restore_context(parts: list[Part], mod_tables: list[str] = (), step: str = '"global_step"') -> dict:
     """What templates/tf1_checkpoint.py.j2 needs beside the names it defines and the model's renames; ``step``:
     TF1's name of the global step (code)."""
-    adam = next((part for part in parts if part.slots.powers), None)
-    unused = sorted({name for part in parts for name in part.slots.settings})
-    factors = {template: f"-float({part.optimizer}.learning_rate)" for part in parts if part.slots.negated_rate
-               for template, slot in part.slots.names if slot == "momentum"}
+    adam = next(((part, slots) for part in parts for slots in part.slots.each() if slots.powers), None)
+    unused = sorted({name for part in parts for slots in part.slots.each() for name in slots.settings})
+    factors = {template: f"-float({part.optimizer}.learning_rate)" for part in parts for slots in part.slots.each()
+               if slots.negated_rate for template, slot in slots.names if slot == "momentum"}
     return dict(
-        parts=[dict(variables=part.variables, optimizer=part.optimizer, slots=_slots(part.slots)) for part in parts],
+        parts=[dict(variables=part.variables, optimizer=part.optimizer, slots=_slots(part.slots, part.optimizer))
+               for part in parts],
         unused=[_string(name) for name in unused],
-        powers=adam and adam.optimizer,
-        power_scope=(adam.slots.scope if adam.slots.power_scope is None else adam.slots.power_scope) if adam else "",
+        powers=adam and adam[0].optimizer, powers_chosen=bool(adam and adam[0].slots.chosen),
+        power_scope=(adam[1].scope if adam[1].power_scope is None else adam[1].power_scope) if adam else "",
         factors="{" + ", ".join(f"{_string(t)}: {f}" for t, f in factors.items()) + "}" if factors else None,
         mod_tables="[" + ", ".join(mod_tables) + "]" if mod_tables else None, step=step)
 
@@ -139,10 +147,14 @@ def restore_context(parts: list[Part], mod_tables: list[str] = (), step: str = '
 def restores_shard_slots(partitioner: str | None, slots: Slots | None) -> bool:
     """Must the program restore its optimizer's slots of sharded variables itself from its own checkpoints
     (templates/restore_shard_slots.py.j2)? When a partitioner shards them and the optimizer keeps slots."""
-    return bool(partitioner and slots and any(keras for _, keras in slots.names))
+    return bool(partitioner and slots and any(keras for each in slots.each() for _, keras in each.names))
 
 
-def _slots(slots: Slots) -> str:
+def _slots(slots: Slots, optimizer: str) -> str:
+    """The table of TF1's slot names to Keras' (code); of a choice, the table of the class ``optimizer`` is."""
+    if slots.chosen:
+        tables = ", ".join(f"{_string(keras_class)}: {_slots(each, optimizer)}" for keras_class, each in slots.chosen)
+        return f"{{{tables}}}[type({optimizer}).__name__]"
     return "{" + ", ".join(f"{_string(tf1)}: {_string(keras) if keras else 'None'}" for tf1, keras in slots.names) + "}"
 
 

@@ -11,7 +11,8 @@ names. Only what TF2 cannot run inside a ``tf.function`` changes in the model_fn
   go: the same optimizer from the table of tier 1 is compiled with the Keras model, whose generated
   ``train_step`` applies it to the model_fn's loss;
 - what the optimizer's arguments read in the model_fn goes to the build function with it
-  (rewrites/estimator/faithful_rates.py);
+  (rewrites/estimator/faithful_rates.py); an optimizer picked by a flag or parameter in an ``if`` / ``elif`` chain
+  is compiled as the one the same value picks (rewrites/estimator/faithful_choice.py);
 - ``return EstimatorSpec(mode, loss=loss, ...)`` returns ``{"loss": loss}``;
 - the batch norms' ``UPDATE_OPS`` around ``minimize`` go: Keras updates the moving statistics as
   the layers run;
@@ -55,6 +56,7 @@ from rewrites import keras_optimizers
 from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import faithful_keras, faithful_tables
 from rewrites.estimator import optimize_loss
+from rewrites.estimator.faithful_choice import is_optimizer, read_choice
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_metrics import METRICS
 from rewrites.estimator.faithful_specs import SpecReading
@@ -169,6 +171,8 @@ class FaithfulReader(SpecReading):
             return
         if self._writes_a_summary(statement):
             return
+        if isinstance(statement, cst.If) and self._optimizer_choice(statement):
+            return
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
             else None
         if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and self.api(small.value.func) in SPECS:
@@ -191,10 +195,10 @@ class FaithfulReader(SpecReading):
         api = self.api(value.func) or ""
         chained = value.func.value if isinstance(value.func, cst.Attribute) and value.func.attr.value == "minimize" \
             else None
-        if isinstance(chained, cst.Call) and _is_optimizer(self.api(chained.func)):
+        if isinstance(chained, cst.Call) and is_optimizer(self.api(chained.func)):
             self._optimizer(None, self.api(chained.func), chained, statement)
             self._minimize(value, statement)
-        elif _is_optimizer(api):
+        elif is_optimizer(api):
             self._optimizer(target, api, value, statement)
         elif self._is_minimize(value):
             self._minimize(value, statement)
@@ -375,6 +379,20 @@ class FaithfulReader(SpecReading):
         if statement not in self.faithful.removed:
             self.faithful.removed.append(statement)
 
+    def _optimizer_choice(self, statement: cst.If) -> bool:
+        """`if FLAGS.optimizer == "Adam": optimizer = tf.train.AdamOptimizer(...) elif ...`: the Keras optimizer the
+        same value picks (rewrites/estimator/faithful_choice.py)."""
+        choice = read_choice(statement, self.api, self.rates, self.spelling)
+        if choice is None:
+            return False
+        if self.faithful.optimizer:
+            raise Unsupported(statement, "a second optimizer in the model_fn: one Keras optimizer trains the model")
+        self.inside |= {id(inner) for inner in choice.statements}
+        self.optimizer_name, self.faithful.optimizer, self.faithful.slots = choice.name, choice.optimizer, choice.slots
+        self.faithful.notes += [("TFM401", call, why) for call, why in choice.whys]
+        self.faithful.removed.append(statement)
+        return True
+
     def _optimize_loss(self, call: cst.Call, statement) -> None:
         """`train_op = tf.contrib.layers.optimize_loss(loss, global_step, learning_rate, "Adam")`: its optimizer, in
         TF1's checkpoints under its variable scope, minimizing the loss (rewrites/estimator/optimize_loss.py)."""
@@ -465,10 +483,6 @@ class FaithfulReader(SpecReading):
 def _sets_none(statement, name: str) -> bool:
     assign = single_assign(statement)
     return assign is not None and assign[0] == name and is_name(assign[1], "None")
-
-
-def _is_optimizer(api: str | None) -> bool:
-    return bool(api) and api.startswith("train.") and api.endswith("Optimizer")
 
 
 def _statements(statements):

@@ -50,8 +50,8 @@ class Rates:
         self.schedules: dict[int, cst.BaseStatement] = {}  # the schedule statements carried out (they go)
         self.inlined: dict[str, cst.BaseStatement] = {}  # the other locals carried out (they go if nothing else reads them)
 
-    def carried(self, call: cst.Call) -> cst.Call:
-        """``call`` with each local it reads replaced by what the build function computes instead."""
+    def carried(self, call: cst.BaseExpression) -> cst.BaseExpression:
+        """``call`` (or any expression) with each local it reads replaced by what the build function computes instead."""
         return self._replaced(call, [])
 
     def _replaced(self, node: cst.CSTNode, trail: list[str], skip: cst.CSTNode | None = None):

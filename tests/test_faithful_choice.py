@@ -1,0 +1,72 @@
+"""An optimizer a model_fn kept as written (tier 2) picks at run time from a flag or a parameter
+(rewrites/estimator/faithful_choice.py): compiled as the Keras optimizer the same value picks, restored from a TF1
+checkpoint by the class chosen; proven by training each choice against TF1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import run
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "tests" / "parity_programs" / "optimizer_flag_tf1.py"
+TF_MIGRATE = str(Path(sys.executable).parent / "tf-migrate")
+CHAIN = PROGRAM.read_text()[PROGRAM.read_text().index('  if FLAGS.optimizer == "Adam":'):
+                            PROGRAM.read_text().index("  train_op = ")]
+
+
+def migrated(chain: str):
+    result = run(PROGRAM.read_text().replace(CHAIN, chain))
+    return " ".join(result.source.split()), sorted({f"{f.rule} {f.message}" for f in result.findings})
+
+
+def test_each_branch_becomes_the_keras_optimizer_the_same_value_picks():
+    code, findings = migrated(CHAIN)
+    assert ('model.compile( { "Adam": TF1Adam( learning_rate=params["learning_rate"], beta_1=0.9, beta_2=0.999, '
+            'epsilon=1e-8), "Adagrad": keras.optimizers.legacy.Adagrad( learning_rate=params["learning_rate"], '
+            'initial_accumulator_value=1e-8, epsilon=1e-30), "Momentum": keras.optimizers.legacy.SGD( '
+            'learning_rate=params["learning_rate"], momentum=0.95), "ftrl": '
+            'keras.optimizers.legacy.Ftrl(learning_rate=params["learning_rate"])}[FLAGS.optimizer])') in code
+    assert "if FLAGS.optimizer ==" not in code and "learning_rate = params" not in code
+    assert not any(f.split()[0] == "TFM302" for f in findings) and any(f.startswith("TFM310 model_fn") for f in findings)
+    # a TF1 checkpoint's slots by the class chosen, its powers where that is TF1's Adam
+    assert '"TF1Adam": {"{}/Adam": "m", "{}/Adam_1": "v"}, "Adagrad": {"{}/Adagrad": "accumulator"}' in code
+    assert "}[type(model.optimizer).__name__]" in code and 'if hasattr(model.optimizer, "tf1_powers"):' in code
+
+
+def test_an_else_branch_is_the_choice_for_any_other_value():
+    chain = CHAIN.replace('  elif FLAGS.optimizer == "ftrl":\n', "  else:\n")
+    code, _ = migrated(chain)
+    assert "}.get(FLAGS.optimizer, keras.optimizers.legacy.Ftrl(" in code
+
+
+@pytest.mark.parametrize("edit, message", [
+    (('elif FLAGS.optimizer == "Adagrad"', 'elif params["optimizer"] == "Adagrad"'), "a second optimizer"),
+    (('elif FLAGS.optimizer == "Adagrad"', 'elif FLAGS.optimizer.startswith("Ada")'), "a second optimizer"),
+    (("momentum=0.95)\n", "momentum=0.95)\n    print(FLAGS.optimizer)\n"), "a second optimizer"),
+    (("tf.train.FtrlOptimizer(learning_rate)", 'tf.train.AdagradOptimizer(learning_rate, name="Other")'),
+     "two optimizers chosen at run time become Keras' Adagrad with slots TF1 named otherwise"),
+], ids=["two values read", "not a string compared", "a branch doing more", "one class, two slot names"])
+def test_a_chain_read_otherwise_leaves_the_program_saying_why(edit, message):
+    code, findings = migrated(CHAIN.replace(*edit))
+    assert any(f.startswith("TFM302 ") and message in f for f in findings), findings
+
+
+@pytest.mark.tensorflow
+def test_each_choice_trains_as_tf1_did_carries_on_from_its_checkpoint_and_an_unknown_one_stops(tmp_path):
+    from test_parity import assert_parity, parity
+
+    new = tmp_path / "train.py"
+    new.write_text(PROGRAM.read_text())
+    subprocess.run([TF_MIGRATE, "-q", str(new)], check=True)
+    assert_parity(parity(PROGRAM, new, "--steps", "10", "--", "--optimizer", "Adagrad"))
+    resumed = parity(PROGRAM, new, "--steps", "5", "--resume", "5", "--", "--optimizer", "Adam")
+    assert_parity(resumed)
+    assert "2 variables, 4 slots and the step match" in resumed.stdout, resumed.stdout  # m, v and the two powers
+    unknown = subprocess.run([sys.executable, str(new), "--optimizer", "GD", "--model_dir", str(tmp_path / "m")],
+                             capture_output=True, text=True, timeout=300)
+    assert unknown.returncode != 0 and "KeyError: 'GD'" in unknown.stderr, unknown.stderr[-2000:]
