@@ -44,13 +44,28 @@ def test_an_else_branch_is_the_choice_for_any_other_value():
     assert "}.get(FLAGS.optimizer, keras.optimizers.legacy.Ftrl(" in code
 
 
+def test_a_rate_decayed_by_the_global_step_goes_to_each_choice_as_its_keras_schedule():
+    chain = ("  rate = tf.train.exponential_decay(learning_rate, tf.train.get_global_step(), 10, 0.5)\n"
+             + CHAIN.replace("learning_rate=learning_rate", "learning_rate=rate").replace(
+                 "FtrlOptimizer(learning_rate)", "FtrlOptimizer(rate)").replace(
+                 "MomentumOptimizer(learning_rate=rate, momentum=0.95)", "MomentumOptimizer(0.1, momentum=0.95)"))
+    code, findings = migrated(chain)
+    assert code.count("keras.optimizers.schedules.ExponentialDecay(") == 3 and "exponential_decay" not in code
+    assert not any(f.startswith("TFM302") for f in findings), findings
+    _, findings = migrated(chain.replace("MomentumOptimizer(0.1, momentum=0.95)", "MomentumOptimizer(rate, 0.95)"))
+    assert any(f.startswith("TFM302") and "keep the rate constant" in f for f in findings), findings
+
+
 @pytest.mark.parametrize("edit, message", [
     (('elif FLAGS.optimizer == "Adagrad"', 'elif params["optimizer"] == "Adagrad"'), "a second optimizer"),
     (('elif FLAGS.optimizer == "Adagrad"', 'elif FLAGS.optimizer.startswith("Ada")'), "a second optimizer"),
     (("momentum=0.95)\n", "momentum=0.95)\n    print(FLAGS.optimizer)\n"), "a second optimizer"),
     (("tf.train.FtrlOptimizer(learning_rate)", 'tf.train.AdagradOptimizer(learning_rate, name="Other")'),
      "two optimizers chosen at run time become Keras' Adagrad with slots TF1 named otherwise"),
-], ids=["two values read", "not a string compared", "a branch doing more", "one class, two slot names"])
+    (("tf.train.FtrlOptimizer(learning_rate)", "tf.train.RMSPropOptimizer(learning_rate)"),
+     "an optimizer chosen at run time that Keras sets up after compile"),
+], ids=["two values read", "not a string compared", "a branch doing more", "one class, two slot names",
+        "RMSProp's slots set after compile"])
 def test_a_chain_read_otherwise_leaves_the_program_saying_why(edit, message):
     code, findings = migrated(CHAIN.replace(*edit))
     assert any(f.startswith("TFM302 ") and message in f for f in findings), findings

@@ -390,7 +390,8 @@ class FaithfulReader(SpecReading):
         self.inside |= {id(inner) for inner in choice.statements}
         self.optimizer_name, self.faithful.optimizer, self.faithful.slots = choice.name, choice.optimizer, choice.slots
         self.faithful.notes += [("TFM401", call, why) for call, why in choice.whys]
-        self.faithful.removed.append(statement)
+        self.faithful.removed += [gone for gone in [*self.rates.schedules.values(), statement]
+                                  if gone not in self.faithful.removed]
         return True
 
     def _optimize_loss(self, call: cst.Call, statement) -> None:

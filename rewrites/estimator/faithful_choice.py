@@ -60,9 +60,9 @@ def read_choice(statement: cst.If, api, rates: Rates, spelling: Spelling) -> Cho
     for _, call in assigns:
         optimizer = api(call.func)
         code = keras_optimizers.optimizer(optimizer, spelling.spelled(rates.carried(call)))
-        if code.after_compile or (optimizer == "train.MomentumOptimizer" and rates.schedules):
-            raise Unsupported(call, "an optimizer chosen at run time that Keras sets up after compile or decays by "
-                                    "the global step, in a model_fn kept as written (tier 2), is not migrated yet")
+        if code.after_compile:
+            raise Unsupported(call, "an optimizer chosen at run time that Keras sets up after compile, in a model_fn "
+                                    "kept as written (tier 2), is not migrated yet")
         made = spelling.code(cst.parse_expression(code.code))
         keras_class = source(cst.ensure_type(cst.parse_expression(made), cst.Call).func).rpartition(".")[2]
         kept = tf1_slots(optimizer, call, keras_momentum=True)
