@@ -85,3 +85,32 @@ def test_each_choice_trains_as_tf1_did_carries_on_from_its_checkpoint_and_an_unk
     unknown = subprocess.run([sys.executable, str(new), "--optimizer", "GD", "--model_dir", str(tmp_path / "m")],
                              capture_output=True, text=True, timeout=300)
     assert unknown.returncode != 0 and "KeyError: 'GD'" in unknown.stderr, unknown.stderr[-2000:]
+
+
+def _two_modules(folder: Path) -> Path:
+    """PROGRAM as trainers are laid out: the model_fn, last in model.py, reading the flags train.py defines."""
+    text = PROGRAM.read_text()
+    start, end = text.index("def model_fn"), text.index("def main")
+    folder.mkdir()
+    (folder / "model.py").write_text("import tensorflow.compat.v1 as tf\n\nFLAGS = tf.flags.FLAGS\n\n\n"
+                                     + text[start:end].rstrip() + "\n")
+    (folder / "train.py").write_text(text[:start].replace("rng = np", "import model\n\nrng = np") + text[end:].replace(
+        "tf.estimator.Estimator(model_fn,", "tf.estimator.Estimator(model.model_fn,"))
+    return folder / "train.py"
+
+
+def test_a_model_fn_last_in_its_module_gets_its_keras_model_after_it(tmp_path):
+    _two_modules(tmp_path / "program")
+    subprocess.run([TF_MIGRATE, "-q", str(tmp_path / "program")], check=True, capture_output=True)
+    model = (tmp_path / "program" / "model.py").read_text()
+    assert model.index("def model_fn(") < model.index("\n\n\nclass ModelFnModel(keras.Model):") < model.index(
+        "}[FLAGS.optimizer])\n  return model\n")
+
+
+@pytest.mark.tensorflow
+def test_the_choice_in_another_module_than_the_flags_trains_as_tf1_did(tmp_path):
+    from test_parity import assert_parity, parity
+
+    old, new = _two_modules(tmp_path / "old"), _two_modules(tmp_path / "new")
+    subprocess.run([TF_MIGRATE, "-q", str(new.parent)], check=True, capture_output=True)
+    assert_parity(parity(old, new, "--steps", "10", "--", "--optimizer", "ftrl"))

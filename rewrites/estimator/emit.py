@@ -318,8 +318,13 @@ class Emitter:
         if model.faithful is not None:
             following, text = faithful_emit.build_function(self, program, new_name, scope_names, predict)
             column = view.position(function)[1] - 1
-            self.module_edits(view).insert_before(following, _module_statements(text, column))
-            self.module_edits(view).blank_lines[following] = 1 if column else 2
+            statements = _module_statements(text, column)
+            if following is None:  # the model_fn ends its module (or function)
+                statements[0] = with_blank_lines(statements[0], 1 if column else 2)
+                self.module_edits(view).insert_after(function, statements)
+            else:
+                self.module_edits(view).insert_before(following, statements)
+                self.module_edits(view).blank_lines[following] = 1 if column else 2
             return new_name
         loss_metric = self._eval_loss(view, view.module_statement_of(function), model, plans)
         local = free_names(BUILD_LOCALS, {*model.bound, "features", "input_spec", "params", *model_fn.bound,

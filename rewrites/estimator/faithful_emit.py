@@ -31,7 +31,7 @@ def arguments(parameters: list[str], predicts: bool = False) -> list[str]:
 def build_function(emitter, program: Program, new_name: str, taken: set[str],
                    predicts: bool = False) -> tuple[cst.BaseStatement, str]:
     """The model_fn edited where it stands; the generated class and build function (their code), and the
-    statement they go before: the one after the model_fn. ``predicts``: the model also predicts (predict(), an
+    statement they go before: the one after the model_fn (None: they go after the model_fn, the block's last). ``predicts``: the model also predicts (predict(), an
     export), as the model_fn does in TF1's PREDICT mode."""
     from templates import render, wrap
 
@@ -56,9 +56,6 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
                                     "program's driver are not migrated yet: the strategy made there shards them",
                           view.path)
     following = _next_statement(block, function)
-    if following is None:
-        raise Unsupported(function, "the model_fn is the last statement of its module or function: the migration "
-                                    "writes its Keras model after it", view.path)
     edits = emitter.module_edits(view)
     for statement in faithful.removed:
         edits.remove(statement)

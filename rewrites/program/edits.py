@@ -31,6 +31,7 @@ class ModuleEdits:
     view: ModuleView
     statements: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)  # [] removes it
     before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+    after: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
     expressions: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     blank_lines: dict[cst.CSTNode, int] = field(default_factory=dict)  # statements kept with blank lines before
     imports: list[tuple[str, str | None, str | None, int]] = field(default_factory=list)  # (module, obj, asname, dots)
@@ -55,6 +56,9 @@ class ModuleEdits:
 
     def insert_before(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
         self.before.setdefault(statement, []).extend(new)
+
+    def insert_after(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
+        self.after.setdefault(statement, []).extend(new)
 
     def add_import(self, module: str, obj: str | None = None, asname: str | None = None, relative: int = 0) -> None:
         if (module, obj, asname, relative) not in self.imports:
@@ -84,6 +88,8 @@ class ModuleEdits:
             self.replace(statement, new)
         for statement, new in other.before.items():
             self.insert_before(statement, new)
+        for statement, new in other.after.items():
+            self.insert_after(statement, new)
         self.expressions.update(other.expressions)
         self.blank_lines.update(other.blank_lines)
         for imported in other.imports:
@@ -91,7 +97,7 @@ class ModuleEdits:
         self.legacy_keras |= other.legacy_keras
 
     def __bool__(self) -> bool:
-        return bool(self.statements or self.before or self.expressions or self.imports or self.blank_lines or
+        return bool(self.statements or self.before or self.after or self.expressions or self.imports or self.blank_lines or
                     self.legacy_keras)
 
     def apply(self) -> str:
@@ -312,10 +318,10 @@ class _Apply(cst.CSTTransformer):
         if original_node in edits.blank_lines:
             updated_node = with_blank_lines(updated_node, edits.blank_lines[original_node])
         new = edits.statements.get(original_node)
-        before = edits.before.get(original_node, [])
-        if new is None and not before:
+        before, after = edits.before.get(original_node, []), edits.after.get(original_node, [])
+        if new is None and not before and not after:
             return updated_node
-        statements = [*before, *(new if new is not None else [updated_node])]
+        statements = [*before, *(new if new is not None else [updated_node]), *after]
         return cst.FlattenSentinel(statements) if statements else cst.RemoveFromParent()
 
     def leave_IndentedBlock(self, original_node, updated_node):
