@@ -590,10 +590,7 @@ EXPORT
 """
 
 
-def test_an_export_of_a_kept_model_fn_making_lookup_tables_leaves_the_program():
-    """A vocabulary column read in the model_fn makes its table as the model runs, which the shim does not track:
-    tf.saved_model.save refuses such a model, so the program is left where it exports (and migrated where not)."""
-    exported = LOOKUP_PROGRAM.replace("EXPORT", """
+EXPORTED_LOOKUP_PROGRAM = LOOKUP_PROGRAM.replace("EXPORT", """
 
 def serving_input_fn():
   kind = tf.placeholder(tf.string, [None, 1])
@@ -601,10 +598,32 @@ def serving_input_fn():
 
 
 estimator.export_saved_model("export", serving_input_fn)""")
+
+
+def test_an_export_of_a_kept_model_fn_making_lookup_tables_is_built_in_a_tf1_graph():
+    """A vocabulary column read in the model_fn makes its table as the model runs, outside the traced model, where
+    Keras does not track it and tf.saved_model.save refuses it: the export builds the model_fn's PREDICT mode in a
+    TF1 graph and writes it with TF1's SavedModel builder (parity: tests/test_parity.py)."""
+    code = migrated(EXPORTED_LOOKUP_PROGRAM).source
+    assert "def tf1_export_outputs(self, features):" in code and \
+        'return model_fn(features, None, "infer")["export_outputs"]' in code
+    export = code[code.index("def export_saved_model("):code.index("\n\n\n", code.index("def export_saved_model("))]
+    assert "export_outputs = predictor.tf1_export_outputs(features)" in export
+    assert "tf.compat.v1.saved_model.Builder(temporary)" in export and "tf.saved_model.save(" not in export
+    assert "saved_model_pb2" not in code
+    plain = migrated(LOOKUP_PROGRAM.replace("EXPORT", "").replace(
+        "tf.feature_column.input_layer(features, COLUMNS)", "features['x']")).source
+    assert "tf1_export_outputs" not in plain
+
+
+def test_an_export_of_a_kept_model_fn_making_lookup_tables_and_keras_layers_leaves_the_program():
+    """Keras layers the model_fn makes are tracked by the Keras model, not TF1's graph the export builds."""
+    exported = EXPORTED_LOOKUP_PROGRAM.replace(
+        "  logits = tf.layers.dense(tf.feature_column.input_layer(features, COLUMNS), 1)",
+        "  logits = head(tf.feature_column.input_layer(features, COLUMNS))").replace(
+        "def model_fn(", "def head(net):\n  return tf.keras.layers.Dense(1)(net)\n\n\ndef model_fn(")
     result = run(exported)
     assert result.source == exported
-    assert any("makes lookup tables as it runs (`tf.feature_column.input_layer(" in finding.message
-               for finding in result.findings)
-    trained = migrated(LOOKUP_PROGRAM.replace("EXPORT", ""))
-    assert "TFM310" in rules(trained) and "ModelFnModel" in trained.source
+    assert any("makes lookup tables as it runs (`tf.feature_column.input_layer(features, COLUMNS)`) and Keras layers"
+               in finding.message for finding in result.findings), [f.message for f in result.findings]
 

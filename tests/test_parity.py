@@ -470,6 +470,20 @@ def test_a_model_fn_looking_up_tf_contrib_lookup_tables_keeps_parity_with_tf_loo
     assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
 
 
+def test_a_model_fn_reading_vocabulary_columns_exports_what_tf1_exported(tmp_path):
+    """A census-style model_fn kept as written whose vocabulary column makes its lookup table as the model runs:
+    its exports (placeholders per feature, parsed tf.Examples) are built in a TF1 graph of its PREDICT mode with the
+    trained values, and answer the same requests as TF1's."""
+    old = PROGRAMS / "vocabulary_export_tf1.py"
+    new = migrated_copy(old, tmp_path, TFM006=1, TFM310=1)
+    assert "tf.compat.v1.saved_model.Builder(temporary)" in new.read_text()
+    result = parity(old, new, "--steps", "5")
+    assert_parity(result)
+    for name in ("example", "json"):
+        assert re.search(rf"^  export export/{name}: the same signatures \(prediction, serving_default\), [1-9]\d* "
+                         "requests answered alike", result.stdout, re.M), result.stdout
+
+
 def test_a_model_fn_of_contrib_batch_norms_keeps_parity_with_tf1_batch_norm(tmp_path):
     """contrib's batch_norm on 2-D inputs, updating as it runs (updates_collections=None) and through UPDATE_OPS, in
     a model_fn kept as written: TFM009's tf1_batch_norm normalizes as contrib did (its fused kernel's unbiased

@@ -27,7 +27,8 @@ METHODS = (("train.CheckpointManager", "__init__", "directory", 1), ("train.Chec
            ("train.Checkpoint", "write", "file_prefix", 0), ("train.Checkpoint", "restore", "save_path", 0),
            ("train.Checkpoint", "read", "save_path", 0), ("compat.v1.train.Saver", "save", "save_path", 1),
            ("compat.v1.train.Saver", "restore", "save_path", 1),
-           ("compat.v1.summary.FileWriter", "__init__", "logdir", 0))
+           ("compat.v1.summary.FileWriter", "__init__", "logdir", 0),
+           ("compat.v1.saved_model.Builder", "__init__", "export_dir", 0))
 KERAS_METHODS = (("Model", "save", "filepath", 0), ("Model", "save_weights", "filepath", 0),
                  ("Model", "load_weights", "filepath", 0))
 # tf.io.gfile calls: on a path the side wrote in its folder (the SavedModel an export finishes, the exports it

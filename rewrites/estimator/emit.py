@@ -249,10 +249,11 @@ class Emitter:
                 single=single, keys=any(p.keys is not None for p in predict), batches=any(p.batches for p in predict),
                 results=faithful is not None)))
         builders = sorted({builder for plan in plans for builder in plan.builders})
+        graph = faithful is not None and faithful.lookup_table is not None  # exported through TF1's graph
         if any(plan.exports for plan in plans):
             signatures = faithful.signatures if faithful else setup.model.signatures
             wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
-                           dict(signatures=signatures, builders=builders, results=faithful is not None,
+                           dict(signatures=signatures, builders=builders, results=faithful is not None, graph=graph,
                                 keras_outputs=setup.model_fn.keras is not None,
                                 assets=any(e.assets for plan in plans for e in plan.exports),
                                 text=any(e.as_text for plan in plans for e in plan.exports))))
@@ -275,9 +276,9 @@ class Emitter:
         if setup.checkpoints or any(plan.exports for plan in plans):
             self.module_edits(view).add_import("os")
             self.module_edits(view).add_import("time")
-        if any(plan.exports for plan in plans):
+        if any(plan.exports for plan in plans) and not graph:
             self.module_edits(view).add_import("tensorflow.core.protobuf", "saved_model_pb2")
-        if any(e.as_text for plan in plans for e in plan.exports):
+        if any(e.as_text for plan in plans for e in plan.exports) and not graph:
             self.module_edits(view).add_import("google.protobuf", "text_format")
         return found
 
@@ -316,7 +317,8 @@ class Emitter:
                                                        f"`{names[0]}` or `{names[1]}`, which this module already "
                                                        "uses")
         if model.faithful is not None:
-            following, text = faithful_emit.build_function(self, program, new_name, scope_names, predict)
+            following, text = faithful_emit.build_function(self, program, new_name, scope_names, predict,
+                                                            any(plan.exports for plan in plans))
             column = view.position(function)[1] - 1
             statements = _module_statements(text, column)
             if following is None:  # the model_fn ends its module (or function)

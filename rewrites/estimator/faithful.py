@@ -106,7 +106,7 @@ class Faithful:
     mod_tables: bool = False  # ... and looks them up "mod"
     float64: bool = False  # its module computes in float64, which TF1's layers took from their inputs
     keras_layers: bool = False  # its module makes Keras layers, through the generated KERAS_LAYER
-    lookup_table: cst.Call | None = None  # a vocabulary column's reading, making a table no export can save
+    lookup_table: cst.Call | None = None  # a call making a lookup table as the model runs: exported by TF1's graph
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 

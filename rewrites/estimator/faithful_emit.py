@@ -28,11 +28,18 @@ def arguments(parameters: list[str], predicts: bool = False) -> list[str]:
     return [given[name] for name in parameters]
 
 
-def build_function(emitter, program: Program, new_name: str, taken: set[str],
-                   predicts: bool = False) -> tuple[cst.BaseStatement, str]:
+def export_arguments(parameters: list[str]) -> list[str]:
+    """What the generated export passes the model_fn: TF1's PREDICT mode, without labels."""
+    given = {"features": "features", "labels": "None", "mode": '"infer"', "params": "self.params"}
+    return [given[name] for name in parameters]
+
+
+def build_function(emitter, program: Program, new_name: str, taken: set[str], predicts: bool = False,
+                   exports: bool = False) -> tuple[cst.BaseStatement, str]:
     """The model_fn edited where it stands; the generated class and build function (their code), and the
-    statement they go before: the one after the model_fn (None: they go after the model_fn, the block's last). ``predicts``: the model also predicts (predict(), an
-    export), as the model_fn does in TF1's PREDICT mode."""
+    statement they go before: the one after the model_fn (None: they go after the model_fn, the block's last).
+    ``predicts``: the model also predicts (predict(), an export), as the model_fn does in TF1's PREDICT mode;
+    ``exports``: an export reads it, through TF1's graph where the model_fn makes lookup tables."""
     from templates import render, wrap
 
     model_fn, faithful = program.setup.model_fn, program.setup.model.faithful
@@ -67,6 +74,7 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str],
     params = "params" in faithful.parameters
     text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
                   arguments=arguments(faithful.parameters, predicts), predicts=predicts,
+                  export_arguments=export_arguments(faithful.parameters) if exports and faithful.lookup_table else None,
                   regularization=faithful.regularization, tables=faithful.tables, partitioner=TABLE_PARTITIONER,
                   collections=faithful.collections, float64=faithful.float64,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,

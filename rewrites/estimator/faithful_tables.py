@@ -149,17 +149,20 @@ class TableReader:
 
 
 # Feature columns' vocabularies make lookup tables when the columns are read (input_layer, linear_model), on every
-# path of the model_fn: its PREDICT path, which an export saves, too.
+# path of the model_fn: its PREDICT path, which an export saves, too; so do tf.lookup's tables made in it.
 COLUMN_READERS = ("feature_column.input_layer", "feature_column.linear_model")
 VOCABULARIES = "categorical_column_with_vocabulary"
+TABLES = ("lookup.", "index_table_from_", "index_to_string_table_from_")
 
 
 def lookup_table_made(module: cst.Module, function: cst.FunctionDef, api) -> cst.Call | None:
-    """A call of the model_fn reading feature columns where the module makes a vocabulary column: the table it
-    makes as the model runs is one the shim does not track, so tf.saved_model.save refuses the model ("references
-    an 'untracked' resource"). (A tf.lookup table of the labels, made for training and evaluation only, is not
-    on the PREDICT path an export saves.)"""
-    if not any(isinstance(node, cst.Call) and VOCABULARIES in (api(node.func) or "") for node in subtree(module)):
-        return None
-    return next((node for node in subtree(function.body) if isinstance(node, cst.Call)
-                 and (api(node.func) or "").endswith(COLUMN_READERS)), None)
+    """A call of the model_fn making a lookup table as the model runs (reading feature columns where the module
+    makes a vocabulary column, or making a tf.lookup table): TF2 makes such a table outside the traced model,
+    where Keras does not track it, so tf.saved_model.save refuses the model ("references an 'untracked'
+    resource"), and the export builds the model_fn's PREDICT mode in a TF1 graph instead."""
+    calls = [node for node in subtree(function.body) if isinstance(node, cst.Call)]
+    made = next((node for node in calls if any(part in (api(node.func) or "") for part in TABLES)), None)
+    if made is not None or not any(isinstance(node, cst.Call) and VOCABULARIES in (api(node.func) or "")
+                                   for node in subtree(module)):
+        return made
+    return next((node for node in calls if (api(node.func) or "").endswith(COLUMN_READERS)), None)

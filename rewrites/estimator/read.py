@@ -462,10 +462,12 @@ class ProgramReader:
         if faithful is not None and faithful.signatures is None:
             raise where.fail(f"{what} of a model_fn kept as written (tier 2) that returns no predictions (TF1 failed "
                              "here too)")
-        if faithful is not None and faithful.lookup_table is not None and what != "predict()":
+        if faithful is not None and faithful.lookup_table is not None and what != "predict()" and (
+                faithful.tables or faithful.keras_layers):
             raise where.fail(f"{what} of a model_fn kept as written (tier 2) that makes lookup tables as it runs "
-                             f"(`{first_line(faithful.lookup_table)}` of a vocabulary column): the shim does not "
-                             "track them, and TF2 cannot save the model with them")
+                             f"(`{first_line(faithful.lookup_table)}`) and Keras "
+                             f"{'weights of its partitioned tables' if faithful.tables else 'layers'} is not migrated: "
+                             "its export is TF1's graph, which has neither")
         if faithful is None and self.setup.model_fn.keras is None and self.setup.model.predictions is None and \
                 self.model_read:
             raise where.fail(f"{what} of a model_fn without a PREDICT branch (TF1 failed here too)")
