@@ -4,6 +4,7 @@ program shapes of the Estimator work (main() under tf.app.run, build_estimator i
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from textwrap import dedent
 
 import pytest
@@ -12,6 +13,7 @@ from test_estimator_programs import run_one, run_tree
 
 import rewrites.estimator.canned
 
+PROGRAMS = Path(__file__).parent / "parity_programs"
 INPUT_FN = '''
 def train_input_fn():
   features = {"x": [[1.0], [2.0]], "y": [[0.5], [0.0]]}
@@ -436,10 +438,9 @@ def test_input_layer_in_a_model_fn_reads_the_same_columns():
     ('make_column("x")', "`make_column(\"x\")` is not a feature column the migration can follow to the call"),
     ('tf.feature_column.numeric_column("x", normalizer_fn=tf.math.log1p)',
      "a normalizer_fn is migrated when it is a lambda of one argument"),
-    ('tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x"), np.linspace(0, 1.0, 5).tolist())',
-     "bucketized_column's boundaries must be a value the migration can read (the Keras model is built apart)"),
-    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_hash_bucket("w", FLAGS.buckets))',
-     "categorical_column_with_hash_bucket's hash_bucket_size must be a value the migration can read"),
+    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_vocabulary_list("w", '
+     'sorted(train_x["w"].unique())))',
+     "categorical_column_with_vocabulary_list's vocabulary_list must be a value the migration can read"),
 ])
 def test_columns_not_migrated_yet_are_left_with_the_reason(column, why):
     source = PREMADE.replace("my_feature_columns.append(tf.feature_column.numeric_column(key=key))",
@@ -448,6 +449,38 @@ def test_columns_not_migrated_yet_are_left_with_the_reason(column, why):
     assert result.source == dedent(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM302"]
     assert why in finding.message, finding.message
+
+
+@pytest.mark.parametrize("column, reads", [
+    ('tf.feature_column.bucketized_column(tf.feature_column.numeric_column("x"), np.linspace(0, 1.0, FLAGS.nbuckets).tolist())',
+     ['x_boundaries = columns_by_name["x_bucketized"].boundaries',
+      "bin_boundaries=list(x_boundaries)", "num_tokens=len(x_boundaries) + 1"]),
+    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_hash_bucket("w", FLAGS.buckets))',
+     ['w_buckets = columns_by_name["w"].hash_bucket_size', "tf.constant(w_buckets, tf.int64)",
+      "keras.layers.Hashing(num_bins=w_buckets)", "num_tokens=w_buckets + 1"]),
+    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_identity("i", FLAGS.ids))',
+     ['i_buckets = columns_by_name["i"].num_buckets', "num_tokens=i_buckets + 1"]),
+    ('tf.feature_column.embedding_column(tf.feature_column.crossed_column(["a", "b"], FLAGS.buckets), FLAGS.dimension)',
+     ['crossed_buckets = columns_by_name["a_X_b"].hash_bucket_size', "HashedCrossing(num_bins=crossed_buckets)",
+      'crossed_dimension = columns_by_name["a_X_b_embedding"].dimension', "units=crossed_dimension",
+      "stddev=1 / math.sqrt(crossed_dimension)"]),
+], ids=["boundaries", "hash buckets", "identity buckets", "crossed and embedded"])
+def test_column_sizes_known_when_the_program_runs_are_read_from_the_columns_it_made(column, reads):
+    """A size computed as the program runs (from a flag, a global a task sets, np.linspace of one) is read from
+    the column the program made, found by name among the columns the build function is given (parity:
+    tests/test_parity.py)."""
+    source = PREMADE.replace("my_feature_columns.append(tf.feature_column.numeric_column(key=key))",
+                             f"my_feature_columns.append({column})").replace(
+        "import tensorflow as tf\n", "import numpy as np\nimport tensorflow as tf\n")
+    result = run_one(source)
+    assert not findings(result, "TFM302"), result.findings
+    code = result.source
+    build = code[code.index("def build_dnn_classifier_model(input_spec, feature_columns):"):]
+    assert "    pending = list(feature_columns)\n" in build and "        pending += column.parents\n" in build
+    for line in reads:
+        assert line in build, build[:3000]
+    assert "feature_columns=my_feature_columns" in code[code.index("with strategy.scope():"):]
+    compile(code, "train.py", "exec")
 
 
 LINEAR = PREMADE.replace("""    my_feature_columns = []
@@ -632,8 +665,7 @@ def test_column_arguments_written_with_builtins_are_read():
 
     assert build_function(run_one(source).source) == build_function(run_one(LINEAR).source)
     shadowed = source.replace("import argparse\n", "import argparse\n\nint = float\n")
-    (finding,) = [f for f in run_one(shadowed).findings if f.rule == "TFM302"]
-    assert "hash_bucket_size must be a value the migration can read" in finding.message
+    assert 'occupation_buckets = columns_by_name["occupation"].hash_bucket_size' in run_one(shadowed).source
 
 
 def test_shared_embeddings_unpacked_into_names_look_up_one_table():
@@ -672,9 +704,9 @@ def test_bucket_boundaries_written_with_range_or_numpy_are_numpy_s_numbers(bound
                              "import numpy as np\nimport tensorflow as tf\n\nNBUCKETS = 7\n")
     result = run_one(source.replace(COLUMNS_IN_A_LOOP, f"    my_feature_columns = [tf.feature_column.bucketized_column("
                                                       f"tf.feature_column.numeric_column('a'), {boundaries})]\n"))
-    if expected is None:
-        (finding,) = findings(result, "TFM302")
-        assert "boundaries must be a value the migration can read" in finding
+    if expected is None:  # not read before the program runs: read from the column then
+        assert not findings(result, "TFM302") and \
+            'a_boundaries = columns_by_name["a_bucketized"].boundaries' in result.source
         return
     written = re.search(r"Discretization\(\s*bin_boundaries=(\[[^]]*\])", result.source).group(1)
     assert [float(number) for number in written.strip("[]").split(",")] == \
@@ -882,17 +914,28 @@ def train_and_evaluate(output_dir):
 '''
 
 
+def test_a_model_fn_s_input_layer_reads_sizes_known_when_it_runs_from_the_columns_given_through_params():
+    source = (PROGRAMS / "custom_estimator_tf1.py").read_text().replace(
+        '    tf.feature_column.numeric_column(key="Petal", shape=(2,)),\n',
+        '    tf.feature_column.numeric_column(key="Petal", shape=(2,)),\n'
+        '    tf.feature_column.bucketized_column(tf.feature_column.numeric_column(key="SepalWidth"), '
+        'np.linspace(-3, 3, int(sys.argv[1])).tolist()),\n')
+    code = run_one(source).source
+    build = code[code.index("def build_my_model("):]
+    assert '  pending = list(params["feature_columns"])\n' in build and \
+        'SepalWidth_boundaries = columns_by_name["SepalWidth_bucketized"].boundaries' in build
+
+
 @pytest.mark.parametrize("task, outcome", [
     ("model.NNSIZE = args.nnsize\n", "read when it runs"),
     ("model.NNSIZE += [2]\n", "read when it runs"),
     ("print(model.NNSIZE)\n", "its value"),
-    ("model.BOUNDS = [0.5]\n", "left"),
-], ids=["set by the task", "added to", "only read", "needed before it runs"])
+    ("model.BOUNDS = [0.5]\n", "read from the column"),
+], ids=["set by the task", "added to", "only read", "a column's"])
 def test_a_module_constant_another_module_sets_is_read_when_the_program_runs(tmp_path, cli, task, outcome):
     """babyweight's trainer: task.py sets `model.NNSIZE` from its flags before it trains; the hidden units are not
     model.py's [64, 16] then. The migrated model.py reads `NNSIZE` where TF1 read it, when the program runs; a
-    constant the migration needs to know (a feature column's boundaries, built into the Keras model) leaves the
-    program with a finding saying so, never built with model.py's value."""
+    feature column's boundaries are read from the column the program made, never built with model.py's value."""
     (tmp_path / "trainer").mkdir()
     (tmp_path / "trainer" / "__init__.py").write_text("")
     (tmp_path / "trainer" / "model.py").write_text(MODEL_MODULE)
@@ -902,11 +945,11 @@ def test_a_module_constant_another_module_sets_is_read_when_the_program_runs(tmp
         + task + "model.train_and_evaluate('out')\n")
     code, out, err = cli("trainer")
     migrated = (tmp_path / "trainer" / "model.py").read_text()
-    if outcome == "left":
-        assert migrated == MODEL_MODULE
-        assert "bucketized_column's boundaries must be a value the migration can read" in out, out
-        return
     compile(migrated, "model.py", "exec")
+    if outcome == "read from the column":
+        assert 'x_boundaries = columns_by_name["x_bucketized"].boundaries' in migrated and "bin_boundaries=[" not in \
+            migrated, migrated
+        return
     driver = migrated[migrated.index("def train_and_evaluate(output_dir):"):]
     if outcome == "read when it runs":
         assert re.search(r"build_\w+_model\([^)]*hidden_units=NNSIZE\)", driver), driver

@@ -470,6 +470,19 @@ def test_a_model_fn_looking_up_tf_contrib_lookup_tables_keeps_parity_with_tf_loo
     assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
 
 
+def test_column_sizes_a_task_sets_from_its_flags_are_the_ones_the_migrated_model_is_built_with(tmp_path):
+    """babyweight's and taxifare's shape: the command line sets the module globals the columns' sizes are made of
+    (np.linspace boundaries, a crossed column's buckets, an embedding's dimension); the migrated model reads each from
+    the column the program made, so flags other than the defaults keep parity too."""
+    old = PROGRAMS / "runtime_columns_tf1.py"
+    new = migrated_copy(old, tmp_path, TFM309=2, TFM301=1)
+    assert 'crossed_dimension = columns_by_name["' in new.read_text()
+    result = parity(old, new, "--steps", "5", "--", "--nbuckets", "3", "--nembeds", "2")
+    assert_parity(result)
+    assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M) and "11 variables match" in result.stdout, \
+        result.stdout
+
+
 def test_a_model_fn_reading_vocabulary_columns_exports_what_tf1_exported(tmp_path):
     """A census-style model_fn kept as written whose vocabulary column makes its lookup table as the model runs:
     its exports (placeholders per feature, parsed tf.Examples) are built in a TF1 graph of its PREDICT mode with the

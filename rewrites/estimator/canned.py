@@ -88,8 +88,8 @@ import libcst as cst
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
 from rewrites.estimator.column_reader import ColumnReader
-from rewrites.estimator.columns import (Embedding, Numeric, SharedEmbedding, Weighted, Writer, input_layer,
-                                        linear_model, uses_math)
+from rewrites.estimator.column_writer import Writer, input_layer, linear_model, uses_math
+from rewrites.estimator.columns import Embedding, Numeric, SharedEmbedding, Weighted, has_runtime
 from rewrites.estimator.heads import head, head_predictions, head_signatures
 from rewrites.estimator.program import Model
 from rewrites.program.constants import UNKNOWN
@@ -226,8 +226,8 @@ class CannedReader:
         if kind.model == "combined":
             dnn = {DNN_PART[key]: value for key, value in args.items() if key in DNN_PART}
             linear = {LINEAR_PART[key]: value for key, value in args.items() if key in LINEAR_PART}
-            columns = self._dnn(model, dnn, units, writer, "dnn_logits", keywords)
-            linear_columns = self._linear(model, linear, units, writer, "linear_logits")
+            columns = self._dnn(model, dnn, units, writer, "dnn_logits", keywords, combined=True)
+            linear_columns = self._linear(model, linear, units, writer, "linear_logits", keywords, combined=True)
             model.wide_deep = ("linear_logits", "dnn_logits")
         elif kind.model == "dnn":
             columns, linear_columns = self._dnn(model, args, units, writer, "logits", keywords), []
@@ -267,25 +267,27 @@ class CannedReader:
         return Canned(name, model, keywords)
 
     def _dnn(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str,
-             keywords: dict[str, Value]) -> list | None:
+             keywords: dict[str, Value], combined: bool = False) -> list | None:
         """The DNN's code into ``writer``, and into ``keywords`` what it takes at run time; its columns (None: made
         at run time)."""
         if "hidden_units" not in args:
             raise args["feature_columns"].fail("a DNN without hidden units")
         columns = ColumnReader(self.values).read(args["feature_columns"])
-        if columns is None:
-            keywords["feature_columns"] = args["feature_columns"]
-        input_layer(columns, "feature_columns", "net", writer, scope="dnn/input_from_feature_columns/input_layer")
+        code = "dnn_feature_columns" if combined else "feature_columns"
+        if columns is None or has_runtime(columns):
+            keywords[code] = args["feature_columns"]
+        input_layer(columns, code, "net", writer, scope="dnn/input_from_feature_columns/input_layer")
         self._hidden_layers(writer, model, args, keywords)
         writer.assign(target, f'keras.layers.Dense(units={units}, name="dnn/logits")(net)')
         return columns
 
     def _linear(self, model: Model, args: dict[str, Value], units: int, writer: Writer, target: str,
-                keywords: dict[str, Value] | None = None) -> list | None:
-        """The linear model's code into ``writer``; its columns (None: numeric columns made at run time, which
-        ``keywords`` gets, where given: not for a combined model, whose linear rate depends on their number)."""
+                keywords: dict[str, Value], combined: bool = False) -> list | None:
+        """The linear model's code into ``writer``, and into ``keywords`` what it takes at run time; its columns
+        (None: numeric columns made at run time: not for a combined model, whose linear rate depends on their
+        number)."""
         columns = ColumnReader(self.values).read(args["feature_columns"], dense=False)
-        if columns is None and keywords is None:
+        if columns is None and combined:
             raise args["feature_columns"].fail("the linear part of feature columns made at run time is not migrated "
                                                "yet: write the list out")
         if columns is None:
@@ -301,7 +303,10 @@ class CannedReader:
         if combiner == "sqrtn" and any(isinstance(column, Weighted) for column in columns):
             raise args["sparse_combiner"].fail('sparse_combiner="sqrtn" over weighted ids (the root of the sum of the '
                                                "squared weights) is not migrated yet")
-        linear_model(columns, units, combiner, target, writer)
+        code = "linear_feature_columns" if combined else "feature_columns"
+        if has_runtime(columns):
+            keywords[code] = args["feature_columns"]
+        linear_model(columns, units, combiner, target, writer, code)
         return columns
 
     def _weight_column(self, given: Value | None) -> str | None:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from rewrites.estimator.column_containers import UNFOLLOWED, ColumnContainers
 from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBucket, Identity, Indicator, Numeric,
-                                        SharedEmbedding, SharedTable, VocabularyList, Weighted)
+                                        Runtime, SharedEmbedding, SharedTable, VocabularyList, Weighted)
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
 from rewrites.program.values import Values
@@ -28,6 +28,7 @@ SHARED = "feature_column.shared_embedding_columns"
 EMBEDDING = ("categorical_column", "dimension", "combiner", "initializer", "ckpt_to_load_from", "tensor_name_in_ckpt",
              "max_norm", "trainable", "use_safe_embedding_lookup")
 
+AT_RUN_TIME = object()  # an argument (a size) known when the program runs, read then from the column it made
 ARITHMETIC = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.Power: "**"}
 # What each argument read must be (others: a number, a string or None).
 ARGUMENT_TYPES = {"boundaries": (list, tuple), "vocabulary_list": (list, tuple), "hash_bucket_size": int,
@@ -158,7 +159,8 @@ class ColumnReader:
         if listed is None or not isinstance(listed.node, (cst.List, cst.Tuple)):
             raise call.fail("shared_embedding_columns' categorical columns must be a list written out")
         categoricals = [self.column(Value(element.value, listed.place)) for element in listed.node.elements]
-        if not all(isinstance(c, (VocabularyList, HashBucket, Identity)) and c.size is not None for c in categoricals) \
+        if not all(isinstance(c, (VocabularyList, HashBucket, Identity)) and isinstance(c.size, int)
+                   for c in categoricals) \
                 or len({(type(c), c.size) for c in categoricals}) != 1:
             raise call.fail("shared_embedding_columns of vocabulary-list, hash-bucket or identity columns of one type "
                             "and number of buckets is migrated (TF1 took no others)")
@@ -184,9 +186,9 @@ class ColumnReader:
                 raise Unsupported(node, "feature columns added to a list otherwise than by append", view.path)
         return items
 
-    def _args(self, column: Value, parameters: tuple[str, ...], read: tuple[str, ...], other=()) -> dict:
-        """The arguments named in ``read`` as constants (``other``: allowed, not read); any other argument given
-        is not migrated."""
+    def _args(self, column: Value, parameters: tuple[str, ...], read: tuple[str, ...], other=(), sizes=()) -> dict:
+        """The arguments named in ``read`` as constants (``other``: allowed, not read; ``sizes``: AT_RUN_TIME where
+        they are known only then); any other argument given is not migrated."""
         bound = {name: node for name, node in bound_values(column.node, parameters).items() if name not in other}
         extra = set(bound) - set(read)
         if extra:
@@ -195,6 +197,9 @@ class ColumnReader:
         values = {}
         for name, node in bound.items():
             constant = self.values.constant(Value(node, column.place))
+            if constant is UNKNOWN and name in sizes:
+                values[name] = AT_RUN_TIME
+                continue
             if not isinstance(constant, ARGUMENT_TYPES.get(name, (str, int, float, type(None)))) or (
                     isinstance(constant, list) and not all(isinstance(item, (str, int, float)) for item in constant)):
                 raise column.fail(f"{column.api().rpartition('.')[2]}'s {name} must be a value the migration can "
@@ -258,7 +263,11 @@ class ColumnReader:
             raise column.fail("bucketized_column of a numeric column with a key the migration can read is migrated")
         if not numeric.single:
             raise column.fail("bucketized_column of a numeric column of more than one value is not migrated yet")
-        boundaries = self._args(column, BUCKETIZED_COLUMN, ("boundaries",), other=("source_column",))["boundaries"]
+        boundaries = self._args(column, BUCKETIZED_COLUMN, ("boundaries",), other=("source_column",),
+                                sizes=("boundaries",))["boundaries"]
+        if boundaries is AT_RUN_TIME:
+            return _at_run_time(Bucketized(numeric, boundaries), "boundaries", "boundaries",
+                                f"{numeric.name}_boundaries")
         return Bucketized(numeric, [float(boundary) for boundary in boundaries])
 
     def _vocabulary_list(self, column: Value) -> VocabularyList:
@@ -282,14 +291,16 @@ class ColumnReader:
         return VocabularyList(args["key"], args["vocabulary_file"], args.get("num_oov_buckets") or 0, strings)
 
     def _hash_bucket(self, column: Value) -> HashBucket:
-        args = self._args(column, HASH_BUCKET, ("key", "hash_bucket_size"), other=("dtype",))
+        args = self._args(column, HASH_BUCKET, ("key", "hash_bucket_size"), other=("dtype",),
+                          sizes=("hash_bucket_size",))
         dtype = bound_values(column.node, HASH_BUCKET).get("dtype")
         strings = dtype is None or (column.view.api(dtype) or "").endswith("string")
-        return HashBucket(args["key"], args["hash_bucket_size"], strings)
+        return _at_run_time(HashBucket(args["key"], args["hash_bucket_size"], strings), "size", "hash_bucket_size",
+                            f"{args['key']}_buckets")
 
     def _identity(self, column: Value) -> Identity:
-        args = self._args(column, IDENTITY, ("key", "num_buckets"))
-        return Identity(args["key"], args["num_buckets"])
+        args = self._args(column, IDENTITY, ("key", "num_buckets"), sizes=("num_buckets",))
+        return _at_run_time(Identity(args["key"], args["num_buckets"]), "size", "num_buckets", f"{args['key']}_buckets")
 
     def _crossed(self, column: Value) -> Crossed:
         args = bound_values(column.node, CROSSED)
@@ -306,8 +317,9 @@ class ColumnReader:
                 raise column.fail("crossed_column of keys, bucketized, vocabulary, identity and crossed columns is "
                                   "migrated")
             parts += part.parts if isinstance(part, Crossed) else [part]
-        size = self._args(column, CROSSED, ("hash_bucket_size",), other=("keys",))["hash_bucket_size"]
-        return Crossed(parts, size)
+        size = self._args(column, CROSSED, ("hash_bucket_size",), other=("keys",),
+                          sizes=("hash_bucket_size",))["hash_bucket_size"]
+        return _at_run_time(Crossed(parts, size), "size", "hash_bucket_size", "crossed_buckets")
 
     def _categorical(self, column: Value, name: str):
         given = bound_values(column.node, EMBEDDING).get("categorical_column")
@@ -332,12 +344,23 @@ class ColumnReader:
         return Indicator(self._categorical(column, "indicator_column"))
 
     def _embedding(self, column: Value) -> Embedding:
-        args = self._args(column, EMBEDDING, ("dimension", "combiner"), other=("categorical_column",))
+        args = self._args(column, EMBEDDING, ("dimension", "combiner"), other=("categorical_column",),
+                          sizes=("dimension",))
         categorical, combiner = self._categorical(column, "embedding_column"), args.get("combiner") or "mean"
         if isinstance(categorical, Weighted) and combiner == "sqrtn":
             raise column.fail('an embedding_column of weighted ids with combiner="sqrtn" (over the root of the sum of '
                               "the squared weights) is not migrated yet")
-        return Embedding(categorical, args["dimension"], combiner)
+        label = "crossed" if isinstance(categorical, Crossed) else categorical.name
+        return _at_run_time(Embedding(categorical, args["dimension"], combiner), "dimension", "dimension",
+                            f"{label}_dimension")
+
+
+def _at_run_time(column, field: str, attribute: str, label: str):
+    """``column``, its ``field`` read from the column the program made, by its ``attribute`` (bound to ``label``),
+    where the argument is known only when the program runs."""
+    if getattr(column, field) is AT_RUN_TIME:
+        setattr(column, field, Runtime(attribute, column.name, label))
+    return column
 
 
 READERS = {"feature_column.numeric_column": "_numeric", "feature_column.bucketized_column": "_bucketized",

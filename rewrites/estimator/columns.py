@@ -2,7 +2,8 @@
 
 Shared by the model_fn reader (``input_layer(features, columns)`` in a model_fn) and the canned
 estimators (their ``feature_columns``); column_reader.py reads the columns from the program. Each
-column's Keras code is written in the build function, on ``features`` (the dict of ``keras.Input``):
+column's Keras code is written in the build function, on ``features`` (the dict of ``keras.Input``), by a
+Writer (rewrites/estimator/column_writer.py):
 
 - ``numeric_column``: the feature (through its ``normalizer_fn`` of arithmetic) flattened, as float32;
 - ``bucketized_column``: ``Discretization`` with the same boundaries (a value on a boundary goes to
@@ -24,18 +25,22 @@ column's Keras code is written in the build function, on ``features`` (the dict 
   the combiner divides; ``shared_embedding_columns``: one such layer, every column of it looking up in it.
 
 ``input_layer`` sorts columns by name and concatenates them: so does the code written here.
+
+A size the program computes as it runs (an embedding's ``dimension`` from a flag, ``boundaries`` of
+``np.linspace(0, 1, nbuckets)``, a ``hash_bucket_size`` or ``num_buckets``) is read from the column the program made,
+found by its name among the columns the build function is given and those they are made of (``Runtime``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-INPUT_LAYER_COMMENT = "# input_layer: the feature columns in name order, each as TF1 made it."
-NUMERIC_ONLY_COMMENT = "# input_layer: the numeric columns in name order, each flattened to float32."
+if TYPE_CHECKING:
+    from rewrites.estimator.column_writer import Writer
+
 FLAT = "keras.layers.Flatten()(tf.cast(features[{}], tf.float32))"
-RUNTIME_LINEAR_SCOPE = "linear/linear_model"  # the layers weighing columns made at run time, named as TF1's scopes
 COMBINERS = {"mean": "{rows} / tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0)",
              "sqrtn": "{rows} * tf.math.rsqrt(tf.maximum(tf.reduce_sum({counts}, axis=1, keepdims=True), 1.0))"}
 TABLE = ("keras.layers.Dense(units={0}, use_bias=False, kernel_initializer=keras.initializers.TruncatedNormal("
@@ -43,6 +48,25 @@ TABLE = ("keras.layers.Dense(units={0}, use_bias=False, kernel_initializer=keras
 WEIGHTED_MEAN = "tf.math.divide_no_nan({rows}, tf.reduce_sum({counts}, axis=1, keepdims=True))"
 COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none: zeros, as in TF1)',
                      "sqrtn": 'combiner="sqrtn": over the square root of the number of ids (none: zeros)'}
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A column's argument known only when the program runs: its ``attribute`` of the column named ``column``."""
+
+    attribute: str  # dimension, boundaries, hash_bucket_size or num_buckets
+    column: str
+    label: str  # the name the generated code binds it to
+
+
+def has_runtime(columns: list | None) -> bool:
+    """Some column's argument is read when the program runs (the build function needs the columns)."""
+    def values(column) -> list:
+        inner = [getattr(column, name) for name in ("categorical", "source") if hasattr(column, name)]
+        inner += [part for part in getattr(column, "parts", []) if not isinstance(part, str)]
+        own = [getattr(column, name, None) for name in ("dimension", "boundaries", "size")]
+        return own + [value for child in inner for value in values(child)]
+    return any(isinstance(value, Runtime) for column in columns or () for value in values(column))
 
 
 # -- the columns ------------------------------------------------------------------------------------------
@@ -62,9 +86,9 @@ class Numeric:
 
     def dense(self, writer: Writer) -> str:
         if self.normalizer is None:
-            return writer.bind(self.name, FLAT.format(_literal(self.key)))
+            return writer.bind(self.name, FLAT.format(literal(self.key)))
         normalized = writer.bind(f"{self.name}_normalized",
-                                 self.normalizer.replace("{}", f"features[{_literal(self.key)}]"))
+                                 self.normalizer.replace("{}", f"features[{literal(self.key)}]"))
         return writer.bind(self.name, f"keras.layers.Flatten()(tf.cast({normalized}, tf.float32))")
 
 
@@ -78,16 +102,20 @@ class Bucketized:
         return f"{self.source.name}_bucketized"
 
     def ids(self, writer: Writer) -> str:
-        feature = (self.source.normalizer or "{}").replace("{}", f"features[{_literal(self.source.key)}]")
+        feature = (self.source.normalizer or "{}").replace("{}", f"features[{literal(self.source.key)}]")
         values = writer.bind(f"{self.source.name}_values", f"tf.cast({feature}, tf.float32)")
+        boundaries = f"list({writer.value(self.boundaries)})" if isinstance(self.boundaries, Runtime) else \
+            literal(self.boundaries)
         return writer.bind(f"{self.source.name}_buckets",
-                           f"keras.layers.Discretization(bin_boundaries={_literal(self.boundaries)})({values})")
+                           f"keras.layers.Discretization(bin_boundaries={boundaries})({values})")
 
     def crossing(self, writer: Writer) -> tuple[str, None]:
         return self.ids(writer), None
 
     def counts(self, writer: Writer, name: str) -> str:
-        return writer.bind(name, f"keras.layers.CategoryEncoding(num_tokens={len(self.boundaries) + 1}, "
+        buckets = f"len({writer.value(self.boundaries)}) + 1" if isinstance(self.boundaries, Runtime) else \
+            len(self.boundaries) + 1
+        return writer.bind(name, f"keras.layers.CategoryEncoding(num_tokens={buckets}, "
                                  f'output_mode="count")({self.ids(writer)})')
 
     def dense(self, writer: Writer) -> str:
@@ -114,8 +142,8 @@ class VocabularyList:
         strings = self.strings if isinstance(self.vocabulary, str) else all(
             isinstance(word, str) for word in self.vocabulary)
         layer, mask = ("StringLookup", '""') if strings else ("IntegerLookup", "-1")  # what TF1 drops
-        return (f"keras.layers.{layer}(vocabulary={_literal(self.vocabulary)}, num_oov_indices="
-                f'{max(self.oov_buckets, 1)}, mask_token={mask}, output_mode="{mode}")(features[{_literal(self.key)}])')
+        return (f"keras.layers.{layer}(vocabulary={literal(self.vocabulary)}, num_oov_indices="
+                f'{max(self.oov_buckets, 1)}, mask_token={mask}, output_mode="{mode}")(features[{literal(self.key)}])')
 
     def crossing(self, writer: Writer) -> tuple[str, str]:
         """TF1's ids (the vocabulary first, out of vocabulary -1 or its bucket after it) from Keras' (the mask 0,
@@ -151,11 +179,12 @@ class HashBucket:
         return self.key
 
     def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
-        feature, mask = f"features[{_literal(self.key)}]", '""' if self.strings else "-1"
+        feature, mask = f"features[{literal(self.key)}]", '""' if self.strings else "-1"
         writer.comment(f"TF1 drops {mask}: hashed here into one bucket more, cut off.")
-        ids = writer.bind(f"{self.name}_hashed", f"tf.where({feature} == {mask}, tf.constant({self.size}, tf.int64), "
-                                                 f"keras.layers.Hashing(num_bins={self.size})({feature}))")
-        return writer.bind(name, _encoding(self.size + 1, ids, weights) + "[:, :-1]")
+        size = writer.value(self.size)
+        ids = writer.bind(f"{self.name}_hashed", f"tf.where({feature} == {mask}, tf.constant({size}, tf.int64), "
+                                                 f"keras.layers.Hashing(num_bins={size})({feature}))")
+        return writer.bind(name, _encoding(writer.value(self.size, 1), ids, weights) + "[:, :-1]")
 
 
 @dataclass
@@ -168,15 +197,15 @@ class Identity:
         return self.key
 
     def crossing(self, writer: Writer) -> tuple[str, str]:
-        feature = f"features[{_literal(self.key)}]"
+        feature = f"features[{literal(self.key)}]"
         return writer.bind(f"{self.name}_ids64", f"tf.cast({feature}, tf.int64)"), f"{feature} < 0"
 
     def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
-        feature = f"features[{_literal(self.key)}]"
+        feature = f"features[{literal(self.key)}]"
         writer.comment("TF1 drops -1: counted here in one bucket more, cut off.")
-        ids = writer.bind(f"{self.name}_ids", f"tf.where({feature} < 0, tf.constant({self.size}, {feature}.dtype), "
-                                              f"{feature})")
-        return writer.bind(name, _encoding(self.size + 1, ids, weights) + "[:, :-1]")
+        ids = writer.bind(f"{self.name}_ids", f"tf.where({feature} < 0, tf.constant({writer.value(self.size)}, "
+                                              f"{feature}.dtype), {feature})")
+        return writer.bind(name, _encoding(writer.value(self.size, 1), ids, weights) + "[:, :-1]")
 
 
 @dataclass
@@ -192,7 +221,7 @@ class Weighted:
 
     def counts(self, writer: Writer, name: str, positive: bool = False) -> str:
         """``positive``: weights of 0 or less dropped, as TF1's embedding lookup dropped them."""
-        weights = f"tf.cast(features[{_literal(self.weight_key)}], tf.float32)"
+        weights = f"tf.cast(features[{literal(self.weight_key)}], tf.float32)"
         if positive:
             weights = writer.bind(f"{self.weight_key}_positive", f"tf.maximum({weights}, 0.0)")
         return self.categorical.counts(writer, name, weights)
@@ -210,18 +239,19 @@ class Crossed:
     def counts(self, writer: Writer, name: str) -> str:
         inputs, missing = [], []
         for part in self.parts:
-            ids, absent = (f"features[{_literal(part)}]", None) if isinstance(part, str) else part.crossing(writer)
+            ids, absent = (f"features[{literal(part)}]", None) if isinstance(part, str) else part.crossing(writer)
             inputs.append(ids)
             missing += [f"({absent})"] if absent else []
+        size = writer.value(self.size)
         crossed = writer.bind(f"{self.name}_crossed",
-                              f"keras.layers.HashedCrossing(num_bins={self.size})(({', '.join(inputs)}))")
+                              f"keras.layers.HashedCrossing(num_bins={size})(({', '.join(inputs)}))")
         if not missing:
-            return writer.bind(name, _encoding(self.size, crossed, None))
+            return writer.bind(name, _encoding(size, crossed, None))
         writer.comment("TF1 crosses nothing where a column's value is missing: counted here in one bucket more, "
                        "cut off.")
-        kept = writer.bind(f"{self.name}_kept", f"tf.where({' | '.join(missing)}, tf.constant({self.size}, tf.int64), "
+        kept = writer.bind(f"{self.name}_kept", f"tf.where({' | '.join(missing)}, tf.constant({size}, tf.int64), "
                                                 f"{crossed})")
-        return writer.bind(name, _encoding(self.size + 1, kept, None) + "[:, :-1]")
+        return writer.bind(name, _encoding(writer.value(self.size, 1), kept, None) + "[:, :-1]")
 
 
 @dataclass
@@ -248,7 +278,8 @@ class Embedding:
 
     def dense(self, writer: Writer) -> str:
         writer.rename(f"{self.name}/kernel", f"{self.name}/embedding_weights")
-        return _embedded(writer, self.categorical, self.combiner, TABLE.format(self.dimension, self.name), self.name)
+        table = TABLE.format(writer.value(self.dimension), self.name)
+        return _embedded(writer, self.categorical, self.combiner, table, self.name)
 
 
 @dataclass(frozen=True)
@@ -277,116 +308,21 @@ class SharedEmbedding:
         return _embedded(writer, self.categorical, self.table.combiner, self.table.layer(writer), self.name)
 
 
-class Writer:
-    """The statements of the columns' Keras code, each expression bound once to a name of its own."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.bound: list[str] = []
-        self._names: dict[str, str] = {}  # code -> the name bound to it
-        self.scope: str | None = None     # TF1's variable scope of the columns' variables, if they have any
-        self.renamed: dict[str, str] = {}  # a Keras layer's `layer/weight` -> TF1's name of the variable (code)
-
-    def rename(self, keras_name: str, tf1_name: str) -> None:
-        """The Keras weight ``keras_name`` is TF1's variable ``tf1_name``, in the columns' scope."""
-        if self.scope is not None:
-            self.renamed[keras_name] = _literal(f"{self.scope}/{tf1_name}")
-
-    def bind(self, name: str, code: str) -> str:
-        """``name = code``, once: the name the code is bound to (another one if ``name`` is taken)."""
-        if code in self._names:
-            return self._names[code]
-        name = _identifier(name)
-        while name in self.bound:
-            name += "_"
-        self.lines.append(f"{name} = {code}")
-        self.bound.append(name)
-        self._names[code] = name
-        return name
-
-    def assign(self, target: str, code: str) -> None:
-        """``target = code``: a name the caller chose."""
-        self.lines.append(f"{target} = {code}")
-        self.bound.append(target)
-
-    def comment(self, text: str) -> None:
-        if f"# {text}" not in self.lines:
-            self.lines.append(f"# {text}")
-
-
 # -- writing them ------------------------------------------------------------------------------------------
-
-
-def input_layer(columns: list | None, columns_code: str, target: str, writer: Writer, scope: str | None = None) -> None:
-    """Statements binding ``target`` to ``input_layer(features, columns)``, on the ``columns`` read or, made at
-    run time (None), on the numeric columns ``columns_code`` holds, in name order; ``scope``: TF1's variable scope
-    of the columns' tables."""
-    writer.scope = scope
-    if columns is None:
-        writer.comment(NUMERIC_ONLY_COMMENT[2:])
-        writer.assign(target, f"keras.layers.Concatenate()([\n    {FLAT.format('column.key')}\n    for column in "
-                            f"sorted({columns_code}, key=lambda column: column.name)])")
-    elif all(isinstance(column, Numeric) and column.normalizer is None for column in columns):
-        writer.comment(NUMERIC_ONLY_COMMENT[2:])
-        keys = ", ".join(f'"{column.key}"' for column in columns)
-        writer.assign(target, FLAT.format(_literal(columns[0].key)) if len(columns) == 1 else
-                    f"keras.layers.Concatenate()([\n    {FLAT.format('key')}\n    for key in ({keys})])")
-    else:
-        writer.comment(INPUT_LAYER_COMMENT[2:])
-        names = [column.dense(writer) for column in columns]
-        writer.assign(target, f"keras.layers.Concatenate()([{', '.join(names)}])" if len(names) > 1 else names[0])
-
-
-def linear_model(columns: list | None, units: int, combiner: str, target: str, writer: Writer,
-                 columns_code: str = "") -> None:
-    """Statements binding ``target`` to TF1's ``linear_model(features, columns, units, sparse_combiner)``: per
-    column a weight for each value (numeric) or bucket (categorical, its counts combined as ``combiner`` says:
-    the weights' mean is the weights of the counts' mean), zeros at first, summed, and one bias (on the last
-    column's layer: TF1 made it after the columns' weights). Columns made at run time (None: numeric columns,
-    ``columns_code`` holds them) are weighed by layers named after TF1's scopes (RUNTIME_LINEAR_SCOPE)."""
-    if columns is None:
-        writer.comment("linear_model: the numeric columns in name order, each one's weights, summed, and a bias.")
-        ordered = writer.bind("ordered_columns", f"sorted({columns_code}, key=lambda column: column.name)")
-        weighted = writer.bind("weighted", (
-            f"[\n    keras.layers.Dense(\n        units={units}, use_bias=column is {ordered}[-1], "
-            f'kernel_initializer="zeros",\n        name=f"{RUNTIME_LINEAR_SCOPE}/{{column.name}}")(\n'
-            f'        {FLAT.format("column.key")})\n    for column in {ordered}]'))
-        writer.assign(target, f"keras.layers.Add()({weighted}) if len({weighted}) > 1 else {weighted}[0]")
-        return
-    writer.comment("linear_model: in name order, each column's weights, summed, and a bias.")
-    writer.scope = "linear/linear_model"
-    sums = []
-    for index, column in enumerate(columns):
-        bias = "True" if index == len(columns) - 1 else "False"
-        if isinstance(column, (Numeric, Indicator)):
-            values = column.dense(writer)
-        else:
-            values = counts = _looked_up(column, writer, f"{column.name}_counts", combiner)
-            if combiner != "sum":
-                writer.comment(COMBINER_COMMENTS[combiner])
-                values = writer.bind(f"{column.name}_combined",
-                                     _combiner(combiner, column).format(rows=counts, counts=counts))
-        writer.rename(f"{column.name}_weights/kernel", f"{column.name}/weights")
-        if bias == "True":
-            writer.rename(f"{column.name}_weights/bias", "bias_weights")
-        sums.append(writer.bind(f"{column.name}_weighted", (
-            f'keras.layers.Dense(units={units}, use_bias={bias}, kernel_initializer="zeros", '
-            f'name="{column.name}_weights")({values})')))
-    writer.assign(target, f"keras.layers.Add()([{', '.join(sums)}])" if len(sums) > 1 else sums[0])
 
 
 def _embedded(writer: Writer, categorical, combiner: str, table: str, name: str) -> str:
     """The rows the ids pick, summed by ``table`` (a Dense layer whose kernel is TF1's embedding table) on their
     counts, combined."""
-    counts = _looked_up(categorical, writer, f"{categorical.name}_counts", combiner)
+    counts = looked_up(categorical, writer, f"{categorical.name}_counts", combiner)
     rows = writer.bind(f"{categorical.name}_rows", f"{table}({counts})")
     if combiner == "sum":
         return rows
     writer.comment(COMBINER_COMMENTS[combiner])
-    return writer.bind(name, _combiner(combiner, categorical).format(rows=rows, counts=counts))
+    return writer.bind(name, combiner_code(combiner, categorical).format(rows=rows, counts=counts))
 
 
-def _looked_up(categorical, writer: Writer, name: str, combiner: str) -> str:
+def looked_up(categorical, writer: Writer, name: str, combiner: str) -> str:
     """The counts of a categorical column as TF1's safe_embedding_lookup_sparse summed them (embedding and
     linear_model): weights of 0 or less dropped, but for the sum."""
     if isinstance(categorical, Weighted) and combiner != "sum":
@@ -394,28 +330,16 @@ def _looked_up(categorical, writer: Writer, name: str, combiner: str) -> str:
     return categorical.counts(writer, name)
 
 
-def _encoding(tokens: int, ids: str, weights: str | None) -> str:
+def _encoding(tokens: int | str, ids: str, weights: str | None) -> str:
     weighted = f", count_weights={weights}" if weights else ""
     return f'keras.layers.CategoryEncoding(num_tokens={tokens}, output_mode="count")({ids}{weighted})'
 
 
-def _combiner(combiner: str, categorical) -> str:
+def combiner_code(combiner: str, categorical) -> str:
     """The combiner's code; of weighted ids, a mean over their weights, which may sum to less than 1."""
     return WEIGHTED_MEAN if combiner == "mean" and isinstance(categorical, Weighted) else COMBINERS[combiner]
 
 
-def uses_math(columns: list | None) -> bool:
-    return any(isinstance(column, (Embedding, SharedEmbedding)) for column in columns or ())
-
-
-def _literal(value) -> str:
+def literal(value) -> str:
     """A key, a vocabulary or boundaries as code, strings in double quotes."""
     return json.dumps(value)
-
-
-def _identifier(name: str) -> str:
-    identifier = re.sub(r"\W", "_", name)
-    return f"column_{identifier}" if not identifier.isidentifier() or identifier in (
-        "features", "net", "logits", "model", "optimizer", "tf", "keras", "math", "linear_model", "dnn_model",
-        "linear_optimizer", "dnn_optimizer", "dnn_logits", "linear_logits", "index", "units", "hidden_units",
-        "feature_columns", "name", "spec", "shape") else identifier

@@ -8,7 +8,8 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites.estimator.column_reader import ColumnReader
-from rewrites.estimator.columns import Writer, input_layer, uses_math
+from rewrites.estimator.column_writer import Writer, input_layer, uses_math
+from rewrites.estimator.columns import has_runtime
 from rewrites.program.places import Value
 from rewrites.syntax import Unsupported, bound_values, is_name, subtree
 
@@ -107,7 +108,7 @@ class LayerReading:
             raise Unsupported(call, "input_layer is migrated on the model_fn's features and numeric columns only")
         columns = ColumnReader(self.values).read(Value(args["feature_columns"], self.place))
         code = self.code(args["feature_columns"])
-        if columns is None:
+        if columns is None or has_runtime(columns):
             for name in [name for name in self.columns if re.search(rf"\b{name}\b", code)]:
                 self._emit(name, self.columns.pop(name))
         writer = Writer()
