@@ -322,7 +322,7 @@ def test_the_export_keeps_the_shapes_the_serving_function_set(tmp_path):
     namespace = {"tf": tf, "keras": keras, "os": os, "time": time, "saved_model_pb2": saved_model_pb2}
     exec(render("export_saved_model.py.j2", names={"export_saved_model": "export_saved_model"}, assets=False,
                 text=False, results=False, signatures=[("serving_default", "predict", None)], keras_outputs=False,
-                builders=()), namespace)
+                builders=(), graph=False, forwarded=[]), namespace)
 
     class Model(keras.Model):  # reads the feature's last dimension when it first builds
         def __init__(self):

@@ -470,6 +470,21 @@ def test_a_model_fn_looking_up_tf_contrib_lookup_tables_keeps_parity_with_tf_loo
     assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
 
 
+def test_forwarded_features_are_predicted_and_exported_beside_the_heads_predictions(tmp_path):
+    """babyweight's forward_features(estimator, KEY_COLUMN): the key of each example in predict's results and in the
+    exported predict signature's outputs, as TF1 forwarded it (the export's answers compared, the key among them)."""
+    old = PROGRAMS / "forward_features_tf1.py"
+    new = migrated_copy(old, tmp_path, TFM309=2)
+    result = parity(old, new, "--steps", "5")
+    assert_parity(result)
+    assert re.search(r"^  export export/exporter: the same signatures \(predict\), [1-9]\d* requests answered alike",
+                     result.stdout, re.M), result.stdout
+    ran = subprocess.run([sys.executable, str(new), "--model-dir", str(tmp_path / "model"), "--train-steps", "3"],
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert re.search(r"^predicted b'row0' \[-?\d", ran.stdout, re.M), ran.stdout[-2000:]
+
+
 def test_column_sizes_a_task_sets_from_its_flags_are_the_ones_the_migrated_model_is_built_with(tmp_path):
     """babyweight's and taxifare's shape: the command line sets the module globals the columns' sizes are made of
     (np.linspace boundaries, a crossed column's buckets, an embedding's dimension); the migrated model reads each from

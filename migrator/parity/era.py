@@ -138,7 +138,9 @@ def give_contrib(tensorflow) -> None:
     """`tf.contrib` (and `import tensorflow.contrib.slim`) for a TF 1.x program: the parts that live on, where they
     live now."""
     contrib = types.ModuleType("tensorflow.contrib")
-    modules = {"estimator": {"add_metrics": tensorflow.estimator.add_metrics}, "lookup": _contrib_lookup(tensorflow)}
+    modules = {"estimator": {"add_metrics": tensorflow.estimator.add_metrics,
+                             "forward_features": _forward_features(tensorflow)},
+               "lookup": _contrib_lookup(tensorflow)}
     try:
         import tf_slim
     except ImportError:  # the tf-slim package is not installed: slim stays missing, as it would on TF 2
@@ -163,6 +165,37 @@ def give_contrib(tensorflow) -> None:
     sys.modules["tensorflow.contrib"] = contrib
     for namespace in (tensorflow, tensorflow.compat.v1):
         namespace.contrib = contrib
+
+
+def _forward_features(tensorflow):
+    """contrib.estimator's forward_features as TF 1.15 had it (dense features; its `sparse_default_values` not)."""
+    def forward_features(estimator, keys=None, sparse_default_values=None):
+        if sparse_default_values:
+            raise NotImplementedError("forward_features(sparse_default_values=...) is not provided on TF 2")
+        keys = [keys] if isinstance(keys, str) else keys
+
+        def model_fn(features, labels, mode, config):
+            spec = estimator.model_fn(features, labels, mode, config)
+            predictions = spec.predictions
+            if predictions is None:
+                return spec
+            forwarded = keys or list(features)
+            for key in forwarded:
+                if key not in features:
+                    raise ValueError(f"Feature ({key}) is not in features dictionary.")
+                if key in predictions:
+                    raise ValueError(f"Cannot forward feature key ({key}). Since it does exist in predictions.")
+                predictions[key] = features[key]
+            spec = spec._replace(predictions=predictions)
+            for name in ("predict", "serving_default"):
+                output = (spec.export_outputs or {}).get(name)
+                if isinstance(output, tensorflow.estimator.export.PredictOutput):
+                    output.outputs.update({key: predictions[key] for key in forwarded})
+            return spec
+
+        return tensorflow.estimator.Estimator(model_fn=model_fn, model_dir=estimator.model_dir,
+                                              config=estimator.config)
+    return forward_features
 
 
 def _contrib_lookup(tensorflow) -> dict:

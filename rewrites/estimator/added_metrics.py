@@ -56,15 +56,6 @@ def wrapped(call: Value) -> cst.BaseExpression | None:
     return bound["estimator"][1].value if bound and "estimator" in bound else None
 
 
-def calls(trail: list) -> list[Value]:
-    """The add_metrics calls a pipeline's Estimator passed through, each once, in order."""
-    found: dict[int, Value] = {}
-    for step in trail:
-        if isinstance(step, Value) and isinstance(step.node, cst.Call) and step.api() in ADD_METRICS:
-            found.setdefault(id(step.node), step)
-    return list(found.values())
-
-
 class AddedMetrics:
     """Reads one add_metrics call into ``model.metrics`` (the keys it reports replace those of the same name)."""
 

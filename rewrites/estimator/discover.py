@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Assignment
 
-from rewrites.estimator import added_metrics, canned, passed
+from rewrites.estimator import added_metrics, canned, forwarded, passed
 from rewrites.estimator.drivers import ATTRIBUTES, arrange
 from rewrites.estimator.keras_model import MODEL_TO_ESTIMATOR
 from rewrites.estimator.specs import SPECS
@@ -32,6 +32,7 @@ from rewrites.syntax import Unsupported, bind_arguments, source, subtree
 CUSTOM = {"estimator.Estimator", "estimator.tpu.TPUEstimator", MODEL_TO_ESTIMATOR}
 TRAIN_AND_EVALUATE = "estimator.train_and_evaluate"
 DRIVER_METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel")
+WRAPPERS = added_metrics.ADD_METRICS | forwarded.FORWARD_FEATURES  # calls taking an Estimator, giving one
 LOOPS = (cst.For, cst.While)
 # The Estimator's other methods, and what to do instead.
 OTHER_METHODS = {
@@ -207,12 +208,13 @@ class Discovery:
         return Driver(kind, Value(call, place), view.statement_of(call), passed=argument), estimator, trail
 
     def _unwrapped(self, estimator: Value, trail: list) -> Value:
-        """The Estimator inside ``add_metrics(estimator, metric_fn)`` (the call joins the trail)."""
-        inner = added_metrics.wrapped(estimator)
+        """The Estimator inside ``add_metrics(estimator, metric_fn)`` or ``forward_features(estimator, keys)`` (the
+        call joins the trail)."""
+        inner = _wrapped(estimator)
         while inner is not None:
             trail.append(estimator)
             estimator = self.values.resolve(Value(inner, estimator.place), trail=trail)
-            inner = added_metrics.wrapped(estimator)
+            inner = _wrapped(estimator)
         return estimator
 
     def _pipeline(self, drivers: list[tuple[Driver, Value, list]]) -> Pipeline:
@@ -348,10 +350,15 @@ class Discovery:
                         return f"`{target.value}.{method}(...)` {OTHER_METHODS[method]}"
                     if method not in (*DRIVER_METHODS, *ATTRIBUTES):
                         return f"`{target.value}.{method}` is used, which the migrated program has no counterpart of"
-                if isinstance(parent, cst.Arg) and view.api(view.parent(parent).func) not in added_metrics.ADD_METRICS:
+                if isinstance(parent, cst.Arg) and view.api(view.parent(parent).func) not in WRAPPERS:
                     return (f"`{target.value}` is passed to `{_callee(view.parent(parent))}`, which the migration "
                             "cannot follow; drive it where it is made")
         return None
+
+
+def _wrapped(estimator: Value) -> cst.BaseExpression | None:
+    inner = added_metrics.wrapped(estimator)
+    return inner if inner is not None else forwarded.wrapped(estimator)
 
 
 def _blocks(view: ModuleView, statement: cst.BaseStatement) -> list[tuple[cst.CSTNode, cst.BaseStatement]]:

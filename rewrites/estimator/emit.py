@@ -247,13 +247,14 @@ class Emitter:
             single = not faithful.predictions_dict if faithful else setup.model.predictions[0][0] is None
             wanted.append((("predict_examples",), "predict_examples.py.j2", dict(
                 single=single, keys=any(p.keys is not None for p in predict), batches=any(p.batches for p in predict),
-                results=faithful is not None)))
+                results=faithful is not None, forwarded=setup.model.forwarded)))
         builders = sorted({builder for plan in plans for builder in plan.builders})
         graph = faithful is not None and faithful.lookup_table is not None  # exported through TF1's graph
         if any(plan.exports for plan in plans):
             signatures = faithful.signatures if faithful else setup.model.signatures
             wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
                            dict(signatures=signatures, builders=builders, results=faithful is not None, graph=graph,
+                                forwarded=setup.model.forwarded,
                                 keras_outputs=setup.model_fn.keras is not None,
                                 assets=any(e.assets for plan in plans for e in plan.exports),
                                 text=any(e.as_text for plan in plans for e in plan.exports))))

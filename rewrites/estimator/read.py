@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.estimator import canned, keras_model, predict, results
+from rewrites.estimator import canned, forwarded, keras_model, predict, results
 from rewrites.estimator.exports import Export, ExportReader
-from rewrites.estimator.added_metrics import AddedMetrics, calls as added_metrics
+from rewrites.estimator.added_metrics import ADD_METRICS, AddedMetrics
 from rewrites.estimator.config import ConfigReader, Steps
 from rewrites.estimator.discover import Discovery, Pipeline, trail_functions, trail_statements
 from rewrites.estimator.drivers import read_outside, reads_the_same
@@ -28,7 +28,7 @@ from rewrites.estimator.tpu import TPU_ESTIMATOR, tpu_settings
 from rewrites.program.relocation import relocate
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import CallSite, Place, Value
-from rewrites.program.values import Values
+from rewrites.program.values import Values, calls_in
 from rewrites.syntax import Unsupported, bound_values, first_line, is_none, source
 
 ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
@@ -178,8 +178,10 @@ class ProgramReader:
                                       flags=tpu is not None).read(model_fn.function, model_fn.bound)
             except Unsupported as why:
                 model = self._kept(model_fn, why, tpu)
-        for call in added_metrics(self.trail):
+        for call in calls_in(self.trail, ADD_METRICS):
             self._noting(AddedMetrics(self.values, model, model_fn.canned, self.spelling, model_fn.view).read)(call)
+        for call in calls_in(self.trail, forwarded.FORWARD_FEATURES):
+            self._noting(forwarded.read)(call, model, model_fn.canned, self.values)
         params = arg.get("params")
         if params is not None and self.model_read and not model.uses_params and not model_fn.takes_params:
             raise params.fail("Estimator(params=...) for a model_fn that does not take params")

@@ -413,6 +413,15 @@ def _not_passed(call: cst.Call, function: cst.FunctionDef, name: str) -> bool:
     return bound is not None and name not in bound and not any(arg.star for arg in call.args)
 
 
+def calls_in(trail: list, apis: set[str]) -> list[Value]:
+    """The calls of ``apis`` a value passed through on its way (a trail of Values.resolve), each once, in order."""
+    found: dict[int, Value] = {}
+    for step in trail:
+        if isinstance(step, Value) and isinstance(step.node, cst.Call) and step.api() in apis:
+            found.setdefault(id(step.node), step)
+    return list(found.values())
+
+
 def own_nodes(function: cst.FunctionDef):
     """The nodes of a function's body, not those of functions (or classes) nested in it."""
     stack = list(children(function.body))
