@@ -13,6 +13,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+from pathlib import Path
 from textwrap import dedent, indent
 
 import pytest
@@ -507,3 +508,53 @@ def test_the_migrated_function_evaluates_each_model_it_is_given(tmp_path):
     done = run_migrated(tmp_path, NOTEBOOK_TWO_MODELS)
     losses = [float(line.split(": ")[1]) for line in done.stdout.splitlines() if line.startswith("loss on validation")]
     assert len(losses) == 2 and all(0 < loss < 5 for loss in losses), done.stdout
+
+
+PREDICT_AFTER_TRAINING = (Path(__file__).parent / "parity_programs" / "predict_after_training_tf1.py").read_text()
+
+
+def test_an_estimator_only_predicted_with_is_restored_from_the_trained_model_dir():
+    """b_estimator's second LinearRegressor on the trained model_dir: built on what it predicts from, restored from
+    model_dir's checkpoints (the first model's, which the migrated program wrote in model_dir/tf2), never fit."""
+    result = run_one(PREDICT_AFTER_TRAINING)
+    assert any("an Estimator only evaluated or predicted with here: its Keras model is restored from model_dir's"
+               in f.message for f in result.findings), [f.message for f in result.findings]
+    second = result.source[result.source.rindex("task_type, strategy = strategy_for_this_task()"):]
+    assert "dataset.element_spec[0] if isinstance(dataset.element_spec, tuple) else dataset.element_spec" in second
+    assert "checkpoints.restore_or_initialize()" in second and "restore_tf1_checkpoint(tf1_checkpoint, " in second
+    assert ".fit(" not in second and "CheckpointSaver(" not in second and "save_checkpoint" not in second
+    assert result.source.count("class CheckpointSaver(") == 1
+    compile(result.source, "train.py", "exec")
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ("model = tf.estimator.LinearRegressor(feature_columns=make_feature_cols(), model_dir=OUTDIR)\npreds_iter",
+     "model = tf.estimator.LinearRegressor(feature_columns=make_feature_cols())\npreds_iter",
+     "never trained here, and has no model_dir to read a trained model from"),
+    ('preds_iter = model.predict(input_fn=make_input_fn(VALID, None, 1))\n'
+     'print([pred["predictions"][0] for pred in list(itertools.islice(preds_iter, 5))])\n',
+     'def serving_input_fn():\n  inputs = {key: tf.compat.v1.placeholder(tf.float32, [None]) for key in FEATURES}\n'
+     '  return tf.estimator.export.ServingInputReceiver(inputs, inputs)\n\n\n'
+     'model.export_saved_model("export", serving_input_fn)\n',
+     "an Estimator that is only exported, never trained here, is not migrated yet"),
+], ids=["no model_dir", "only exported"])
+def test_an_estimator_never_trained_here_that_cannot_read_a_trained_model_is_left(old, new, why):
+    assert old in PREDICT_AFTER_TRAINING
+    source = PREDICT_AFTER_TRAINING.replace(old, new)
+    result = run_one(source)
+    assert new in result.source  # the first Estimator, trained, is a program of its own
+    assert any(why in f.message for f in result.findings if f.rule == "TFM302"), [f.message for f in result.findings]
+
+
+@pytest.mark.tensorflow
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="needs the parity extra")
+def test_the_estimator_only_predicted_with_predicts_what_tf1s_did(tmp_path):
+    printed = []
+    for side, source in (("old", PREDICT_AFTER_TRAINING), ("new", run_one(PREDICT_AFTER_TRAINING).source)):
+        folder = tmp_path / side
+        folder.mkdir()
+        (folder / "train.py").write_text(source)
+        done = subprocess.run([sys.executable, "train.py"], cwd=folder, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        printed.append([float(number) for number in done.stdout.strip().splitlines()[-1].strip("[]").split(",")])
+    assert len(printed[0]) == 5 and printed[1] == pytest.approx(printed[0], rel=1e-5)

@@ -143,22 +143,23 @@ class Emitter:
             names["predictor"] = names["model"]
         names.update(self._module_level(program, view, plans, names))
         first_train = next((plan.train for plan in plans if plan.train is not None), None)
-        if first_train is None:
-            raise plans[0].driver.call.fail("an Estimator that is only evaluated, predicted with or exported, never "
-                                            "trained here: its model comes from checkpoints of another program; "
-                                            "migrate that program first")
+        # Never trained here (ProgramReader._untrained): built on what it evaluates, else on what it predicts from.
+        setup_input = first_train.input.code if first_train else next(
+            plan.evaluate.input.code if plan.evaluate else plan.predict.input.code for plan in plans
+            if plan.evaluate or plan.predict)
+        features_only = first_train is None and not any(plan.evaluate for plan in plans)
         predict = _predicts(plans)
         build_target = f"{names.model}, {names.predictor}" if predict and names.predictor != names.model \
             else names.model
         build = keras_model.build(self, program, plans, names, reference) if keras else [
-            f"{build_target} = {self._build_call(program, names, reference)}"]
+            f"{build_target} = {self._build_call(program, names, reference, features_only)}"]
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
         iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
                        strategy_arguments=setup.tpu.arguments() if setup.tpu else setup.local_strategy or "",
                        shard_slots=restores_shard_slots(setup.model.partitioner, setup.model.slots),
                        iterations=iterations,
-                       warm_start=setup.warm_start, train_input=first_train.input.code,
+                       warm_start=setup.warm_start, train_input=setup_input, trains=first_train is not None,
                        build=build)
         edits = self.module_edits(view)
         setup_statements = _statements(render("estimator_setup.py.j2", **context), program.anchor)
@@ -171,7 +172,7 @@ class Emitter:
             edits.blank_lines[program.anchor] = 1
         contexts = emit_outside(self, program, plans, names, context, gone)  # the callers' drivers: their names
         for plan in plans:
-            self._driver(plan, contexts.get(id(plan), context), first_train.input.code, edits, program.anchor)
+            self._driver(plan, contexts.get(id(plan), context), setup_input, edits, program.anchor)
         for removed_view, statement in program.removed:
             self.module_edits(removed_view).remove(statement)
         for edit_view, old, new in program.edits:
@@ -261,7 +262,7 @@ class Emitter:
         if setup.checkpoints or setup.warm_start:
             wanted.append((("tf1_variables", "restore_tf1_checkpoint"), "tf1_checkpoint.py.j2",
                            _tf1_checkpoint(setup.model, restore=setup.checkpoints is not None)))
-        if setup.checkpoints:
+        if setup.checkpoints and any(plan.train for plan in plans):
             wanted.append((("checkpoint_saver",), "checkpoint_saver.py.j2", {}))
         if setup.checkpoints and restores_shard_slots(setup.model.partitioner, setup.model.slots):
             wanted.append((("restore_shard_slots",), "restore_shard_slots.py.j2", {}))
@@ -370,11 +371,14 @@ class Emitter:
         self.module_edits(view).blank_lines[model_fn.home] = 2
         return new_name
 
-    def _build_call(self, program: Program, names: Names, reference: str) -> str:
-        """`build_model(dataset.element_spec[0], params=...)` at the driver."""
+    def _build_call(self, program: Program, names: Names, reference: str, features_only: bool = False) -> str:
+        """`build_model(dataset.element_spec[0], params=...)` at the driver (``features_only``: the dataset is a
+        predict input's, which may give features without labels)."""
         setup, model_fn = program.setup, program.setup.model_fn
+        spec = f"{names.dataset}.element_spec"
+        features = f"{spec}[0] if isinstance({spec}, tuple) else {spec}" if features_only else f"{spec}[0]"
         # A model_fn kept as written (tier 2) makes its variables as it runs: on a batch of the dataset.
-        arguments = [names.dataset if setup.model.faithful is not None else f"{names.dataset}.element_spec[0]"]
+        arguments = [names.dataset if setup.model.faithful is not None else features]
         if model_fn.takes_params:
             arguments.append(f"params={with_batch_size(setup.params, setup.batch_sizes.get('train')) or '{}'}")
         arguments += [f"{key}={self._code(value, program)}" for key, value in model_fn.keywords.items()]

@@ -32,6 +32,9 @@ from rewrites.program.values import Values, calls_in
 from rewrites.syntax import Unsupported, bound_values, first_line, is_none, source
 
 ESTIMATOR = ("model_fn", "model_dir", "config", "params", "warm_start_from")
+UNTRAINED = ("an Estimator only evaluated or predicted with here: its Keras model is restored from model_dir's "
+             "checkpoints, as TF1 read its trained model there (the migrated program's own in model_dir/tf2, else "
+             "TF1's), or starts initialized where there are none, as TF1's did")
 TRAIN_AND_EVALUATE = ("estimator", "train_spec", "eval_spec")
 TRAIN_SPEC = ("input_fn", "max_steps", "hooks", "saving_listeners")
 EVAL_SPEC = ("input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs")
@@ -98,6 +101,8 @@ class ProgramReader:
         setup = self._setup(pipeline.estimator)
         self.setup = setup
         plans = [plan for plan in map(self._noting(self._driver), pipeline.drivers) if plan is not None]
+        if plans and not any(driver.kind in ("train", "train_and_evaluate") for driver in pipeline.drivers):
+            self._noting(self._untrained)(plans)
         self.place = self.home
         anchor = self.discovery.anchor(pipeline)
         outside = self._noting(read_outside)(self.values, pipeline, anchor, self.model_dir,
@@ -115,6 +120,18 @@ class ProgramReader:
         program.attributes, program.handoff = outside
         program.factories = [(view, f) for view, f in trail_functions(self.trail) if f is not setup.model_fn.function]
         return program, plans
+
+    def _untrained(self, plans: list[DriverPlan]) -> None:
+        """An Estimator only evaluated or predicted with here (a notebook's second one on a trained model_dir):
+        its model is the trained one TF1 read from model_dir, which the migrated set-up restores."""
+        where = plans[0].driver.call
+        if self.setup.checkpoints is None:
+            raise where.fail("an Estimator that is only evaluated, predicted with or exported, never trained here, "
+                             "and has no model_dir to read a trained model from")
+        if not any(plan.evaluate or plan.predict for plan in plans):
+            raise where.fail("an Estimator that is only exported, never trained here, is not migrated yet: export "
+                             "where the program trains it")
+        self.notes.append(Note("TFM301", where.view, where.node, UNTRAINED))
 
     @staticmethod
     def _map_examples(plans: list[DriverPlan], model) -> None:
