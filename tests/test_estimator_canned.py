@@ -956,3 +956,44 @@ def test_a_module_constant_another_module_sets_is_read_when_the_program_runs(tmp
         assert "units=64" not in migrated
     else:
         assert "units=64" in migrated and "units=16" in migrated, out
+
+
+TWO_FUNCTIONS = '''\
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+X = {"a": np.arange(8, dtype=np.float32)}
+Y = np.arange(8, dtype=np.float32)
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices((X, Y)).repeat().batch(4)
+
+
+def small():
+  model = tf.estimator.DNNRegressor([2], [tf.feature_column.numeric_column("a")], model_dir="small")
+  model.train(input_fn, max_steps=3)
+
+
+def big():
+  model = tf.estimator.DNNRegressor([16, 16], [tf.feature_column.numeric_column("a")], model_dir="big")
+  model.train(input_fn, max_steps=3)
+
+
+small()
+big()
+'''
+
+
+def test_two_models_of_one_module_built_in_its_functions_each_keep_their_own_build_function():
+    """Both build functions go above both functions: under one name the second would replace the first before
+    small() runs, and small() would train big()'s model. Code that is the same may be written twice."""
+    code = run_one(TWO_FUNCTIONS).source
+    builds = {name: code[code.index(f"def {name}("):].split("\n\n\n")[0]
+              for name in re.findall(r"^def (build_dnn_regressor_model\w*)\(", code, re.M)}
+    assert len(builds) == 2, list(builds)
+    small, big = (code[code.index(f"def {name}():"):].split("\n\n\n")[0] for name in ("small", "big"))
+    (small_build,) = [name for name in builds if f"= {name}(" in small]
+    (big_build,) = [name for name in builds if f"= {name}(" in big]
+    assert "units=2," in builds[small_build] and "units=16," not in builds[small_build]
+    assert "units=16," in builds[big_build] and small_build != big_build

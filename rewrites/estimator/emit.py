@@ -105,10 +105,23 @@ def build_function_names(name: str) -> tuple[str, str]:
 
 
 class Emitter:
-    def __init__(self, values: Values, spelling, keras: str) -> None:
+    def __init__(self, values: Values, spelling, keras: str, written: dict[int, dict[str, str]] | None = None) -> None:
         self.values, self.spelling, self.keras = values, spelling, keras
         self.edits: dict[int, ModuleEdits] = {}
         self._module_defs: dict[tuple, Names] = {}   # (view, template, its context) -> the names written
+        # Module-level names the programs migrated before this one defined, with their code (view -> name -> code),
+        # and this program's: a name defined again must be the same code, or a later definition would replace an
+        # earlier one that a function of the module reads when it runs.
+        self.written = written if written is not None else {}
+        self.defined: dict[int, dict[str, str]] = {}
+
+    def _clashes(self, view: ModuleView, names, text: str) -> bool:
+        """Some of ``names`` an earlier program defined in ``view`` as other code than ``text``."""
+        earlier = self.written.get(id(view), {})
+        return any(name in earlier and earlier[name] != text for name in names)
+
+    def _define(self, view: ModuleView, names, text: str) -> None:
+        self.defined.setdefault(id(view), {}).update({name: text for name in names})
 
     def module_edits(self, view: ModuleView) -> ModuleEdits:
         if id(view) not in self.edits:
@@ -269,9 +282,14 @@ class Emitter:
         for wanted_names, template, extra in wanted:
             key = (id(view), template, repr(extra))
             if key not in self._module_defs:
-                chosen = free_names(wanted_names, in_use)
-                self._module_defs[key] = chosen
+                chosen = free_names(wanted_names, set(in_use))
                 text = render(template, names=chosen, **extra)
+                if self._clashes(view, chosen.values(), text):
+                    chosen = free_names(wanted_names, in_use | set(self.written[id(view)]))
+                    text = render(template, names=chosen, **extra)
+                in_use |= set(chosen.values())
+                self._module_defs[key] = chosen
+                self._define(view, chosen.values(), text)
                 self.module_edits(view).insert_before(top, _module_statements(text))
                 self.module_edits(view).blank_lines[top] = 2
             found.update(self._module_defs[key])
@@ -364,9 +382,16 @@ class Emitter:
         docstring = f"TF1's canned {model_fn.canned} as a Keras model, compiled as it trained." if not predict else \
             f"TF1's canned {model_fn.canned} as a compiled Keras model, and a model of its predictions."
         loss_metric = self._eval_loss(view, model_fn.home, model, plans)
-        text = render("keras_model.py.j2", model=model, sequential=False, predict=predict, local=local,
-                      eval_loss=loss_metric,
-                      function=dict(name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
+        base, index = new_name, 1
+        while True:  # another name where an earlier program of the module built another model under this one
+            text = render("keras_model.py.j2", model=model, sequential=False, predict=predict, local=local,
+                          eval_loss=loss_metric, function=dict(
+                              name=new_name, parameters=["input_spec", *model_fn.keywords], docstring=docstring))
+            if not self._clashes(view, [new_name], text):
+                break
+            index += 1
+            new_name = f"{base}_{index}"
+        self._define(view, [new_name], text)
         self.module_edits(view).insert_before(model_fn.home, _module_statements("\n\n".join([*model.classes, text])))
         self.module_edits(view).blank_lines[model_fn.home] = 2
         return new_name

@@ -59,6 +59,7 @@ class Migration:
         self._spellings: dict[int, Spelling] = {}
         self.edits: dict[int, ModuleEdits] = {}
         self.respelled: dict[int, ModuleView] = {}  # helper modules of tier-2 model_fns, made TF2 as they are
+        self.written: dict[int, dict[str, str]] = {}  # module-level code the programs migrated so far defined
         self.outcome = Outcome()
         self._reported: set[tuple] = set()
 
@@ -99,7 +100,7 @@ class Migration:
             raise Unsupported(driver.node, "TFM301 (estimator-program) is switched off", driver.view.path)
         program, plans = ProgramReader(self.values, self.spelling, discovery,
                                        faithful="TFM310" in self.enabled).read(pipeline)
-        emitter = Emitter(self.values, self.spelling, self.keras)
+        emitter = Emitter(self.values, self.spelling, self.keras, self.written)
         emitter.emit(program, plans)
         from rewrites.estimator.checks import check_program
 
@@ -127,6 +128,8 @@ class Migration:
                 raise elsewhere
         for edits in emitter.edits.values():
             self._edits(edits.view).merge(edits)
+        for view_id, defined in emitter.defined.items():
+            self.written.setdefault(view_id, {}).update(defined)
         for view in helpers:
             self.respelled[id(view)] = view
             how = "respelled for TF2" if _respelled(self.spelling(view)) else "unchanged (TF2 runs it as it is)"
