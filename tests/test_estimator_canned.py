@@ -438,9 +438,6 @@ def test_input_layer_in_a_model_fn_reads_the_same_columns():
     ('make_column("x")', "`make_column(\"x\")` is not a feature column the migration can follow to the call"),
     ('tf.feature_column.numeric_column("x", normalizer_fn=tf.math.log1p)',
      "a normalizer_fn is migrated when it is a lambda of one argument"),
-    ('tf.feature_column.indicator_column(tf.feature_column.categorical_column_with_vocabulary_list("w", '
-     'sorted(train_x["w"].unique())))',
-     "categorical_column_with_vocabulary_list's vocabulary_list must be a value the migration can read"),
 ])
 def test_columns_not_migrated_yet_are_left_with_the_reason(column, why):
     source = PREMADE.replace("my_feature_columns.append(tf.feature_column.numeric_column(key=key))",
@@ -481,6 +478,68 @@ def test_column_sizes_known_when_the_program_runs_are_read_from_the_columns_it_m
         assert line in build, build[:3000]
     assert "feature_columns=my_feature_columns" in code[code.index("with strategy.scope():"):]
     compile(code, "train.py", "exec")
+
+
+# The Titanic tutorial's shape (tensorflow/docs, tutorials/estimator/linear): keys from loops over lists written
+# out, vocabularies from the data as the program runs.
+LOOPED_KEYS = """    CATEGORICAL_COLUMNS = ["sex", "n_siblings_spouses"]
+    my_feature_columns = []
+    for feature_name in CATEGORICAL_COLUMNS:
+        vocabulary = sorted(set(train_x[feature_name]))
+        my_feature_columns.append(tf.feature_column.categorical_column_with_vocabulary_list(feature_name, vocabulary))
+    for feature_name in ["age", "fare"]:
+        my_feature_columns.append(tf.feature_column.numeric_column(feature_name))
+"""
+
+
+def test_columns_appended_in_loops_over_keys_written_out_are_read_round_by_round():
+    """Each round's key is the loop's; a vocabulary known only as the program runs is read from the column it made,
+    and so is whether its words are strings or integers (TF1 took the column's dtype from them)."""
+    source = PREMADE.replace(COLUMNS_IN_A_LOOP, LOOPED_KEYS).replace(
+        "tf.estimator.DNNClassifier(", "tf.estimator.LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+    result = run_one(source)
+    assert not findings(result, "TFM302"), result.findings
+    build = result.source[result.source.index("def build_linear_classifier_model("):]
+    for line in ['sex_vocabulary = columns_by_name["sex"].vocabulary_list',
+                 'sex_strings = sex_dtype == tf.string', 'sex_dtype = columns_by_name["sex"].dtype',
+                 "sex_counts = (keras.layers.StringLookup if sex_strings else keras.layers.IntegerLookup)(",
+                 'mask_token="" if sex_strings else -1', 'n_siblings_spouses_vocabulary = columns_by_name["n_siblings_',
+                 'age = keras.layers.Flatten()(tf.cast(features["age"], tf.float32))',
+                 'name="fare_weights")(fare)']:
+        assert line in build, build[:4000]
+    compile(result.source, "train.py", "exec")
+
+
+@pytest.mark.parametrize("change, reason", [
+    (("for feature_name in CATEGORICAL_COLUMNS:", "for feature_name in train_x.keys():"),
+     "categorical_column_with_vocabulary_list's key must be a value the migration can read"),
+    (("        my_feature_columns.append(tf.feature_column.categorical_column_with_vocabulary_list(",
+      "        if len(vocabulary) > 1:\n            my_feature_columns.append("
+      "tf.feature_column.categorical_column_with_vocabulary_list("),
+     "categorical_column_with_vocabulary_list's key must be a value the migration can read"),
+], ids=["keys known at run time", "an if known at run time"])
+def test_columns_in_loops_the_migration_cannot_read_round_by_round_keep_the_program(change, reason):
+    source = PREMADE.replace(COLUMNS_IN_A_LOOP, LOOPED_KEYS.replace(*change)).replace(
+        "tf.estimator.DNNClassifier(", "tf.estimator.LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")
+    assert any(reason in message for message in findings(run_one(source), "TFM302"))
+
+
+def test_an_if_in_the_loop_is_read_in_each_round_and_lists_may_be_made_together():
+    looped = LOOPED_KEYS.replace("    my_feature_columns = []\n", "    my_feature_columns, deep = [], []\n").replace(
+        "(feature_name, vocabulary))\n", "(feature_name, vocabulary))\n"
+        "        if feature_name == \"sex\":\n            deep.append(tf.feature_column.indicator_column("
+        "my_feature_columns[-1]))\n        else:\n            deep.append(tf.feature_column.numeric_column("
+        "feature_name))\n")
+    source = PREMADE.replace(COLUMNS_IN_A_LOOP, looped).replace("feature_columns=my_feature_columns",
+                                                                "feature_columns=deep")
+    result = run_one(source)
+    assert any("`my_feature_columns[-1]` is not a feature column" in m for m in findings(result, "TFM302"))
+    source = source.replace("my_feature_columns[-1]", "tf.feature_column.categorical_column_with_vocabulary_list("
+                                                      "feature_name, vocabulary)")
+    result = run_one(source)
+    assert not findings(result, "TFM302"), result.findings
+    assert 'n_siblings_spouses = keras.layers.Flatten()(tf.cast(features["n_siblings_spouses"], tf.float32))' \
+        in result.source and "sex_indicator = (keras.layers.StringLookup if sex_strings" in result.source
 
 
 LINEAR = PREMADE.replace("""    my_feature_columns = []
@@ -722,10 +781,12 @@ def test_a_vocabulary_split_from_a_known_string_is_its_words(vocabulary, known):
                              "tf.feature_column.categorical_column_with_vocabulary_list('carrier', "
                              f"{vocabulary}))]\n")
     result = run_one(source)
+    assert not findings(result, "TFM302"), result.findings
     if known:
-        assert 'vocabulary=["AS", "VX", "F9"]' in result.source, result.findings
-    else:
-        assert "vocabulary_list must be a value the migration can read" in " ".join(findings(result, "TFM302"))
+        assert 'vocabulary=["AS", "VX", "F9"]' in result.source
+    else:  # read from the column the program made
+        assert 'carrier_vocabulary = columns_by_name["carrier"].vocabulary_list' in result.source
+        assert "vocabulary=list(carrier_vocabulary)" in result.source
 
 
 def test_a_hash_bucket_size_of_arithmetic_on_constants_is_its_value():

@@ -498,6 +498,19 @@ def test_column_sizes_a_task_sets_from_its_flags_are_the_ones_the_migrated_model
         result.stdout
 
 
+def test_vocabularies_the_program_reads_from_its_data_are_the_migrated_models(tmp_path):
+    """The Titanic tutorial's shape: columns appended in loops over keys written out, each vocabulary read from the
+    data as the program runs, strings for some keys and integers for others (a value out of the vocabulary in the
+    evaluation), weighed, crossed and embedded by a wide-and-deep classifier."""
+    old = PROGRAMS / "runtime_vocabulary_tf1.py"
+    new = migrated_copy(old, tmp_path, TFM309=2, TFM301=1)
+    assert 'class_vocabulary = columns_by_name["class"].vocabulary_list' in new.read_text()
+    result = parity(old, new, "--steps", "5")
+    assert_parity(result)
+    assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M) and "14 variables match" in result.stdout, \
+        result.stdout
+
+
 def test_a_model_fn_reading_vocabulary_columns_exports_what_tf1_exported(tmp_path):
     """A census-style model_fn kept as written whose vocabulary column makes its lookup table as the model runs:
     its exports (placeholders per feature, parsed tf.Examples) are built in a TF1 graph of its PREDICT mode with the

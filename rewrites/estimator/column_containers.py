@@ -6,9 +6,13 @@ sparse.items()}`): each round read with its names bound. Dicts the program build
 out or a comprehension), then `featcols["lat"] = bucketized_column(...)`, `featcols.update({...})`, `del
 featcols["x"]`, read by `featcols.values()` or `featcols["lat"]`, as the statements leave it where the columns are
 read: each change a statement of its own, in the scope that made the dict (no `if`, loop or `try` around it),
-before that read (a function reading the dict may run after later changes: those must come before it too)."""
+before that read (a function reading the dict may run after later changes: those must come before it too). Lists
+appended to (`columns.append(...)`), in loops over keys known before the program runs read round by round, an `if`
+in them read in each round (`for name in CATEGORICAL: columns.append(vocabulary_list(name, df[name].unique()))`)."""
 
 from __future__ import annotations
+
+import contextlib
 
 import libcst as cst
 
@@ -49,8 +53,8 @@ class ColumnContainers:
         entries = self._made(resolved, used)
         if changes and (entries is None or any(isinstance(key, Unkeyed) for key in entries)):
             raise Unsupported(changes[0], f"{CHANGED}, its keys not known before the program runs", view.path)
-        scope = _scope(view, resolved.node)
-        read_at_once = used.view is view and _scope(view, used.node) is scope  # not later, by a function
+        scope = scope_of(view, resolved.node)
+        read_at_once = used.view is view and scope_of(view, used.node) is scope  # not later, by a function
         for node in changes:
             if read_at_once and view.position(node) >= view.position(used.node):
                 break  # changed after it is read
@@ -104,6 +108,78 @@ class ColumnContainers:
             return [{names[0]: key, names[1]: self.reader.column(made) if isinstance(made, Value) else made}
                     for key, made in entries.items()]
         raise columns.fail("feature columns made in a comprehension over keys or a dict's items are migrated")
+
+    def appended(self, trail: list, columns: Value) -> list:
+        """The items `columns.append(item)` adds to an empty list (in a loop, typically): Values, or the columns
+        read round by round where the loops around an append go over keys known before the program runs."""
+        binding = next((step for step in reversed(trail) if _binds(step, columns.node)), None)
+        assignment = getattr(binding, "assignment", None)
+        items, view = [], columns.view
+        for reference in view.in_order(getattr(assignment, "references", ())):
+            node = reference.node
+            attribute, call = view.parent(node), view.parent(view.parent(node))
+            if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append" and \
+                    isinstance(call, cst.Call) and len(call.args) == 1:
+                item = Value(call.args[0].value, self.values.place_of(view, call))
+                unrolled = self._unrolled(item, columns)
+                items += [item] if unrolled is None else unrolled
+            elif isinstance(attribute, (cst.Attribute, cst.AugAssign)) or isinstance(view.parent(node), cst.AugAssign):
+                raise Unsupported(node, "feature columns added to a list otherwise than by append", view.path)
+        return items
+
+    def _unrolled(self, item: Value, columns: Value) -> list | None:
+        """The columns an append in loops over keys known before the program runs adds, round by round (an `if`
+        in them read in each round); None where there is no such loop, or one the migration cannot read so."""
+        view, scope = item.view, scope_of(item.view, columns.node)
+        rounds: list[dict] = [{}]
+        for ancestor in reversed(list(_between(view, item.node, scope))):
+            if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name) and ancestor.orelse is None:
+                rounds = [{**bound, ancestor: {ancestor.target.value: key}} for bound in rounds
+                          for key in self._keys(Value(ancestor.iter, columns.place), bound) or ()]
+                if not rounds:
+                    return None
+            elif isinstance(ancestor, (cst.If, cst.Else)):
+                continue  # read in each round, below
+            elif not isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr, cst.Call,
+                                           cst.Arg, cst.SimpleStatementSuite)):
+                return None
+        if rounds == [{}]:
+            return None
+        made = []
+        for bound in rounds:
+            with self._bound(bound):
+                taken = self._taken(view, item.node, scope)
+                if taken is None:
+                    return None
+                if taken:
+                    made.append(self.reader.column(item))
+        return made
+
+    def _keys(self, iterated: Value, bound: dict) -> list | None:
+        with self._bound(bound):
+            keys = self.values.constant(iterated)
+        return keys if isinstance(keys, (list, tuple)) and all(isinstance(k, (str, int)) for k in keys) else None
+
+    def _bound(self, bound: dict):
+        """Reading with each loop's name bound to its round's key (``bound``: loop -> {name: key})."""
+        stack = contextlib.ExitStack()
+        for loop, names in bound.items():
+            stack.enter_context(self.values.looping(loop, names))
+        return stack
+
+    def _taken(self, view, node: cst.CSTNode, scope) -> bool | None:
+        """Whether the `if`s around ``node`` take it, read with the loops' names bound; None where one is not
+        known before the program runs."""
+        for ancestor in _between(view, node, scope):
+            if not isinstance(ancestor, cst.If):
+                continue
+            test = self.values.constant(Value(ancestor.test, self.values.place_of(view, ancestor)))
+            if not isinstance(test, bool):
+                return None
+            inside_body = any(a is ancestor.body for a in view.ancestors(node)) or node is ancestor.body
+            if test != inside_body:
+                return False
+        return True
 
     def looked_up(self, given: Value):
         """`by_name["lat"]` of a dict of columns, as the program's changes leave it there; None for another
@@ -201,6 +277,23 @@ class ColumnContainers:
         return self._key(Value(element.slice.value, place))
 
 
-def _scope(view, node: cst.CSTNode) -> cst.CSTNode | None:
+def scope_of(view, node: cst.CSTNode) -> cst.CSTNode | None:
     """The function (or module) whose statements run ``node``: comprehensions run where they are written."""
     return next((a for a in view.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Module))), None)
+
+
+def _binds(step, node: cst.CSTNode) -> bool:
+    """A step of a resolution's trail binds a name to ``node``: its value, or one element of it (`a, b = [], []`)."""
+    value, detail = getattr(step, "value", None), getattr(step, "detail", "")
+    if value is None or value.node is node:
+        return value is not None
+    elements = getattr(value.node, "elements", ())
+    return detail.isdigit() and int(detail) < len(elements) and elements[int(detail)].value is node
+
+
+def _between(view, node: cst.CSTNode, scope: cst.CSTNode | None):
+    """The ancestors of ``node`` below ``scope``, innermost first."""
+    for ancestor in view.ancestors(node):
+        if ancestor is scope:
+            return
+        yield ancestor

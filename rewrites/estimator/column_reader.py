@@ -1,6 +1,7 @@
 """Reading feature columns from the program: each from the call that made it, wherever the program
-made it, its arguments numbers and strings the migration can read (rewrites/estimator/columns.py
-says what each becomes)."""
+made it, its arguments numbers and strings the migration can read or, for sizes and vocabularies,
+read from the column as the program runs (rewrites/estimator/columns.py says what each becomes).
+Columns appended in loops over keys known before the program runs are read round by round."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rewrites.estimator.columns import (Bucketized, Crossed, Embedding, HashBuck
 from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Value
 from rewrites.program.values import Values
-from rewrites.syntax import Unsupported, bound_values, is_name, source
+from rewrites.syntax import bound_values, is_name, source
 
 NUMERIC_COLUMN = ("key", "shape", "default_value", "dtype", "normalizer_fn")
 BUCKETIZED_COLUMN = ("source_column", "boundaries")
@@ -52,10 +53,9 @@ class ColumnReader:
         columns = [self.column(item) if isinstance(item, Value) else item for item in items]
         if any(column is None for column in columns):
             return None
-        categorical = [item for item, column in zip(items, columns) if not hasattr(column, "dense")
-                       and isinstance(item, Value)]
+        categorical = [item for item, column in zip(items, columns) if not hasattr(column, "dense")]
         if dense and categorical:
-            other = categorical[0]
+            other = categorical[0] if isinstance(categorical[0], Value) else given
             raise other.fail("a categorical column given to input_layer: wrap it in an indicator_column or an "
                              "embedding_column, as TF1 required")
         return sorted(columns, key=lambda column: column.name)
@@ -92,7 +92,7 @@ class ColumnReader:
         columns = self.values.resolve(given, trail=trail)
         value = columns.node
         if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
-            items = self._appended(trail, columns)
+            items = self.containers.appended(trail, columns)
         elif isinstance(value, (cst.List, cst.Tuple)):
             items = []
             for element in value.elements:
@@ -169,22 +169,6 @@ class ColumnReader:
             "_".join(sorted(c.name for c in categoricals)) + "_shared_embedding"
         table = SharedTable(name, args["dimension"], combiner)
         return [SharedEmbedding(categorical, table) for categorical in categoricals]
-
-    def _appended(self, trail: list, columns: Value) -> list[Value]:
-        """The items `columns.append(item)` adds to an empty list (in a loop, typically)."""
-        binding = next((step for step in reversed(trail) if getattr(step, "value", None) is not None
-                        and step.value.node is columns.node), None)
-        assignment = getattr(binding, "assignment", None)
-        items, view = [], columns.view
-        for reference in view.in_order(getattr(assignment, "references", ())):
-            node = reference.node
-            attribute, call = view.parent(node), view.parent(view.parent(node))
-            if isinstance(attribute, cst.Attribute) and attribute.attr.value == "append" and \
-                    isinstance(call, cst.Call) and len(call.args) == 1:
-                items.append(Value(call.args[0].value, self.values.place_of(view, call)))
-            elif isinstance(attribute, (cst.Attribute, cst.AugAssign)) or isinstance(view.parent(node), cst.AugAssign):
-                raise Unsupported(node, "feature columns added to a list otherwise than by append", view.path)
-        return items
 
     def _args(self, column: Value, parameters: tuple[str, ...], read: tuple[str, ...], other=(), sizes=()) -> dict:
         """The arguments named in ``read`` as constants (``other``: allowed, not read; ``sizes``: AT_RUN_TIME where
@@ -272,10 +256,15 @@ class ColumnReader:
 
     def _vocabulary_list(self, column: Value) -> VocabularyList:
         args = self._args(column, VOCABULARY_LIST, ("key", "vocabulary_list", "default_value", "num_oov_buckets"),
-                          other=("dtype",))
+                          other=("dtype",), sizes=("vocabulary_list",))
         if args.get("default_value", -1) != -1:
             raise column.fail("categorical_column_with_vocabulary_list(default_value=...) is not migrated yet")
-        return VocabularyList(args["key"], list(args["vocabulary_list"]), args.get("num_oov_buckets") or 0)
+        if args["vocabulary_list"] is not AT_RUN_TIME:
+            return VocabularyList(args["key"], list(args["vocabulary_list"]), args.get("num_oov_buckets") or 0)
+        dtype = bound_values(column.node, VOCABULARY_LIST).get("dtype")  # else TF1 took it from the words
+        strings = None if dtype is None else (column.view.api(dtype) or "").endswith("string")
+        return _at_run_time(VocabularyList(args["key"], AT_RUN_TIME, args.get("num_oov_buckets") or 0, strings),
+                            "vocabulary", "vocabulary_list", f"{args['key']}_vocabulary")
 
     def _vocabulary_file(self, column: Value) -> VocabularyList:
         """Keras' lookup reads the file as TF1 did, each whole line an entry; TF1's vocabulary_size (only the

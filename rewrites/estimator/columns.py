@@ -27,7 +27,8 @@ Writer (rewrites/estimator/column_writer.py):
 ``input_layer`` sorts columns by name and concatenates them: so does the code written here.
 
 A size the program computes as it runs (an embedding's ``dimension`` from a flag, ``boundaries`` of
-``np.linspace(0, 1, nbuckets)``, a ``hash_bucket_size`` or ``num_buckets``) is read from the column the program made,
+``np.linspace(0, 1, nbuckets)``, a ``hash_bucket_size`` or ``num_buckets``), or a vocabulary list it reads from its data
+(``df[key].unique()``: strings or integers, as the column's dtype says), is read from the column the program made,
 found by its name among the columns the build function is given and those they are made of (``Runtime``).
 """
 
@@ -54,7 +55,7 @@ COMBINER_COMMENTS = {"mean": 'combiner="mean": over the ids of the example (none
 class Runtime:
     """A column's argument known only when the program runs: its ``attribute`` of the column named ``column``."""
 
-    attribute: str  # dimension, boundaries, hash_bucket_size or num_buckets
+    attribute: str  # dimension, boundaries, hash_bucket_size, num_buckets, vocabulary_list or dtype
     column: str
     label: str  # the name the generated code binds it to
 
@@ -64,7 +65,7 @@ def has_runtime(columns: list | None) -> bool:
     def values(column) -> list:
         inner = [getattr(column, name) for name in ("categorical", "source") if hasattr(column, name)]
         inner += [part for part in getattr(column, "parts", []) if not isinstance(part, str)]
-        own = [getattr(column, name, None) for name in ("dimension", "boundaries", "size")]
+        own = [getattr(column, name, None) for name in ("dimension", "boundaries", "size", "vocabulary")]
         return own + [value for child in inner for value in values(child)]
     return any(isinstance(value, Runtime) for column in columns or () for value in values(column))
 
@@ -125,9 +126,10 @@ class Bucketized:
 @dataclass
 class VocabularyList:
     key: str
-    vocabulary: list | str  # the words, or the path of a file of them (one a line)
+    vocabulary: list | str | Runtime  # the words, the path of a file of them (one a line), or read as it runs
     oov_buckets: int
-    strings: bool | None = None  # of a file: the words are strings (else integers)
+    strings: bool | None = None  # of a file or read as it runs: the words are strings (else integers; None: the
+    #                              column's dtype, which TF1 took from the words, says it as the program runs)
 
     @property
     def name(self) -> str:
@@ -135,32 +137,48 @@ class VocabularyList:
 
     @property
     def size(self) -> int | None:
-        """The number of buckets (None: of a file, known when it is read)."""
-        return None if isinstance(self.vocabulary, str) else len(self.vocabulary) + self.oov_buckets
+        """The number of buckets (None: of a file or read as the program runs, known then)."""
+        return len(self.vocabulary) + self.oov_buckets if isinstance(self.vocabulary, list) else None
 
-    def _lookup(self, mode: str) -> str:
-        strings = self.strings if isinstance(self.vocabulary, str) else all(
+    def _words(self, writer: Writer) -> tuple[str, int | str]:
+        """The vocabulary as code, and its length (as code where it is read as the program runs)."""
+        if not isinstance(self.vocabulary, Runtime):
+            return literal(self.vocabulary), len(self.vocabulary)
+        words = writer.value(self.vocabulary)
+        return f"list({words})", f"len({words})"
+
+    def _lookup(self, writer: Writer, mode: str) -> str:
+        strings = self.strings if not isinstance(self.vocabulary, list) else all(
             isinstance(word, str) for word in self.vocabulary)
-        layer, mask = ("StringLookup", '""') if strings else ("IntegerLookup", "-1")  # what TF1 drops
-        return (f"keras.layers.{layer}(vocabulary={literal(self.vocabulary)}, num_oov_indices="
-                f'{max(self.oov_buckets, 1)}, mask_token={mask}, output_mode="{mode}")(features[{literal(self.key)}])')
+        if strings is None:
+            dtype = writer.value(Runtime("dtype", self.name, f"{self.name}_dtype"))
+            writer.comment("Strings or integers, as the column's words are: TF1 drops \"\" or -1.")
+            strings = writer.bind(f"{self.name}_strings", f"{dtype} == tf.string")
+            layer, mask = f"(keras.layers.StringLookup if {strings} else keras.layers.IntegerLookup)", \
+                f'"" if {strings} else -1'
+        else:
+            layer, mask = ("keras.layers.StringLookup", '""') if strings else ("keras.layers.IntegerLookup", "-1")
+        return (f"{layer}(vocabulary={self._words(writer)[0]}, num_oov_indices={max(self.oov_buckets, 1)}, "
+                f'mask_token={mask}, output_mode="{mode}")(features[{literal(self.key)}])')
 
     def crossing(self, writer: Writer) -> tuple[str, str]:
         """TF1's ids (the vocabulary first, out of vocabulary -1 or its bucket after it) from Keras' (the mask 0,
         out of vocabulary next, the vocabulary last); and where the value is missing."""
-        looked_up = writer.bind(f"{self.name}_lookup", self._lookup("int"))
+        looked_up = writer.bind(f"{self.name}_lookup", self._lookup(writer, "int"))
         oov = self.oov_buckets
-        beyond = f"{looked_up} - 1 + {len(self.vocabulary)}" if oov else "tf.constant(-1, tf.int64)"
+        beyond = f"{looked_up} - 1 + {self._words(writer)[1]}" if oov else "tf.constant(-1, tf.int64)"
         ids = writer.bind(f"{self.name}_ids", f"tf.where({looked_up} > {max(oov, 1)}, {looked_up} - {max(oov, 1) + 1}, "
                                               f"{beyond})")
         return ids, f"{looked_up} == 0"
 
     def counts(self, writer: Writer, name: str, weights: str | None = None) -> str:
         oov = max(self.oov_buckets, 1)
-        lookup = self._lookup("count")
+        lookup = self._lookup(writer, "count")
         if weights is not None:  # the ids (the mask 0, out of vocabulary next), their weights summed per bucket
-            ids = writer.bind(f"{self.name}_ids", self._lookup("int"))
-            lookup = (f"keras.layers.CategoryEncoding(num_tokens={1 + oov + len(self.vocabulary)}, "
+            ids = writer.bind(f"{self.name}_ids", self._lookup(writer, "int"))
+            length = self._words(writer)[1]
+            tokens = 1 + oov + length if isinstance(length, int) else f"{1 + oov} + {length}"
+            lookup = (f"keras.layers.CategoryEncoding(num_tokens={tokens}, "
                       f'output_mode="count")({ids}, count_weights={weights})[:, 1:]')
         if not self.oov_buckets:  # TF1 dropped what is not in the vocabulary: Keras counts it first
             return writer.bind(name, f"{lookup}[:, 1:]")
