@@ -197,7 +197,7 @@ class ProgramReader:
                 model = self._kept(model_fn, why, tpu)
         for call in calls_in(self.trail, ADD_METRICS):
             self._noting(AddedMetrics(self.values, model, model_fn.canned, self.spelling, model_fn.view).read)(call)
-        for call in calls_in(self.trail, forwarded.FORWARD_FEATURES):
+        for call in forwarded.calls(self.trail):
             self._noting(forwarded.read)(call, model, model_fn.canned, self.values)
         params = arg.get("params")
         if params is not None and self.model_read and not model.uses_params and not model_fn.takes_params:
