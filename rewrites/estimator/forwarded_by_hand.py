@@ -84,6 +84,7 @@ def called(values: Values, call: Value) -> Wrapper | None:
 
 
 def wrapper(view: ModuleView, function: cst.FunctionDef) -> Wrapper | None:
+    """``function`` read as a forward_features wrapper (None: it is not one)."""
     if not _plain(function, 2):
         return None
     estimator, keys = (param.name.value for param in function.params.params)
