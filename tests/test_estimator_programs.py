@@ -292,6 +292,46 @@ def main():''')
     assert "steps_per_epoch=args.train_steps - steps_done" in code
 
 
+GLOBAL_STEPS_MODEL = f'''\
+import tensorflow.compat.v1 as tf
+
+EVAL_STEPS = None  # set from task.py
+
+
+{INPUT_FN}
+
+def train_and_evaluate(output_dir):
+  estimator = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], model_dir=output_dir)
+  rows, labels = [[1.0], [2.0]], [[0.5], [1.0]]
+  tf.estimator.train_and_evaluate(
+      estimator, tf.estimator.TrainSpec(make_input_fn(rows, labels, tf.estimator.ModeKeys.TRAIN, 2), max_steps=5),
+      tf.estimator.EvalSpec(make_input_fn(rows, labels, tf.estimator.ModeKeys.EVAL, 2), steps=EVAL_STEPS))
+'''
+GLOBAL_STEPS_TASK = """\
+import argparse
+
+from trainer import model
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--eval_steps", type=int, default=None)
+args = parser.parse_args()
+model.EVAL_STEPS = args.eval_steps
+model.train_and_evaluate("out")
+"""
+
+
+@pytest.mark.parametrize("home, counted", [("None", True), ("3", False)])
+def test_evaluation_steps_a_task_sets_that_are_none_by_default_evaluate_the_whole_input(home, counted):
+    """babyweight's trainers: model.py's `EVAL_STEPS = None`, which task.py sets from `--eval_steps` (default None),
+    is TF1's whole evaluation input unless the flag is given; the migrated program counts the input then (Keras
+    refuses to evaluate a repeated dataset without steps)."""
+    tree = {"trainer/__init__.py": "", "trainer/task.py": GLOBAL_STEPS_TASK,
+            "trainer/model.py": GLOBAL_STEPS_MODEL.replace("EVAL_STEPS = None", f"EVAL_STEPS = {home}")}
+    code = run_tree(tree)["trainer/model.py"].source
+    assert ("  eval_steps = EVAL_STEPS\n  if eval_steps is None:\n" in code) is counted, code
+    assert ("steps=EVAL_STEPS" in code) is not counted
+
+
 def test_a_model_fn_in_a_module_outside_the_paths_given_is_named():
     result = run_tree({"trainer/task.py": TASK_MODULE.format(import_model="from trainer import model", model="model.")},
                       on_disk=("trainer/__init__.py", "trainer/model.py"))["trainer/task.py"]

@@ -20,6 +20,7 @@ from libcst.metadata import Assignment
 
 from rewrites.estimator import added_metrics, canned, forwarded, passed
 from rewrites.estimator.drivers import ATTRIBUTES, arrange
+from rewrites.estimator.forwarded_by_hand import called, wrapping
 from rewrites.estimator.keras_model import MODEL_TO_ESTIMATOR
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.program import Driver
@@ -124,6 +125,7 @@ class Discovery:
         self.undriven: list[tuple[ModuleView, cst.Call, cst.BaseExpression]] = []  # train_and_evaluate of what?
         self.specs: list[tuple[ModuleView, cst.Call]] = []  # EstimatorSpec(...) calls: what model_fns return
         self.stopped: set[int] = set()  # Estimators whose pipeline is an Unsupported (its findings say why)
+        self.wrappers: set[int] = set()  # Estimators of the program's own forward_features that drivers reach through
 
     def pipelines(self) -> list[Pipeline | Unsupported]:
         """The pipelines of the tree, in order; a pipeline that cannot be taken is its Unsupported."""
@@ -213,7 +215,9 @@ class Discovery:
         inner = _wrapped(estimator)
         while inner is not None:
             trail.append(estimator)
-            estimator = self.values.resolve(Value(inner, estimator.place), trail=trail)
+            if wrapping(estimator) is not None:  # the Estimator of the program's own forward_features
+                self.wrappers.add(id(estimator.node))
+            estimator = self.values.resolve(inner, trail=trail)
             inner = _wrapped(estimator)
         return estimator
 
@@ -246,7 +250,7 @@ class Discovery:
                                "tf-migrate again")
                   for view, call, estimator in self.undriven if not self._bound_to_estimators(view, estimator)]
         for key, construction in self.constructions.items():
-            if key in taken or key in reported or key in self.stopped:
+            if key in taken or key in reported or key in self.stopped or key in self.wrappers:
                 continue
             api = construction.api()
             name = api.rpartition(".")[2]
@@ -336,6 +340,11 @@ class Discovery:
         return (f"`{target.value}` is one of {len(made) + 1} Estimators chosen at run time (`if {condition}:`), which "
                 f"the migration does not follow: make one Estimator for every case{tpu}")
 
+    def _wraps(self, view: ModuleView, call: cst.Call) -> bool:
+        """A call giving an Estimator wrapped (``WRAPPERS``, or a forward_features of the program's own)."""
+        place = self.values.place_of(view, call)
+        return view.api(call.func) in WRAPPERS or called(self.values, Value(call, place)) is not None
+
     def _first_other_use(self, view: ModuleView, target: cst.Name) -> str | None:
         scope = view.scope(target)
         assignments = [a for a in (scope[target.value] if scope is not None and target.value in scope else ())
@@ -350,15 +359,15 @@ class Discovery:
                         return f"`{target.value}.{method}(...)` {OTHER_METHODS[method]}"
                     if method not in (*DRIVER_METHODS, *ATTRIBUTES):
                         return f"`{target.value}.{method}` is used, which the migrated program has no counterpart of"
-                if isinstance(parent, cst.Arg) and view.api(view.parent(parent).func) not in WRAPPERS:
+                if isinstance(parent, cst.Arg) and not self._wraps(view, view.parent(parent)):
                     return (f"`{target.value}` is passed to `{_callee(view.parent(parent))}`, which the migration "
                             "cannot follow; drive it where it is made")
         return None
 
 
-def _wrapped(estimator: Value) -> cst.BaseExpression | None:
+def _wrapped(estimator: Value) -> Value | None:
     inner = added_metrics.wrapped(estimator)
-    return inner if inner is not None else forwarded.wrapped(estimator)
+    return Value(inner, estimator.place) if inner is not None else forwarded.wrapped(estimator)
 
 
 def _blocks(view: ModuleView, statement: cst.BaseStatement) -> list[tuple[cst.CSTNode, cst.BaseStatement]]:

@@ -268,7 +268,7 @@ class Emitter:
             signatures = faithful.signatures if faithful else setup.model.signatures
             wanted.append((("export_saved_model", *builders), "export_saved_model.py.j2",
                            dict(signatures=signatures, builders=builders, results=faithful is not None, graph=graph,
-                                forwarded=setup.model.forwarded,
+                                forwarded=setup.model.forwarded_exported,
                                 keras_outputs=setup.model_fn.keras is not None,
                                 assets=any(e.assets for plan in plans for e in plan.exports),
                                 text=any(e.as_text for plan in plans for e in plan.exports))))

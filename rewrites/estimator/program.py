@@ -56,6 +56,7 @@ class Model:
     tf1_names_known: bool = True   # every layer is named after TF1's variable scope (rewrites/tf1_names.py)
     tf1_renamed: dict[str, str] = field(default_factory=dict)  # `layer/weight` -> TF1's name (code), where they differ
     forwarded: list[str] = field(default_factory=list)  # features forward_features adds to the predictions
+    forwarded_exported: list[str] = field(default_factory=list)  # ... and to the exported predict signature too
     runtime_linear: bool = False  # its linear model weighs columns made at run time (column_writer.RUNTIME_LINEAR_SCOPE)
     mod_tables: list[str] = field(default_factory=list)  # TF1's names (code) of the tables looked up "mod"
     slots: Slots | None = None          # how TF1 named the optimizer's slots, and Keras' names of them

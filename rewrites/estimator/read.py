@@ -197,7 +197,7 @@ class ProgramReader:
                 model = self._kept(model_fn, why, tpu)
         for call in calls_in(self.trail, ADD_METRICS):
             self._noting(AddedMetrics(self.values, model, model_fn.canned, self.spelling, model_fn.view).read)(call)
-        for call in calls_in(self.trail, forwarded.FORWARD_FEATURES):
+        for call in forwarded.calls(self.trail):
             self._noting(forwarded.read)(call, model, model_fn.canned, self.values)
         params = arg.get("params")
         if params is not None and self.model_read and not model.uses_params and not model_fn.takes_params:
@@ -384,10 +384,13 @@ class ProgramReader:
                                    "fails here too")
 
     def _none_at_run_time(self, steps: Value | None) -> bool:
-        """Steps read when the program runs that are None unless it is given them (a flag whose default is None):
-        TF1 then went through the whole input."""
-        return steps is not None and self.values.constant(steps) is UNKNOWN and \
-            self.values.constant(steps, flags=True) is None
+        """Steps read when the program runs that are None unless it is given them (a flag whose default is None, a
+        module's global None where it is made that another module sets): TF1 then went through the whole input."""
+        if steps is None or self.values.constant(steps) is not UNKNOWN:
+            return False
+        home = self.values.binding(steps.node, steps.place).home if isinstance(steps.node, cst.Name) else None
+        return self.values.constant(steps, flags=True) is None or \
+            home is not None and self.values.constant(home) is None
 
     def _whole_if_none(self, steps: Value | None, given: Input) -> bool:
         """Evaluation steps that may be None when the program runs, of an input that ends: the migrated program
