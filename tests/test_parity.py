@@ -511,6 +511,18 @@ def test_vocabularies_the_program_reads_from_its_data_are_the_migrated_models(tm
         result.stdout
 
 
+def test_columns_a_factory_computes_from_its_parameters_are_the_ones_the_model_is_built_on(tmp_path):
+    """The taxifare trainers' build_estimator(model_dir, nbuckets, hidden_units): kept as the function returning the
+    columns it computes, called where the model is built; `--nbuckets` other than the default keeps parity too."""
+    old = PROGRAMS / "factory_columns_tf1.py"
+    new = migrated_copy(old, tmp_path, TFM309=2, TFM301=1)
+    assert "deep_columns, wide_columns = build_estimator_columns(" in new.read_text()
+    result = parity(old, new, "--steps", "5", "--", "--nbuckets", "3")
+    assert_parity(result)
+    assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M) and "11 variables match" in result.stdout, \
+        result.stdout
+
+
 def test_a_model_fn_reading_vocabulary_columns_exports_what_tf1_exported(tmp_path):
     """A census-style model_fn kept as written whose vocabulary column makes its lookup table as the model runs:
     its exports (placeholders per feature, parsed tf.Examples) are built in a TF1 graph of its PREDICT mode with the

@@ -36,7 +36,8 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
         outside = [(where, node) for where, node in references if id(node) not in going]
         if outside:
             _used_elsewhere(function.name.value, *outside[0], factory=True)
-        emitter.module_edits(view).remove(function)
+        if not any(function is kept for kept in program.kept_factories):  # rewrites/estimator/factory_columns.py
+            emitter.module_edits(view).remove(function)
         _drop_reexports(tree, emitter, view, function.name.value)
     for view, function in [*program.setup.model.helpers, *_called(tree, program.removed)]:
         if view.parent(function) is view.module and all(

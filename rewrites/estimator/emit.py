@@ -8,7 +8,8 @@
   generator of one dict per example, ``train_and_evaluate`` -> both (and the evaluator's job);
 - ``strategy_for_this_task()`` (and ``predict_examples``) at module level, before the function
   that drives the Estimator;
-- what only built the Estimator goes: the RunConfig, the specs, the Estimator, its factories;
+- what only built the Estimator goes: the RunConfig, the specs, the Estimator, its factories (one that
+  computes the feature columns stays, returning them: rewrites/estimator/factory_columns.py);
 - every module it edits gets TF2's ``tf`` (rewrites/program/spelling.py).
 
 Generated names never collide with the program's: ``model`` is ``keras_model`` where the
@@ -24,8 +25,9 @@ import libcst as cst
 from libcst.metadata import ScopeProvider
 
 from rewrites.base import module_level_statements
-from rewrites.estimator import eval_loss, faithful_emit, keras_model
+from rewrites.estimator import eval_loss, factory_columns, faithful_emit, keras_model
 from rewrites.estimator.drivers import emit_outside, seen_outside
+from rewrites.estimator.factory_columns import Kept
 from rewrites.estimator.program import ModelFn, Program
 from rewrites.estimator.read import DriverPlan, with_batch_size
 from rewrites.program.edits import ModuleEdits
@@ -147,9 +149,10 @@ class Emitter:
         elif keras.factory is not None:
             keras_model.rename_factory(self, program)
         reference = self._function_reference(model_fn, program) if keras is None or keras.factory else ""
+        kept = factory_columns.keep(self, program, taken(view, owner, gone) | _builtins()) if keras is None else Kept()
         # The program's own expressions the generated code reads (`model.make_input_fn(...)`) keep their names.
         names = free_names(DRIVER_NAMES, taken(view, owner, gone) | _builtins() | _names_in(
-            *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program))
+            *filter(None, [reference, *_codes(program, plans)])) | seen_outside(program) | set(kept.names))
         if keras is not None and keras.name:  # the program's own model, made where the drivers run
             names["model"] = keras.name
         if keras is not None or setup.model.faithful is not None:  # the Keras model predicts too
@@ -165,7 +168,7 @@ class Emitter:
         build_target = f"{names.model}, {names.predictor}" if predict and names.predictor != names.model \
             else names.model
         build = keras_model.build(self, program, plans, names, reference) if keras else [
-            f"{build_target} = {self._build_call(program, names, reference, features_only)}"]
+            *kept.lines, f"{build_target} = {self._build_call(program, names, reference, features_only, kept.codes)}"]
         # The step counter: a combined model's optimizers (linear, DNN) both count every step.
         iterations = f"{names.model}.optimizer{'[1]' if setup.model.wide_deep else ''}.iterations"
         context = dict(names=names, seed=setup.seed, checkpoints=setup.checkpoints, model_dir=setup.model_dir,
@@ -396,9 +399,9 @@ class Emitter:
         self.module_edits(view).blank_lines[model_fn.home] = 2
         return new_name
 
-    def _build_call(self, program: Program, names: Names, reference: str, features_only: bool = False) -> str:
+    def _build_call(self, program: Program, names: Names, reference: str, features_only: bool, codes: dict) -> str:
         """`build_model(dataset.element_spec[0], params=...)` at the driver (``features_only``: the dataset is a
-        predict input's, which may give features without labels)."""
+        predict input's, which may give features without labels; ``codes``: keywords' code given)."""
         setup, model_fn = program.setup, program.setup.model_fn
         spec = f"{names.dataset}.element_spec"
         features = f"{spec}[0] if isinstance({spec}, tuple) else {spec}" if features_only else f"{spec}[0]"
@@ -406,7 +409,8 @@ class Emitter:
         arguments = [names.dataset if setup.model.faithful is not None else features]
         if model_fn.takes_params:
             arguments.append(f"params={with_batch_size(setup.params, setup.batch_sizes.get('train')) or '{}'}")
-        arguments += [f"{key}={self._code(value, program)}" for key, value in model_fn.keywords.items()]
+        arguments += [f"{key}={codes.get(key) or self.relocated(value, program)}"
+                      for key, value in model_fn.keywords.items()]
         if setup.tpu and setup.tpu.steps_per_execution and not setup.tpu.steps_per_execution.isdigit():
             arguments.append(f"steps_per_execution={setup.tpu.steps_per_execution}")
         return f"{reference}({', '.join(arguments)})"
@@ -465,7 +469,8 @@ class Emitter:
             raise model_fn.where.fail("the model_fn's module has no importable name")
         self.module_edits(view).add_import(home.module_name, model_fn.new_name)
 
-    def _code(self, value: Value, program: Program) -> str:
+    def relocated(self, value: Value, program: Program) -> str:
+        """``value`` as code where the drivers run, its TF1 references respelled."""
         return source(relocate(self.values, value, program.place, spell=lambda v, n: self.spelling(v).reference(n)))
 
     def _imports(self, view: ModuleView) -> None:

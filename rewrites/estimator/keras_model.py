@@ -31,7 +31,6 @@ from rewrites.estimator.keras_compile import Optimizer
 from rewrites.estimator.program import Model, ModelFn
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Place, Value
-from rewrites.program.relocation import relocate
 from rewrites.program.values import Values
 from rewrites.syntax import Replace, Unsupported, bind_arguments, is_none, single_assign, source, subtree
 
@@ -254,11 +253,11 @@ def build(emitter, program, plans, names, reference: str) -> list[str]:
         call = program.setup.model_fn.place.call.node
         params = [param.name.value for param in keras.factory.params.params]
         bound = bind_arguments(call, params)
-        arguments = [f"{name}={_code(emitter, program, Value(arg.value, program.place))}"
+        arguments = [f"{name}={emitter.relocated(Value(arg.value, program.place), program)}"
                      for name, (_, arg) in bound.items() if name not in keras.dropped]
         lines = [f"{names.model} = {reference}({', '.join(arguments)})"]
     elif keras.expression is not None:
-        lines = [f"{names.model} = {_code(emitter, program, keras.expression)}"]
+        lines = [f"{names.model} = {emitter.relocated(keras.expression, program)}"]
     else:
         _check_moved(keras, program, plans)
         return _moved(emitter, program, new, after)
@@ -272,12 +271,6 @@ def build(emitter, program, plans, names, reference: str) -> list[str]:
                                      "optimizer's slots after it: put a statement after it")
         edits.insert_before(body[body.index(statement) + 1], after)
     return lines
-
-
-def _code(emitter, program, value: Value) -> str:
-    """``value`` as code where the drivers run, its TF1 references respelled."""
-    return source(relocate(emitter.values, value, program.place,
-                           spell=lambda view, node: emitter.spelling(view).reference(node)))
 
 
 def _after_compile(keras: KerasModel) -> list[cst.BaseStatement]:

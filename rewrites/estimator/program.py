@@ -204,6 +204,7 @@ class Program:
     anchor: cst.BaseStatement           # the statement the set-up goes before
     removed: list[tuple[ModuleView, cst.BaseStatement]] = field(default_factory=list)
     factories: list[tuple[ModuleView, cst.FunctionDef]] = field(default_factory=list)  # removed if unused
+    kept_factories: list[cst.FunctionDef] = field(default_factory=list)  # kept for the columns they compute
     notes: list[Note] = field(default_factory=list)
     edits: list[tuple[ModuleView, cst.CSTNode, cst.CSTNode]] = field(default_factory=list)  # input functions changed
     attributes: list[tuple[ModuleView, cst.CSTNode, str]] = field(default_factory=list)  # estimator.eval_dir(): code
