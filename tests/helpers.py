@@ -33,6 +33,14 @@ def check_noop(source: str, findings: tuple[str, ...] = (), enabled=ALL_RULES) -
     assert [finding.rule for finding in result.findings] == list(findings)
 
 
+def check_left(source: str, message: str) -> None:
+    """The program stays as it is, a TFM302 finding saying ``message`` (among what else stops it)."""
+    result = run(source)
+    assert result.source == source
+    messages = [f.message for f in result.findings if f.rule == "TFM302"]
+    assert any(message in m for m in messages), messages
+
+
 def check_transformed(before: str, after: str, findings: tuple[str, ...] | None = None, enabled=ALL_RULES):
     """``before`` becomes ``after``; a second run changes nothing and reports nothing new."""
     before, after = dedent(before), dedent(after)
@@ -73,3 +81,18 @@ def tf1_and_migrated_evaluations(folder: Path, source: str, printed: str) -> lis
         assert done.returncode == 0, done.stderr[-3000:]
         found.append([float(value) for value in re.search(printed, done.stdout.strip()).groups()])
     return found
+
+
+def parity_of_migration(folder: Path, tf1: str, before: str, *options: str) -> str:
+    """`tf-migrate parity` (with ``options``) of the TF1 program ``tf1`` against tf-migrate's migration of ``before``
+    (a program doing the same, or ``tf1`` itself), in ``folder``: what it printed."""
+    (folder / "train.py").write_text(tf1)
+    (folder / "train_tf2.py").write_text(before)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    tf_migrate = str(Path(sys.executable).parent / "tf-migrate")
+    migrate = subprocess.run([tf_migrate, "train_tf2.py"], cwd=folder, capture_output=True, text=True, env=env)
+    assert migrate.returncode == 0 and "TFM310" in migrate.stdout, migrate.stdout + migrate.stderr
+    result = subprocess.run([tf_migrate, "parity", "train.py", "train_tf2.py", *options], cwd=folder,
+                            capture_output=True, text=True, env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    return result.stdout

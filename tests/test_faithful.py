@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run, tf1_and_migrated_evaluations
+from helpers import check_left, parity_of_migration, run, tf1_and_migrated_evaluations
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "tests" / "parity_programs" / "faithful_tf1.py"
@@ -166,11 +166,7 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
     source = PROGRAM.read_text()
     assert before in source
-    source = source.replace(before, after)
-    result = run(source)
-    assert result.source == source
-    messages = [f.message for f in result.findings if f.rule == "TFM302"]
-    assert any(message in m for m in messages), messages
+    check_left(source.replace(before, after), message)
 
 
 @pytest.mark.tensorflow
@@ -330,16 +326,10 @@ def test_optimize_loss_migrated_trains_as_the_optimizer_it_made_and_carries_on_f
     start, end = written_out.index("  # optimize_loss {\n"), written_out.index("  # }\n") + len("  # }\n")
     call = ("  train_op = tf.contrib.layers.optimize_loss(loss, tf.train.get_global_step(), "
             "learning_rate=params[\"learning_rate\"], optimizer=\"Adam\")\n")
-    (tmp_path / "train.py").write_text(written_out)
-    (tmp_path / "train_tf2.py").write_text(written_out[:start] + call + written_out[end:])
-    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
-    migrate = subprocess.run([TF_MIGRATE, "train_tf2.py"], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert migrate.returncode == 0 and "TFM310" in migrate.stdout, migrate.stdout + migrate.stderr
-    result = subprocess.run([TF_MIGRATE, "parity", "train.py", "train_tf2.py", "--resume", "10"], cwd=tmp_path,
-                            capture_output=True, text=True, env=env, timeout=900)
-    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    printed = parity_of_migration(tmp_path, written_out, written_out[:start] + call + written_out[end:], "--resume",
+                                  "10")
     assert re.match(r"PARITY: 20 steps match .*, eval loss matches, \d+ variables, \d+ slots and the step match",
-                    result.stdout), result.stdout
+                    printed), printed
 
 
 @pytest.mark.tensorflow

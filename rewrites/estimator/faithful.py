@@ -7,9 +7,9 @@ model_fn's own code is kept and called from a generated Keras model whose ``call
 workflows"): Keras tracks the variables, layers and regularizers the code makes, by their TF1
 names. Only what TF2 cannot run inside a ``tf.function`` changes in the model_fn:
 
-- the optimizer and ``minimize`` (or ``tf.contrib.layers.optimize_loss``, rewrites/estimator/optimize_loss.py)
-  go: the same optimizer from the table of tier 1 is compiled with the Keras model, whose generated
-  ``train_step`` applies it to the model_fn's loss;
+- the optimizer and ``minimize`` (or ``tf.contrib.layers.optimize_loss``, rewrites/estimator/optimize_loss.py, or
+  ``create_train_op``, rewrites/estimator/create_train_op.py) go: the same optimizer from the table of tier 1 is
+  compiled with the Keras model, whose generated ``train_step`` applies it to the model_fn's loss;
 - what the optimizer's arguments read in the model_fn goes to the build function with it
   (rewrites/estimator/faithful_rates.py); an optimizer picked by a flag or parameter in an ``if`` / ``elif`` chain
   is compiled as the one the same value picks (rewrites/estimator/faithful_choice.py);
@@ -55,7 +55,7 @@ from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
 from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import faithful_keras, faithful_tables
-from rewrites.estimator import optimize_loss
+from rewrites.estimator import create_train_op, optimize_loss
 from rewrites.estimator.faithful_choice import is_optimizer, read_choice
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_metrics import METRICS
@@ -92,6 +92,7 @@ class Faithful:
     slots: Slots | None = None
     loss: str = ""                      # the name of the tensor minimize() took
     regularization: bool = False        # the model_fn added TF1's regularization losses to it
+    check_numerics: bool = False        # the step stops the training at a NaN or infinite loss, as TF1's did
     tf1_momentum: bool = False          # the optimizer is the generated TF1Momentum class
     templates: set[str] = field(default_factory=set)  # the generated classes the Keras metrics are
     removed: list[cst.BaseStatement] = field(default_factory=list)
@@ -206,7 +207,9 @@ class FaithfulReader(SpecReading):
             self.faithful.removed.append(statement)
             self.update_names.add(target)
         elif api in optimize_loss.OPTIMIZE_LOSS:
-            self._optimize_loss(value, statement)
+            self._train_call(optimize_loss.read(value, self.api), statement, "optimize_loss")
+        elif (parameters := create_train_op.parameters(self.view, value.func)) is not None:
+            self._train_call(create_train_op.read(value, parameters, self.api), statement, "create_train_op")
         elif api in GLOBAL_STEP:
             self.steps[target] = statement  # read by minimize alone (checked after the walk)
         elif api in keras_optimizers.SCHEDULES:
@@ -394,25 +397,29 @@ class FaithfulReader(SpecReading):
                                   if gone not in self.faithful.removed]
         return True
 
-    def _optimize_loss(self, call: cst.Call, statement) -> None:
-        """`train_op = tf.contrib.layers.optimize_loss(loss, global_step, learning_rate, "Adam")`: its optimizer, in
-        TF1's checkpoints under its variable scope, minimizing the loss (rewrites/estimator/optimize_loss.py)."""
-        found = optimize_loss.read(call, self.api)
+    def _train_call(self, found: optimize_loss.TrainCall, statement, what: str) -> None:
+        """`train_op = tf.contrib.layers.optimize_loss(loss, global_step, learning_rate, "Adam")` (its optimizer's
+        variables in TF1's checkpoints under its variable scope, rewrites/estimator/optimize_loss.py) or
+        `create_train_op(loss, optimizer)` (rewrites/estimator/create_train_op.py): its optimizer, minimizing the
+        loss."""
         if not isinstance(found.loss, cst.Name):
-            raise Unsupported(found.loss, "optimize_loss of an expression: bind the loss to a name first")
+            raise Unsupported(found.loss, f"{what} of an expression: bind the loss to a name first")
         if found.global_step is not None and not is_none(found.global_step) and not self.rates.is_step(
                 found.global_step):
-            raise Unsupported(found.global_step, "optimize_loss must advance the global step")
+            raise Unsupported(found.global_step, f"{what} must advance the global step")
         ops = found.update_ops
         if not (ops is None or is_none(ops) or self._is_update_ops(ops) or (isinstance(ops, cst.Name) and
                                                                           ops.value in self.update_names)):
-            raise Unsupported(ops, "optimize_loss(update_ops=...) other than the UPDATE_OPS collection")
+            raise Unsupported(ops, f"{what}(update_ops=...) other than the UPDATE_OPS collection")
         if found.instance is None:
             self._optimizer(None, found.api, found.call, statement)
         elif found.instance.value != self.optimizer_name:
-            raise Unsupported(found.instance, "optimize_loss of an optimizer not made above in the model_fn")
+            raise Unsupported(found.instance, f"{what} of an optimizer not made above in the model_fn")
         self.faithful.loss = found.loss.value
-        self.faithful.slots = scoped(self.faithful.slots, found.scope)
+        self.faithful.check_numerics = found.check_numerics
+        self.faithful.notes += [("TFM310", node, note) for node, note in found.notes]
+        if found.scope:
+            self.faithful.slots = scoped(self.faithful.slots, found.scope)
         if statement not in self.faithful.removed:
             self.faithful.removed.append(statement)
 

@@ -75,7 +75,8 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
     text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
                   arguments=arguments(faithful.parameters, predicts), predicts=predicts,
                   export_arguments=export_arguments(faithful.parameters) if exports and faithful.lookup_table else None,
-                  regularization=faithful.regularization, tables=faithful.tables, partitioner=TABLE_PARTITIONER,
+                  regularization=faithful.regularization, check_numerics=faithful.check_numerics,
+                  tables=faithful.tables, partitioner=TABLE_PARTITIONER,
                   collections=faithful.collections, float64=faithful.float64,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
                   function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))

@@ -20,7 +20,7 @@ After: the statement goes, and the build function compiles
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -39,17 +39,22 @@ NAMED = {"Adagrad": ("train.AdagradOptimizer", ()), "Adam": ("train.AdamOptimize
 
 
 @dataclass
-class OptimizeLoss:
+class TrainCall:
+    """A call making the train_op (optimize_loss, rewrites/estimator/create_train_op.py's create_train_op): what it
+    trains with."""
+
     loss: cst.BaseExpression
-    global_step: cst.BaseExpression | None
+    global_step: cst.BaseExpression | None  # None: not given (optimize_loss reads `None` given as not given)
     update_ops: cst.BaseExpression | None
-    scope: str                          # the variable scope its optimizer's variables are in
+    scope: str = ""                     # the variable scope its optimizer's variables are in ("": none)
     api: str | None = None              # the optimizer it makes (None: `optimizer` names one made above)
     call: cst.Call | None = None        # ... as the call TF1 made: Optimizer(learning_rate=..., ...)
     instance: cst.Name | None = None    # the optimizer made above
+    check_numerics: bool = False        # TF1 stopped the training at a NaN or infinite loss
+    notes: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # what it did that the Keras model does not
 
 
-def read(call: cst.Call, api_of) -> OptimizeLoss:
+def read(call: cst.Call, api_of) -> TrainCall:
     """An optimize_loss call; ``api_of(node)``: the TF API a node names."""
     args = bound_values(call, PARAMETERS)
     for name in CHANGE_TRAINING:
@@ -62,8 +67,8 @@ def read(call: cst.Call, api_of) -> OptimizeLoss:
     if scope is not None and not is_none(scope) and not isinstance(scope, cst.SimpleString):
         raise Unsupported(scope, "optimize_loss(name=...) must be a string: TF1's checkpoints name the optimizer's "
                                  "variables after it")
-    found = OptimizeLoss(args["loss"], args.get("global_step"), args.get("update_ops"),
-                         scope.evaluated_value if isinstance(scope, cst.SimpleString) else "OptimizeLoss")
+    found = TrainCall(args["loss"], args.get("global_step"), args.get("update_ops"),
+                      scope.evaluated_value if isinstance(scope, cst.SimpleString) else "OptimizeLoss")
     optimizer, rate = args.get("optimizer"), args.get("learning_rate")
     if isinstance(optimizer, cst.Name) and api_of(optimizer) is None:
         found.instance = optimizer

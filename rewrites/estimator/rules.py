@@ -306,8 +306,9 @@ loss written by hand, tf.cond, get_variable with its own initializer or regulari
 in a generated Keras model whose call is decorated with tf.compat.v1.keras.utils.track_tf1_style_variables
 (tier 2). Only what TF2 cannot run inside a tf.function changes: the optimizer (the same Keras optimizer as tier
 1) is compiled with the model and applied to the model_fn's loss in the generated train_step; minimize (or
-tf.contrib.layers.optimize_loss, as the optimizer it made, in its variable scope in TF1's checkpoints), the
-global step and the batch norms' UPDATE_OPS around it go; what the optimizer's arguments read in the model_fn
+tf.contrib.layers.optimize_loss, as the optimizer it made, in its variable scope in TF1's checkpoints, or
+create_train_op, tf.contrib.training's or slim's, as minimize of its optimizer, the step checking the loss as its
+check_numerics did), the global step and the batch norms' UPDATE_OPS around it go; what the optimizer's arguments read in the model_fn
 (arithmetic of params and the module's names, a tf.train decay schedule of the global step: the Keras schedule)
 goes to the build function with it, and a summary or named tensor of the rate goes with the rate; each
 EstimatorSpec returns {"loss": loss} (also when held in a name). Where the
