@@ -276,6 +276,26 @@ def test_what_the_optimizer_reads_in_the_model_fn_is_carried_to_the_build_functi
                        "writes the losses)"] if "summary" in after else [])
 
 
+@pytest.mark.parametrize("unset", ["  metrics = None\n  train_op = None\n", "  train_op = metrics = None\n"],
+                         ids=["alone", "chained"])
+def test_a_train_op_none_outside_training_goes_with_it(unset):
+    """One EstimatorSpec for every mode, as notebooks write it: `train_op` None but in TRAIN goes (of a chained
+    assignment, its name), `metrics` stays."""
+    source = PROGRAM.read_text()
+    start, end = source.index("  if mode == tf.estimator.ModeKeys.EVAL:\n"), source.index("\n\n\ndef main")
+    code = migrated(source[:start] + unset + (
+        "  if mode == tf.estimator.ModeKeys.EVAL:\n"
+        "    accuracy = tf.metrics.accuracy(labels=labels, predictions=tf.argmax(logits, 1))\n"
+        "    metrics = {\"accuracy\": accuracy, \"mean_logit\": tf.metrics.mean(logits)}\n"
+        "  if mode == tf.estimator.ModeKeys.TRAIN:\n"
+        "    optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
+        "    train_op = optimizer.minimize(loss, global_step=tf.train.get_global_step())\n"
+        "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)") +
+        source[end:]).source
+    assert "ModelFnModel" in code and "train_op" not in code
+    assert "  metrics = None\n  if mode == \"eval\":\n" in code and 'return {"loss": loss, "metrics": metrics}' in code
+
+
 def test_an_estimator_spec_held_in_a_name_holds_the_results():
     before = "  return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n"
     held = "  spec = tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)\n  return spec\n"

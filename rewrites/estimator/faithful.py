@@ -96,7 +96,8 @@ class Faithful:
     tf1_momentum: bool = False          # the optimizer is the generated TF1Momentum class
     templates: set[str] = field(default_factory=set)  # the generated classes the Keras metrics are
     removed: list[cst.BaseStatement] = field(default_factory=list)
-    returns: dict[cst.BaseStatement, str] = field(default_factory=dict)  # `return EstimatorSpec(...)` -> its code
+    # statements replaced: `return EstimatorSpec(...)` -> its code, `loss = train_op = None` -> `loss = None`
+    replaced: dict[cst.BaseStatement, str] = field(default_factory=dict)
     metrics: dict[str, str] = field(default_factory=dict)  # eval_metric_ops: key -> the Keras metric (code)
     expressions: dict[cst.CSTNode, str] = field(default_factory=dict)  # a tf.metrics call -> the tensors it took
     # the signatures an export has: (name, method, the key of its outputs in the results' export_outputs)
@@ -177,8 +178,8 @@ class FaithfulReader(SpecReading):
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
             else None
         if isinstance(small, cst.Return) and isinstance(small.value, cst.Call) and self.api(small.value.func) in SPECS:
-            self.faithful.returns[statement] = "return {}"  # a spec not migrated reads nothing that goes, either
-            self.faithful.returns[statement] = f"return {self._result(small.value)}"
+            self.faithful.replaced[statement] = "return {}"  # a spec not migrated reads nothing that goes, either
+            self.faithful.replaced[statement] = f"return {self._result(small.value)}"
             return
         assign = single_assign(statement)
         if assign is None:
@@ -255,15 +256,15 @@ class FaithfulReader(SpecReading):
     def _nothing_reads_what_goes(self, function: cst.FunctionDef) -> None:
         """What the removed statements bound (the optimizer, the train_op, the update ops) is read nowhere else:
         `tf.group(train_op, ...)` would read a name gone."""
-        gone = [*self.faithful.removed, *self.faithful.returns, *self.regularization_terms]
+        gone = [*self.faithful.removed, *self.faithful.replaced, *self.regularization_terms]
         inside = {id(node) for statement in gone for node in subtree(statement)}
         bound = {name for statement in gone for inner in _statements([statement]) for name in _assigned(inner)}
-        held = {name for statement, code in self.faithful.returns.items() if not code.startswith("return ")
+        held = {name for statement, code in self.faithful.replaced.items() if not code.startswith("return ")
                 for name in _assigned(statement)}  # holds the results now
         for name in sorted(bound - set(self.steps) - held):
             reads = [node for node in name_reads(function.body, name) if id(node) not in inside]
             for unset in {id(s): s for node in reads if _sets_none(s := self.view.statement_of(node), name)}.values():
-                self.faithful.removed.append(unset)  # `train_op = None` outside TRAIN
+                self._unset(unset, name)  # `train_op = None` outside TRAIN
                 inside |= {id(node) for node in subtree(unset)}
             for logged in {id(s): s for node in reads if self._only_logs(s := self.view.statement_of(node))}.values():
                 self.faithful.removed.append(logged)
@@ -277,6 +278,15 @@ class FaithfulReader(SpecReading):
                                                        "does not, is read here: in a model_fn kept as written (tier 2) "
                                                        "that is not migrated yet"))
                 return
+
+    def _unset(self, statement: cst.SimpleStatementLine, name: str) -> None:
+        """`name = None` goes; of `loss = name = None`, `name =`."""
+        assign = statement.body[0]
+        kept = [target for target in assign.targets if not is_name(target.target, name)]
+        if kept:
+            self.faithful.replaced[statement] = source(assign.with_changes(targets=kept))
+        else:
+            self.faithful.removed.append(statement)
 
     def _writes_a_summary(self, statement) -> bool:
         """`tf.summary.image("images", inputs)` on a line of its own goes: TF1 wrote it to model_dir's events for
@@ -489,8 +499,9 @@ class FaithfulReader(SpecReading):
 
 
 def _sets_none(statement, name: str) -> bool:
-    assign = single_assign(statement)
-    return assign is not None and assign[0] == name and is_name(assign[1], "None")
+    """`name = None`, or `loss = name = None`."""
+    small = statement.body[0] if is_none(statement_value(statement)) else None
+    return isinstance(small, cst.Assign) and any(is_name(target.target, name) for target in small.targets)
 
 
 def _statements(statements):

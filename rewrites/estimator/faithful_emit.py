@@ -68,7 +68,7 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
         edits.remove(statement)
     for node, code in faithful.expressions.items():
         edits.expressions[node] = cst.parse_expression(code)
-    for statement, code in faithful.returns.items():
+    for statement, code in faithful.replaced.items():
         code = wrap(code, view.position(statement)[1])
         edits.replace(statement, [cst.parse_statement(code + "\n").with_changes(leading_lines=statement.leading_lines)])
     params = "params" in faithful.parameters

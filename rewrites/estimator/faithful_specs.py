@@ -33,7 +33,7 @@ class SpecReading:
         bound = id(statement.body[0].targets[0].target)
         other = next((node for node in name_reads(self.function.body, target) if id(node) not in returned | {bound}),
                      None)
-        self.faithful.returns[statement] = f"{target} = {self._result(spec)}"
+        self.faithful.replaced[statement] = f"{target} = {self._result(spec)}"
         if other is not None:
             raise Unsupported(other, f"`{target}`, an EstimatorSpec, read other than by `return {target}`, in a "
                                      "model_fn kept as written (tier 2): not migrated yet")
