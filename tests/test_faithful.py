@@ -177,6 +177,28 @@ def test_the_kept_model_fn_trains_as_tf1_did_and_carries_on_from_its_checkpoint(
     assert printed[1] == pytest.approx(printed[0], rel=1e-6)
 
 
+def partial_program() -> str:
+    """PROGRAM's model_fn scaling its logits by a keyword that `functools.partial` gives it."""
+    return PROGRAM.read_text().replace("import argparse\n", "import argparse\nimport functools\n").replace(
+        "def model_fn(features, labels, mode, params):", "def model_fn(features, labels, mode, params, scale=1.0):"
+    ).replace("  logits = tf.matmul(net, weights)\n", "  logits = tf.matmul(net, weights) * scale\n").replace(
+        "tf.estimator.Estimator(model_fn,", "tf.estimator.Estimator(functools.partial(model_fn, scale=2.0),")
+
+
+def test_functools_partials_keywords_reach_the_kept_model_fn():
+    """The build function takes them (the Estimator's call gives them), and the model passes them at each call."""
+    code = migrated(partial_program()).source
+    assert "model = build_model(dataset, params=params, scale=2.0)" in code
+    assert "def build_model(dataset, params, **keywords):" in code and "ModelFnModel(params, **keywords)" in code
+    assert 'model_fn(features, labels, "train" if training else "eval", self.params, **self.tf1_keywords)' in code
+
+
+@pytest.mark.tensorflow
+def test_functools_partials_keywords_train_as_tf1s_did(tmp_path):
+    printed = parity_of_migration(tmp_path, partial_program(), partial_program())
+    assert printed.startswith("PARITY: 20 steps match"), printed
+
+
 def test_keras_layers_the_model_fn_makes_are_made_once():
     """A Keras layer made in the model_fn's code each time it runs (once in TF1's graph) is made at the model's first
     call only: the same layer, the same weights, at every later call; layers without weights (`concatenate`) stay."""

@@ -20,18 +20,18 @@ def class_name(function_name: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"_+", function_name) if part) + "Model"
 
 
-def arguments(parameters: list[str], predicts: bool = False) -> list[str]:
+def arguments(parameters: list[str], predicts: bool = False, keywords: bool = False) -> list[str]:
     """What the generated call passes the model_fn, in its order (as Estimator passed them, by name); ``predicts``:
-    the mode is chosen by the call (a call of features alone predicts)."""
+    the mode is chosen by the call (a call of features alone predicts); ``keywords``: functools.partial's too."""
     given = {"features": "features", "labels": "labels", "mode": "mode" if predicts else '"train" if training else "eval"',
              "params": "self.params"}
-    return [given[name] for name in parameters]
+    return [given[name] for name in parameters] + (["**self.tf1_keywords"] if keywords else [])
 
 
-def export_arguments(parameters: list[str]) -> list[str]:
+def export_arguments(parameters: list[str], keywords: bool = False) -> list[str]:
     """What the generated export passes the model_fn: TF1's PREDICT mode, without labels."""
     given = {"features": "features", "labels": "None", "mode": '"infer"', "params": "self.params"}
-    return [given[name] for name in parameters]
+    return [given[name] for name in parameters] + (["**self.tf1_keywords"] if keywords else [])
 
 
 def build_function(emitter, program: Program, new_name: str, taken: set[str], predicts: bool = False,
@@ -71,15 +71,17 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
     for statement, code in faithful.replaced.items():
         code = wrap(code, view.position(statement)[1])
         edits.replace(statement, [cst.parse_statement(code + "\n").with_changes(leading_lines=statement.leading_lines)])
-    params = "params" in faithful.parameters
+    params, keywords = "params" in faithful.parameters, bool(model_fn.keywords)
     text = render("tf1_model_fn_model.py.j2", class_name=name, model_fn=function.name.value, params=params,
-                  arguments=arguments(faithful.parameters, predicts), predicts=predicts,
-                  export_arguments=export_arguments(faithful.parameters) if exports and faithful.lookup_table else None,
+                  keywords=keywords, arguments=arguments(faithful.parameters, predicts, keywords), predicts=predicts,
+                  export_arguments=export_arguments(faithful.parameters, keywords)
+                  if exports and faithful.lookup_table else None,
                   regularization=faithful.regularization, check_numerics=faithful.check_numerics,
                   tables=faithful.tables, partitioner=TABLE_PARTITIONER,
                   collections=faithful.collections, float64=faithful.float64,
                   optimizer=faithful.optimizer, after_compile=faithful.after_compile, metrics=faithful.metrics,
-                  function=dict(name=new_name, parameters=["dataset", *(["params"] if params else [])]))
+                  function=dict(name=new_name, parameters=["dataset", *(["params"] if params else []),
+                                                           *(["**keywords"] if keywords else [])]))
     for template in sorted(faithful.templates) + (["tf1_momentum.py.j2"] if faithful.tf1_momentum else []):
         text = render(template) + "\n\n" + text
     if faithful.keras_layers:
