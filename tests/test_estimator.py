@@ -1129,6 +1129,34 @@ def test_every_kind_of_model_fn(definition, model_fn, expected):
     compile(result.source, "migrated.py", "exec")
 
 
+def wrapped_seed(call: str) -> str:
+    """SEED with a `units` parameter, given to Estimator as `wrapped`, a function returning ``call``."""
+    wrapper = f"def wrapped(features, labels, mode):\n  return {call}\n\n\n"
+    return SEED.replace(MODEL_FN_DEF, "def _model_fn(features, labels, mode, units):").replace(
+        "Dense(1)", "Dense(units)").replace(ESTIMATOR_LINE, wrapper + ESTIMATOR_LINE.replace("model_fn=_model_fn",
+                                                                                             "model_fn=wrapped"))
+
+
+def test_a_function_only_calling_the_model_fn_with_keywords_is_its_functools_partial():
+    """As notebooks pick a net for a general model_fn (rewrites/estimator/model_fn_wrapper.py): the wrapper goes
+    with the Estimator, and the build function takes the keyword."""
+    code = migrated(wrapped_seed("_model_fn(features, labels, mode, units=1)")).source
+    assert "def _build_model(input_spec, units):" in code and 'keras.layers.Dense(units=units, name="dense")' in code
+    assert "model = _build_model(dataset.element_spec[0], units=1)" in code and "wrapped" not in code
+
+
+@pytest.mark.parametrize("call", ["_model_fn(features, labels, mode, units=len(labels))",
+                                  "_model_fn(features, labels, mode, units=1)\n\n\nprint(wrapped)",
+                                  "_model_fn(features, mode=mode, labels=None, units=1)"],
+                         ids=["a keyword of its arguments", "named elsewhere too", "not its own arguments"])
+def test_a_wrapper_doing_more_is_read_as_the_model_fn(call):
+    source = wrapped_seed(call)
+    result = run(source)
+    assert result.source == source
+    assert [f.message for f in result.findings if f.rule == "TFM302"] == [
+        "Estimator program left as it is: the model_fn must make a tf.train optimizer and minimize its loss with it"]
+
+
 @pytest.mark.parametrize("model_fn, where", [
     ("functools.partial(_model_fn, 1)", "functools.partial"),
     ("Model().model_fn", "Model().model_fn"),

@@ -185,17 +185,27 @@ def partial_program() -> str:
         "tf.estimator.Estimator(model_fn,", "tf.estimator.Estimator(functools.partial(model_fn, scale=2.0),")
 
 
-def test_functools_partials_keywords_reach_the_kept_model_fn():
+def wrapper_program() -> str:
+    """partial_program's keyword given by a function only calling the model_fn (estimator/model_fn_wrapper.py)."""
+    return partial_program().replace("functools.partial(model_fn, scale=2.0),", "scaled_model_fn,").replace(
+        "\n\n\ndef main():", "\n\n\ndef scaled_model_fn(features, labels, mode, params):\n"
+                               "  return model_fn(features, labels, mode, params, scale=2.0)\n\n\ndef main():")
+
+
+@pytest.mark.parametrize("program", [partial_program, wrapper_program], ids=["partial", "wrapper"])
+def test_functools_partials_keywords_reach_the_kept_model_fn(program):
     """The build function takes them (the Estimator's call gives them), and the model passes them at each call."""
-    code = migrated(partial_program()).source
+    code = migrated(program()).source
     assert "model = build_model(dataset, params=params, scale=2.0)" in code
     assert "def build_model(dataset, params, **keywords):" in code and "ModelFnModel(params, **keywords)" in code
     assert 'model_fn(features, labels, "train" if training else "eval", self.params, **self.tf1_keywords)' in code
+    assert "scaled_model_fn" not in code
 
 
 @pytest.mark.tensorflow
-def test_functools_partials_keywords_train_as_tf1s_did(tmp_path):
-    printed = parity_of_migration(tmp_path, partial_program(), partial_program())
+@pytest.mark.parametrize("program", [partial_program, wrapper_program], ids=["partial", "wrapper"])
+def test_functools_partials_keywords_train_as_tf1s_did(tmp_path, program):
+    printed = parity_of_migration(tmp_path, program(), program())
     assert printed.startswith("PARITY: 20 steps match"), printed
 
 

@@ -19,8 +19,10 @@ from rewrites.syntax import Unsupported, first_line, subtree
 
 def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None:
     model_fn = program.setup.model_fn
+    wrapper = model_fn.wrapper  # a function only calling the model_fn with keywords goes too
+    replaced = [(model_fn.view, model_fn.function), *([(wrapper.view, wrapper.node)] if wrapper else [])]
     going = _nodes([*(s for _, s in program.removed), *(p.driver.statement for p in plans if p.predict is None),
-                    *(f for _, f in program.factories), *filter(None, [model_fn.function])])
+                    *(f for _, f in program.factories), *(f for _, f in replaced if f is not None)])
     going |= _nodes([p.driver.call.node for p in plans])
     going |= {id(p.driver.passed) for p in plans if p.driver.passed is not None}  # passes the Keras model instead
     going |= _nodes([node for _, node, _ in program.attributes])  # estimator.eval_dir(): its code instead
@@ -43,11 +45,14 @@ def check_program(tree: Tree, program: Program, plans, emitter: Emitter) -> None
         if view.parent(function) is view.module and all(
                 id(node) in going for _, node in tree.references_to(view, function.name.value)):
             emitter.module_edits(view).remove(function)
-    if model_fn.function is not None and model_fn.view.parent(model_fn.function) is model_fn.view.module:
-        for where, node in tree.references_to(model_fn.view, model_fn.function.name.value):
-            if id(node) not in going and not _is_import(where, node):
-                _used_elsewhere(model_fn.function.name.value, where, node)
-        _drop_reexports(tree, emitter, model_fn.view, model_fn.function.name.value)
+    for view, function in replaced:
+        if function is not None and view.parent(function) is view.module:
+            for where, node in tree.references_to(view, function.name.value):
+                if id(node) not in going and not _is_import(where, node):
+                    _used_elsewhere(function.name.value, where, node)
+            _drop_reexports(tree, emitter, view, function.name.value)
+    if wrapper is not None:
+        emitter.module_edits(wrapper.view).remove(wrapper.node)
 
 
 def _called(tree: Tree, removed) -> list[tuple[ModuleView, cst.FunctionDef]]:

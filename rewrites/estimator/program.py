@@ -96,6 +96,7 @@ class ModelFn:
     canned: str | None = None             # the canned estimator's class name
     home: cst.BaseStatement | None = None
     keras: object = None                  # model_to_estimator's Keras model (rewrites/estimator/keras_model.py)
+    wrapper: Value | None = None          # a function only calling it with keywords, which goes with the Estimator
 
     @property
     def where(self) -> Value:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.estimator import canned, forwarded, keras_model, predict, results
+from rewrites.estimator import canned, forwarded, keras_model, model_fn_wrapper, predict, results
 from rewrites.estimator.exports import Export, ExportReader
 from rewrites.estimator.added_metrics import ADD_METRICS, AddedMetrics
 from rewrites.estimator.config import ConfigReader, Steps
@@ -260,10 +260,12 @@ class ProgramReader:
         return model_fn, read.model
 
     def _model_fn(self, node: Value, params: Value | None, tpu) -> ModelFn:
-        """The model_fn: a function (maybe of another module), a functools.partial of one, or a method."""
+        """The model_fn: a function (maybe of another module), a functools.partial of one (or a function only
+        calling one with more keywords, rewrites/estimator/model_fn_wrapper.py), or a method."""
         trail: list = []
         resolved = self.values.resolve(node, trail=trail)
         keywords: dict[str, Value] = {}
+        wrapper = None
         reference = node
         if resolved.is_partial():
             function_arg, *given = resolved.node.args
@@ -272,6 +274,9 @@ class ProgramReader:
                                     "extra parameters by keyword")
             keywords = {arg.keyword.value: Value(arg.value, resolved.place) for arg in given}
             reference = Value(function_arg.value, resolved.place)
+            resolved = self.values.resolve(reference)
+        elif (partial := model_fn_wrapper.partial_of(resolved, node, self.values)) is not None:
+            wrapper, (reference, keywords) = resolved, partial
             resolved = self.values.resolve(reference)
         if isinstance(resolved.node, cst.Call):  # an object with __call__
             resolved = self.values.method(resolved, "__call__") or resolved
@@ -293,7 +298,7 @@ class ProgramReader:
         if params is not None and takes_params:
             call = cst.Call(cst.Name(function.name.value), [cst.Arg(params.node, keyword=cst.Name("params"))])
             place = Place(resolved.view, function, CallSite(call, params.place), outer=resolved.place)
-        return ModelFn(resolved.view, function, place, reference, bound, keywords, takes_params)
+        return ModelFn(resolved.view, function, place, reference, bound, keywords, takes_params, wrapper=wrapper)
 
     def _bound_method(self, resolved: Value, node: Value) -> str | None:
         """A method's `self`, when the model_fn is `obj.method` (or `obj`, an object with __call__)."""
