@@ -357,7 +357,8 @@ class FaithfulReader(SpecReading):
             self.problems.append(problem)
             return
         for call in calls:
-            self.faithful.expressions[call] = f"{faithful_keras.KERAS_LAYER}(lambda: {self.spelling.code(call)})"
+            self.faithful.expressions[call], notes = faithful_keras.made_once(self.view, self.spelling, call)
+            self.faithful.notes += [("TFM310", node, note) for node, note in notes]
         self.faithful.keras_layers = bool(calls)
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:

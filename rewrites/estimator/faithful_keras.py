@@ -2,17 +2,21 @@
 
 TF1 made a Keras layer of the model_fn's code once, in its graph; the Keras model running that code calls it at
 each step, so each layer is made through a generated ``tf1_keras_layer`` (get_or_create_layer): once, at the first
-call. What TF1's graph gave another meaning keeps the program out of tier 2: a layer made outside the model_fn's
-code (at module level: not tracked; in an input_fn: not in the model), a model built on the graph's tensors
-(`input_tensor=`, `.output`), a batch normalization (TF1 never ran a Keras layer's updates: UPDATE_OPS held none),
-a Keras regularizer where the model_fn adds TF1's regularization losses (which held none of them).
+call. A layer that computes otherwise in training is made and called as TF1 ran it (rewrites/estimator/
+faithful_modes.py: a batch normalization with momentum=1.0, its moving statistics as TF1 left them). What TF1's
+graph gave another meaning keeps the program out of tier 2: a layer made outside the model_fn's code (at module
+level: not tracked; in an input_fn: not in the model), a model built on the graph's tensors (`input_tensor=`,
+`.output`), a Keras application or loaded model (which may hold batch normalizations the migration cannot see), a
+Keras regularizer where the model_fn adds TF1's regularization losses (which held none of them).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from rewrites.estimator import faithful_modes
 from rewrites.program.modules import ModuleView
+from rewrites.program.spelling import Spelling
 from rewrites.syntax import Unsupported, first_line, subtree
 
 KERAS_MADE = ("keras.layers.", "keras.applications.")  # their classes make Keras layers or models (not functions:
@@ -52,9 +56,9 @@ def _on_graph_tensors(view: ModuleView, calls: list[cst.Call]):
                     and node.attr.value in GRAPH_TENSORS)
 
 
-def _updates_in_training(api: str) -> bool:
-    """Does a Keras layer (or model) of ``api`` update itself in training (batch normalization's statistics)?"""
-    return api.endswith("BatchNormalization") or api.startswith("keras.applications.") or api in KERAS_MODELS - {
+def _made_elsewhere(api: str) -> bool:
+    """Is a Keras model of ``api`` an application or loaded model, whose layers the program's code does not show?"""
+    return api.startswith("keras.applications.") or api in KERAS_MODELS - {
         "keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential"}
 
 
@@ -82,9 +86,11 @@ def problem(view: ModuleView, calls: list[cst.Call], model_fn: cst.FunctionDef,
              "a Keras model built on the model_fn's tensors (`input_tensor=`, `Input`, `.output`), in a model_fn "
              "kept as written (tier 2): TF1 built it in its graph; in Keras the model_fn runs at each call, on new "
              "tensors: build the model on an input shape and call it"),
-            (next((node for node in _calls_in(calls) if _updates_in_training(view.api(node.func) or "")), None),
-             "TF1 never ran a Keras layer's updates (its moving statistics: UPDATE_OPS held none), and Keras "
-             "training runs them, in a model_fn kept as written (tier 2): the evaluations would differ"),
+            (next((node for node in _calls_in(calls) if _made_elsewhere(view.api(node.func) or "")), None),
+             "a Keras application or loaded model, in a model_fn kept as written (tier 2), may hold batch "
+             "normalizations, whose moving statistics TF1 never updated (UPDATE_OPS held none of their updates) and "
+             "Keras training updates: the evaluations would differ"),
+            faithful_modes.problem(view, calls) or (None, ""),
             (next((arg for node in _calls_in(calls) for arg in node.args if arg.keyword is not None
                    and arg.keyword.value.endswith("_regularizer")), None) if regularization else None,
              "TF1's regularization losses held no Keras layer's, and the Keras model running a model_fn kept as "
@@ -92,6 +98,12 @@ def problem(view: ModuleView, calls: list[cst.Call], model_fn: cst.FunctionDef,
         if found is not None:
             return Unsupported(found, f"`{first_line(found)}`: {why}", view.path)
     return None
+
+
+def made_once(view: ModuleView, spelling: Spelling, call: cst.Call) -> tuple[str, list[tuple[cst.CSTNode, str]]]:
+    """The code making the Keras layer or model of ``call`` once (KERAS_LAYER), and notes on what it changed."""
+    made, notes = faithful_modes.frozen(view, call)
+    return f"{KERAS_LAYER}(lambda: {spelling.code(made)})", notes
 
 
 def _calls_in(calls: list[cst.Call]):

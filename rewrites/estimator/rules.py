@@ -317,11 +317,14 @@ regularizers Keras tracked. eval_metric_ops of tf.metrics accuracy, mean, mean_s
 root_mean_squared_error and mean_absolute_error become the Keras metrics of the same name, updated with the
 tensors the model_fn gave TF1's. A Keras layer the model_fn's module makes in a function (`tf.keras.layers.Dense(n)
 (net)` in a helper) is made through a generated tf1_keras_layer (get_or_create_layer): once, at the model's first
-call, as TF1 made it once in its graph (not: one made outside the model_fn's code, a batch normalization, whose
-moving statistics TF1 never updated there, a Keras layer's regularizer where the model_fn adds TF1's
-regularization losses, which held none, a model built on the model_fn's tensors). The variables keep their TF1 names (a Keras layer's: `dense/kernel`, as TF1
-named them): TF1's checkpoints, slots and step carry over. The finding names the construct that kept the
-model_fn from tier 1.
+call, as TF1 made it once in its graph; not one made outside the model_fn's code, an application or loaded model
+(which may hold batch normalizations), a Keras layer's regularizer where the model_fn adds TF1's regularization
+losses (which held none), a model built on the model_fn's tensors. A Keras batch normalization is made with
+momentum=1.0, which keeps the moving statistics TF1 never updated (their updates were never in UPDATE_OPS) and
+evaluated with; a layer that computes otherwise in training (batch normalization, dropout) must be called with
+`training=`: TF1 ran one called without it in inference mode. The variables keep their TF1 names (a Keras layer's:
+`dense/kernel`, as TF1 named them): TF1's checkpoints, slots and step carry over. The finding names the construct
+that kept the model_fn from tier 1.
 Why: the model_fn's own code, computed by TF2, is what keeps the numbers when there is no Keras pair for it.
 What may differ: float results, in the last bits, and random ops in the model_fn draw other numbers; prove it
 with `tf-migrate parity`. Not migrated yet (TFM302): other eval metrics, optimizer arguments the model_fn
