@@ -196,6 +196,13 @@ def test_a_caller_that_drops_the_result_and_one_that_names_it_otherwise():
     assert "predict_examples(predictor, " in code and "supervised" not in code
 
 
+def test_params_made_by_a_comprehension_over_the_functions_arguments_build_the_model_there():
+    """time_series_anomaly_detection's `params={key: val for key, val in args.items()}`."""
+    result = run_one(NOTEBOOK.replace('params={"batch_size": args["batch_size"]}',
+                                      "params={key: val for key, val in args.items()}"))
+    assert rules(result) == ["TFM301"]
+    assert "dataset.element_spec[0], params={key: val for key, val in args.items()})\n" in result.source
+
 def test_a_callers_input_gets_the_estimators_params_as_code_it_can_read():
     """The training function's local `params` is not the caller's: its value is written out there."""
     program = HEAD + '''
@@ -278,6 +285,11 @@ LEFT = {
         NOTEBOOK.replace("estimator.predict(input_fn=read_dataset(tf.estimator.ModeKeys.EVAL, 4))",
                          "estimator.predict(input_fn=functools.partial(input_fn, ROWS, LABELS))"),
         'params={"batch_size": args["batch_size"]}', "`args` (args) cannot be read where the migrated code runs"),
+    "a caller's input reads the function's arguments in a comprehension": (
+        NOTEBOOK.replace("estimator.predict(input_fn=read_dataset(tf.estimator.ModeKeys.EVAL, 4))",
+                         "estimator.predict(input_fn=functools.partial(input_fn, ROWS, LABELS))").replace(
+            'params={"batch_size": args["batch_size"]}', "params={key: val for key, val in args.items()}"),
+        "params={key: val for key, val in args.items()}", "`args` (args) cannot be read where the migrated code runs"),
     "no model_dir": (MAIN_BLOCK.replace("Estimator(model_fn, model_dir, cfg, params)",
                                         "Estimator(model_fn, None, cfg, params)"),
                      "Path(estimator.eval_dir())", "given no model_dir (TF1 used a temporary directory)"),

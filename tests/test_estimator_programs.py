@@ -274,6 +274,36 @@ def test_estimator_from_a_factory_of_another_module(import_model, model, files):
         compile(result.source, "module.py", "exec")
 
 
+@pytest.mark.parametrize("params, relocated", [
+    ('{key: value for key, value in (("units", units), ("rate", learning_rate)) if value}',
+     '{key: value for key, value in (("units", args.units), ("rate", 0.1)) if value}'),
+    ('{"units": units, "scale": lambda rate=learning_rate, *, by=units: rate * by}',
+     '{"units": args.units, "scale": lambda rate=0.1, *, by=args.units: rate * by}'),
+    ('{"units": units, "rates": [rate * units for rates in [[learning_rate]] for rate in rates]}',
+     '{"units": args.units, "rates": [rate * args.units for rates in [[0.1]] for rate in rates]}'),
+], ids=["a dict comprehension", "a lambda", "nested fors"])
+def test_params_binding_names_of_their_own_read_the_factorys_arguments(params, relocated):
+    """The names a comprehension's fors or a lambda's parameters bind stay; the factory's parameters are its
+    arguments."""
+    model_module = MODEL_MODULE.replace('{"units": units, "learning_rate": learning_rate}', params)
+    results = run_tree({"trainer/task.py": TASK_MODULE.format(import_model="from trainer import model", model="model."),
+                        "trainer/model.py": model_module, "trainer/__init__.py": ""})
+    task = results["trainer/task.py"]
+    assert rules(task) == ["TFM301"]
+    assert f"params={relocated}".replace(" ", "") in re.sub(r"\s", "", task.source)
+    compile(task.source, "task.py", "exec")
+
+
+def test_params_from_a_comprehension_assigning_an_item_are_left():
+    """The target `rates[0]` is not a name the comprehension binds: its code is not moved."""
+    comprehension = "[rates[0] for rates[0] in [learning_rate]]"
+    model_module = MODEL_MODULE.replace('{"units": units, "learning_rate": learning_rate}',
+                                        f'{{"units": units, "rates": {comprehension}}}')
+    results = run_tree({"trainer/task.py": TASK_MODULE.format(import_model="from trainer import model", model="model."),
+                        "trainer/model.py": model_module, "trainer/__init__.py": ""})
+    assert any(f"`{comprehension}` is not migrated where it is used: bind it to a name first" in finding.message
+               for finding in results["trainer/model.py"].findings + results["trainer/task.py"].findings)
+
 def test_specs_made_in_a_helper_read_with_the_callers_arguments():
     program = IN_MAIN.replace('''  train_spec = tf.estimator.TrainSpec(make_input_fn(ROWS, LABELS, tf.estimator.ModeKeys.TRAIN, 2),
                                       max_steps=args.train_steps)

@@ -3,7 +3,9 @@
 ``hidden`` read in ``build_estimator(config, hidden)`` is ``args.hidden`` where ``main`` calls
 ``build_estimator(config, args.hidden)``; a module-level name of another module is read through
 that module's import at the target (``model.FEATURES``); a name the target cannot see is an
-``Unsupported`` saying which.
+``Unsupported`` saying which. A comprehension or a lambda keeps the names it binds itself (its fors' targets, its
+parameters) and has the others relocated: ``{key: val for key, val in args.items()}`` reads ``args`` as any name;
+its first iterable (and a lambda's defaults) are read around it, as Python evaluates them there.
 """
 
 from __future__ import annotations
@@ -33,12 +35,15 @@ class _Relocation:
         if depth > MAX_DEPTH:
             raise value.fail(f"`{source(value.node)}` is defined through too many steps to follow")
         replacements: dict[cst.CSTNode, cst.BaseExpression] = {}
-        self._collect(value.node, value, replacements, depth)
+        self._collect(value.node, value, replacements, depth, frozenset())
         if not replacements:
             return value.node
         return value.node.visit(Replace(replacements))
 
-    def _collect(self, node: cst.CSTNode, value: Value, replacements: dict, depth: int) -> None:
+    def _collect(self, node: cst.CSTNode, value: Value, replacements: dict, depth: int, bound: frozenset) -> None:
+        """``bound``: the names bound by the comprehensions and lambdas around ``node``, read as they are."""
+        if isinstance(node, cst.Name) and node.value in bound:
+            return
         if self.spell is not None and isinstance(node, (cst.Attribute, cst.Name)):
             spelled = self.spell(value.view, node)
             if spelled is not None:
@@ -50,18 +55,41 @@ class _Relocation:
                 replacements[node] = new
             return
         if isinstance(node, cst.Attribute):
-            self._collect(node.value, value, replacements, depth)
+            self._collect(node.value, value, replacements, depth, bound)
             return
-        if isinstance(node, cst.Lambda) and not _parameters(node.params):  # its body reads the names around it
-            self._collect(node.body, value, replacements, depth)
+        if isinstance(node, cst.Lambda):  # its defaults read around it, its body its parameters too
+            parameters = _parameters(node.params)
+            for parameter in parameters:
+                if parameter.default is not None:
+                    self._collect(parameter.default, value, replacements, depth, bound)
+            names = bound | {parameter.name.value for parameter in parameters}
+            self._collect(node.body, value, replacements, depth, names)
             return
-        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            raise value.fail(f"`{source(node)}` is not migrated where it is used: bind it to a name first")
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            self._comprehension(node, value, replacements, depth, bound)
+            return
         for child in children(node):
             if isinstance(child, cst.Arg):
-                self._collect(child.value, value, replacements, depth)
+                self._collect(child.value, value, replacements, depth, bound)
             elif not isinstance(child, (cst.AssignEqual,)):
-                self._collect(child, value, replacements, depth)
+                self._collect(child, value, replacements, depth, bound)
+
+    def _comprehension(self, node: cst.BaseComp, value: Value, replacements: dict, depth: int,
+                       bound: frozenset) -> None:
+        """Its first iterable is read around it; the rest (later iterables, conditions, element) sees the names
+        its fors bind as well."""
+        fors = [node.for_in]
+        while fors[-1].inner_for_in is not None:
+            fors.append(fors[-1].inner_for_in)
+        names = [_target_names(comp.target) for comp in fors]
+        if None in names:
+            raise value.fail(f"`{source(node)}` is not migrated where it is used: bind it to a name first")
+        own = bound.union(*names)
+        self._collect(fors[0].iter, value, replacements, depth, bound)
+        parts = [*(comp.iter for comp in fors[1:]), *(condition.test for comp in fors for condition in comp.ifs),
+                 *((node.key, node.value) if isinstance(node, cst.DictComp) else (node.elt,))]
+        for part in parts:
+            self._collect(part, value, replacements, depth, own)
 
     def _name(self, name: cst.Name, value: Value, depth: int) -> cst.BaseExpression | None:
         place, target = value.place, self.target
@@ -168,6 +196,16 @@ def module_alias(target: Place, home: ModuleView) -> str | None:
                             return bound
                         if isinstance(small, cst.Import) and alias.asname is None:
                             return bound  # `import a.b` reads as a.b
+    return None
+
+
+def _target_names(target: cst.BaseExpression) -> set[str] | None:
+    """The names a for's target binds (``key, (a, *rest)``); None for another target (an attribute, an item)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names = [_target_names(element.value) for element in target.elements]
+        return None if None in names else set().union(*names)
     return None
 
 
