@@ -861,9 +861,14 @@ LOOP = """    my_feature_columns = []
     '    by_name = {"a": tf.feature_column.numeric_column("a"), "b": tf.feature_column.numeric_column("b")}\n'
     "    my_feature_columns = list(by_name.values())\n"
     '    by_name["c"] = tf.feature_column.numeric_column("c")\n',
+    "    by_name = {}\n"
+    '    for key in ["b", "x", "a"]:\n'
+    '        if key not in ["x"]:\n'
+    "            by_name[key] = tf.feature_column.numeric_column(key)\n"
+    "    my_feature_columns = by_name.values()\n",
 ], ids=["a dict written out", "a dict comprehension, listed", "an item set after", "updated, an item deleted",
         "updated by another dict changed, an item popped", "a view of the values, an item set before it is read",
-        "a copy of the values, an item set after"])
+        "a copy of the values, an item set after", "set in a loop over keys written out, an if read in each round"])
 def test_the_values_of_a_dict_of_columns_are_its_columns(columns):
     expected = run_one(PREMADE.replace(LOOP, '    my_feature_columns = [tf.feature_column.numeric_column("a"), '
                                              'tf.feature_column.numeric_column("b")]\n')).source
@@ -914,9 +919,17 @@ def test_columns_made_in_comprehensions_over_keys_or_a_dict_s_items_and_looked_u
     ("", '    def columns():\n        return list(by_name.values())\n'
          '    by_name["c"] = tf.feature_column.numeric_column("c")\n    my_feature_columns = columns()\n',
      "after the columns are used"),
+    ("", '    for key, _ in train_x.items():\n        by_name[key] = tf.feature_column.numeric_column(key)\n',
+     "in a loop over keys not known before the program runs (`train_x.items()`)"),
+    ("", '    for key in ["b"]:\n        if train_x:\n'
+         '            by_name[key] = tf.feature_column.numeric_column(key)\n',
+     "in a condition not known before the program runs"),
+    ("", '    for key in ["b", "c"]:\n        if key == "c":\n            break\n'
+         '        by_name[key] = tf.feature_column.numeric_column(key)\n', "in a condition, loop"),
 ], ids=["updated by keyword", "in a condition", "setdefault", "a key not known", "a comprehension keyed otherwise",
         "updated by comprehensions keyed otherwise",
-        "after they are used"])
+        "after they are used", "in a loop over keys known at run time", "in a loop, an if known at run time",
+        "in a loop left by break"])
 def test_a_dict_of_columns_changed_where_its_columns_cannot_be_known_is_left(made, change, why):
     made = made or '    by_name = {"a": tf.feature_column.numeric_column("a")}\n'
     use = "" if "my_feature_columns" in change else "    my_feature_columns = by_name.values()\n"

@@ -5,10 +5,12 @@ bucketized_column(real[key], bounds) for key in KEYS}`, `{name: embedding_column
 sparse.items()}`): each round read with its names bound. Dicts the program builds up: `featcols = {...}` (written
 out or a comprehension), then `featcols["lat"] = bucketized_column(...)`, `featcols.update({...})`, `del
 featcols["x"]`, read by `featcols.values()` or `featcols["lat"]`, as the statements leave it where the columns are
-read: each change a statement of its own, in the scope that made the dict (no `if`, loop or `try` around it),
-before that read (a function reading the dict may run after later changes: those must come before it too). Lists
-appended to (`columns.append(...)`), in loops over keys known before the program runs read round by round, an `if`
-in them read in each round (`for name in CATEGORICAL: columns.append(vocabulary_list(name, df[name].unique()))`)."""
+read: each change a statement of its own, in the scope that made the dict (no `if`, loop or `try` around it, but
+`featcols[key] = column` in loops over keys known before the program runs, read round by round as lists' appends
+are, loops that no `break`, `continue`, `return` or `raise` leaves), before that read (a function reading the dict
+may run after later changes: those must come before it too). Lists appended to (`columns.append(...)`), in loops
+over keys known before the program runs read round by round, an `if` in them read in each round (`for name in
+CATEGORICAL: columns.append(vocabulary_list(name, df[name].unique()))`)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ UNFOLLOWED = ("the feature columns must be a list the migration can follow (writ
 CHANGED = "feature columns in a dict changed after it is made"
 CHANGING_METHODS = ("update", "pop", "popitem", "setdefault", "clear")
 BRANCHES = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.Lambda, cst.CompFor)
+APPEND_WRAPPERS = (cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr, cst.Call, cst.Arg, cst.SimpleStatementSuite)
+SET_WRAPPERS = (cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.Subscript, cst.AssignTarget,
+                cst.Assign)
 
 
 class Unkeyed:
@@ -58,9 +63,32 @@ class ColumnContainers:
         for node in changes:
             if read_at_once and view.position(node) >= view.position(used.node):
                 break  # changed after it is read
-            self._check_order(view, node, scope, used)
-            self._apply(entries, view, node)
+            rounds = self._rounds_around(view, node, scope, resolved, SET_WRAPPERS)
+            if isinstance(rounds, cst.For):
+                raise Unsupported(rounds, f"{CHANGED} in a loop over keys not known before the program runs "
+                                          f"(`{source(rounds.iter)}`): make the list where the columns are", view.path)
+            if rounds is None or rounds == [{}] or _leaves(view, node, scope):
+                self._check_order(view, node, scope, used)
+                self._apply(entries, view, node)
+            else:
+                self._check_order(view, node, scope, used, looped=True)
+                self._set_round_by_round(entries, view, node, scope, rounds)
         return entries
+
+    def _set_round_by_round(self, entries: dict, view, node: cst.Name, scope, rounds: list[dict]) -> None:
+        """`d[key] = column` in loops over keys known before the program runs, each round read with the loops'
+        names bound (an `if` around it read in each round)."""
+        for bound in rounds:
+            with self._bound(bound):
+                taken = self._taken(view, node, scope)
+                if taken is None:
+                    raise Unsupported(node, f"{CHANGED} in a condition not known before the program runs: make the "
+                                            "list where the columns are", view.path)
+                if taken:
+                    subscript = view.parent(node)
+                    place = self.values.place_of(view, node)
+                    entries[self._subscript_key(subscript, place)] = self.reader.column(
+                        Value(view.parent(view.parent(subscript)).value, place))
 
     def comprehended(self, comprehension: cst.ListComp | cst.DictComp, element: cst.BaseExpression,
                       columns: Value, key: cst.BaseExpression | None = None) -> list[tuple] | None:
@@ -131,19 +159,8 @@ class ColumnContainers:
         """The columns an append in loops over keys known before the program runs adds, round by round (an `if`
         in them read in each round); None where there is no such loop, or one the migration cannot read so."""
         view, scope = item.view, scope_of(item.view, columns.node)
-        rounds: list[dict] = [{}]
-        for ancestor in reversed(list(_between(view, item.node, scope))):
-            if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name) and ancestor.orelse is None:
-                rounds = [{**bound, ancestor: {ancestor.target.value: key}} for bound in rounds
-                          for key in self._keys(Value(ancestor.iter, columns.place), bound) or ()]
-                if not rounds:
-                    return None
-            elif isinstance(ancestor, (cst.If, cst.Else)):
-                continue  # read in each round, below
-            elif not isinstance(ancestor, (cst.IndentedBlock, cst.SimpleStatementLine, cst.Expr, cst.Call,
-                                           cst.Arg, cst.SimpleStatementSuite)):
-                return None
-        if rounds == [{}]:
+        rounds = self._rounds_around(view, item.node, scope, columns, APPEND_WRAPPERS)
+        if not isinstance(rounds, list) or rounds in ([], [{}]):
             return None
         made = []
         for bound in rounds:
@@ -154,6 +171,25 @@ class ColumnContainers:
                 if taken:
                     made.append(self.reader.column(item))
         return made
+
+    def _rounds_around(self, view, node: cst.CSTNode, scope, columns: Value,
+                       wrappers: tuple) -> list[dict] | cst.For | None:
+        """The names the loops around ``node`` (below ``scope``) bind, round by round (loop -> {name: key}): [{}]
+        where there is none; a loop going over keys not known before the program runs; None where something else
+        than loops over one name, `if`s and ``wrappers`` holds it."""
+        rounds: list[dict] = [{}]
+        for ancestor in reversed(list(_between(view, node, scope))):
+            if isinstance(ancestor, cst.For) and ancestor.orelse is None:
+                keys = [self._keys(Value(ancestor.iter, columns.place), bound) for bound in rounds]
+                if None in keys:
+                    return ancestor
+                if not isinstance(ancestor.target, cst.Name):
+                    return None
+                rounds = [{**bound, ancestor: {ancestor.target.value: key}} for bound, known in zip(rounds, keys)
+                          for key in known]
+            elif not isinstance(ancestor, (cst.If, cst.Else, *wrappers)):  # an `if` is read in each round
+                return None
+        return rounds
 
     def _keys(self, iterated: Value, bound: dict) -> list | None:
         with self._bound(bound):
@@ -225,10 +261,10 @@ class ColumnContainers:
         return constant
 
     @staticmethod
-    def _check_order(view, node: cst.Name, scope: cst.CSTNode, used: Value) -> None:
-        """The change is a statement of the dict's own scope, unconditional, before the use in the same module (a
-        function reading the dict may run after later changes)."""
-        for ancestor in view.ancestors(node):
+    def _check_order(view, node: cst.Name, scope: cst.CSTNode, used: Value, looped: bool = False) -> None:
+        """The change is a statement of the dict's own scope, unconditional (but for ``looped``: in loops read round
+        by round), before the use in the same module (a function reading the dict may run after later changes)."""
+        for ancestor in () if looped else view.ancestors(node):
             if ancestor is scope:
                 break
             if isinstance(ancestor, (*BRANCHES, cst.FunctionDef, cst.ClassDef)):
@@ -289,6 +325,22 @@ def _binds(step, node: cst.CSTNode) -> bool:
         return value is not None
     elements = getattr(value.node, "elements", ())
     return detail.isdigit() and int(detail) < len(elements) and elements[int(detail)].value is node
+
+
+def _leaves(view, node: cst.CSTNode, scope: cst.CSTNode | None) -> bool:
+    """A loop around ``node`` holds a `break`, `continue`, `return` or `raise`: its rounds may not all run whole."""
+    leaving = []
+
+    class Leaving(cst.CSTVisitor):
+        def on_visit(self, visited: cst.CSTNode) -> bool:
+            if isinstance(visited, (cst.Break, cst.Continue, cst.Return, cst.Raise)):
+                leaving.append(visited)
+            return not isinstance(visited, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+    for ancestor in _between(view, node, scope):
+        if isinstance(ancestor, cst.For):
+            ancestor.body.visit(Leaving())
+    return bool(leaving)
 
 
 def _between(view, node: cst.CSTNode, scope: cst.CSTNode | None):

@@ -24,7 +24,7 @@ _ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: 
                cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
                cst.Power: operator.pow}
 _COMPARISONS = {cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b, cst.Is: lambda a, b: a is b,
-                cst.IsNot: lambda a, b: a is not b}
+                cst.IsNot: lambda a, b: a is not b, cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b}
 
 
 _NUMPY_SEQUENCES = {"numpy.arange", "numpy.linspace"}
@@ -137,7 +137,10 @@ class ConstantReading:
             operator = type(node.comparisons[0].operator)
             if UNKNOWN in (left, right) or operator not in _COMPARISONS:
                 return UNKNOWN
-            return _COMPARISONS[operator](left, right)
+            try:
+                return _COMPARISONS[operator](left, right)
+            except TypeError:  # `1 in "ab"`
+                return UNKNOWN
         return UNKNOWN
 
     def _constant_arithmetic(self, value: Value, constants, flags: bool) -> object:
