@@ -517,7 +517,10 @@ def test_columns_appended_in_loops_over_keys_written_out_are_read_round_by_round
       "        if len(vocabulary) > 1:\n            my_feature_columns.append("
       "tf.feature_column.categorical_column_with_vocabulary_list("),
      "categorical_column_with_vocabulary_list's key must be a value the migration can read"),
-], ids=["keys known at run time", "an if known at run time"])
+    (('    for feature_name in ["age", "fare"]:\n',
+      '    for feature_name in ["age", "fare"]:\n        if feature_name == "fare":\n            break\n'),
+     "feature columns appended in a loop that a `break`, `continue`, `return` or `raise` may leave"),
+], ids=["keys known at run time", "an if known at run time", "a loop left by break"])
 def test_columns_in_loops_the_migration_cannot_read_round_by_round_keep_the_program(change, reason):
     source = PREMADE.replace(COLUMNS_IN_A_LOOP, LOOPED_KEYS.replace(*change)).replace(
         "tf.estimator.DNNClassifier(", "tf.estimator.LinearClassifier(").replace("        hidden_units=[10, 10],\n", "")

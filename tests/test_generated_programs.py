@@ -236,7 +236,6 @@ def test_trained_sample_each_migrated_program_runs_and_keeps_parity(tf_helpers, 
     held = 0
     started = time.monotonic()
     for outcome in trained_sample:
-        old = outcome.root / "src" / outcome.folder / outcome.program.entry
         new = outcome.root / "out" / outcome.folder / outcome.program.entry
         begun = time.monotonic()
         run = run_command([str(new)])

@@ -162,6 +162,9 @@ class ColumnContainers:
         rounds = self._rounds_around(view, item.node, scope, columns, APPEND_WRAPPERS)
         if not isinstance(rounds, list) or rounds in ([], [{}]):
             return None
+        if _leaves(view, item.node, scope):
+            raise Unsupported(item.node, "feature columns appended in a loop that a `break`, `continue`, `return` or "
+                                         "`raise` may leave: make the list where the columns are", view.path)
         made = []
         for bound in rounds:
             with self._bound(bound):
