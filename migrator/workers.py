@@ -29,6 +29,7 @@ from migrator.notebooks import written_modules
 from migrator.console import Progress
 from migrator.findings import FileError
 from migrator.scanning import Scan, scan
+from rewrites.program.imports import plain_modules_imported
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -57,9 +58,18 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
                 yield {names[name]: error for name, error in failed((name,), scanned).items()}
             else:
                 scans[name] = scanned
-        tasks = {tuple(group): ({name: texts[name] for name in group}, enabled, keras,
-                                {name: scans[name].families for name in group})
-                 for group in groups_to_migrate(texts, scans, notebooks, enabled)}
+        # The modules of the run with nothing to migrate that a program imports go with it, to be read.
+        plain = {str(candidate.path): source.text for candidate, source in sources.items()
+                 if str(candidate.path) not in texts and not source.notebook}
+        names.update((str(candidate.path), candidate) for candidate in sources if str(candidate.path) in plain)
+        groups = [(*group, *plain_modules_imported(group, {name: scans[name].imports for name in group},
+                                                   plain, lambda path: path in texts or path in plain
+                                                   or os.path.isfile(path)))
+                  if any(scans[name].wakes_a_program for name in group) else tuple(group)
+                  for group in groups_to_migrate(texts, scans, notebooks, enabled)]
+        tasks = {group: ({name: texts.get(name, plain.get(name)) for name in group}, enabled, keras,
+                         {name: scans[name].families if name in scans else () for name in group})
+                 for group in groups}
         cells = NotebookCells(written, {name for group in tasks for name in group}, texts)
         for name, modules in written.items():
             modules_texts = {path: text for path, (_, text) in modules.items()}

@@ -12,6 +12,7 @@ the name it binds is; what tf-slim does not have (feature columns, `embed_sequen
 (`batch_norm`), stays, and TFM003 names it.
 Why: TensorFlow 2 has no tf.contrib, so a program that imports it cannot start; tf-slim 1.1.0 is the very code
 of contrib.slim and contrib.layers, maintained for TensorFlow 2, and the variables it makes keep their names.
+`tf.contrib.eager.list_devices()` becomes `[device.name for device in tf.config.list_logical_devices()]`.
 `tf.contrib.training.HParams(**values)` whose object the program only reads and sets attribute by attribute
 (`hparams.learning_rate`, in this module, or passed to its functions) becomes `types.SimpleNamespace(**values)`.
 What may differ: nothing: the same functions. The program needs the tf-slim package (`pip install tf-slim`).
@@ -50,7 +51,8 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ImportAssignment, ParentNodeProvider, ScopeProvider
 
 from rewrites.base import TFCodemod
-from rewrites.contrib_successors import HPARAMS, HPARAMS_METHODS, PACKAGES, attribute_uses, staying, successor
+from rewrites.contrib_successors import CALLS, HPARAMS, HPARAMS_METHODS, PACKAGES, attribute_uses, staying, \
+    successor
 from rewrites.syntax import root, source, subtree
 
 RULE = "TFM005"
@@ -130,6 +132,11 @@ class Rewrite(TFCodemod):
         return params[index] if index < len(params) else None
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        api = self.api(original.func)
+        if api in CALLS and not original.args and "contrib" in _chain(original.func) and self.wants(RULE, original):
+            template, differs = CALLS[api]
+            new = cst.parse_expression(template.format(tf=root(original.func).value))
+            return self.replace(RULE, original, new, f"`{source(original)}` -> `{source(new)}`: {differs}")
         if original not in self._namespaces or not self.wants(RULE, original):
             return updated
         AddImportsVisitor.add_needed_import(self.context, "types")

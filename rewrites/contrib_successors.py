@@ -6,7 +6,8 @@ TensorFlow 2 has no `tf.contrib`. Three parts of it were moved, unchanged, elsew
   helpers: the tf-slim package (`import tf_slim`), the same code (tf-slim 1.1.0);
 - contrib.framework.nest: `tf.nest`;
 - contrib.framework's global step functions: `tf.train`'s (TF1's own, which the Estimator migration reads);
-- contrib.rnn's cells and static RNNs that were TF1's own, re-exported: `tf.nn.rnn_cell`'s and `tf.nn`'s.
+- contrib.rnn's cells and static RNNs that were TF1's own, re-exported: `tf.nn.rnn_cell`'s and `tf.nn`'s;
+- contrib.eager's `list_devices()`, the names of the devices: `tf.config.list_logical_devices()`' names.
 
 And one has an equal in Python: contrib.training's HParams, for a program that only reads and sets its values.
 """
@@ -69,6 +70,12 @@ IN_TENSORFLOW = {"contrib.framework.nest": "nest",
                      "LSTMStateTuple", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper")},
                  **{f"contrib.rnn.{name}": f"nn.{name}" for name in (
                      "static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn")}}
+# TF1 calls of no arguments -> (what computes the same in TF 2, written with `{tf}` for the module's TensorFlow name,
+# and what differs).
+CALLS = {"contrib.eager.list_devices": (
+    "[device.name for device in {tf}.config.list_logical_devices()]",
+    "the names come without TF1's `/job:localhost/replica:0/task:0` prefix (`/device:GPU:0`), so a test of a "
+    "`/device:...` part of them reads the same")}
 # Members tf-slim has but that are not moved there, and why.
 NOT_MOVED = {
     "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it reads `ops.Tensor`, "

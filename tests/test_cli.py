@@ -273,3 +273,17 @@ def test_a_reader_that_stops_early_gets_no_traceback(monkeypatch):
     os.close(read_end)
     monkeypatch.setattr(sys, "stdout", os.fdopen(write_end, "w", buffering=1))
     assert main(["rules"]) == 2
+
+
+def test_a_program_reads_the_constants_of_a_module_of_the_run_with_nothing_to_migrate(tmp_path, cli):
+    """cloudml-template: metadata.py holds no TensorFlow, only `TASK_TYPE = 'classification'`, which picks the
+    Estimator model.py makes: the run reads it with the program (a module not in the run stays unread)."""
+    from test_estimator_programs import CHOSEN_BY_A_CONSTANT
+
+    (tmp_path / "trainer").mkdir()
+    for path, text in CHOSEN_BY_A_CONSTANT.items():
+        (tmp_path / path).write_text(text.replace("from trainer import metadata", "import metadata"))
+    code, out, _ = cli("trainer")
+    assert code == 0 and "[manual]" not in out, out
+    assert "DNNRegressor" not in (tmp_path / "trainer" / "task.py").read_text()
+    assert (tmp_path / "trainer" / "metadata.py").read_text() == CHOSEN_BY_A_CONSTANT["trainer/metadata.py"]

@@ -157,3 +157,19 @@ def test_hparams_used_otherwise_stay_and_tfm003_says_the_module_is_gone(change):
         *change).replace("MADE", "HParams")
     result_source, findings = moved(source)
     assert result_source == source and findings == ["2:TFM003"]
+
+
+def test_contrib_eager_list_devices_is_the_names_of_tf_configs_logical_devices():
+    """cloudml-template's RunConfig counts GPUs by name: `'/device:GPU' in name` reads the TF 2 names the same."""
+    source, findings = moved("""\
+        import tensorflow as tf
+
+        gpus = [name for name in tf.contrib.eager.list_devices() if '/device:GPU' in name]
+        """)
+    assert source == dedent("""\
+        import tensorflow as tf
+
+        gpus = [name for name in [device.name for device in tf.config.list_logical_devices()] if '/device:GPU' in name]
+        """)
+    assert findings == ["3:TFM005"]
+    assert moved("import tensorflow as tf\n\nd = tf.contrib.eager.list_devices(x)\n")[1] == ["3:TFM003"]

@@ -1006,9 +1006,11 @@ def test_a_model_fn_s_input_layer_reads_sizes_known_when_it_runs_from_the_column
 @pytest.mark.parametrize("task, outcome", [
     ("model.NNSIZE = args.nnsize\n", "read when it runs"),
     ("model.NNSIZE += [2]\n", "read when it runs"),
+    ("model.NNSIZE[0] = 32\n", "read when it runs"),
+    ("model.NNSIZE.append(2)\n", "read when it runs"),
     ("print(model.NNSIZE)\n", "its value"),
     ("model.BOUNDS = [0.5]\n", "read from the column"),
-], ids=["set by the task", "added to", "only read", "a column's"])
+], ids=["set by the task", "added to", "an item set", "appended to", "only read", "a column's"])
 def test_a_module_constant_another_module_sets_is_read_when_the_program_runs(tmp_path, cli, task, outcome):
     """babyweight's trainer: task.py sets `model.NNSIZE` from its flags before it trains; the hidden units are not
     model.py's [64, 16] then. The migrated model.py reads `NNSIZE` where TF1 read it, when the program runs; a

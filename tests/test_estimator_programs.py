@@ -731,3 +731,35 @@ def test_a_factory_returning_its_model_fn_otherwise_leaves_the_program():
     assert any("returns it otherwise than as `return _model_fn`" in finding.message for finding in result["task.py"].findings
                + result["model.py"].findings)
 
+
+
+PASSED_TO_ITS_TRAINER = {**CHOSEN_BY_A_CONSTANT, "trainer/task.py": CHOSEN_BY_A_CONSTANT["trainer/task.py"].replace(
+    "from trainer import metadata", "from trainer import experiment, metadata").replace(
+    "create_estimator().train(input_fn, max_steps=3)\n",
+    "def main():\n  estimator = create_estimator()\n  print(type(estimator))\n  experiment.run(estimator, 3)\n"),
+    "trainer/experiment.py": '''\
+import tensorflow.compat.v1 as tf
+
+
+def input_fn():
+  return tf.data.Dataset.from_tensor_slices(({"x": [[1.0], [2.0]]}, [0, 1])).repeat().batch(2)
+
+
+def run(estimator, steps):
+  tf.estimator.train_and_evaluate(estimator, tf.estimator.TrainSpec(input_fn, max_steps=steps),
+                                  tf.estimator.EvalSpec(input_fn, steps=1))
+'''}
+
+
+def test_an_estimator_passed_to_the_function_that_trains_it_is_left_naming_the_call_that_passes_it():
+    """cloudml-template's shape: task.py makes the Estimator (an `if` on a constant picks it) and passes it to
+    experiment.run, whose train_and_evaluate trains it; the Estimator of the branch that never runs says nothing."""
+    results = run_tree(PASSED_TO_ITS_TRAINER)
+    manual = [(path, f.line, f.message) for path, result in results.items() for f in result.findings
+              if f.safety.value == "manual"]
+    assert [(path, line) for path, line, _ in manual] == [("trainer/task.py", 13), ("trainer/experiment.py", 9)]
+    assert "`experiment.run(estimator, 3)` (trainer/task.py:22)" in manual[0][2]
+    assert "returned by `create_estimator()`" in manual[0][2] and "chosen at run time" not in manual[0][2]
+    assert "passes it to a function of the program" in manual[0][2]
+    assert "a parameter of `run()`, given the Estimator by `experiment.run(estimator, 3)` (trainer/task.py:22)" \
+        in manual[1][2]

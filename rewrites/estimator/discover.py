@@ -25,6 +25,7 @@ from rewrites.estimator.keras_model import MODEL_TO_ESTIMATOR
 from rewrites.estimator.specs import SPECS
 from rewrites.estimator.program import Driver
 from rewrites.program.modules import ModuleView, Tree
+from rewrites.program.constants import UNKNOWN
 from rewrites.program.places import Binding, Place, Value
 from rewrites.program.values import Values
 from rewrites.syntax import Unsupported, bind_arguments, source, subtree
@@ -56,6 +57,8 @@ EXPERIMENT = ("Experiment(estimator, train_input_fn, eval_input_fn, train_steps=
               "tf-migrate again")
 LEARN_RUNNER = ("learn_runner.run(experiment_fn, ...) runs the Experiment that experiment_fn returns: call "
                 "train_and_evaluate where experiment_fn makes it, and call that function instead")
+UNDRIVEN = ("which the migration cannot follow to an Estimator made in the files given: make it where it is driven (or "
+            "in a function of these files) and run tf-migrate again")
 RUNNERS = {"contrib.learn.Experiment": EXPERIMENT, "contrib.learn.learn_runner.run": LEARN_RUNNER,
            "contrib.learn.python.learn.learn_runner.run": LEARN_RUNNER}
 CANNED_MESSAGE = ("canned estimator {} left as it is: not migrated yet; write the Keras model of the same shape by "
@@ -245,12 +248,12 @@ class Discovery:
         """(view, node, why) for every Estimator made but not migrated, subclass and tf.contrib.learn use."""
         found = list(self.other)
         found += [(view, call, "Estimator program left as it is: train_and_evaluate drives "
-                               f"`{source(estimator)}`, which the migration cannot follow to an Estimator made in the "
-                               "files given: make it where it is driven (or in a function of these files) and run "
-                               "tf-migrate again")
+                               f"`{source(estimator)}`, " + (
+                                   passed.parameter_reason(self.values, view, call, estimator) or UNDRIVEN))
                   for view, call, estimator in self.undriven if not self._bound_to_estimators(view, estimator)]
         for key, construction in self.constructions.items():
-            if key in taken or key in reported or key in self.stopped or key in self.wrappers:
+            if key in taken or key in reported or key in self.stopped or key in self.wrappers \
+                    or self._never_made(construction):
                 continue
             api = construction.api()
             name = api.rpartition(".")[2]
@@ -271,6 +274,14 @@ class Discovery:
         if not self.constructions and not found:
             found += self._model_fns_of_no_estimator()
         return found
+
+    def _never_made(self, construction: Value) -> bool:
+        """`estimator = Regressor(...)` in the branch of an `if` whose test is known to skip it."""
+        target = _assigned_target(construction.view, construction.node)
+        scope = construction.view.scope(target) if isinstance(target, cst.Name) else None
+        return scope is not None and target.value in scope and any(
+            self.values.ruled_out(construction.view, assignment, construction.place)
+            for assignment in scope[target.value] if getattr(assignment, "node", None) is target)
 
     def _model_fns_of_no_estimator(self) -> list[tuple[ModuleView, cst.CSTNode, str]]:
         """A model_fn (a function returning an EstimatorSpec) in a tree that makes no Estimator: the Estimator that
@@ -301,9 +312,7 @@ class Discovery:
                 return FRAMEWORK_ENTRY_POINTS[name]
             return (f"it is returned by `{name}()`, and no caller among the files given drives it with "
                     "train_and_evaluate or train / evaluate / predict")
-        statement = view.statement_of(node)
-        target = statement.body[0].targets[0].target if isinstance(statement, cst.SimpleStatementLine) and \
-            isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 else None
+        target = _assigned_target(view, node)
         if isinstance(target, cst.Name):
             use = self._chosen_at_run_time(view, target) or self._first_other_use(view, target)
             if use is not None:
@@ -330,8 +339,9 @@ class Discovery:
         made = [node for node in others if isinstance(value := view.statement_of(node).body[0].value, cst.Call)
                 and id(value) in self.constructions]
         branch = next((a for a in view.ancestors(target) if isinstance(a, cst.If)), None)
-        if not made or branch is None:
-            return None
+        if not made or branch is None or self.values.constant(Value(branch.test, self.values.place_of(
+                view, branch))) is not UNKNOWN:
+            return None  # an `if` known before the program runs makes one of them
         apis = {self.constructions[id(view.statement_of(node).body[0].value)].api() for node in [*made, target]}
         condition = source(branch.test)
         tpu = (f": a TPUEstimator with use_tpu={condition} trains as a plain Estimator when it is False, and "
@@ -359,10 +369,19 @@ class Discovery:
                         return f"`{target.value}.{method}(...)` {OTHER_METHODS[method]}"
                     if method not in (*DRIVER_METHODS, *ATTRIBUTES):
                         return f"`{target.value}.{method}` is used, which the migrated program has no counterpart of"
+                if isinstance(parent, cst.Return) and (why := passed.returned_reason(self.values, view, node)):
+                    return why
                 if isinstance(parent, cst.Arg) and not self._wraps(view, view.parent(parent)):
                     return (f"`{target.value}` is passed to `{_callee(view.parent(parent))}`, which the migration "
                             "cannot follow; drive it where it is made")
         return None
+
+
+def _assigned_target(view: ModuleView, node: cst.CSTNode) -> cst.BaseAssignTargetExpression | None:
+    """The one target of the assignment statement holding ``node``."""
+    statement = view.statement_of(node)
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+    return small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
 
 
 def _wrapped(estimator: Value) -> Value | None:

@@ -89,3 +89,16 @@ def program_groups(texts: dict[str, str], wakes: Callable[[str], bool],
 
 def _chained(first: str, second: str) -> bool:
     return "tensorflow" in first and "tensorflow" in second
+
+
+def plain_modules_imported(group: Iterable[str], imports: dict[str, Iterable[tuple[str, int]]],
+                           plain: Iterable[str], is_file: Callable[[str], bool]) -> list[str]:
+    """The modules of the run among ``plain`` (files with nothing to migrate: constants, as cloudml-template's
+    metadata.py) that the files of ``group`` import: the group reads their values (`metadata.TASK_TYPE`)."""
+    plain = {os.path.normpath(path): path for path in plain}
+    found: dict[str, None] = {}
+    for path in group:
+        for imported in sorted(imported_modules(path, imports.get(path) or (), is_file)):
+            if imported in plain:
+                found[plain[imported]] = None
+    return list(found)

@@ -38,7 +38,7 @@ class Values(ConstantReading):
         evaluate call their input_fn): a name that lambda reads is the one bound where the method is called."""
         self.called_at_once = called_at_once
         self._place_of_function: dict[int, Place] = {}
-        self._deciding: set[int] = set()  # the ifs whose tests are being read (_ruled_out)
+        self._deciding: set[int] = set()  # the ifs whose tests are being read (ruled_out)
         self._elsewhere: dict[tuple[str, str], str | None] = {}  # (module, name) -> another module assigning it
         self._folders: dict[str, dict[str, str]] = {}  # a module's folder -> its Python files' texts
 
@@ -67,7 +67,7 @@ class Values(ConstantReading):
             else:
                 return Binding("unknown", detail=f"`{name.value}` is not defined here")
         if len(referents) != 1:
-            referents = {a for a in referents if not self._ruled_out(view, a, place)}
+            referents = {a for a in referents if not self.ruled_out(view, a, place)}
         if len(referents) != 1:
             referents = {self._last_before(view, name, referents)} - {None}
         if len(referents) != 1:
@@ -75,7 +75,7 @@ class Values(ConstantReading):
         (assignment,) = referents
         return self._binding_of(assignment, name, place)
 
-    def _ruled_out(self, view, assignment, place: Place) -> bool:
+    def ruled_out(self, view, assignment, place: Place) -> bool:
         """Is ``assignment`` in a branch of an `if` whose test is known to skip it (`if metadata.TASK_TYPE ==
         "classification": ... else: ...` of a module's constant)?"""
         if not isinstance(assignment, Assignment) or not isinstance(assignment.node, cst.CSTNode):
@@ -221,12 +221,12 @@ class Values(ConstantReading):
 
     def _assigned_elsewhere(self, view: ModuleView, name: str) -> str | None:
         """Why a module-level ``name`` of ``view`` is not the value it is bound to there: another module of the run
-        assigns it (`model.NNSIZE = args.nnsize` in task.py), before the code reading it may run; None when none
-        does."""
+        assigns or changes it (`model.NNSIZE = args.nnsize` in task.py, `metadata.NUMERIC[key] = None`), before the
+        code reading it may run; None when none does."""
         key = (view.path, name)
         if key not in self._elsewhere:
             self._elsewhere[key] = None
-            assigned = re.compile(rf"\.\s*{re.escape(name)}\s*(=(?!=)|[-+*/]=)")
+            assigned = re.compile(rf"\.\s*{re.escape(name)}\s*{_CHANGED}")
             folder = os.path.dirname(os.path.abspath(view.path))
             if folder not in self._folders:  # read once a run
                 self._folders[folder] = _folder_texts(folder)
@@ -241,7 +241,7 @@ class Values(ConstantReading):
                     continue
                 other = view.tree.view(path)
                 for node in subtree(other.module):
-                    target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign)) else None
+                    target = _changed(node)
                     if isinstance(target, cst.Attribute) and target.attr.value == name and isinstance(
                             target.value, cst.Name) and self._names_module(other, target.value, view):
                         line = other.position(target)[0]
@@ -432,6 +432,23 @@ def own_nodes(function: cst.FunctionDef):
             stack.extend(children(node))
 
 
+# What changes a module's value from another module: `model.X = `, `model.X += `, and for a list or dict
+# `model.X[key] = ` or a method that changes it in place (`model.X.append(...)`).
+_MUTATORS = ("append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault", "sort",
+             "reverse")
+_CHANGED = rf"(=(?!=)|[-+*/]=|\[[^\]\n]*\]\s*(=(?!=)|[-+*/]=)|\.\s*({'|'.join(_MUTATORS)})\s*\()"
+
+
+def _changed(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The `model.X` that ``node`` sets or changes in place (see _CHANGED), or None."""
+    target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign)) else None
+    if isinstance(target, cst.Subscript):
+        return target.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _MUTATORS:
+        return node.func.value
+    return target
+
+
 def _folder_texts(folder: str) -> dict[str, str]:
     """The text of each Python file in ``folder`` that can be read, by its absolute path."""
     found = {}
@@ -455,5 +472,4 @@ def _sets_module_attribute(code: str, module_path: str, name: str) -> bool:
     module = os.path.splitext(os.path.basename(module_path))[0]
     imports = re.search(rf"^\s*(from\s+[\w.]+\s+)?import\s+[^\n]*\b{re.escape(module)}\b", code, re.M)
     return imports is not None and any(
-        match.group(1) != "self" for match in re.finditer(rf"^\s*(\w+)\.{re.escape(name)}\s*(=(?!=)|[-+*/]=)", code,
-                                                          re.M))
+        match.group(1) != "self" for match in re.finditer(rf"^\s*(\w+)\.{re.escape(name)}\s*{_CHANGED}", code, re.M))
