@@ -758,8 +758,8 @@ def test_an_estimator_passed_to_the_function_that_trains_it_is_left_naming_the_c
     manual = [(path, f.line, f.message) for path, result in results.items() for f in result.findings
               if f.safety.value == "manual"]
     assert [(path, line) for path, line, _ in manual] == [("trainer/task.py", 13), ("trainer/experiment.py", 9)]
-    assert "`experiment.run(estimator, 3)` (trainer/task.py:22)" in manual[0][2]
+    assert "`experiment.run(estimator, 3)` (`trainer/task.py:22`)" in manual[0][2]
     assert "returned by `create_estimator()`" in manual[0][2] and "chosen at run time" not in manual[0][2]
     assert "passes it to a function of the program" in manual[0][2]
-    assert "a parameter of `run()`, given the Estimator by `experiment.run(estimator, 3)` (trainer/task.py:22)" \
+    assert "a parameter of `run()`, given the Estimator by `experiment.run(estimator, 3)` (`trainer/task.py:22`)" \
         in manual[1][2]

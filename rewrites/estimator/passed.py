@@ -117,7 +117,7 @@ def parameter_reason(values, view, call: cst.Call, estimator: cst.BaseExpression
         return None
     where, site = passing[0]
     return (f"a parameter of `{place.function.name.value}()`, given the Estimator by `{source(site)}` "
-            f"({where.path}:{where.position(site)[0]}): the migration does not follow an Estimator passed to the "
+            f"(`{where.path}:{where.position(site)[0]}`): the migration does not follow an Estimator passed to the "
             "function that trains it yet: make it in that function (or train it where it is made) and run "
             "tf-migrate again")
 
@@ -130,6 +130,6 @@ def returned_reason(values, view, returned: cst.Name) -> str | None:
     if passing is None:
         return None
     where, site = passing
-    return (f"it is returned by `{function.name.value}()`, and `{source(site)}` ({where.path}:"
-            f"{where.position(site)[0]}) passes it to a function of the program, which the migration does not follow "
+    return (f"it is returned by `{function.name.value}()`, and `{source(site)}` (`{where.path}:"
+            f"{where.position(site)[0]}`) passes it to a function of the program, which the migration does not follow "
             "an Estimator into yet: make it where it is driven")
