@@ -117,6 +117,16 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "keras_moved",
+        triggers=("tensorflow.python.keras",),
+        after_programs=True,
+        rules=(
+            Rule("TFM010", "tf1-keras-moved", E,
+                 "a name of TF 1.x's tf.keras (tensorflow.python.keras) from a module TF 2 dropped -> the same "
+                 "function of Keras 2, as the migrated program imports it"),
+        ),
+    ),
+    Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator",
                   "tensorflow.python.keras"),

@@ -5,7 +5,8 @@ TFM003 removed-module
 What it does: reports each import (or first use, for `tf.contrib.X`) of a TensorFlow 1 module that TensorFlow 2
 does not have: the tutorials' data readers (`tensorflow.examples.tutorials`), `tf.contrib`, the Estimator's
 private internals (`tensorflow.python.estimator`), and the parts of TF 1.x's Keras (`tensorflow.python.keras`) TF 2
-dropped (`preprocessing`, `datasets`, `applications`, ...). The code is left as it is.
+dropped (`preprocessing`, `datasets`, `applications`, ...) where TFM010 does not move them. The code is left as
+it is.
 Why: a migrated program that still imports one of them cannot start on TensorFlow 2; the tutorials' MNIST reader
 was the most common of them in real programs.
 What may differ: nothing: the code is unchanged; replace the module as the finding says.
@@ -65,6 +66,7 @@ import libcst as cst
 
 from rewrites.base import TFCodemod
 from rewrites.contrib_successors import ADVICE, PACKAGES, attribute_uses, package_of, staying, successor, why_not
+from rewrites.keras_successors import GONE as KERAS_GONE, ROOT as KERAS_ROOT, advice as keras_advice, below_root
 from rewrites.syntax import source, subtree
 
 # Module prefixes TensorFlow 2 does not have -> what to do instead.
@@ -78,9 +80,7 @@ REMOVED = {
                                    "drive training through the public API (train_and_evaluate, or Keras fit once "
                                    "migrated)",
     # TF 1.x's tf.keras lived in tensorflow.python.keras; TF 2 keeps a private remnant without these.
-    **{f"tensorflow.python.keras.{gone}": "TF 1.x's tf.keras; TF 2's is the keras package: import the same names "
-                                          f"from keras.{gone} (Keras 2; tf_keras.{gone} from TF 2.16)"
-       for gone in ("applications", "datasets", "estimator", "preprocessing", "premade", "wrappers")},
+    **{f"{KERAS_ROOT}.{gone}": keras_advice(gone, []) for gone in KERAS_GONE},
 }
 # Names whose use beside a star import means TF1 code that the import may bring the meaning of.
 TF1_WORDS = frozenset({"tf", "tf1", "tensorflow", "estimator", "Estimator", "EstimatorSpec", "TrainSpec", "EvalSpec",
@@ -148,7 +148,8 @@ class Rewrite(TFCodemod):
             if module != "__future__":
                 self._stars.append(node)
             return
-        if not any([self._removed(f"{module}.{alias.evaluated_name}", node) for alias in node.names]):
+        names = [alias.evaluated_name for alias in node.names]
+        if not any([self._removed(f"{module}.{name}", node, names) for name in names]):
             self._removed(module, node)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -161,9 +162,10 @@ class Rewrite(TFCodemod):
     def visit_Name(self, node: cst.Name) -> None:
         self._tf1_words = self._tf1_words or node.value in TF1_WORDS
 
-    def _removed(self, module: str, node: cst.CSTNode) -> bool:
+    def _removed(self, module: str, node: cst.CSTNode, names: list[str] = ()) -> bool:
         """Report ``module`` (once per file, by the package below the removed prefix: `tensorflow.contrib.slim`
-        for `tensorflow.contrib.slim.nets` too) if TF 2 does not have it."""
+        for `tensorflow.contrib.slim.nets` too) if TF 2 does not have it; ``names``: what an import from it
+        takes."""
         prefix = next((prefix for prefix in REMOVED if module == prefix or module.startswith(prefix + ".")), None)
         if prefix is None:
             return False
@@ -171,8 +173,10 @@ class Rewrite(TFCodemod):
         if package not in self._reported:
             self._reported.add(package)
             staying = self._staying.get(_contrib(package) or "", {})
+            keras = below_root(module)
             advice = "; ".join(f"`tf.{api}`: {why}" for api, why in sorted(staying.items())) \
-                or ADVICE.get(_contrib(package) or "", REMOVED[prefix])
+                or ADVICE.get(_contrib(package) or "", REMOVED[prefix]) if not keras or not keras.startswith(
+                    KERAS_GONE) else keras_advice(keras.rpartition(".")[0] if names else keras, list(names))
             self.report("TFM003", node, f"{package} is gone in TF 2 (the program cannot start there): {advice}")
         return True
 

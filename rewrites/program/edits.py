@@ -118,7 +118,7 @@ class ModuleEdits:
             AddImportsVisitor.add_needed_import(context, module_name, obj, asname=asname, relative=relative)
         module = apply_scheduled(module, context)
         if any(imported[:3] == ("keras", None, None) for imported in self.imports) and "keras" in used:
-            module = _with_keras_3_fallback(module)
+            module = with_keras_3_fallback(module)
         if self.legacy_keras:
             module = _with_legacy_keras(module)
         return with_helper_classes(module).code
@@ -162,7 +162,7 @@ def _beside_tensorflow(module: cst.Module, imports: list) -> tuple[cst.Module, l
     return module.with_changes(body=body), [i for i in imports if i not in ours]
 
 
-def _with_keras_3_fallback(module: cst.Module) -> cst.Module:
+def with_keras_3_fallback(module: cst.Module) -> cst.Module:
     """`import keras` (--keras auto) with KERAS_3_FALLBACK after the imports it stands among: Keras 2 as
     `keras` on every TensorFlow. Once: a module that has it keeps it."""
     body = list(module.body)

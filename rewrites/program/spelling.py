@@ -44,6 +44,7 @@ import libcst as cst
 
 from rewrites import tf_api
 from rewrites.base import module_level_statements
+from rewrites.keras_successors import successor as keras_successor
 from rewrites.program.modules import ModuleView
 from rewrites.syntax import Replace, Unsupported, children, first_line, is_name, root, source, statement_value, subtree
 
@@ -245,9 +246,23 @@ class Spelling:
 
     def keras_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
         """TensorFlow's Keras in the module (`tf.keras.X`, `Dense` of `from tensorflow.keras.layers import Dense`) as
-        `keras.X`: Keras 2, as generated code imports it (`tf.keras` is Keras 3 from TensorFlow 2.16)."""
-        return {node: cst.parse_expression(api) for node in self._references(self.view.module)
+        `keras.X`: Keras 2, as generated code imports it (`tf.keras` is Keras 3 from TensorFlow 2.16). A private
+        name is Keras 2's only where keras_successors knows its private module (`_remove_long_seq`)."""
+        return {node: cst.parse_expression(_keras_2(node, api)) for node in self._references(self.view.module)
                 if (api := self.view.api(node)).startswith("keras.") and not is_name(root(node), "keras")}
+
+
+def _keras_2(node: cst.CSTNode, api: str) -> str:
+    """Keras 2's spelling of ``api`` ("keras.X") of TF's Keras, or Unsupported for a private name Keras 2's public
+    module does not have."""
+    if not any(part.startswith("_") for part in api.split(".")):
+        return api
+    module, _, name = api[len("keras."):].rpartition(".")
+    moved = keras_successor(module, name)
+    if moved is None:
+        raise Unsupported(node, f"`{api.rpartition('.')[2]}` is private to TF 1.x's tf.keras: Keras 2's "
+                                f"keras.{module} has no such name (import a public one)")
+    return f"keras.{moved}"
 
 
 def _binds(assign: cst.Assign, name: str) -> bool:
