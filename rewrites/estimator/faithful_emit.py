@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from rewrites.estimator.faithful_keras import KERAS_LAYER
+from rewrites.estimator.faithful_rates import LEARNING_RATE
 from rewrites.estimator.program import Program
 from rewrites.syntax import Unsupported
 
@@ -62,6 +63,10 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
         raise Unsupported(function, "the tables of a model_fn kept as written (tier 2) in another module than the "
                                     "program's driver are not migrated yet: the strategy made there shards them",
                           view.path)
+    if faithful.learning_rate and (LEARNING_RATE in taken or "params" not in faithful.parameters):
+        raise Unsupported(function, f"the migrated program computes the model_fn's learning rate in `{LEARNING_RATE}` "
+                                    "of params, which this module already names, or the model_fn does not take",
+                          view.path)
     following = _next_statement(block, function)
     edits = emitter.module_edits(view)
     for statement in faithful.removed:
@@ -86,6 +91,8 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
         text = render(template) + "\n\n" + text
     if faithful.keras_layers:
         text = render("tf1_keras_layer.py.j2", function=KERAS_LAYER) + "\n\n" + text
+    if faithful.learning_rate:
+        text = render("tf1_learning_rate.py.j2", class_name=LEARNING_RATE, rate=faithful.learning_rate) + "\n\n" + text
     return following, text
 
 
