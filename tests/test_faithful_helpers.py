@@ -143,3 +143,14 @@ def test_a_rate_of_a_schedule_written_in_the_model_fn_is_the_generated_schedule(
     assert ('    return params["lr1"] * 2 + keras.optimizers.schedules.ExponentialDecay(\n'
             '        initial_learning_rate=params["lr0"], decay_steps=10, decay_rate=0.5)(step)\n') in code
     assert "  rate = " not in code
+
+
+def test_a_rate_reading_no_params_is_a_schedule_made_of_nothing():
+    result = run(edited("  train_op = model_train_op(loss, mode, params)\n",
+                        "  rate = 0.001 + tf.train.exponential_decay(0.05, tf.train.get_global_step(), 10, 0.5)\n"
+                        "  train_op = tf.train.GradientDescentOptimizer(rate).minimize(\n"
+                        "      loss, tf.train.get_global_step())\n"))
+    code = result.source
+    assert "model.compile(keras.optimizers.legacy.SGD(learning_rate=LearningRate()))" in code
+    assert "  def __call__(self, step):\n    return 0.001 + keras.optimizers.schedules.ExponentialDecay(" in code
+    assert "self.params" not in code.split("class LearningRate", 1)[1].split("class ModelFnModel", 1)[0]

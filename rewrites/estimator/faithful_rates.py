@@ -156,7 +156,8 @@ class Rates:
             return computed
         self.schedules[id(statement)] = statement
         self.learning_rate = source(self.spelled(computed))
-        return cst.parse_expression(f"{LEARNING_RATE}(params)")
+        reads = any(name.value == "params" for name in names_read(computed))
+        return cst.parse_expression(f"{LEARNING_RATE}({'params' if reads else ''})")
 
     def _schedule(self, api: str, call: cst.Call, statement, trail: list[str]) -> cst.BaseExpression:
         """A TF1 decay of the global step -> the Keras schedule; its statement goes."""
