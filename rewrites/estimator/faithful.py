@@ -57,6 +57,7 @@ from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import faithful_keras, faithful_tables
 from rewrites.estimator import create_train_op, optimize_loss
 from rewrites.estimator.faithful_choice import is_optimizer, read_choice
+from rewrites.estimator.faithful_helpers import HelperReading
 from rewrites.estimator.faithful_rates import Rates
 from rewrites.estimator.faithful_metrics import METRICS
 from rewrites.estimator.faithful_specs import SpecReading
@@ -94,6 +95,7 @@ class Faithful:
     regularization: bool = False        # the model_fn added TF1's regularization losses to it
     check_numerics: bool = False        # the step stops the training at a NaN or infinite loss, as TF1's did
     tf1_momentum: bool = False          # the optimizer is the generated TF1Momentum class
+    learning_rate: str = ""             # the rate LearningRate computes of Keras schedules (code), if generated
     templates: set[str] = field(default_factory=set)  # the generated classes the Keras metrics are
     removed: list[cst.BaseStatement] = field(default_factory=list)
     # statements replaced: `return EstimatorSpec(...)` -> its code, `loss = train_op = None` -> `loss = None`
@@ -112,7 +114,7 @@ class Faithful:
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
 
-class FaithfulReader(SpecReading):
+class FaithfulReader(SpecReading, HelperReading):
     def __init__(self, view: ModuleView, spelling: Spelling) -> None:
         self.view, self.api, self.spelling = view, view.api, spelling
 
@@ -132,9 +134,10 @@ class FaithfulReader(SpecReading):
         self.dicts: dict[str, cst.Dict] = {}
         self.update_names: set[str] = set()  # bound to the UPDATE_OPS collection
         self.metric_calls: dict[str, tuple[cst.Call, cst.Name]] = {}  # name -> the tf.metrics call bound to it
+        self.metric_helpers: dict[str, tuple] = {}  # name -> the helper returning eval_metric_ops (faithful_helpers)
         self.function = function
         self.rates = Rates(self.api, self.spelling.spelled, function, list(_statements(function.body.body)),
-                           self.steps, parameters)
+                           self.steps, parameters, self.module_function)
         self.scheduled: dict[str, cst.BaseStatement] = {}  # decay schedules of the global step, for the optimizer
         for statement in _statements(function.body.body):
             if id(statement) in self.inside:
@@ -192,6 +195,10 @@ class FaithfulReader(SpecReading):
             self.metric_calls[target] = value, statement.body[0].targets[0].target
             return
         if not isinstance(value, cst.Call):
+            if any(isinstance(node, cst.Call) and self.api(node.func) in keras_optimizers.SCHEDULES
+                   for node in subtree(value)):
+                self.scheduled[target] = statement  # `floor + exponential_decay(...)`, the optimizer's rate maybe
+                return
             self._refuse_training(statement)
             return
         api = self.api(value.func) or ""
@@ -217,7 +224,7 @@ class FaithfulReader(SpecReading):
             self.scheduled[target] = statement  # the optimizer's learning rate (checked after the walk)
         elif api in SPECS:
             self._held_spec(target, value, statement)
-        else:
+        elif not self._mode_helper(target, value, statement):
             self._refuse_training(statement)
 
     def _regularization(self, function: cst.FunctionDef) -> None:
@@ -380,6 +387,7 @@ class FaithfulReader(SpecReading):
         self.optimizer_name = target  # its minimize is recognised, even if it is not migrated
         scheduled = len(self.rates.schedules)
         carried = self.spelling.spelled(self.rates.carried(call))
+        self.faithful.learning_rate = self.faithful.learning_rate or self.rates.learning_rate
         if api == "train.MomentumOptimizer" and len(self.rates.schedules) > scheduled:
             self._tf1_momentum(call, carried, statement)
             return
@@ -402,6 +410,7 @@ class FaithfulReader(SpecReading):
         if self.faithful.optimizer:
             raise Unsupported(statement, "a second optimizer in the model_fn: one Keras optimizer trains the model")
         self.inside |= {id(inner) for inner in choice.statements}
+        self.faithful.learning_rate = self.rates.learning_rate
         self.optimizer_name, self.faithful.optimizer, self.faithful.slots = choice.name, choice.optimizer, choice.slots
         self.faithful.notes += [("TFM401", call, why) for call, why in choice.whys]
         self.faithful.removed += [gone for gone in [*self.rates.schedules.values(), statement]

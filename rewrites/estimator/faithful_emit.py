@@ -8,8 +8,9 @@ import re
 import libcst as cst
 
 from rewrites.estimator.faithful_keras import KERAS_LAYER
+from rewrites.estimator.faithful_rates import LEARNING_RATE
 from rewrites.estimator.program import Program
-from rewrites.syntax import Unsupported
+from rewrites.syntax import Unsupported, names_read
 
 
 TABLE_PARTITIONER = "TF1Partitioner"  # the strategy's variable_partitioner where the model_fn partitions tables
@@ -62,6 +63,11 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
         raise Unsupported(function, "the tables of a model_fn kept as written (tier 2) in another module than the "
                                     "program's driver are not migrated yet: the strategy made there shards them",
                           view.path)
+    rate_params = "params" in {name.value for name in names_read(cst.parse_expression(faithful.learning_rate or "0"))}
+    if faithful.learning_rate and (LEARNING_RATE in taken or rate_params and "params" not in faithful.parameters):
+        raise Unsupported(function, f"the migrated program computes the model_fn's learning rate in `{LEARNING_RATE}` "
+                                    "(of params), which this module already names (or its model_fn takes no params)",
+                          view.path)
     following = _next_statement(block, function)
     edits = emitter.module_edits(view)
     for statement in faithful.removed:
@@ -86,6 +92,9 @@ def build_function(emitter, program: Program, new_name: str, taken: set[str], pr
         text = render(template) + "\n\n" + text
     if faithful.keras_layers:
         text = render("tf1_keras_layer.py.j2", function=KERAS_LAYER) + "\n\n" + text
+    if faithful.learning_rate:
+        text = render("tf1_learning_rate.py.j2", class_name=LEARNING_RATE, rate=faithful.learning_rate,
+                      params=rate_params) + "\n\n" + text
     return following, text
 
 

@@ -112,6 +112,8 @@ class SpecReading:
     def _eval_metrics(self, node: cst.BaseExpression) -> None:
         """eval_metric_ops: a dict of tf.metrics calls (written there, or bound to a name above), each call becoming
         the tuple of the tensors it took, for the Keras metric the generated model updates with them."""
+        if isinstance(node, cst.Name) and self.helper_metrics(node):
+            return
         ops = self.dicts.get(node.value) if isinstance(node, cst.Name) else node
         if not isinstance(ops, cst.Dict):
             raise Unsupported(node, "eval_metric_ops other than a dict of tf.metrics calls, in a model_fn kept as "
@@ -169,7 +171,7 @@ class SpecReading:
             elif target.target is not name:
                 return None
             self._read_only_here(value, here, name)
-        helper = self._helper(call)
+        helper = self._helper(call, "computes a metric of eval_metric_ops")
         if helper is None:
             return None
         calls = []
@@ -182,8 +184,8 @@ class SpecReading:
                 calls += self._metric_bound(helper, returned) if isinstance(returned, cst.Name) else [returned]
         return calls, helper
 
-    def _helper(self, call: cst.BaseExpression) -> cst.FunctionDef | None:
-        """The module's function ``call`` calls, which nothing but that call uses."""
+    def _helper(self, call: cst.BaseExpression, what: str) -> cst.FunctionDef | None:
+        """The module's function ``call`` calls, which nothing but that call uses (else Unsupported: it ``what``)."""
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
             return None
         nodes = self.view.top_level.get(call.func.value, [])
@@ -191,8 +193,8 @@ class SpecReading:
             return None
         references = self.view.tree.references_to(self.view, call.func.value)
         if [node for _, node in references] != [call.func]:
-            raise Unsupported(call, f"`{call.func.value}`, which computes a metric of eval_metric_ops, is also called "
-                                    "elsewhere, in a model_fn kept as written (tier 2): not migrated yet")
+            raise Unsupported(call, f"`{call.func.value}`, which {what}, is also called elsewhere, in a model_fn kept "
+                                    "as written (tier 2): not migrated yet")
         return nodes[0]
 
     def _metric_bound(self, helper: cst.FunctionDef, name: cst.Name) -> list:

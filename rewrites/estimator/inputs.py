@@ -191,7 +191,7 @@ class InputReader(IteratorReading):
         state: dict[str, Dataset] = {}
         returns: list[Dataset] = []
         edits = [] if edits is None else edits
-        self._block(function.node.body.body, place, mode, state, returns, edits)
+        self._block(_lines(function.node.body), place, mode, state, returns, edits)
         if not returns:
             raise Value(function.node, place).fail(
                 f"the input_fn `{function.node.name.value}` does not visibly return a tf.data dataset (features and "
@@ -208,9 +208,9 @@ class InputReader(IteratorReading):
             if isinstance(statement, cst.With) and all(
                     isinstance(item.item, cst.Call) and item.asname is None
                     and place.view.api(item.item.func) in PLACING for item in statement.items):
-                self._block(statement.body.body, place, mode, state, returns, edits)  # runs once, as written
+                self._block(_lines(statement.body), place, mode, state, returns, edits)  # runs once, as written
                 continue
-            if not isinstance(statement, cst.SimpleStatementLine):
+            if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 if any(isinstance(n, cst.Return) for n in subtree(statement)):
                     raise Value(statement, place).fail("an input_fn that returns from inside a loop, with or try "
                                                        "block is not migrated yet")
@@ -223,9 +223,9 @@ class InputReader(IteratorReading):
 
     def _if(self, statement: cst.If, place: Place, mode: str, state: dict, returns: list, edits: list) -> None:
         known = self.values.constant(Value(statement.test, place), self._constants(mode))
-        branches = [statement.body.body]
+        branches = [_lines(statement.body)]
         orelse = statement.orelse
-        other = [] if orelse is None else orelse.body.body if isinstance(orelse, cst.Else) else [orelse]
+        other = [] if orelse is None else _lines(orelse.body) if isinstance(orelse, cst.Else) else [orelse]
         if known is True:
             self._block(branches[0], place, mode, state, returns, edits)
         elif known is False:
@@ -385,3 +385,8 @@ def _bound_by(function: cst.FunctionDef, given: list[cst.Arg]) -> set[str]:
     positional = [p.name.value for p in function.params.params]
     count = sum(1 for arg in given if arg.keyword is None and not arg.star)
     return {*positional[:count], *(arg.keyword.value for arg in given if arg.keyword is not None)}
+
+
+def _lines(block: cst.BaseSuite) -> list:
+    """The statements of a block; of `def input_fn(): return ...`, its one line."""
+    return [block] if isinstance(block, cst.SimpleStatementSuite) else list(block.body)
