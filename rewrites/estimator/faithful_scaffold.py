@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrites.syntax import (Unsupported, bound_values, first_line, is_name, is_none, name_reads, names_read,
+from rewrites.syntax import (Bindings, Unsupported, bound_values, first_line, is_name, is_none, name_reads, names_read,
                              single_assign, subtree)
 
 SCAFFOLD = "train.Scaffold"
@@ -45,8 +45,6 @@ PLACEHOLDER = ("dtype", "shape", "name")
 VARIABLES = {"Variable", "compat.v1.Variable"}
 KEPT = ("name", "dtype", "trainable")  # what get_variable is given as tf.Variable was
 DROPPED = ("expected_shape",)  # TF1 ignored it once the initial value had a shape
-BINDING = {cst.AssignTarget: "target", cst.AugAssign: "target", cst.AnnAssign: "target", cst.For: "target",
-           cst.AsName: "name", cst.NamedExpr: "target"}  # what binds names, and where they are
 
 
 def fed_variables(reader, scaffold: cst.BaseExpression) -> None:
@@ -88,7 +86,9 @@ def _fed(reader, element: cst.DictElement) -> None:
                           f"`{name}`, a placeholder fed by a Scaffold, read other than as the initial value of one "
                           "`tf.Variable` made in the model_fn's body, in a model_fn kept as written (tier 2): not "
                           "migrated yet")
-    local = _bound(function)
+    bindings = Bindings()
+    function.body.visit(bindings)  # its parameters are there at the variable's line too
+    local = set(bindings.counts)
     read = next((node for node in names_read(element.value) if node.value in local), None)
     if read is not None:
         raise Unsupported(read, f"`{first_line(element.value)}`, fed by a Scaffold, reads `{read.value}`, which the "
@@ -166,11 +166,3 @@ def _get_variable(reader, variable: cst.Call, placeholder: cst.Call, value: cst.
                  f"initializer=tf.compat.v1.constant_initializer({code(value)})",
                  *([f"trainable={code(given['trainable'])}"] if "trainable" in given else [])]
     return f"tf.compat.v1.get_variable({', '.join(arguments)})"
-
-
-def _bound(function: cst.FunctionDef) -> set[str]:
-    """The names the model_fn's body binds (its parameters are there at the variable's line too)."""
-    targets = [getattr(node, BINDING[type(node)]) for node in subtree(function.body) if type(node) in BINDING]
-    return {name.value for target in targets if target is not None for name in subtree(target)
-            if isinstance(name, cst.Name)} | {node.name.value for node in subtree(function.body)
-                                              if isinstance(node, (cst.FunctionDef, cst.ClassDef))}
