@@ -289,3 +289,56 @@ def test_metrics_of_helpers_evaluate_tf1s_checkpoint_as_tf1_did(tmp_path):
     printed = tf1_and_migrated_evaluations(tmp_path, with_helpers(PROGRAM.read_text()), EVALUATED)
     assert printed[1] == pytest.approx(printed[0], rel=1e-5)
     assert 0 < printed[0][1] < 1
+
+
+COSINE = ('"mean_logit": tf.metrics.mean(logits)',
+          '"cosine": tf.metrics.mean_cosine_distance(labels=tf.nn.l2_normalize(tf.one_hot(labels, 3), axis=1), '
+          'predictions=tf.nn.l2_normalize(logits, axis=1), dim=1)')
+
+
+def test_mean_cosine_distance_becomes_the_generated_metric_class_keras_lacks():
+    result = run(PROGRAM.read_text().replace(*COSINE).replace('metrics["mean_logit"]', 'metrics["cosine"]'))
+    assert "class TF1MeanCosineDistance(keras.metrics.Mean):" in result.source
+    assert '"cosine": TF1MeanCosineDistance(dim=1, name="cosine")' in result.source
+    assert '"cosine": (tf.nn.l2_normalize(tf.one_hot(labels, 3), axis=1), tf.nn.l2_normalize(logits, axis=1))' \
+        in result.source
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("dim, weighted", [(1, False), (1, True), (0, False)])
+def test_the_generated_mean_cosine_distance_counts_as_tf1s(dim, weighted):
+    """The generated class and TF1's tf.metrics.mean_cosine_distance, fed the same three batches of unit vectors
+    (along ``dim``): the same value after each, and 1 once reset (TF1's with no batch)."""
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras as keras
+    from templates import render
+
+    namespace = {"tf": tf, "keras": keras}
+    exec(render("tf1_mean_cosine_distance.py.j2"), namespace)
+    metric = namespace["TF1MeanCosineDistance"](dim=dim, name="cosine")
+    rng = np.random.RandomState(5)
+    shape, weights_shape = (6, 4), ((6, 1) if dim == 1 else (1, 4))
+
+    def unit(values):
+        return values / np.linalg.norm(values, axis=dim, keepdims=True)
+
+    batches = [(unit(rng.normal(size=shape)), unit(rng.normal(size=shape)),
+                rng.uniform(size=weights_shape) if weighted else None) for _ in range(3)]
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        labels = tf.compat.v1.placeholder(tf.float64, shape)
+        predictions = tf.compat.v1.placeholder(tf.float64, shape)
+        weights = tf.compat.v1.placeholder(tf.float64, weights_shape) if weighted else None
+        value, update = tf.compat.v1.metrics.mean_cosine_distance(labels, predictions, dim, weights=weights)
+        session.run(tf.compat.v1.local_variables_initializer())
+        tf1 = [tf1_value(session, value, update, {labels: batch[0], predictions: batch[1],
+                                                  **({weights: batch[2]} if weighted else {})})
+               for batch in batches]
+    values = []
+    for batch in batches:
+        metric.update_state(*batch)
+        values.append(float(metric.result()))
+    assert len(set(np.round(tf1, 6))) == 3
+    assert values == pytest.approx(tf1, rel=1e-6)
+    metric.reset_state()
+    assert float(metric.result()) == 1.0

@@ -157,3 +157,20 @@ def test_a_string_input_of_a_feature_recorded_as_numbers_gets_no_request_and_say
                                     "recorded feature is numbers")
     made, why = request(tf, np, {"video_id": ["string", [-1]]}, features)
     assert why is None and made["video_id"].numpy().tolist() == [b"a", b"b"]
+
+
+def test_a_probe_answering_more_than_a_pipe_holds_is_read_whole(tmp_path):
+    """An export's answers (a question-answering model's predictions of every tensor) can pass a pipe's 64 KiB: the
+    probe writes them to a file, so it never waits for a reader, and they are read once it ends."""
+    import os
+    import sys
+
+    from migrator.parity.export_check import _probe
+
+    probe = tmp_path / "probe.py"
+    probe.write_text("import json\nprint('x' * 200_000)\nprint(json.dumps({'export': {'answers': 1}}))\n")
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} {probe}\n")
+    python.chmod(0o755)
+    found = _probe(Exchange(tmp_path), str(python), ["export"], dict(os.environ), 60, "old")
+    assert found == {"export": {"answers": 1}}

@@ -264,6 +264,14 @@ def test_a_notebook_runs_as_its_code_cells_in_order(tmp_path):
     ]) == "[1, 2, '1,2']\n"
 
 
+def test_a_notebook_s_shell_aliases_run_by_automagic_do_not_run(tmp_path):
+    """`ls -la data/` without `!` is IPython's alias, not Python; `ls = ...` and `cat(...)` are Python."""
+    assert notebook_output(tmp_path, [
+        cell("code", "ls -la ../data/ARC-Easy", "ls", "values = [1]"),
+        cell("code", "ls = [2]", "def cat(x):", "  return x", "values += cat(ls)", "print(values)"),
+    ]) == "[1, 2]\n"
+
+
 def test_a_notebook_reads_the_stand_in_s_file_where_it_named_a_url(tmp_path):
     (tmp_path / "data.csv").write_text("a,b")
     cells = [cell("code", "URL = 'https://storage.example.com/data.csv'",

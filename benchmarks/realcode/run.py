@@ -354,15 +354,32 @@ def notebook_script(path: Path, local_files: dict[str, str] | None = None) -> st
     return script
 
 
+# IPython's shell aliases, which its automagic runs without `!` (`ls -la data/`); `pwd` a magic run so too.
+AUTOMAGIC = {"cat", "cp", "ldir", "lf", "lk", "ll", "ls", "lx", "mkdir", "mv", "rm", "rmdir", "pwd"}
+
+
 def _without_magics(lines: list[str]) -> list[str]:
-    """The lines of a cell but its `%` and `!` lines, each with the lines a trailing backslash continues it on."""
+    """The lines of a cell but its `%` and `!` lines and shell aliases run by automagic, each with the lines a
+    trailing backslash continues it on."""
     kept, continued = [], False
     for line in lines:
-        skip = continued or line.lstrip().startswith(("%", "!"))
+        skip = continued or line.lstrip().startswith(("%", "!")) or _automagic(line)
         continued = skip and line.rstrip().endswith("\\")
         if not skip:
             kept.append(line)
     return kept
+
+
+def _automagic(line: str) -> bool:
+    """`ls -la data/` on a line of its own: not Python, but a shell alias IPython runs."""
+    words = line.split()
+    if not words or words[0] not in AUTOMAGIC or line != line.lstrip():
+        return False
+    try:
+        compile(line, "<cell>", "exec")
+    except SyntaxError:
+        return True
+    return len(words) == 1  # a bare `ls` is the alias too (as Python, a name read)
 
 
 def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:

@@ -97,10 +97,11 @@ def _probe(exchange: Exchange, python: str, paths: list[str], env: dict[str, str
     """Each export's signatures as a fresh process of ``python`` loads them (an error for each if it fails)."""
     if not paths:
         return {}
-    log = exchange.path(f"{side}-probe.log")
-    with open(log, "wb") as errors:
+    log, answers = exchange.path(f"{side}-probe.log"), exchange.path(f"{side}-probe.json")
+    # Its answers go to a file: a pipe read only once it ends would stop it at 64 KiB of them.
+    with open(log, "wb") as errors, open(answers, "wb") as out:
         process = subprocess.Popen([python, "-m", "migrator.parity.export_probe", str(exchange.folder), *paths],
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, env=env,
+                                   stdin=subprocess.DEVNULL, stdout=out, stderr=errors, env=env,
                                    start_new_session=True)
     started = time.monotonic()
     try:
@@ -109,7 +110,7 @@ def _probe(exchange: Exchange, python: str, paths: list[str], env: dict[str, str
             if time.monotonic() - started > timeout:
                 return {path: {"error": f"loading it took longer than {timeout:g} s"} for path in paths}
             time.sleep(0.1)
-        output = process.stdout.read().decode(errors="replace").strip().splitlines()
+        output = answers.read_text(errors="replace").strip().splitlines()
     finally:
         _stop(process)
     if process.returncode != 0 or not output:
@@ -124,7 +125,6 @@ def _stop(process: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     process.wait()
-    process.stdout.close()
 
 
 # -- comparing ---------------------------------------------------------------------------------------

@@ -58,9 +58,12 @@ METRICS = {"metrics.accuracy": Metric("Accuracy", PLAIN),
                given=("num_classes",), generated="tf1_mean_per_class_accuracy.py.j2"),
            "metrics.average_precision_at_k": Metric(
                "TF1AveragePrecisionAtK", ("labels", "predictions", "k", "weights", *COLLECTIONS, "name"),
-               given=("k",), generated="tf1_average_precision_at_k.py.j2")}
+               given=("k",), generated="tf1_average_precision_at_k.py.j2"),
+           "metrics.mean_cosine_distance": Metric(
+               "TF1MeanCosineDistance", ("labels", "predictions", "dim", "weights", *COLLECTIONS, "name"),
+               given=("dim",), generated="tf1_mean_cosine_distance.py.j2")}
 MIGRATED = ("accuracy, mean, mean_squared_error, root_mean_squared_error, mean_absolute_error, precision, recall, auc, "
-            "mean_per_class_accuracy, average_precision_at_k")
+            "mean_per_class_accuracy, average_precision_at_k, mean_cosine_distance")
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.estimator.faithful_metrics import METRICS, MIGRATED, keras_metric
+from rewrites.estimator.faithful_scaffold import fed_variables
 from rewrites.estimator.signatures import DEFAULT_SIGNATURE, EXPORT_OUTPUTS, signature_name, with_default
 from rewrites.estimator.specs import SPECS
 from rewrites.program.values import own_nodes
@@ -42,10 +43,12 @@ class SpecReading:
         """`EstimatorSpec(mode, loss=loss, ...)` -> `{"loss": loss}` (the loss, for the Keras steps)."""
         args = bound_values(spec, SPECS[self.api(spec.func)])
         unsupported = sorted(set(args) - {"mode", "loss", "train_op", "predictions", "eval_metric_ops",
-                                          "export_outputs"})
+                                          "export_outputs", "scaffold"})
         if unsupported:
             raise Unsupported(spec, f"EstimatorSpec({unsupported[0]}=...) in a model_fn kept as written (tier 2) is "
                                     "not migrated yet")
+        if "scaffold" in args:
+            fed_variables(self, args["scaffold"])
         loss = args.get("loss")
         if loss is not None and not is_name(loss, self.faithful.loss or loss.value if isinstance(loss, cst.Name)
                                             else ""):

@@ -18,6 +18,7 @@ from rewrites.estimator import faithful_regularization as regularization
 from rewrites.estimator import faithful_tables
 from rewrites.estimator.discover import Discovery, Pipeline
 from rewrites.estimator.emit import Emitter
+from rewrites.estimator.explicit_graphs import graph_blocks
 from rewrites.estimator.read import ProgramReader
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
@@ -116,7 +117,7 @@ class Migration:
             raise Unsupported(blocker.node, needed(blocker.rule, self.enabled, blocker.message), blocker.view.path)
         for edits in emitter.edits.values():
             done = self._edits(edits.view)
-            graph_code = {node for view, node in program.graph_code if view is edits.view}
+            graph_code = {node for view, node in program.graph_code if view is edits.view} | graph_blocks(edits.view)
             self._check_tf2(edits.view, {*done.statements, *done.expressions, *edits.statements, *edits.expressions},
                             graph_code)
         helpers = self._helper_modules(program, emitter)
