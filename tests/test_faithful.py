@@ -153,12 +153,19 @@ MINIMIZED = ("  optimizer = tf.train.AdamOptimizer(params[\"learning_rate\"])\n"
     ("  loss += tf.losses.get_regularization_loss()\n",
      "  loss += 1e-4 * tf.add_n([tf.nn.l2_loss(v) for v in tf.global_variables()])\n",
      "`tf.global_variables()` reads TF1's graph collections, which are empty in a model_fn kept as written"),
+    *[(before, after, "in a model_fn kept as written (tier 2): the Keras model running it would make the variable "
+                      "again at each call")
+      for before, after in (
+          ("  logits = tf.matmul(net, weights)\n",
+           "  scale = tf.Variable(1.0, name=\"scale\")\n  logits = tf.matmul(net, weights) * scale\n"),
+          ("    net = tf.cond(training, lambda: net * 0.9, lambda: net)\n",
+           "    net = tf.cond(training, lambda: net * 0.9, lambda: net) + tf.compat.v1.Variable(0.0)\n"))],
 ], ids=["optimizer of a TF local", "a rate a helper computes", "a rate bound in a tuple", "a rate bound twice", "a schedule the optimizer ignores",
         "gradients by hand", "another metric", "a metric read besides", "the global step read",
         "the train_op read", "optimize_loss clipped", "optimize_loss of some variables", "optimize_loss not stepping",
         "predict", "a Keras layer at module level", "a Keras layer in the input_fn", "a Keras layer's regularizer",
         "a Keras model on an input tensor", "Keras' application on one", "a functional model of the graph's tensors",
-        "a graph collection"])
+        "a graph collection", "a tf.Variable in the model_fn", "a tf.Variable in its helper"])
 def test_what_tier_2_does_not_run_yet_leaves_the_program_saying_why(before, after, message):
     left_saying(before, after, message)
 

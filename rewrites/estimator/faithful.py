@@ -155,6 +155,7 @@ class FaithfulReader(SpecReading, HelperReading):
         self._tables(function)
         self.faithful.lookup_table = faithful_tables.lookup_table_made(self.view.module, function, self.api)
         self._keras_layers(function)
+        self._no_plain_variables(function)
         self._no_collections_read(function)
         if not self.problems and not (self.faithful.optimizer and self.faithful.loss):
             self.problems.append(Unsupported(function, "the model_fn must make a tf.train optimizer and minimize its "
@@ -367,6 +368,19 @@ class FaithfulReader(SpecReading, HelperReading):
             self.faithful.expressions[call], notes = faithful_keras.made_once(self.view, self.spelling, call)
             self.faithful.notes += [("TFM310", node, note) for node, note in notes]
         self.faithful.keras_layers = bool(calls)
+
+    def _no_plain_variables(self, function: cst.FunctionDef) -> None:
+        """The shim tracks get_variable's variables; a `tf.Variable` the model's code makes would be made again at
+        each call of the Keras model, which fit's tf.function refuses."""
+        code = faithful_keras.model_code(self.view, function)
+        gone = {id(node) for statement in (*self.faithful.removed, *self.faithful.replaced)
+                for node in subtree(statement)}
+        made = next((node for node in subtree(self.view.module) if isinstance(node, cst.Call) and id(node) in code
+                     and id(node) not in gone and self.api(node.func) in VARIABLES), None)
+        if made is not None:
+            self.problems.append(Unsupported(made, f"`{first_line(made)}` in a model_fn kept as written (tier 2): "
+                                                   "the Keras model running it would make the variable again at each "
+                                                   "call, which its training refuses; make it with get_variable"))
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:
         """A name bound to the global step goes with minimize, which alone may read it."""

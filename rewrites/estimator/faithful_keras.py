@@ -76,9 +76,9 @@ def problem(view: ModuleView, calls: list[cst.Call], model_fn: cst.FunctionDef,
             regularization: bool) -> Unsupported | None:
     """The first Keras layer of ``calls`` (the module's, keras_made) tier 2 cannot make once as TF1 did, and why;
     ``regularization``: the model_fn adds TF1's regularization losses."""
-    model_code = _model_code(view, model_fn)
+    code = model_code(view, model_fn)
     for found, why in (
-            (next((call for call in calls if id(call) not in model_code), None),
+            (next((call for call in calls if id(call) not in code), None),
              "a Keras layer or model made outside the model_fn's code (at module level, in an input_fn, a serving "
              "function, ...) in the module of a model_fn kept as written (tier 2): only the model_fn's code runs "
              "where its layers can be made once"),
@@ -110,7 +110,7 @@ def _calls_in(calls: list[cst.Call]):
     return (node for call in calls for node in subtree(call) if isinstance(node, cst.Call))
 
 
-def _model_code(view: ModuleView, model_fn: cst.FunctionDef) -> set[int]:
+def model_code(view: ModuleView, model_fn: cst.FunctionDef) -> set[int]:
     """The nodes of the model_fn and of the module's functions and classes it names, followed by name, also through
     the values of module-level names (a dict of model functions picked by params), which are not model code: they
     run once, at import."""

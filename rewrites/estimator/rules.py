@@ -329,7 +329,8 @@ Why: the model_fn's own code, computed by TF2, is what keeps the numbers when th
 What may differ: float results, in the last bits, and random ops in the model_fn draw other numbers; prove it
 with `tf-migrate parity`. Not migrated yet (TFM302): other eval metrics, optimizer arguments the model_fn
 computes with TensorFlow (other than a decay schedule), gradients computed or applied by hand, predict, the global step read besides minimize, partitioned variables, a
-model_fn method or one taking config, TPUEstimator; code TF 2 cannot run at all (tf.contrib) keeps the program
+model_fn method or one taking config, TPUEstimator, a tf.Variable the model's code makes (made again at each
+call; a Scaffold's fed one becomes get_variable); code TF 2 cannot run at all (tf.contrib) keeps the program
 as it is.
 
 Before:
