@@ -84,8 +84,9 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
             if group[0] in cells.pending and group[0] not in tasks[group][0]:  # a notebook's written modules
                 done = cells.modules_done(group[0], failed(group[1:], migrated) if isinstance(migrated, Failure)
                                           else migrated)
-            else:
-                done = cells.program_done(failed(group, migrated) if isinstance(migrated, Failure) else migrated)
+            else:  # a failure is the program's files', not the modules it only read
+                done = cells.program_done(failed(tuple(name for name in group if name not in plain), migrated)
+                                          if isinstance(migrated, Failure) else migrated)
             yield {names[name]: result for name, result in done.items()}
     progress.finish()
 
