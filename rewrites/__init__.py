@@ -127,6 +127,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "private_renamed",
+        triggers=("_get_logger",),
+        rules=(
+            Rule("TFM011", "tf1-private-renamed", E,
+                 "a name of TF 1.x's private modules (tensorflow.python.*) that TF 2's same module has under another "
+                 "name -> TF 2's name (tf_logging._get_logger -> tf_logging.get_logger)"),
+        ),
+    ),
+    Family(
         "removed_apis",
         triggers=("import *", "tensorflow.examples", "contrib", "tensorflow.python.estimator",
                   "tensorflow.python.keras"),
