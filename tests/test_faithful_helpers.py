@@ -97,8 +97,20 @@ def test_an_input_fn_of_one_line_is_read():
      "the optimizer's learning rate is computed by `tf.sqrt(params[\"lr1\"])`"),
     ('    return {"accuracy": accuracy}\n', '    return {"accuracy": accuracy, "loss": tf.reduce_mean(classes)}\n',
      "`tf.reduce_mean(classes)` in the eval_metric_ops `model_eval_metrics` returns"),
+    ("  eval_metrics = model_eval_metrics(classes, labels, mode)\n",
+     "  eval_metrics = model_eval_metrics(classes, labels, tf.estimator.ModeKeys.EVAL)\n",
+     "`model_eval_metrics` reads a `mode` the model_fn does not give it as its own `mode`"),
+    ("  train_op = model_train_op(loss, mode, params)\n", "  train_op = model_train_op(loss, params=params, mode='train')\n",
+     "`model_train_op` reads a `mode` the model_fn does not give it as its own `mode`"),
+    ("    accuracy = tf.metrics.accuracy(classes, labels)\n",
+     "    accuracy = tf.metrics.accuracy(classes, labels)\n    mode = tf.estimator.ModeKeys.PREDICT\n",
+     "`model_eval_metrics` reads a `mode` the model_fn does not give it as its own `mode`"),
+    ("def model_eval_metrics(classes, labels, mode):\n", "mode = 'eval'\n\n\ndef model_eval_metrics(classes, labels):\n",
+     "`model_eval_metrics` reads a `mode` the model_fn does not give it as its own `mode`"),
 ], ids=["something else too", "a local the optimizer does not read", "no train op in TRAIN", "no metrics in EVAL",
-        "called elsewhere", "an expression minimized", "the rate reads step", "a rate of TF1 code", "not a metric"])
+        "called elsewhere", "an expression minimized", "the rate reads step", "a rate of TF1 code", "not a metric",
+        "the metrics' mode a constant", "the train op's mode a constant", "the mode set in it",
+        "a global mode"])
 def test_helpers_the_migration_cannot_follow_leave_the_program_saying_why(before, after, message):
     check_left(edited(before, after), message)
 

@@ -99,6 +99,11 @@ class HelperReading:
     def _used_in_mode(self, call: cst.Call, kind: str, modes: set[str]) -> cst.FunctionDef:
         """The helper ``call`` calls, which gives the ``kind`` in the mode TF1 read it in."""
         helper = self._helper(call, "builds the train op or eval metrics")
+        names = [param.name.value for param in helper.params.params]
+        if "mode" not in names or not is_name(bound_values(call, names).get("mode"), "mode") or any(
+                is_name(node.target, "mode") for node in subtree(helper.body) if isinstance(node, cst.AssignTarget)):
+            raise Unsupported(call, f"`{helper.name.value}` reads a `mode` the model_fn does not give it as its own "
+                                    "`mode`, in a model_fn kept as written (tier 2): not migrated yet")
         if NEEDED[kind] not in modes:
             raise Unsupported(helper, f"`{helper.name.value}` gives the {kind.replace('_', ' ')} only when the mode "
                                       f"is not {NEEDED[kind].upper()}, in a model_fn kept as written (tier 2): not "
