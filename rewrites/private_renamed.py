@@ -34,13 +34,9 @@ import libcst as cst
 from libcst.metadata import QualifiedNameProvider
 
 from rewrites.base import TFCodemod
+from rewrites.private_successors import RENAMED
 
 RULE = "TFM011"
-
-# TF 1.x's qualified name -> TF 2's name for the same object, in the same module.
-RENAMED = {
-    "tensorflow.python.platform.tf_logging._get_logger": "get_logger",
-}
 
 
 def _message(qualified: str, name: str) -> str:

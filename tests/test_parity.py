@@ -449,10 +449,12 @@ def migrated_copy(old: Path, folder: Path, **findings: int) -> Path:
 
 def test_a_tf1_era_program_of_tf_contrib_runs_on_the_old_side_as_tf1_ran_it(tmp_path):
     """`import tensorflow as tf` reaching tf.logging and tf.contrib.layers runs on TF 2 with tensorflow.compat.v1 and
-    tf-slim in their place; its migration (tier 2, the layers from tf-slim) passes, and the FinalExporter that
-    exports when training reaches max_steps exports after the harness's steps, as the migrated program does."""
+    tf-slim in their place, and TF 1.x's `tf_logging._get_logger` under TF 2's name; its migration (tier 2, the
+    layers from tf-slim, the logger's TF 2 name) passes, and the FinalExporter that exports when training reaches
+    max_steps exports after the harness's steps, as the migrated program does."""
     old = PROGRAMS / "tf1_era_contrib_tf1.py"
-    new = migrated_copy(old, tmp_path, TFM005=3, TFM310=2)
+    new = migrated_copy(old, tmp_path, TFM005=3, TFM310=2, TFM011=1)
+    assert "tf_logging.get_logger().handlers" in new.read_text()
     result = parity(old, new, "--steps", "5")
     assert_parity(result)
     assert "export export/served: the same signatures (serving_default)" in result.stdout

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from helpers import ALL_RULES, check_noop, run
-from rewrites.private_renamed import RENAMED
+from rewrites.private_successors import RENAMED
 
 
 def test_an_import_of_the_old_name_imports_the_new_one_under_it():

@@ -6,7 +6,8 @@ disk is not edited, and runs as it ran on TF 1.x. What such a program reaches in
 on (rewrites/contrib_successors.py): `tf.contrib.estimator.add_metrics` is `tf.estimator.add_metrics`, slim and
 contrib.layers' layers the tf-slim package, the same code, contrib.lookup's table functions and contrib.rnn's
 cells TF1's own (which TF 2 still ships); anything else in tf.contrib stays missing. TF 1.x's internal copy of Keras, `tensorflow.python.keras`
-(gone from TF 2.13), is the Keras 2 package it became (``give_python_keras``).
+(gone from TF 2.13), is the Keras 2 package it became (``give_python_keras``); names of TF 1.x's private modules
+that TF 2 renamed are there under their old names too (``give_tf1_private_names``).
 
 Which modules: read here, in the command's process, with the static half (the sides import migrator.parity only);
 the program's file and the modules of its folders it imports, however deep. The old side installs the import hook
@@ -120,6 +121,16 @@ def give_python_keras() -> None:
         return original(name, globals, locals, fromlist, level)
 
     builtins.__import__ = importing
+
+
+def give_tf1_private_names(renamed: Mapping[str, str]) -> None:
+    """The names TF 1.x's private modules had that TF 2's keep under another (``renamed``: the job's, from
+    rewrites/private_successors.py): `tf_logging._get_logger` for a program handing TensorFlow's logger a handler."""
+    for qualified, name in renamed.items():
+        module_name, _, old = qualified.rpartition(".")
+        module = importlib.import_module(module_name)
+        if not hasattr(module, old):
+            setattr(module, old, getattr(module, name))
 
 
 def give_tf1_keras(tensorflow) -> None:

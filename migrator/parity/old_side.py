@@ -39,7 +39,7 @@ import time
 
 from migrator.parity.alignment import (div_order, dropout_note, internal_dropout_classes, mod_lookup_notes,
                                         record_mod_lookups, turn_off_dropout, turn_off_nn_dropout)
-from migrator.parity.era import give_python_keras, give_v1
+from migrator.parity.era import give_python_keras, give_tf1_private_names, give_v1
 from migrator.parity.exchange import Exchange, dataset_of, versions
 from migrator.parity.export_capture import ExportCapture
 from migrator.parity.isolation import Isolation
@@ -283,6 +283,7 @@ def main(argv: list[str]) -> int:
     recorder.install()
     give_v1(job["tf1_era"])
     give_python_keras()
+    give_tf1_private_names(job["tf1_renamed"])
     try:
         run_program(program, as_path, job["argv"], job["stand_ins"]["old"])
     except side.tf.errors.OutOfRangeError:

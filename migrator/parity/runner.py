@@ -32,6 +32,7 @@ from migrator.parity.failure import explain
 from migrator.parity.interrupts import check, held
 from migrator.parity.lifeline import LIFELINE
 from migrator.parity.model import ParityReport, SideRun, load
+from rewrites.private_successors import RENAMED
 
 ERROR_TAIL_LINES = 30
 PHASE = "TF_MIGRATE_PARITY_PHASE"  # the old side's phase in a resume run
@@ -188,7 +189,7 @@ def prepare(folder: Path, options: Options, stand_ins: dict[str, dict[str, str]]
     exchange.write_json("job.json", {"steps": options.steps, "ps": options.ps, "cluster": options.cluster,
                                      "data": options.data, "seed": options.seed, "resume": options.resume,
                                      "argv": list(options.program_args), "stand_ins": stand_ins,
-                                     "tf1_era": tf1_era})
+                                     "tf1_era": tf1_era, "tf1_renamed": RENAMED})
     return exchange
 
 

@@ -1,13 +1,17 @@
 """An Estimator program as TF 1.x wrote it: a plain `import tensorflow as tf` reaching tf.logging,
 tf.train.AdamOptimizer and tf.placeholder; a model_fn of tf.contrib.layers (fully_connected, an
-l2_regularizer); train_and_evaluate with a FinalExporter, which exports when training reaches max_steps.
+l2_regularizer); train_and_evaluate with a FinalExporter, which exports when training reaches max_steps; TF 1.x's
+private `tf_logging._get_logger()` handed a stream handler, as SageMaker's script-mode MNIST did.
 
 Run (on TF 1.x): python tests/parity_programs/tf1_era_contrib_tf1.py --model-dir /tmp/m
 """
 import argparse
+import logging
+import sys
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.platform import tf_logging
 
 rng = np.random.RandomState(5)
 FEATURES = rng.normal(size=(96, 4)).astype(np.float32)
@@ -48,6 +52,7 @@ def main():
   parser.add_argument("--train-steps", type=int, default=30)
   args = parser.parse_args()
   tf.logging.set_verbosity(tf.logging.INFO)
+  tf_logging._get_logger().handlers = [logging.StreamHandler(sys.stdout)]
   estimator = tf.estimator.Estimator(model_fn, model_dir=args.model_dir, params={"hidden": 8})
   exporter = tf.estimator.FinalExporter("served", serving_input_fn)
   tf.estimator.train_and_evaluate(
