@@ -500,17 +500,24 @@ def test_a_helper_module_the_kept_model_fn_imports_is_respelled_for_tf2(cli, tmp
     assert "class ModelFnModel(keras.Model):" in (tmp_path / "train.py").read_text()
 
 
-def test_keras_layers_a_helper_module_makes_leave_the_program(cli, tmp_path):
-    """A helper of another module making Keras layers: made anew at each call of the Keras model running the
-    model_fn, they would train new weights each time; the program is left, saying where."""
-    source = PROGRAM.read_text().replace(*KERAS_DENSE)
+@pytest.mark.parametrize("made, where", [
+    (KERAS_DENSE, "layers_lib.py:6:11: TFM302"),
+    (('    net = tf.cond(training, lambda: net * 0.9, lambda: net)\n',
+      '    net = tf.cond(training, lambda: net * 0.9, lambda: net) * tf.Variable(1.0, name="gain_%d" % index)\n'),
+     "layers_lib.py:7:63: TFM302"),
+], ids=["Keras layers", "a tf.Variable"])
+def test_what_a_helper_module_makes_anew_at_each_call_leaves_the_program(cli, tmp_path, made, where):
+    """A helper of another module making Keras layers or tf.Variables: made anew at each call of the Keras model
+    running the model_fn, they would train new weights each time (fit refuses a tf.Variable made at each call); the
+    program is left, saying where."""
+    source = PROGRAM.read_text().replace(*made)
     start, end = source.index("def dense_stack("), source.index("def model_fn(")
     (tmp_path / "layers_lib.py").write_text("import tensorflow as tf\n\n\n" + source[start:end].rstrip() + "\n")
     (tmp_path / "train.py").write_text(source[:start].replace(
         "import numpy as np\n", "import numpy as np\nfrom layers_lib import dense_stack\n") + source[end:])
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
     code, out, _ = cli(".")
-    assert "layers_lib.py:6:11: TFM302" in out and "made in a module of helpers of a model_fn kept as written" in out
+    assert where in out and "in a module of helpers of a model_fn kept as written" in out
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 

@@ -78,6 +78,8 @@ COLLECTIONS = {"trainable_variables", "global_variables", "all_variables", "loca
                "get_collection", "get_collection_ref"}  # what reads TF1's graph collections
 TRAINABLE = "GraphKeys.TRAINABLE_VARIABLES"
 VARIABLES = {"Variable", "compat.v1.Variable", "Variable.__init__"}  # what makes a variable no getter sees
+REMADE = ("the Keras model running it would make the variable again at each call, which its training refuses; make "
+          "it with get_variable")
 BLOCKS = (cst.IndentedBlock, cst.Else, cst.If, cst.ExceptHandler, cst.Finally)
 
 
@@ -379,8 +381,7 @@ class FaithfulReader(SpecReading, HelperReading):
                      and id(node) not in gone and self.api(node.func) in VARIABLES), None)
         if made is not None:
             self.problems.append(Unsupported(made, f"`{first_line(made)}` in a model_fn kept as written (tier 2): "
-                                                   "the Keras model running it would make the variable again at each "
-                                                   "call, which its training refuses; make it with get_variable"))
+                                                   f"{REMADE}"))
 
     def _global_step_only_minimized(self, function: cst.FunctionDef) -> None:
         """A name bound to the global step goes with minimize, which alone may read it."""
@@ -552,3 +553,13 @@ def _blocks(statement) -> list[cst.IndentedBlock]:
 def _assigned(statement) -> set[str]:
     assign = single_assign(statement)
     return {assign[0]} if assign else set()
+
+
+def variable_made_elsewhere(view: ModuleView) -> Unsupported | None:
+    """A `tf.Variable` made in a helper module of a model_fn kept as written (its code runs at each call)."""
+    made = next((node for node in subtree(view.module) if isinstance(node, cst.Call)
+                 and view.api(node.func) in VARIABLES), None)
+    if made is None:
+        return None
+    return Unsupported(made, f"`{first_line(made)}` in a module of helpers of a model_fn kept as written (tier 2): "
+                             f"{REMADE}", view.path)

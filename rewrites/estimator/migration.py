@@ -19,6 +19,7 @@ from rewrites.estimator import faithful_tables
 from rewrites.estimator.discover import Discovery, Pipeline
 from rewrites.estimator.emit import Emitter
 from rewrites.estimator.explicit_graphs import graph_blocks
+from rewrites.estimator.faithful import variable_made_elsewhere
 from rewrites.estimator.read import ProgramReader
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
@@ -124,7 +125,7 @@ class Migration:
         for view in helpers:
             self._check_tf2(view, set(), set())
             elsewhere = regularization.read_elsewhere(view) or faithful_tables.partitioned_elsewhere(view) \
-                or faithful_keras.keras_made_elsewhere(view)
+                or faithful_keras.keras_made_elsewhere(view) or variable_made_elsewhere(view)
             if elsewhere is not None:
                 raise elsewhere
         for edits in emitter.edits.values():
