@@ -14,8 +14,8 @@ import libcst as cst
 from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, synchronous
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, last_step, migrated_loop, opens_session,
-                                            read_session)
+from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Evaluation, Session, evaluations, last_step,
+                                            migrated_loop, opens_session, read_session)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -27,7 +27,7 @@ from rewrites.tf1_checkpoints import restores_shard_slots
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
 GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", "checkpoint", "manager", "dataset_fn",
                    "per_worker_iterator", "scheduled_steps", "trained_steps", "scaled_loss", "tf1_checkpoint",
-                   "restored_steps")
+                   "restored_steps", "evaluate_graph")
 # The module-level functions resuming from TF1's checkpoints, and restoring the slots of shards.
 RESTORE = {"restore_tf1_checkpoint": "restore_tf1_checkpoint", "restore_shard_slots": "restore_shard_slots"}
 SERVERS = {"train.Server", "distribute.Server"}
@@ -120,10 +120,12 @@ class _Program:
         only = self._only_for_the_session(block, session, graph, keep_chief=not synchronized)
         last_step(session, graph, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
-        loop, run, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop],
+        loop, ran, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop],
                                          SYNCHRONOUS if synchronized else SCHEDULED)
+        evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
         self._check_names_are_free(block, graph)
-        self._check_graph_stays_in_the_step(block, graph, {device, *session.statements, *only.values()}, run)
+        runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
+        self._check_graph_stays_in_the_step(block, graph, {device, *session.statements, *only.values()}, runs)
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         removed = [device, *session.statements, *only.values(), *self._stops(block, session)]
@@ -136,14 +138,15 @@ class _Program:
         for statement in removed:
             self.edits.remove(statement)
         dataset = self._dataset(graph, device, block)
-        self.edits.replace(device, [*head, *emit.strategy(graph, server, session, dataset, self.names)])
+        self.edits.replace(device, [*head, *emit.strategy(graph, server, session, dataset, self.names,
+                                                          evaluated[0].tensor if evaluated else None)])
         if session.checkpoints is not None:
             self.edits.add_import("os")
             if synchronized:
                 self.edits.add_import("tempfile")
             self._restore_function(device, graph)
         resumed = emit.checkpoints(graph, session, self.names, RESTORE) if session.checkpoints is not None else []
-        self._replace_loop(session, loop, resumed, graph)
+        self._replace_loop(session, loop, resumed, graph, evaluated)
         for statement in block:
             self._seed(statement)
         self.replaced |= set(removed)
@@ -260,10 +263,11 @@ class _Program:
             raise Unsupported(self.view.top_level[bound][0], f"the migrated program defines `{bound}`, which this "
                                                              "module already binds")
 
-    def _check_graph_stays_in_the_step(self, block: list, graph: Graph, gone: set, run) -> None:
-        """The graph's tensors live in the step function now: no code but the session's run may name them."""
+    def _check_graph_stays_in_the_step(self, block: list, graph: Graph, gone: set, runs: list) -> None:
+        """The graph's tensors live in the step function now: no code but the session's runs (and the feeds they
+        hold) may name them."""
         tensors = graph.tensors
-        skipped = {id(node) for node in subtree(run)}
+        skipped = {id(node) for run in runs for node in subtree(run)}
         for statement in block:
             if statement in gone and not isinstance(statement, cst.With) or _is_device_block(statement, self.names):
                 continue
@@ -298,9 +302,10 @@ class _Program:
         return [*before, *graph.dataset_statements]
 
     def _replace_loop(self, session: Session, loop: list[cst.BaseStatement], resumed: list[cst.BaseStatement],
-                      graph: Graph) -> None:
-        """The session's loop, scheduling steps; a checkpoint saved when it ends. Where the session opened (the
-        start of a `with` session's body, which it gives way to), what ``resumed`` restores."""
+                      graph: Graph, evaluated: list[Evaluation]) -> None:
+        """The session's loop, scheduling steps; a checkpoint saved when it ends; the runs ``evaluated`` after it.
+        Where the session opened (the start of a `with` session's body, which it gives way to), what ``resumed``
+        restores."""
         save = []
         if session.checkpoints is not None:
             # Only after a step has the optimizer made the slots of shards part of its checkpoints.
@@ -308,15 +313,18 @@ class _Program:
             save = [cst.parse_statement(f"if int({graph.optimizer_name}.iterations) > restored_steps:\n"
                                         "    manager.save()\n" if trained else "manager.save()\n")]
         loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
+        replaced = {e.run: [e.replacement] for e in evaluated}
+        replaced |= {e.held: [] for e in evaluated if e.held is not None}
         if isinstance(session.opening, cst.With):
             owners = {session.name, *(stop.func.value.value for stop in session.stops)}
-            use = next((node for s in session.opening.body.body if s is not session.loop for node in subtree(s)
-                        if isinstance(node, cst.Name) and node.value in owners), None)
+            use = next((node for s in session.opening.body.body if s is not session.loop and s not in replaced
+                        for node in subtree(s) if isinstance(node, cst.Name) and node.value in owners), None)
             if use is not None:
                 raise Unsupported(use, f"`{use.value}` is used besides the one run of each step: migrate that by hand")
             body = []
             for statement in session.opening.body.body:
-                body += loop if statement is session.loop else [self.spelling.spelled(statement)]
+                kept = replaced.get(statement, [self.spelling.spelled(statement)])
+                body += loop if statement is session.loop else kept
             if resumed:
                 body = [*resumed, with_blank_lines(body[0], 1), *body[1:]]
             comments = [line for line in session.opening.leading_lines if line.comment]
@@ -327,6 +335,8 @@ class _Program:
                 resumed[0] = resumed[0].with_changes(leading_lines=session.opening.leading_lines)
                 self.edits.replace(session.opening, resumed)
             self.edits.replace(session.loop, loop)
+            for statement, new in replaced.items():
+                self.edits.replace(statement, new)
 
     def _seed(self, statement) -> None:
         """`tf1.set_random_seed(s)` -> `tf.random.set_seed(s)`, TF2's global seed."""

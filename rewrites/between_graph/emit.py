@@ -26,10 +26,10 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 
 
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
-             names: Names) -> list[cst.BaseStatement]:
+             names: Names, evaluated: str | None = None) -> list[cst.BaseStatement]:
     """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for a
     SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the coordinator, the per-worker
-    dataset and the step function."""
+    dataset and the step function (and ``evaluated``'s: the graph computing that tensor, without training)."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
@@ -46,7 +46,7 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   dataset=[names.code(statement).strip() for statement in dataset],
                   dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
                   parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
-                  arguments=_step_arguments(graph))
+                  arguments=_step_arguments(graph), evaluated=evaluated, placeholders=graph.placeholders)
     return _parsed(text)
 
 def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str, str]) -> list[cst.BaseStatement]:

@@ -6,12 +6,13 @@ TFM103 between-graph-program
 What it does: a between-graph training program (each task starts a Server for its job name and task index,
 parameter server tasks join(), every worker builds the graph under tf.device(replica_device_setter(...)) and
 runs its train_op in a MonitoredTrainingSession loop until a StopAtStepHook, or in a Supervisor's session loop
-until its own step limit) becomes a TensorFlow 2 program: TF1's chief worker builds a ParameterServerStrategy
-over the same cluster, creates the variables and a Keras optimizer in its scope, and schedules each step, a
-tf.function running the TF1 operations under a GradientTape, on the workers with a ClusterCoordinator, from the
-program's own loop. The other workers serve it. The command line stays as it was, so the launch scripts still
-start every task. A graph trained by a SyncReplicasOptimizer (synchronous training) becomes a
-MultiWorkerMirroredStrategy program every worker runs instead.
+until its own step limit or `if step >= N: break`) becomes a TensorFlow 2 program: TF1's chief worker builds a
+ParameterServerStrategy over the same cluster, creates the variables and a Keras optimizer in its scope, and
+schedules each step, a tf.function running the TF1 operations under a GradientTape, on the workers with a
+ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
+becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
+line stays as it was, so the launch scripts still start every task. A graph trained by a SyncReplicasOptimizer
+(synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead.
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
@@ -70,8 +71,8 @@ TFM104 between-graph-manual
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
-Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, other uses of the
-session.
+Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, `while True:` without
+an `if ...: break` of its own, a feed dict held in a name read elsewhere, other uses of the session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

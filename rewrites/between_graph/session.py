@@ -7,7 +7,10 @@ sv.prepare_or_wait_for_session(server.target)`` of a ``sv = Supervisor(is_chief=
 logdir=...)``. The loop ``while not sess.should_stop():`` / ``while not sv.should_stop() and
 step < N:`` (or a ``for`` loop, without a StopAtStepHook) keeps its body; its one ``sess.run([train_op, global_step, loss], feed_dict=...)``
 becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's global step is
-the optimizer's ``iterations``). A session writing checkpoints (a Supervisor's ``logdir``, a
+the optimizer's ``iterations``). ``while True:`` ends on the step the run fetched
+(``if step >= N: break``); a feed dict may be held in a name just before its run. A
+``v = sess.run(tensor, feed_dict=...)`` after the loop evaluates the graph's tensor on the chief,
+with the trained variables. A session writing checkpoints (a Supervisor's ``logdir``, a
 MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
 program resumes from, saving when training ends.
 """
@@ -212,36 +215,39 @@ def _bound(node, only_for_session: dict[str, cst.BaseStatement]):
 
 
 def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cst.CSTNode], stepping: Stepping
-                  ) -> tuple[list[cst.BaseStatement], cst.BaseStatement, list]:
-    """The loop running its steps (with what goes before and after it), the run statement it replaced, notes on
-    it. ``outside``: the code around the loop, which may read what the run fetched.
+                  ) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement], list]:
+    """The loop running its steps (with what goes before and after it), the run statement it replaced (and the
+    feed dict it held), notes on it. ``outside``: the code around the loop, which may read what the run fetched.
 
     TF1's asynchronous workers trained concurrently, and so do the migrated ones: a step is scheduled without
     waiting for it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th
     under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    conditions, tests = _limits(session, names, stepping.counter)
     runs = [s for s in loop.body.body if any(_is_run(node, session.name) for node in subtree(s))]
     if len(runs) != 1:
         raise Unsupported(loop, "the loop must run the session exactly once per step")
     run = runs[0]
     kept = _kept(run, graph)
     loss, step = kept.get(graph.loss), kept.get(graph.global_step)
+    conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
+    held = _held_feed(run, list(loop.body.body), [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
     counted = session.last_step is not None or step is not None
     waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
     body, after_run = [], False
     for statement in loop.body.body:
         if statement is run:
-            body += _stepped(run, graph, names, kept, stepping, fetch=waits, counted=counted)
+            body += _stepped(run, held, graph, names, kept, stepping, fetch=waits, counted=counted)
             after_run = True
+        elif statement is held:
+            continue
         else:
             statement = names.spelled(statement)
             read = loss and after_run and not waits
             body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
     owners = {session.name, *(stop.func.value.value for stop in session.stops)}
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
-    for node in (n for code in [*header, *(s for s in loop.body.body if s is not run)] for n in subtree(code)):
+    for node in (n for code in [*header, *(s for s in loop.body.body if s not in (run, held))] for n in subtree(code)):
         if isinstance(node, cst.Name) and node.value in owners:
             raise Unsupported(node, f"`{node.value}` is used besides the one run of each step: migrate that by hand")
     new = loop.with_changes(body=loop.body.with_changes(body=body))
@@ -251,19 +257,28 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         new = new.with_changes(iter=names.spelled(loop.iter))
     before = [f"{stepping.counter} = {stepping.start.format(optimizer=graph.optimizer_name)}"] if counted else []
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
-    return [*map(cst.parse_statement, before), new, *after], run, _step_notes(run, loop, graph)
+    ran = [run, *([held] if held is not None else [])]
+    return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph)
 
 
-def _limits(session: Session, names: Names, counter: str) -> tuple[list[cst.BaseExpression], list[str]]:
+def _limits(session: Session, names: Names, counter: str, breaks: list[cst.If]
+            ) -> tuple[list[cst.BaseExpression], list[str]]:
     """(the loop's own conditions, the migrated loop's tests): a `while` loop stops when the session says so,
-    and at its own limit or the StopAtStepHook's; a `for` loop runs its course (without a StopAtStepHook, which
-    would have stopped the session under it)."""
+    and at its own limit, the StopAtStepHook's or its own `if ...: break` (``breaks``); a `for` loop runs its
+    course (without a StopAtStepHook, which would have stopped the session under it)."""
     loop = session.loop
     if isinstance(loop, cst.For):
         if session.last_step is not None:
             raise Unsupported(loop, "a `for` loop under a StopAtStepHook: TF1 raised once the hook stopped the "
                                     "session; loop `while not sess.should_stop():`")
         return [], []
+    if is_name(loop.test, "True"):
+        if session.last_step is not None:
+            raise Unsupported(loop, "`while True:` under a StopAtStepHook: TF1 raised once the hook stopped the "
+                                    "session; loop `while not sess.should_stop():`")
+        if not breaks:
+            raise Unsupported(loop, "`while True:` must say when it ends in its own body: `if step >= N: break`")
+        return [], ["True"]
     conditions = [c for c in _conjuncts(loop.test) if not any(_is_should_stop(c, stop) for stop in session.stops)]
     if len(conditions) == len(_conjuncts(loop.test)):
         raise Unsupported(loop, f"the loop must stop when the session says so: `while not "
@@ -271,10 +286,24 @@ def _limits(session: Session, names: Names, counter: str) -> tuple[list[cst.Base
     tests = [names.code(condition) for condition in conditions]
     if session.last_step is not None:
         tests.append(f"{counter} < {names.code(session.last_step)}")
-    if not tests:
+    if not tests and not breaks:
         raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
                                 "training stops, e.g. `while not sv.should_stop() and step < N:`")
-    return conditions, tests
+    return conditions, tests or ["True"]
+
+
+def _breaks(loop: cst.While | cst.For) -> list[cst.If]:
+    """The `if ...: break` statements of the loop's own body."""
+    found = []
+    for statement in loop.body.body:
+        if not (isinstance(statement, cst.If) and statement.orelse is None):
+            continue
+        body = statement.body.body
+        smalls = body if isinstance(statement.body, cst.SimpleStatementSuite) else \
+            (body[0].body if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) else [])
+        if len(smalls) == 1 and isinstance(smalls[0], cst.Break):
+            found.append(statement)
+    return found
 
 
 def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
@@ -321,8 +350,11 @@ def _step_notes(run: cst.BaseStatement, loop: cst.While | cst.For, graph: Graph
         return []
     if isinstance(loop, cst.For):
         return [("TFM106", run, GLOBAL_STEP_READ)]
-    limited = any(is_name(node, step) for node in subtree(loop.test))
-    test = cst.Module([]).code_for_node(loop.test)
+    # The loop's test, or a break, ending on the step it fetched.
+    limit = next((test for test in [loop.test, *(b.test for b in _breaks(loop))]
+                  if any(is_name(node, step) for node in subtree(test))), loop.test)
+    limited = any(is_name(node, step) for node in subtree(limit))
+    test = cst.Module([]).code_for_node(limit)
     return [("TFM106", run, GLOBAL_STEP_READ + (STEP_LIMIT.format(test=test) if limited else ""))]
 
 
@@ -343,12 +375,11 @@ def _is_run(node, name: str) -> bool:
             and is_name(node.func.value, name))
 
 
-def _stepped(run: cst.BaseStatement, graph: Graph, names: Names, kept: dict[str, str], stepping: Stepping, *,
-             fetch: bool, counted: bool) -> list[cst.BaseStatement]:
+def _stepped(run: cst.BaseStatement, held: cst.BaseStatement | None, graph: Graph, names: Names,
+             kept: dict[str, str], stepping: Stepping, *, fetch: bool, counted: bool) -> list[cst.BaseStatement]:
     """`_, step, loss_value = sess.run([train_op, global_step, loss], feed_dict={x: ..., y: ...})`
     -> `loss_value = coordinator.schedule(train_step, args=(...))` (or `train_step(...)`), the step counted."""
-    args = bind_arguments(statement_value(run), RUN)
-    feeds = _feeds(args["feed_dict"][1].value if "feed_dict" in args else cst.Dict([]), graph, names)
+    feeds = _feeds(_feed_dict(run, held), graph, names)
     arguments = ["per_worker_iterator"] * bool(graph.elements) + feeds
     step = stepping.call.format(arguments=as_tuple(arguments), listed=", ".join(arguments))
     step += f".{stepping.read}()" if fetch else ""
@@ -360,6 +391,32 @@ def _stepped(run: cst.BaseStatement, graph: Graph, names: Names, kept: dict[str,
     statements = [cst.parse_statement(line) for line in lines]
     statements[0] = statements[0].with_changes(leading_lines=run.leading_lines)
     return statements
+
+
+def _feed_dict(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.BaseExpression:
+    """The feed dict of the run: written in it, or held in the name ``held`` binds."""
+    args = bind_arguments(statement_value(run), RUN)
+    if "feed_dict" not in args:
+        return cst.Dict([])
+    return single_assign(held)[1] if held is not None else args["feed_dict"][1].value
+
+
+def _held_feed(run: cst.BaseStatement, statements: list, elsewhere: list) -> cst.BaseStatement | None:
+    """`feed = {x: ..., y: ...}` right before the run giving it as its feed_dict, and read nowhere else (in
+    ``statements`` or the code ``elsewhere``): its dict is the run's."""
+    args = bind_arguments(statement_value(run), RUN) or {}
+    feed = args["feed_dict"][1].value if "feed_dict" in args else None
+    if not isinstance(feed, cst.Name):
+        return None
+    index = statements.index(run)
+    held = statements[index - 1] if index else None
+    assign = single_assign(held) if held is not None else None
+    if not (assign and assign[0] == feed.value and isinstance(assign[1], cst.Dict)):
+        raise Unsupported(feed, f"feed_dict `{feed.value}` must be a dict assigned to it right before the run")
+    others = [s for s in statements if s not in (run, held)] + elsewhere
+    if any(is_name(node, feed.value) for code in others for node in subtree(code)):
+        raise Unsupported(feed, f"feed_dict `{feed.value}` is used besides its run: migrate that by hand")
+    return held
 
 
 def _feeds(feed_dict, graph: Graph, names: Names) -> list[str]:
@@ -399,3 +456,48 @@ def _fetches(statement, fetches) -> tuple[list[str], list[str | None]]:
 
 def as_tuple(items: list[str]) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+# -- runs after the loop ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """`value = sess.run(tensor, feed_dict=...)` after the loop: the tensor of the trained graph, on the chief."""
+
+    run: cst.BaseStatement
+    held: cst.BaseStatement | None  # `feed = {...}` right before it
+    tensor: str
+    replacement: cst.BaseStatement
+
+
+def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.BaseStatement]) -> list[Evaluation]:
+    """The session's runs among the statements ``after`` its loop (of the same block), each the value of one
+    tensor of the graph for the inputs it feeds: `value = evaluate_graph(...).numpy()`, the graph's computation
+    with the trained variables."""
+    found = []
+    for statement in after:
+        if not any(_is_run(node, session.name) for node in subtree(statement)):
+            continue
+        value, assign = statement_value(statement), single_assign(statement)
+        args = bind_arguments(value, RUN) if assign and _is_run(value, session.name) else None
+        fetched = args["fetches"][1].value if args and "fetches" in args else None
+        if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
+            raise Unsupported(statement, f"after the loop, `value = {session.name}.run(tensor, feed_dict=...)` "
+                                         "is migrated (the tensor computed with the trained variables); other uses "
+                                         f"of `{session.name}` are not")
+        tensor = fetched.value
+        if tensor not in {*graph.computed, graph.loss} - {None}:
+            raise Unsupported(fetched, f"`{tensor}` after the loop: a tensor the graph computes is evaluated; "
+                                             "the train_op, the global step or an input is not")
+        if graph.elements:
+            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a graph reading a tf.data "
+                                         "iterator: only a graph fed through placeholders is evaluated")
+        held = _held_feed(statement, after, [])
+        feeds = _feeds(_feed_dict(statement, held), graph, names)
+        replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
+            f"evaluate_graph({', '.join(feeds)}).numpy()"))], leading_lines=(held or statement).leading_lines)
+        found.append(Evaluation(statement, held, tensor, replacement))
+    if len({evaluation.tensor for evaluation in found}) > 1:
+        raise Unsupported(found[1].run, "runs after the loop evaluating different tensors: one is migrated")
+    return found

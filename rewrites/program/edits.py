@@ -102,7 +102,8 @@ class ModuleEdits:
 
     def apply(self) -> str:
         """The module's new code."""
-        module = self.view.module.visit(_Apply(self))
+        # The helper classes first: what they use (TF1Adam: keras) is imported too.
+        module = with_helper_classes(self.view.module.visit(_Apply(self)))
         context = CodemodContext(filename=self.view.path, full_module_name=self.view.module_name,
                                  full_package_name=self.view.package_name)
         for imported in self._imports_of_removed_code():
@@ -121,7 +122,7 @@ class ModuleEdits:
             module = with_keras_3_fallback(module)
         if self.legacy_keras:
             module = _with_legacy_keras(module)
-        return with_helper_classes(module).code
+        return module.code
 
     def _imports_of_removed_code(self) -> set[tuple[str, str | None, str | None]]:
         """The imports the removed or replaced code read from (removed later only if nothing uses them)."""

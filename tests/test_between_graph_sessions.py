@@ -1,0 +1,156 @@
+"""TFM103 on the sessions and loops of TensorFlow's mnist_replica.py family, as written: a Supervisor's
+prepare_or_wait_for_session outside a `with`, `while True:` ending on the step its run fetched, a feed dict held
+in a name, and a validation `sess.run(tensor, feed_dict=...)` after the loop, computed on the chief."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_between_graph_shapes import manual, migrated
+
+MNIST_REPLICA = (Path(__file__).resolve().parent / "parity_programs" / "mnist_replica_tf1.py").read_text()
+
+
+def replaced(before: str, after: str) -> str:
+    source = MNIST_REPLICA.replace(before, after)
+    assert source != MNIST_REPLICA, before
+    return source
+
+
+def test_while_true_ending_on_the_fetched_step_and_a_held_feed_become_scheduled_steps():
+    result = migrated(MNIST_REPLICA)
+    code = result.source
+    assert ("  local_step = 0\n  scheduled_steps = int(opt.iterations)\n  while True:\n"
+            "    start = local_step * FLAGS.batch_size % len(train_images)\n"
+            "    batch_xs = train_images[start:start + FLAGS.batch_size]\n"
+            "    batch_ys = train_labels[start:start + FLAGS.batch_size]\n\n"
+            "    coordinator.schedule(train_step, args=(batch_xs, batch_ys))\n"
+            "    scheduled_steps += 1\n    step = scheduled_steps\n    local_step += 1\n") in code
+    assert ("    if step >= FLAGS.train_steps:\n      break\n  coordinator.join()\n\n"
+            '  print("Training elapsed time: %f s" % (time.time() - time_begin))\n') in code
+    program = code[code.index("import socket"):]  # after the module's docstring
+    for gone in ("train_feed", "val_feed", "sess.", "sess =", "sv.", "Supervisor", "ConfigProto", "global_step"):
+        assert gone not in program, gone
+    (note,) = [f for f in result.findings if f.rule == "TFM106"]
+    assert "stopping at `step >= FLAGS.train_steps`, trains as many steps as it says" in note.message
+
+
+def test_a_validation_run_after_the_loop_is_the_graphs_tensor_computed_on_the_chief():
+    code = migrated(MNIST_REPLICA).source
+    assert ("  @tf.function\n  def evaluate_graph(x, y_):\n"
+            '    """`cross_entropy` of TF1\'s graph for these inputs, with the trained variables (on the chief)."""\n'
+            "    hid = tf.nn.relu(tf.compat.v1.nn.xw_plus_b(x, hid_w, hid_b))\n"
+            "    y = tf.compat.v1.nn.softmax(tf.compat.v1.nn.xw_plus_b(hid, sm_w, sm_b))\n"
+            "    cross_entropy = -tf.compat.v1.reduce_sum(y_ * tf.math.log(tf.clip_by_value(y, 1e-10, 1.0)))\n"
+            "    return cross_entropy\n") in code
+    assert ("  coordinator.join()\n\n"
+            '  print("Training elapsed time: %f s" % (time.time() - time_begin))\n\n'
+            "  val_xent = evaluate_graph(validation_images, validation_labels).numpy()\n") in code
+    # The TF1Adam helper class needs Keras, imported with it.
+    assert "class TF1Adam(keras.optimizers.legacy.Adam):" in code and "import tf_keras as keras\n" in code
+
+
+def test_a_feed_dict_written_in_the_run_and_a_with_session_evaluate_the_same():
+    source = replaced("""  sess = sv.prepare_or_wait_for_session(server.target, config=sess_config)
+  print("Worker %d: Session initialization complete." % FLAGS.task_index)
+
+  time_begin""", """  with sv.managed_session(server.target, config=sess_config) as sess:
+   print("Worker %d: Session initialization complete." % FLAGS.task_index)
+
+   time_begin""")
+    body = source[source.index("   time_begin"):source.index("\n\nif __name__")]
+    source = source.replace(body, body.replace("\n  ", "\n   ")).replace(
+        "sess.run(cross_entropy, feed_dict=val_feed)", "sess.run(cross_entropy, {x: validation_images, "
+                                                       "y_: validation_labels})").replace(
+        "   val_feed = {x: validation_images, y_: validation_labels}\n", "")
+    code = migrated(source).source
+    # The session's body gives way to the migrated loop, where the `with` stood.
+    assert ("  coordinator.join()\n\n"
+            '  print("Training elapsed time: %f s" % (time.time() - time_begin))\n\n'
+            "  val_xent = evaluate_graph(validation_images, validation_labels).numpy()\n") in code
+    assert "sess." not in code and "val_feed" not in code
+
+
+LOOP = """    if step >= FLAGS.train_steps:
+      break
+"""
+
+
+@pytest.mark.parametrize("before, after, where, why", [
+    (LOOP, "", "while True:", "`while True:` must say when it ends in its own body"),
+    ("    local_step += 1\n", "    local_step += 1\n    print(train_feed)\n", "_, step = sess.run(",
+     "feed_dict `train_feed` is used besides its run"),
+    ("    train_feed = {x: batch_xs, y_: batch_ys}\n\n", "    train_feed = {x: batch_xs, y_: batch_ys}\n    n = 1\n",
+     "_, step = sess.run(", "must be a dict assigned to it right before the run"),
+    ("val_xent = sess.run(cross_entropy, feed_dict=val_feed)", "val_xent = sess.run([cross_entropy], val_feed)",
+     "val_xent = sess.run(", "after the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
+    ("val_xent = sess.run(cross_entropy, feed_dict=val_feed)", "val_xent = sess.run(train_op, feed_dict=val_feed)",
+     "val_xent = sess.run(", "a tensor the graph computes is evaluated"),
+    ("  print(\"After", "  val_y = sess.run(y, feed_dict={x: validation_images, y_: validation_labels})\n"
+     "  print(\"After", "val_y = sess.run(y,", "evaluating different tensors: one is migrated"),
+    ("val_feed = {x: validation_images, y_: validation_labels}", "val_feed = {x: validation_images}",
+     "val_feed = {x: validation_images}", "feed_dict must feed every placeholder"),
+], ids=["no break", "feed read elsewhere", "feed not right before", "fetches a list", "evaluates the train_op",
+        "two tensors evaluated", "a placeholder not fed"])
+def test_sessions_and_loops_not_migrated_safely_are_left_with_the_reason(before, after, where, why):
+    line, message = manual(replaced(before, after))
+    assert where in line and why in message, (line, message)
+
+
+def test_while_true_under_a_stop_at_step_hook_is_left_with_the_reason():
+    source = replaced("""  sv = tf.train.Supervisor(is_chief=is_chief, init_op=init_op, recovery_wait_secs=1,
+                           global_step=global_step)
+""", "").replace("    init_op = tf.global_variables_initializer()\n", "").replace(
+        "sv.prepare_or_wait_for_session(server.target, config=sess_config)",
+        "tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, config=sess_config, "
+                 "hooks=[tf.train.StopAtStepHook(last_step=20)])")
+    line, message = manual(source)
+    assert "while True:" in line and "`while True:` under a StopAtStepHook" in message, (line, message)
+
+
+# -- running it ----------------------------------------------------------------------------------------
+
+
+def _run_program(path: Path, tmp_path: Path) -> str:
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TMPDIR"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    return proc.stdout
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_program_trains_and_validates_as_tf1_on_its_in_process_cluster(tmp_path):
+    """Both sides start from the same weights and train the same steps (the loop ending on its own count): the
+    validation cross entropy the migrated program prints is TF1's, computed with the trained weights."""
+    source = MNIST_REPLICA
+    for shape in ("PIXELS, HIDDEN", "HIDDEN, 2"):
+        source = source.replace(f"tf.truncated_normal([{shape}], stddev=0.5)",
+                                f"rng.normal(size=({shape})).astype(np.float32) * 0.5")
+    source = source.replace("    if step >= FLAGS.train_steps:\n", "    if local_step >= FLAGS.train_steps:\n")
+    assert source.count("rng.normal(size=(") == 3 and "if local_step >=" in source
+    old, new = tmp_path / "tf1.py", tmp_path / "tf2.py"
+    old.write_text(source)
+    new.write_text(migrated(source).source)
+    outputs = [_run_program(path, tmp_path) for path in (old, new)]
+    steps = [re.findall(r"global step: (\d+)", output) for output in outputs]
+    assert steps[1] == [str(step) for step in range(1, 21)] and len(steps[0]) == 20, steps
+    old_xent, new_xent = (float(re.search(r"validation cross entropy = (\S+)", output).group(1))
+                          for output in outputs)
+    assert new_xent == pytest.approx(old_xent, rel=1e-4), (old_xent, new_xent)
+
+
+@pytest.mark.tensorflow
+def test_the_mnist_replica_shape_keeps_parity_step_by_step(tmp_path):
+    from test_parity import assert_parity, parity
+
+    old, new = tmp_path / "tf1.py", tmp_path / "tf2.py"
+    old.write_text(MNIST_REPLICA)
+    new.write_text(migrated(MNIST_REPLICA).source)
+    assert_parity(parity(old, new))
