@@ -154,3 +154,30 @@ def test_the_mnist_replica_shape_keeps_parity_step_by_step(tmp_path):
     old.write_text(MNIST_REPLICA)
     new.write_text(migrated(MNIST_REPLICA).source)
     assert_parity(parity(old, new))
+
+
+OPENING = "  sess = sv.prepare_or_wait_for_session(server.target, config=sess_config)\n"
+
+
+def test_the_same_session_opened_in_both_branches_of_an_if_is_one_session():
+    code = migrated(replaced(OPENING, "  if is_chief:\n  " + OPENING + "  else:\n  " + OPENING)).source
+    assert ('    print("Worker %d: Waiting for session to be initialized..." % FLAGS.task_index)\n'
+            '  print("Worker %d: Session initialization complete." % FLAGS.task_index)\n') in code
+    assert "sess =" not in code and "ConfigProto" not in code and "sess_config" not in code
+
+
+def test_a_session_opened_on_an_existing_server_in_one_branch_is_left_with_the_reason():
+    """mnist_replica's --existing_servers: TF1 connected to a worker's server started elsewhere."""
+    source = replaced(OPENING, '''  if FLAGS.existing_servers:
+    server_grpc_url = "grpc://" + FLAGS.worker_hosts.split(",")[FLAGS.task_index]
+    print("Using existing server at: %s" % server_grpc_url)
+    sess = sv.prepare_or_wait_for_session(server_grpc_url, config=sess_config)
+  else:
+''' + "  " + OPENING)
+    line, message = manual(source)
+    assert line == "  if FLAGS.existing_servers:", line
+    assert message.endswith("the session opens on `server_grpc_url` where `FLAGS.existing_servers` and on "
+                            "`server.target` otherwise: the migrated program drives the cluster from this process's "
+                            "own Server, so one target is migrated (a server started elsewhere, as with existing "
+                            "servers, is not this process's): open the session on one target, or migrate the `if` "
+                            "by hand"), message

@@ -14,8 +14,8 @@ import libcst as cst
 from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, synchronous
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Evaluation, Session, evaluations, last_step,
-                                            migrated_loop, opens_session, read_session)
+from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Evaluation, Session, distinct_openings,
+                                            evaluations, last_step, migrated_loop, opens_session, read_session)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -56,6 +56,7 @@ class Rewrite(TFCodemod):
         supervisors = self._supervisors(original_node)
         openings = [(statement, block) for statement, block in _statements(original_node)
                     if opens_session(statement, self._names, supervisors)]
+        openings = distinct_openings(openings, self._names, supervisors)
         if not openings:
             return updated_node
         view = Tree({self.path: original_node.code}, exists=lambda path: False,

@@ -10,7 +10,8 @@ becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's gl
 the optimizer's ``iterations``). ``while True:`` ends on the step the run fetched
 (``if step >= N: break``); a feed dict may be held in a name just before its run. A
 ``v = sess.run(tensor, feed_dict=...)`` after the loop evaluates the graph's tensor on the chief,
-with the trained variables. A session writing checkpoints (a Supervisor's ``logdir``, a
+with the trained variables. The same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
+an ``if`` opens one session. A session writing checkpoints (a Supervisor's ``logdir``, a
 MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
 program resumes from, saving when training ends.
 """
@@ -90,20 +91,73 @@ class Session:
 
 
 def opens_session(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> bool:
+    return _opens(statement, names, supervisors) or bool(_branches(statement, names, supervisors))
+
+
+def _opens(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> bool:
     call = _opening_call(statement)
     return call is not None and (names.api(call.func) == MTS_API or _supervisor_method(call, supervisors) is not None)
 
 
+def _branches(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """`if ...: ... sess = <session>(...) else: ... sess = <session>(...)`: the statements opening the session,
+    each branch's last."""
+    if not (isinstance(statement, cst.If) and isinstance(statement.orelse, cst.Else)
+            and all(isinstance(b, cst.IndentedBlock) for b in (statement.body, statement.orelse.body))):
+        return []
+    lasts = [statement.body.body[-1], statement.orelse.body.body[-1]]
+    if not all(not isinstance(last, cst.With) and _opens(last, names, supervisors) for last in lasts):
+        return []
+    return lasts if len({single_assign(last)[0] for last in lasts}) == 1 else []
+
+
+def distinct_openings(openings: list[tuple], names: Names, supervisors: dict[str, cst.BaseStatement]) -> list[tuple]:
+    """The (statement, block) openings, a session opened in both branches of an `if` once: the `if`."""
+    inner = {id(last) for statement, _ in openings for last in _branches(statement, names, supervisors)}
+    return [(statement, block) for statement, block in openings if id(statement) not in inner]
+
+
+def _one_session(statement: cst.If, names: Names, supervisors: dict[str, cst.BaseStatement]) -> cst.BaseStatement:
+    """Of an `if` opening the session in both branches, the one opening: the same, and nothing else, in both."""
+    first, second = _branches(statement, names, supervisors)
+    calls = [_opening_call(first), _opening_call(second)]
+    bound = [bind_arguments(call, SESSION_ARGUMENTS if _supervisor_method(call, supervisors) else
+                            MONITORED_TRAINING_SESSION) for call in calls]
+    if None in bound or not calls[0].func.deep_equals(calls[1].func) or set(bound[0]) != set(bound[1]):
+        raise Unsupported(statement, "the branches of this `if` open the session differently: migrate it by hand")
+    masters = [_value(args, "master") for args in bound]
+    if not (masters[0] is None and masters[1] is None or None not in masters and masters[0].deep_equals(masters[1])):
+        shown = [names.code(master) if master is not None else "no target" for master in masters]
+        raise Unsupported(statement, f"the session opens on `{shown[0]}` where `{names.code(statement.test)}` and "
+                                     f"on `{shown[1]}` otherwise: the migrated program drives the cluster from this "
+                                     "process's own Server, so one target is migrated (a server started elsewhere, "
+                                     "as with existing servers, is not this process's): open the session on one "
+                                     "target, or migrate the `if` by hand")
+    other = next((key for key in bound[0] if key != "master"
+                  and not bound[0][key][1].value.deep_equals(bound[1][key][1].value)), None)
+    if other is not None or len(statement.body.body) > 1 or len(statement.orelse.body.body) > 1:
+        raise Unsupported(statement, "the branches of this `if` do more than open the same session: migrate it by "
+                                     "hand")
+    return first
+
+
 def read_session(statement, block: list, names: Names, supervisors: dict[str, cst.BaseStatement]) -> Session:
-    """The session ``statement`` opens (``block``: the statements of its block, for a loop after it)."""
-    call = _opening_call(statement)
-    name = _session_name(statement)
+    """The session ``statement`` opens (``block``: the statements of its block, for a loop after it); an `if`
+    opening the same session in both branches opens one."""
+    opened = _one_session(statement, names, supervisors) if isinstance(statement, cst.If) else statement
+    call = _opening_call(opened)
+    name = _session_name(opened)
     if name is None:
         raise Unsupported(statement, "the session must be named (`with ... as sess:` or `sess = ...`)")
     loop = _loop(statement, block, name)
     if names.api(call.func) == MTS_API:
-        return _monitored(statement, call, name, loop, names)
-    return _supervised(statement, call, name, loop, names, supervisors)
+        session = _monitored(statement, call, name, loop, names)
+    else:
+        session = _supervised(statement, call, name, loop, names, supervisors)
+    # What the other branch's opening reads goes with the session too.
+    session.arguments += [arg.value for other in _branches(statement, names, supervisors)[1:]
+                          for arg in _opening_call(other).args]
+    return session
 
 
 def _opening_call(statement) -> cst.Call | None:
