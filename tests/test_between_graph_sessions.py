@@ -181,3 +181,14 @@ def test_a_session_opened_on_an_existing_server_in_one_branch_is_left_with_the_r
                             "own Server, so one target is migrated (a server started elsewhere, as with existing "
                             "servers, is not this process's): open the session on one target, or migrate the `if` "
                             "by hand"), message
+
+
+def test_a_run_after_the_loop_of_a_monitored_training_session_is_left_with_the_reason():
+    """TF1 raised at a run once a StopAtStepHook had stopped the session: there is no value to carry over."""
+    from test_between_graph_shapes import MODULE_LEVEL
+
+    line, message = manual(MODULE_LEVEL + "        print(mon_sess.run(loss, feed_dict={x: np.ones([4, 2])}))\n")
+    assert "print(mon_sess.run(loss" in line and "`value = mon_sess.run(tensor, feed_dict=...)`" in message, message
+    source = MODULE_LEVEL + "        value = mon_sess.run(loss, feed_dict={x: np.ones([4, 2])})\n"
+    line, message = manual(source)
+    assert "value = mon_sess.run(loss" in line and "refused once its hooks stopped the session" in message, message

@@ -547,6 +547,13 @@ def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.Ba
         if graph.elements:
             raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a graph reading a tf.data "
                                          "iterator: only a graph fed through placeholders is evaluated")
+        if session.supervisor is None:
+            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a MonitoredTrainingSession, which "
+                                         "TF1 refused once its hooks stopped the session: evaluated after a "
+                                         "Supervisor's loop only")
+        if graph.sync_replicas is not None:
+            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a SyncReplicasOptimizer: not "
+                                         "migrated yet (every worker would evaluate it)")
         held = _held_feed(statement, after, [])
         feeds = _feeds(_feed_dict(statement, held), graph, names)
         replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
