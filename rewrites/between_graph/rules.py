@@ -70,8 +70,9 @@ TFM104 between-graph-manual
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
-Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, other uses of the
-session.
+Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
+module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
+collections or globals (the step would do it at every step), other uses of the session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

@@ -1,0 +1,116 @@
+"""TFM103 on graphs that call functions of their own module: kept as calls in the step when they only compute
+tensors; left, naming what the function does, when it makes variables, placeholders, queues or side effects."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import run
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PS_CLUSTER = (EXAMPLES / "ps_cluster" / "train.py").read_text()
+LOSS = "    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n"
+DEF = "def free_port():\n"
+
+
+def program(functions: str, graph: str) -> str:
+    """examples/ps_cluster with ``functions`` at the top of the module and ``graph`` computing its loss."""
+    assert PS_CLUSTER.count(LOSS) == PS_CLUSTER.count(DEF) == 1
+    return PS_CLUSTER.replace(DEF, functions + "\n\n" + DEF).replace(LOSS, graph)
+
+
+PREDICT = program("def predict(x, weights, bias):\n  logits = tf1.matmul(x, weights) + bias\n"
+                  "  return logits, tf1.nn.sigmoid(logits)\n",
+                  "    prediction, probability = predict(x, weights, bias)\n"
+                  "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+
+
+def test_a_function_returning_a_tuple_is_called_as_it_is_in_the_step():
+    result = run(PREDICT)
+    code = result.source
+    assert run(code).source == code, "a second run changes nothing"
+    compile(code, "migrated.py", "exec")
+    assert "TFM104" not in {f.rule for f in result.findings}, result.findings
+    assert ("def predict(x, weights, bias):\n  logits = tf1.matmul(x, weights) + bias\n"
+            "  return logits, tf1.nn.sigmoid(logits)\n") in code
+    assert ("      with tf.GradientTape() as tape:\n        prediction, probability = predict(x, weights, bias)\n"
+            "        loss = tf1.losses.mean_squared_error(y, prediction)\n") in code
+
+
+def manual(source: str) -> tuple[str, str]:
+    """(the line of the TFM104 finding, its message) of a program left as it is."""
+    result = run(source)
+    assert "ClusterCoordinator" not in result.source and "replica_device_setter" in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    return source.splitlines()[finding.line - 1].strip(), finding.message
+
+
+# The Deep-MNIST tutorials' shape: the net's variables made by helpers of the net's function.
+VARIABLE_HELPERS = ("def weight_variable(shape):\n  initial = tf1.truncated_normal(shape, stddev=0.1)\n"
+                    "  return tf1.Variable(initial)\n\n\n"
+                    "def net(x):\n  w = weight_variable([NUM_FEATURES, 1])\n  return tf1.matmul(x, w)\n")
+
+
+@pytest.mark.parametrize("functions, graph, line, message", [
+    (VARIABLE_HELPERS, "    prediction = net(x)\n", "return tf1.Variable(initial)",
+     "`net(x)` in the graph (through `weight_variable`) calls tf.Variable, which makes variables: the step "
+     "function would make them again at every step"),
+    (VARIABLE_HELPERS.replace("  return tf1.matmul(x, w)\n", "  keep = tf1.placeholder(tf1.float32)\n"
+                              "  return tf1.matmul(x, w), keep\n").replace("  w = weight_variable([NUM_FEATURES, 1])\n",
+                                                                          "  w = weights\n"),
+     "    prediction, keep = net(x)\n", "keep = tf1.placeholder(tf1.float32)",
+     "`net(x)` in the graph calls tf.placeholder, which makes a placeholder: TF 2 has none"),
+    ("def net(x):\n  return tf1.layers.dense(x, 1)\n", "    prediction = net(x)\n", "return tf1.layers.dense(x, 1)",
+     "calls tf.layers.dense, which makes variables"),
+    ("def batches(x, y):\n  return tf1.train.batch([x, y], 4)\n", "    bx, by = batches(x, y)\n",
+     "return tf1.train.batch([x, y], 4)", "calls tf.train.batch, which reads TF1's input queues"),
+    ("CALLS = 0\n\n\ndef net(x):\n  global CALLS\n  CALLS += 1\n  return tf1.matmul(x, weights)\n",
+     "    prediction = net(x)\n", "global CALLS", "`net(x)` in the graph sets `global CALLS`"),
+    ("def net(x):\n  tf1.summary.histogram(\"x\", x)\n  return x\n", "    prediction = net(x)\n",
+     "tf1.summary.histogram(\"x\", x)", "calls tf.summary.histogram, which writes to the TF1 graph's collections"),
+], ids=["variables through a helper", "a placeholder returned", "a layer", "a queue", "a global", "a summary"])
+def test_a_function_doing_more_than_compute_tensors_leaves_the_program_naming_it(functions, graph, line, message):
+    source = program(functions, graph + "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+    where, said = manual(source)
+    assert where == line
+    assert message in said, said
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_program_trains_like_the_tf1_program(tmp_path):
+    """Both run as examples/ps_cluster does without arguments (a local cluster); then tf-migrate parity."""
+    from test_parity import assert_parity, parity
+
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text(PREDICT)
+    new.write_text(run(PREDICT).source)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    ran = subprocess.run([sys.executable, str(new), "--train_steps", "3"], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-4000:]
+    assert ran.stdout.count(" loss ") == 3, ran.stdout
+    report = tmp_path / "report.json"
+    assert_parity(parity(old, new, "--steps", "5", "--json", str(report)))
+    data = json.loads(report.read_text())
+    assert len(data["new"]["losses"]) == 5 and all(v["ok"] for v in data["variables"])
+
+
+def test_a_function_reading_a_dataset_leaves_the_program():
+    """Called at every step, it would start its iterator anew: the first batch at every step."""
+    where, said = manual(program(
+        "def batches(x, y):\n"
+        "  return tf1.data.make_one_shot_iterator(tf1.data.Dataset.from_tensors((x, y))).get_next()\n",
+        "    bx, by = batches(x, y)\n    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
+    assert where.startswith("return tf1.data.make_one_shot_iterator(")
+    assert "`batches(x, y)` in the graph calls tf.data." in said and "anew at every step" in said, said
+
+
+def test_a_function_of_another_module_unpacked_in_the_graph_leaves_the_program_naming_it():
+    where, said = manual(program("import model", "    features, labels = model.input_fn(x)\n" + LOSS))
+    assert where == "features, labels = model.input_fn(x)"
+    assert "`model.input_fn(x)` in the graph: a function neither of TensorFlow nor of the graph's module" in said
