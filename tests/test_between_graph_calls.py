@@ -114,3 +114,25 @@ def test_a_function_of_another_module_unpacked_in_the_graph_leaves_the_program_n
     where, said = manual(program("import model", "    features, labels = model.input_fn(x)\n" + LOSS))
     assert where == "features, labels = model.input_fn(x)"
     assert "`model.input_fn(x)` in the graph: a function neither of TensorFlow nor of the graph's module" in said
+
+
+@pytest.mark.parametrize("imports, graph, where", [
+    ("import model", "    prediction = model.inference(x)\n", "model.inference(x)"),
+    ("from model import inference", "    prediction = inference(x)\n", "inference(x)"),
+    ("from trainer import model", "    prediction = model.inference(x)\n", "model.inference(x)"),
+], ids=["import model", "from model import f", "a module of a package"])
+def test_a_function_of_another_module_of_the_program_leaves_the_program(tmp_path, imports, graph, where):
+    """Its body, in another file, is not read: it may make variables, which the step would make at every step."""
+    from migrator.engine import migrate
+    from rewrites import RULES
+
+    for folder in (tmp_path, tmp_path / "trainer"):
+        folder.mkdir(exist_ok=True)
+        (folder / "model.py").write_text("def inference(x):\n  return x\n")
+    source = program(imports, graph + "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+    result = migrate(source, str(tmp_path / "task.py"), frozenset(RULES), "tf_keras")
+    assert "ClusterCoordinator" not in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert source.splitlines()[finding.line - 1].strip() == graph.strip()
+    assert f"`{where}` in the graph: a function of another module of the program (" in finding.message
+    assert "model.py), which the migration does not follow yet" in finding.message

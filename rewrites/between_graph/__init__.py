@@ -69,8 +69,8 @@ class Rewrite(TFCodemod):
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
             devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
             spelling = Spelling(view, devices)
-            functions = graph_calls.module_functions(original_node)
-            names = Names(self._names.api, spelling.code, spelling.spelled, functions)
+            names = Names(self._names.api, spelling.code, spelling.spelled,
+                          graph_calls.module_code(original_node, self.path))
             program = _Program(self, view, spelling, names, supervisors)
             for statement, block in openings:
                 program.migrate(statement, block)

@@ -61,7 +61,7 @@ class Names:
     api: Callable[[cst.CSTNode], str | None]
     code: Callable[[cst.CSTNode], str]
     spelled: Callable[[cst.CSTNode], cst.CSTNode]  # a copy with its TensorFlow references respelled
-    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)  # the module's, which the graph may call
+    module: graph_calls.ModuleCode = field(default_factory=graph_calls.ModuleCode)  # what the graph may call
 
 
 @dataclass
@@ -115,7 +115,7 @@ def read_graph(device: cst.With, names: Names) -> Graph:
 
 class _Reader:
     def __init__(self, names: Names) -> None:
-        self.api, self.code, self.spelled, self.functions = names.api, names.code, names.spelled, names.functions
+        self.api, self.code, self.spelled, self.module = names.api, names.code, names.spelled, names.module
         self.tf1_names = TF1Names()
 
     def read(self, device: cst.With) -> Graph:
@@ -133,7 +133,7 @@ class _Reader:
                 continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
-                graph_calls.check_unpacked(value, self.functions, self.api)
+                graph_calls.check_unpacked(value, self.module, self.api)
                 self._computation(graph, statement, value)
                 continue
             if assign is None:
@@ -331,7 +331,7 @@ class _Reader:
             if api.startswith(("layers.", "keras.layers.", "contrib.")) or api in ("get_variable", "variable_scope"):
                 raise Unsupported(node, f"{api} creates variables inside the graph's computation: not migrated yet; "
                                         "create them (or Keras layers) in the strategy's scope by hand")
-        graph_calls.check_calls(value, self.functions, self.api)
+        graph_calls.check_calls(value, self.module, self.api)
         graph.computation.append(self.code(statement).strip())
         graph.computed += _unpacked(statement) or [single_assign(statement)[0]]
 

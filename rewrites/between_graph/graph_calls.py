@@ -4,14 +4,18 @@ Migrated, a call of the graph runs in the step function, at every step: a functi
 module's functions it calls in turn) is only ops of tensors computes there what it computed in TF1's graph, and is
 kept as it is. One that makes variables or placeholders, reads TF1's queues or writes to graph collections,
 summaries or globals would do that at every step: the program is left, naming what the function does and where.
+A call to a function of another module of the program (a file found next to it) is not followed yet: left too.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import libcst as cst
 
+from rewrites.program.imports import find_module
 from rewrites.syntax import Unsupported, first_line, subtree
 
 # What a function run at every step may not do: (test of the TensorFlow API it calls, why).
@@ -38,13 +42,30 @@ REFUSED: tuple[tuple[Callable[[str], bool], str], ...] = (
 )
 
 
-def check_calls(value: cst.BaseExpression, functions: dict[str, cst.FunctionDef],
-                api: Callable[[cst.CSTNode], str | None]) -> None:
-    """Unsupported, at the first thing a function of ``functions`` called in ``value`` (or one it calls, or uses)
-    does that the step function cannot do at every step; the message names the graph's call."""
+@dataclass
+class ModuleCode:
+    """What of its module the graph may call: its functions, and the modules of the program it imports."""
+
+    functions: dict[str, cst.FunctionDef] = field(default_factory=dict)  # the module's top-level ones, by name
+    program_modules: dict[str, str] = field(default_factory=dict)  # a name bound by an import -> the module's path
+
+
+def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
+    """Unsupported, at the first thing a function of the module called in ``value`` (or one it calls, or uses)
+    does that the step function cannot do at every step, or at a call of another module of the program (not
+    followed); the message names the graph's call."""
     for node in subtree(value):
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in functions:
-            _check(functions[node.func.value], functions, api, node, set())
+        if not isinstance(node, cst.Call):
+            continue
+        if isinstance(node.func, cst.Name) and node.func.value in module.functions:
+            _check(module.functions[node.func.value], module.functions, api, node, set())
+        root = node.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in module.program_modules and api(node.func) is None:
+            raise Unsupported(node, f"`{first_line(node)}` in the graph: a function of another module of the program "
+                                    f"({module.program_modules[root.value]}), which the migration does not follow "
+                                    "yet; migrate it by hand")
 
 
 def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api, call: cst.Call, seen: set) -> None:
@@ -65,15 +86,38 @@ def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api
             raise Unsupported(node, f"{called} calls tf.{name}, which {why}")
 
 
-def check_unpacked(value: cst.BaseExpression, functions: dict[str, cst.FunctionDef],
-                   api: Callable[[cst.CSTNode], str | None]) -> None:
+def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
     """`a, b = f(...)` in the graph: of TensorFlow, or of a function of the module, which check_calls reads."""
+    check_calls(value, module, api)
     if isinstance(value, cst.Call) and api(value.func) is None and not (
-            isinstance(value.func, cst.Name) and value.func.value in functions):
+            isinstance(value.func, cst.Name) and value.func.value in module.functions):
         raise Unsupported(value, f"`{first_line(value)}` in the graph: a function neither of TensorFlow nor of the "
                                  "graph's module, which the migration does not follow; migrate it by hand")
 
 
-def module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    """The functions defined at the top of the module, by name (the last of those of one name)."""
-    return {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+def module_code(module: cst.Module, path: str) -> ModuleCode:
+    """The functions at the top of the module at ``path`` (the last of those of one name), and its module-level
+    imports of modules of the program (files found from it on disk), or of what they define."""
+    found = ModuleCode({statement.name.value: statement for statement in module.body
+                        if isinstance(statement, cst.FunctionDef)})
+    for statement in module.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            for name, candidates in _imported(small):
+                where = next(filter(None, (find_module(path, dotted, level, os.path.isfile)
+                                           for dotted, level in candidates)), None)
+                if where is not None:
+                    found.program_modules[name] = os.path.relpath(where, os.path.dirname(path) or ".")
+    return found
+
+
+def _imported(small: cst.BaseSmallStatement):
+    """(name bound, [(dotted module, leading dots) it may come from]) of an import statement."""
+    if isinstance(small, cst.Import):
+        for alias in small.names:
+            dotted = alias.evaluated_name
+            yield alias.evaluated_alias or dotted.split(".")[0], [(dotted if alias.asname else dotted.split(".")[0], 0)]
+    elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        base, level = cst.Module([]).code_for_node(small.module) if small.module else "", len(small.relative)
+        for alias in small.names:  # a module of a package, or an object of a module
+            yield (alias.evaluated_alias or alias.evaluated_name,
+                   [(f"{base}.{alias.evaluated_name}".strip("."), level), (base, level)])
