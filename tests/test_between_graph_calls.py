@@ -136,3 +136,11 @@ def test_a_function_of_another_module_of_the_program_leaves_the_program(tmp_path
     assert source.splitlines()[finding.line - 1].strip() == graph.strip()
     assert f"`{where}` in the graph: a function of another module of the program (" in finding.message
     assert "model.py), which the migration does not follow yet" in finding.message
+
+
+def test_the_first_thing_in_the_source_a_function_cannot_do_is_named():
+    where, said = manual(program(
+        VARIABLE_HELPERS.replace("  return tf1.matmul(x, w)\n", "  keep = tf1.placeholder(tf1.float32)\n"
+                                 "  return tf1.nn.dropout(tf1.matmul(x, w), keep)\n"),
+        "    prediction = net(x)\n    loss = tf1.losses.mean_squared_error(y, prediction)\n"))
+    assert where == "return tf1.Variable(initial)" and "(through `weight_variable`)" in said, said

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites.program.imports import find_module
-from rewrites.syntax import Unsupported, first_line, subtree
+from rewrites.syntax import Unsupported, children, first_line
 
 # What a function run at every step may not do: (test of the TensorFlow API it calls, why).
 MAKES_VARIABLES = "makes variables: the step function would make them again at every step; make them in the " \
@@ -54,7 +54,7 @@ def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cs
     """Unsupported, at the first thing a function of the module called in ``value`` (or one it calls, or uses)
     does that the step function cannot do at every step, or at a call of another module of the program (not
     followed); the message names the graph's call."""
-    for node in subtree(value):
+    for node in _in_order(value):
         if not isinstance(node, cst.Call):
             continue
         if isinstance(node.func, cst.Name) and node.func.value in module.functions:
@@ -72,7 +72,7 @@ def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api
     seen.add(function.name.value)
     called = f"`{first_line(call)}` in the graph" + (
         "" if function.name.value == call.func.value else f" (through `{function.name.value}`)")
-    for node in subtree(function.body):
+    for node in _in_order(function.body):
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             raise Unsupported(node, f"{called} sets `{first_line(node)}`: run at every step now, its function must "
                                     "only compute tensors; migrate it by hand")
@@ -84,6 +84,15 @@ def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api
         why = next((why for test, why in REFUSED if name and test(name)), None)
         if why is not None:
             raise Unsupported(node, f"{called} calls tf.{name}, which {why}")
+
+
+def _in_order(node: cst.CSTNode):
+    """``node`` and every node below it, in the order of the source."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
 
 
 def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
