@@ -144,3 +144,10 @@ def test_the_first_thing_in_the_source_a_function_cannot_do_is_named():
                                  "  return tf1.nn.dropout(tf1.matmul(x, w), keep)\n"),
         "    prediction = net(x)\n    loss = tf1.losses.mean_squared_error(y, prediction)\n"))
     assert where == "return tf1.Variable(initial)" and "(through `weight_variable`)" in said, said
+
+
+def test_a_function_the_graph_hands_to_tensorflow_is_read_too():
+    where, said = manual(program(VARIABLE_HELPERS, "    prediction = tf1.map_fn(net, x)\n"
+                                                   "    loss = tf1.losses.mean_squared_error(y, prediction)\n"))
+    assert where == "return tf1.Variable(initial)"
+    assert "`net` in the graph (through `weight_variable`) calls tf.Variable, which makes variables" in said, said

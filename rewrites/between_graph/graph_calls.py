@@ -54,11 +54,15 @@ def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cs
     """Unsupported, at the first thing a function of the module called in ``value`` (or one it calls, or uses)
     does that the step function cannot do at every step, or at a call of another module of the program (not
     followed); the message names the graph's call."""
+    called = {id(node.func) for node in _in_order(value) if isinstance(node, cst.Call)}
     for node in _in_order(value):
+        if isinstance(node, cst.Name) and node.value in module.functions and id(node) not in called:
+            _check(module.functions[node.value], module.functions, api, f"`{node.value}` in the graph", set())
         if not isinstance(node, cst.Call):
             continue
         if isinstance(node.func, cst.Name) and node.func.value in module.functions:
-            _check(module.functions[node.func.value], module.functions, api, node, set())
+            _check(module.functions[node.func.value], module.functions, api, f"`{first_line(node)}` in the graph",
+                   set())
         root = node.func
         while isinstance(root, cst.Attribute):
             root = root.value
@@ -68,16 +72,16 @@ def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cs
                                     "yet; migrate it by hand")
 
 
-def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api, call: cst.Call, seen: set) -> None:
+def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api, used: str, seen: set) -> None:
+    """``used``: how the graph uses the function (or the one leading to it, whose name ``seen`` starts with)."""
+    called = used + (f" (through `{function.name.value}`)" if seen else "")
     seen.add(function.name.value)
-    called = f"`{first_line(call)}` in the graph" + (
-        "" if function.name.value == call.func.value else f" (through `{function.name.value}`)")
     for node in _in_order(function.body):
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             raise Unsupported(node, f"{called} sets `{first_line(node)}`: run at every step now, its function must "
                                     "only compute tensors; migrate it by hand")
         if isinstance(node, cst.Name) and node.value in functions and node.value not in seen:
-            _check(functions[node.value], functions, api, call, seen)
+            _check(functions[node.value], functions, api, used, seen)
         name = api(node.func) if isinstance(node, cst.Call) else None
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ITERATORS:
             name = f"data.Iterator.{node.func.attr.value}"
