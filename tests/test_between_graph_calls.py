@@ -151,3 +151,10 @@ def test_a_function_the_graph_hands_to_tensorflow_is_read_too():
                                                    "    loss = tf1.losses.mean_squared_error(y, prediction)\n"))
     assert where == "return tf1.Variable(initial)"
     assert "`net` in the graph (through `weight_variable`) calls tf.Variable, which makes variables" in said, said
+
+
+def test_tensorflow_unpacked_in_the_graph_is_read_as_a_function_s_body_is():
+    where, said = manual(program("", "    bx, by = tf1.train.batch([x, y], 4)\n"
+                                     "    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
+    assert where == "bx, by = tf1.train.batch([x, y], 4)"
+    assert "`tf1.train.batch([x, y], 4)`, unpacked in the graph, calls tf.train.batch, which reads TF1's input" in said

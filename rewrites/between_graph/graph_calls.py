@@ -82,12 +82,17 @@ def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api
                                     "only compute tensors; migrate it by hand")
         if isinstance(node, cst.Name) and node.value in functions and node.value not in seen:
             _check(functions[node.value], functions, api, used, seen)
-        name = api(node.func) if isinstance(node, cst.Call) else None
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ITERATORS:
-            name = f"data.Iterator.{node.func.attr.value}"
-        why = next((why for test, why in REFUSED if name and test(name)), None)
-        if why is not None:
-            raise Unsupported(node, f"{called} calls tf.{name}, which {why}")
+        _refuse(node, api, called)
+
+
+def _refuse(node: cst.CSTNode, api, where: str) -> None:
+    """Unsupported if ``node`` calls TensorFlow to do what a step cannot do at every step."""
+    name = api(node.func) if isinstance(node, cst.Call) else None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ITERATORS:
+        name = f"data.Iterator.{node.func.attr.value}"
+    why = next((why for test, why in REFUSED if name and test(name)), None)
+    if why is not None:
+        raise Unsupported(node, f"{where} calls tf.{name}, which {why}")
 
 
 def _in_order(node: cst.CSTNode):
@@ -101,6 +106,8 @@ def _in_order(node: cst.CSTNode):
 
 def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
     """`a, b = f(...)` in the graph: of TensorFlow, or of a function of the module, which check_calls reads."""
+    for node in _in_order(value):
+        _refuse(node, api, f"`{first_line(value)}`, unpacked in the graph,")
     check_calls(value, module, api)
     if isinstance(value, cst.Call) and api(value.func) is None and not (
             isinstance(value.func, cst.Name) and value.func.value in module.functions):
