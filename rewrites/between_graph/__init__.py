@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, synchronous
+from rewrites.between_graph import emit, graph_calls, synchronous
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Evaluation, Session, distinct_openings,
                                             evaluations, last_step, migrated_loop, opens_session, read_session)
@@ -70,7 +70,8 @@ class Rewrite(TFCodemod):
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
             devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
             spelling = Spelling(view, devices)
-            names = Names(self._names.api, spelling.code, spelling.spelled)
+            names = Names(self._names.api, spelling.code, spelling.spelled,
+                          graph_calls.module_code(original_node, self.path))
             program = _Program(self, view, spelling, names, supervisors)
             for statement, block in openings:
                 program.migrate(statement, block)

@@ -8,7 +8,9 @@ per-worker dataset whose iterator the step reads), the global step (``get_or_cre
 or a zero integer variable ``minimize`` advances: the optimizer's ``iterations``), an optimizer and its ``minimize`` (the Keras optimizer applying the tape's
 gradients), ops of tensors (run in the step, under the tape), or what only a TF1 session used
 (an initializer, a ``Saver``, merged summaries: dropped when nothing but the session reads them).
-A seed or a print stays in its place; ``with tf.name_scope(...)`` blocks are read as their statements.
+A seed or a print stays in its place; ``with tf.name_scope(...)`` blocks are read as their statements. A call to
+a function of the module (``a, b = predict(x)``) is computation when the function only computes tensors
+(graph_calls.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import synchronous
+from rewrites.between_graph import graph_calls, synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -59,6 +61,7 @@ class Names:
     api: Callable[[cst.CSTNode], str | None]
     code: Callable[[cst.CSTNode], str]
     spelled: Callable[[cst.CSTNode], cst.CSTNode]  # a copy with its TensorFlow references respelled
+    module: graph_calls.ModuleCode = field(default_factory=graph_calls.ModuleCode)  # what the graph may call
 
 
 @dataclass
@@ -112,7 +115,7 @@ def read_graph(device: cst.With, names: Names) -> Graph:
 
 class _Reader:
     def __init__(self, names: Names) -> None:
-        self.api, self.code, self.spelled = names.api, names.code, names.spelled
+        self.api, self.code, self.spelled, self.module = names.api, names.code, names.spelled, names.module
         self.tf1_names = TF1Names()
 
     def read(self, device: cst.With) -> Graph:
@@ -129,6 +132,10 @@ class _Reader:
             if isinstance(value, cst.Call) and single_assign(statement) is None and self._run_once(graph, value):
                 continue
             assign = single_assign(statement)
+            if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
+                graph_calls.check_unpacked(value, self.module, self.api)
+                self._computation(graph, statement, value)
+                continue
             if assign is None:
                 raise Unsupported(statement, f"`{first_line(statement)}` in the graph: only assignments are migrated")
             self._assignment(graph, statement, *assign)
@@ -324,8 +331,9 @@ class _Reader:
             if api.startswith(("layers.", "keras.layers.", "contrib.")) or api in ("get_variable", "variable_scope"):
                 raise Unsupported(node, f"{api} creates variables inside the graph's computation: not migrated yet; "
                                         "create them (or Keras layers) in the strategy's scope by hand")
+        graph_calls.check_calls(value, self.module, self.api)
         graph.computation.append(self.code(statement).strip())
-        graph.computed.append(single_assign(statement)[0])
+        graph.computed += _unpacked(statement) or [single_assign(statement)[0]]
 
     # -- input: a tf.data iterator ----------------------------------------------------------
 
@@ -410,6 +418,15 @@ class _Reader:
             if units and "units" in units else f"{layer}.compute_output_shape({shape})"
         graph.computation.append(f"{target} = {layer}({inputs.value})")
         graph.computed.append(target)
+
+
+def _unpacked(statement) -> list[str]:
+    """The names of `a, b = value` (a tuple or list of names), else none."""
+    small = statement.body[0] if statement_value(statement) is not None else None
+    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
+    names = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+    return [element.value.value for element in names] if names and all(
+        isinstance(element, cst.Element) and isinstance(element.value, cst.Name) for element in names) else []
 
 
 def _dense_output(shape: str, units: str) -> str:

@@ -71,9 +71,12 @@ TFM104 between-graph-manual
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
-Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, `while True:` without
-an `if ...: break` of its own, a feed dict held in a name read elsewhere, a session opened on another target in
-one branch of an `if` (a server started elsewhere), other uses of the session.
+Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
+module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
+collections or globals (the step would do it at every step), a function of another module of the program
+called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
+elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses
+of the session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

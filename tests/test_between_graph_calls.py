@@ -1,0 +1,160 @@
+"""TFM103 on graphs that call functions of their own module: kept as calls in the step when they only compute
+tensors; left, naming what the function does, when it makes variables, placeholders, queues or side effects."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import run
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PS_CLUSTER = (EXAMPLES / "ps_cluster" / "train.py").read_text()
+LOSS = "    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n"
+DEF = "def free_port():\n"
+
+
+def program(functions: str, graph: str) -> str:
+    """examples/ps_cluster with ``functions`` at the top of the module and ``graph`` computing its loss."""
+    assert PS_CLUSTER.count(LOSS) == PS_CLUSTER.count(DEF) == 1
+    return PS_CLUSTER.replace(DEF, functions + "\n\n" + DEF).replace(LOSS, graph)
+
+
+PREDICT = program("def predict(x, weights, bias):\n  logits = tf1.matmul(x, weights) + bias\n"
+                  "  return logits, tf1.nn.sigmoid(logits)\n",
+                  "    prediction, probability = predict(x, weights, bias)\n"
+                  "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+
+
+def test_a_function_returning_a_tuple_is_called_as_it_is_in_the_step():
+    result = run(PREDICT)
+    code = result.source
+    assert run(code).source == code, "a second run changes nothing"
+    compile(code, "migrated.py", "exec")
+    assert "TFM104" not in {f.rule for f in result.findings}, result.findings
+    assert ("def predict(x, weights, bias):\n  logits = tf1.matmul(x, weights) + bias\n"
+            "  return logits, tf1.nn.sigmoid(logits)\n") in code
+    assert ("      with tf.GradientTape() as tape:\n        prediction, probability = predict(x, weights, bias)\n"
+            "        loss = tf1.losses.mean_squared_error(y, prediction)\n") in code
+
+
+def manual(source: str) -> tuple[str, str]:
+    """(the line of the TFM104 finding, its message) of a program left as it is."""
+    result = run(source)
+    assert "ClusterCoordinator" not in result.source and "replica_device_setter" in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    return source.splitlines()[finding.line - 1].strip(), finding.message
+
+
+# The Deep-MNIST tutorials' shape: the net's variables made by helpers of the net's function.
+VARIABLE_HELPERS = ("def weight_variable(shape):\n  initial = tf1.truncated_normal(shape, stddev=0.1)\n"
+                    "  return tf1.Variable(initial)\n\n\n"
+                    "def net(x):\n  w = weight_variable([NUM_FEATURES, 1])\n  return tf1.matmul(x, w)\n")
+
+
+@pytest.mark.parametrize("functions, graph, line, message", [
+    (VARIABLE_HELPERS, "    prediction = net(x)\n", "return tf1.Variable(initial)",
+     "`net(x)` in the graph (through `weight_variable`) calls tf.Variable, which makes variables: the step "
+     "function would make them again at every step"),
+    (VARIABLE_HELPERS.replace("  return tf1.matmul(x, w)\n", "  keep = tf1.placeholder(tf1.float32)\n"
+                              "  return tf1.matmul(x, w), keep\n").replace("  w = weight_variable([NUM_FEATURES, 1])\n",
+                                                                          "  w = weights\n"),
+     "    prediction, keep = net(x)\n", "keep = tf1.placeholder(tf1.float32)",
+     "`net(x)` in the graph calls tf.placeholder, which makes a placeholder: TF 2 has none"),
+    ("def net(x):\n  return tf1.layers.dense(x, 1)\n", "    prediction = net(x)\n", "return tf1.layers.dense(x, 1)",
+     "calls tf.layers.dense, which makes variables"),
+    ("def batches(x, y):\n  return tf1.train.batch([x, y], 4)\n", "    bx, by = batches(x, y)\n",
+     "return tf1.train.batch([x, y], 4)", "calls tf.train.batch, which reads TF1's input queues"),
+    ("CALLS = 0\n\n\ndef net(x):\n  global CALLS\n  CALLS += 1\n  return tf1.matmul(x, weights)\n",
+     "    prediction = net(x)\n", "global CALLS", "`net(x)` in the graph sets `global CALLS`"),
+    ("def net(x):\n  tf1.summary.histogram(\"x\", x)\n  return x\n", "    prediction = net(x)\n",
+     "tf1.summary.histogram(\"x\", x)", "calls tf.summary.histogram, which writes to the TF1 graph's collections"),
+], ids=["variables through a helper", "a placeholder returned", "a layer", "a queue", "a global", "a summary"])
+def test_a_function_doing_more_than_compute_tensors_leaves_the_program_naming_it(functions, graph, line, message):
+    source = program(functions, graph + "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+    where, said = manual(source)
+    assert where == line
+    assert message in said, said
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_program_trains_like_the_tf1_program(tmp_path):
+    """Both run as examples/ps_cluster does without arguments (a local cluster); then tf-migrate parity."""
+    from test_parity import assert_parity, parity
+
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text(PREDICT)
+    new.write_text(run(PREDICT).source)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    ran = subprocess.run([sys.executable, str(new), "--train_steps", "3"], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-4000:]
+    assert ran.stdout.count(" loss ") == 3, ran.stdout
+    report = tmp_path / "report.json"
+    assert_parity(parity(old, new, "--steps", "5", "--json", str(report)))
+    data = json.loads(report.read_text())
+    assert len(data["new"]["losses"]) == 5 and all(v["ok"] for v in data["variables"])
+
+
+def test_a_function_reading_a_dataset_leaves_the_program():
+    """Called at every step, it would start its iterator anew: the first batch at every step."""
+    where, said = manual(program(
+        "def batches(x, y):\n"
+        "  return tf1.data.make_one_shot_iterator(tf1.data.Dataset.from_tensors((x, y))).get_next()\n",
+        "    bx, by = batches(x, y)\n    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
+    assert where.startswith("return tf1.data.make_one_shot_iterator(")
+    assert "`batches(x, y)` in the graph calls tf.data." in said and "anew at every step" in said, said
+
+
+def test_a_function_of_another_module_unpacked_in_the_graph_leaves_the_program_naming_it():
+    where, said = manual(program("import model", "    features, labels = model.input_fn(x)\n" + LOSS))
+    assert where == "features, labels = model.input_fn(x)"
+    assert "`model.input_fn(x)` in the graph: a function neither of TensorFlow nor of the graph's module" in said
+
+
+@pytest.mark.parametrize("imports, graph, where", [
+    ("import model", "    prediction = model.inference(x)\n", "model.inference(x)"),
+    ("from model import inference", "    prediction = inference(x)\n", "inference(x)"),
+    ("from trainer import model", "    prediction = model.inference(x)\n", "model.inference(x)"),
+], ids=["import model", "from model import f", "a module of a package"])
+def test_a_function_of_another_module_of_the_program_leaves_the_program(tmp_path, imports, graph, where):
+    """Its body, in another file, is not read: it may make variables, which the step would make at every step."""
+    from migrator.engine import migrate
+    from rewrites import RULES
+
+    for folder in (tmp_path, tmp_path / "trainer"):
+        folder.mkdir(exist_ok=True)
+        (folder / "model.py").write_text("def inference(x):\n  return x\n")
+    source = program(imports, graph + "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+    result = migrate(source, str(tmp_path / "task.py"), frozenset(RULES), "tf_keras")
+    assert "ClusterCoordinator" not in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert source.splitlines()[finding.line - 1].strip() == graph.strip()
+    assert f"`{where}` in the graph: a function of another module of the program (" in finding.message
+    assert "model.py), which the migration does not follow yet" in finding.message
+
+
+def test_the_first_thing_in_the_source_a_function_cannot_do_is_named():
+    where, said = manual(program(
+        VARIABLE_HELPERS.replace("  return tf1.matmul(x, w)\n", "  keep = tf1.placeholder(tf1.float32)\n"
+                                 "  return tf1.nn.dropout(tf1.matmul(x, w), keep)\n"),
+        "    prediction = net(x)\n    loss = tf1.losses.mean_squared_error(y, prediction)\n"))
+    assert where == "return tf1.Variable(initial)" and "(through `weight_variable`)" in said, said
+
+
+def test_a_function_the_graph_hands_to_tensorflow_is_read_too():
+    where, said = manual(program(VARIABLE_HELPERS, "    prediction = tf1.map_fn(net, x)\n"
+                                                   "    loss = tf1.losses.mean_squared_error(y, prediction)\n"))
+    assert where == "return tf1.Variable(initial)"
+    assert "`net` in the graph (through `weight_variable`) calls tf.Variable, which makes variables" in said, said
+
+
+def test_tensorflow_unpacked_in_the_graph_is_read_as_a_function_s_body_is():
+    where, said = manual(program("", "    bx, by = tf1.train.batch([x, y], 4)\n"
+                                     "    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
+    assert where == "bx, by = tf1.train.batch([x, y], 4)"
+    assert "`tf1.train.batch([x, y], 4)`, unpacked in the graph, calls tf.train.batch, which reads TF1's input" in said
