@@ -220,6 +220,23 @@ def test_checkpoint_dir_becomes_a_checkpoint_manager_the_program_resumes_from():
     assert "checkpoint_dir" in PS_CLUSTER.splitlines()[note.line - 1] and "saves when training ends" in note.message
 
 
+@pytest.mark.parametrize("made, names", [
+    (('tf1.Variable(tf1.zeros([NUM_FEATURES, 1]))', 'tf1.Variable(tf1.zeros([1]))'), ('"Variable"', '"Variable_1"')),
+    (('tf1.Variable(tf1.zeros([NUM_FEATURES, 1]), name="w")', 'tf1.Variable(tf1.zeros([1]), name="w")'),
+     ('"w"', '"w_1"')),
+    (('tf1.get_variable("Variable", [NUM_FEATURES, 1])', 'tf1.Variable(tf1.zeros([1]))'),
+     ('"Variable"', '"Variable_1"')),
+], ids=["unnamed", "the same name", "a get_variable's name"])
+def test_variables_of_one_name_restore_under_the_names_tf1_made_unique(made, names):
+    """TF1 made a repeated variable name unique (`Variable`, `Variable_1`): each variable restores its own value from
+    TF1's checkpoint (one name for both restored the first's value into the second, and the first not at all)."""
+    source = PS_CLUSTER.replace('tf1.get_variable("weights", [NUM_FEATURES, 1])', made[0]).replace(
+        'tf1.get_variable("bias", [1], initializer=tf1.zeros_initializer())', made[1])
+    code = migrated(source).source
+    assert (f'      restore_tf1_checkpoint(tf1_checkpoint, {{\n          {names[0]}: weights,\n'
+            f'          {names[1]}: bias,\n      }}, optimizer)\n') in code
+
+
 PARTITIONED_WEIGHTS = ('    weights = tf1.get_variable(\n'
                        '        "weights", [NUM_FEATURES, 1], partitioner=tf1.fixed_size_partitioner(2))\n')
 

@@ -117,6 +117,7 @@ class _Reader:
     def __init__(self, names: Names) -> None:
         self.api, self.code, self.spelled, self.module = names.api, names.code, names.spelled, names.module
         self.tf1_names = TF1Names()
+        self.names_in_use: dict[str, int] = {}  # TF1's graph's, for the variables' names
 
     def read(self, device: cst.With) -> Graph:
         graph = Graph()
@@ -251,17 +252,35 @@ class _Reader:
         graph.variables.append(f"{target} = tf.Variable({initializer}({shape}{dtype}), name={name})")
         graph.variable_names.append(target)
         graph.tracked.append(target)
-        graph.tf1_names[self.tf1_names.variable(args["name"][1].value)] = target
+        graph.tf1_names[self._unique(self.tf1_names.variable(args["name"][1].value))] = target
 
     def _variable_name(self, api: str | None, call: cst.Call) -> str | None:
         """TF1's name (code) of `get_variable(name, ...)` or `Variable(..., name=...)`, None if not a string."""
         if api == "get_variable":
             args = bind_arguments(call, GET_VARIABLE)
-            return self.tf1_names.variable(args["name"][1].value) if args and "name" in args else None
+            return self._unique(self.tf1_names.variable(args["name"][1].value) if args and "name" in args else None)
         args = bind_arguments(call, ("initial_value", "trainable", "collections", "validate_shape", "caching_device",
                                      "name"))
-        return self.tf1_names.variable(args["name"][1].value if args and "name" in args
-                                       else cst.SimpleString('"Variable"'))
+        return self._unique(self.tf1_names.variable(args["name"][1].value if args and "name" in args
+                                                    else cst.SimpleString('"Variable"')))
+
+    def _unique(self, code: str | None) -> str | None:
+        """The name (code) TF1's graph gave a variable asking for ``code``: made unique as Graph.unique_name did
+        (`Variable`, `Variable_1`, ...; case aside); a name not written as a string is taken as it is."""
+        literal = cst.parse_expression(code) if code is not None else None
+        if not isinstance(literal, cst.SimpleString):
+            return code
+        name = literal.evaluated_value
+        key = name.lower()
+        i = self.names_in_use.get(key, 0)
+        self.names_in_use[key] = i + 1
+        if i == 0:
+            return code
+        base = key
+        while key in self.names_in_use:
+            key, i = f"{base}_{i}", i + 1
+        self.names_in_use[key] = 1
+        return f'"{name}_{i - 1}"'
 
     def _partitioner(self, graph: Graph, node: cst.BaseExpression) -> None:
         """A get_variable's partitioner (made TF2's by TFM201-203) becomes the strategy's, for every variable."""
