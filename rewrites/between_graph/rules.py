@@ -71,7 +71,10 @@ What it does: reports a between-graph program in a shape the migration cannot ca
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
 Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, other uses of the
-session.
+session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept
+in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
+session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
+that stopped it.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 
