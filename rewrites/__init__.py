@@ -175,7 +175,9 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "between_graph",
-        triggers=("MonitoredTrainingSession", "Supervisor"),
+        # The last three wake it for a program whose session it does not read, which it reports (unread.py).
+        triggers=("MonitoredTrainingSession", "Supervisor", "replica_device_setter", "SyncReplicasOptimizer",
+                  ".target"),
         pages_in="between_graph.rules",
         rules=(
             Rule("TFM103", "between-graph-program", N,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, synchronous
+from rewrites.between_graph import emit, graph_calls, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Evaluation, Session, distinct_openings,
                                             evaluations, last_step, migrated_loop, opens_session, read_session)
@@ -58,6 +58,7 @@ class Rewrite(TFCodemod):
                     if opens_session(statement, self._names, supervisors)]
         openings = distinct_openings(openings, self._names, supervisors)
         if not openings:
+            self._report_unread(original_node, supervisors)
             return updated_node
         view = Tree({self.path: original_node.code}, exists=lambda path: False,
                     parsed={self.path: self.context.wrapper}).view(self.path)
@@ -86,6 +87,13 @@ class Rewrite(TFCodemod):
         for rule, node, message in program.notes:
             self.report(rule, node, message)
         return cst.parse_module(code)
+
+    def _report_unread(self, module: cst.Module, supervisors: dict[str, cst.BaseStatement]) -> None:
+        """A between-graph program whose session is in none of the shapes read: where and why it stopped."""
+        devices = [s for s, _ in _statements(module) if _is_device_block(s, self._names)]
+        stop = unread.first_stop(module, self._names.api, supervisors, devices)
+        if stop is not None:
+            self.report("TFM104", stop[0], f"between-graph program left as it is: {stop[1]}")
 
     @property
     def _names(self) -> Names:

@@ -76,7 +76,10 @@ module called in the graph that makes variables, placeholders or layers, reads q
 collections or globals (the step would do it at every step), a function of another module of the program
 called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
 elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses
-of the session.
+of the session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
+kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
+session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
+that stopped it.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

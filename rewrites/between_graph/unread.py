@@ -1,0 +1,103 @@
+"""Between-graph programs whose session the discovery reads in none of its shapes: where their TFM104 goes.
+
+A module holds one when it makes a session (a MonitoredTrainingSession, a Supervisor's managed_session /
+prepare_or_wait_for_session, a plain Session) but opens none as session.py reads them, and it calls TF1-only
+cluster code (rewrites/tf1_cluster.py's TF1_ONLY) or opens a plain Session on a server's `.target`. What stopped
+it is, in this order: the first of those sessions in a function placing a graph on the cluster
+(replica_device_setter, SyncReplicasOptimizer); the first graph under `tf.device(replica_device_setter(...))`,
+which no session read after it trains; the first of those sessions. A module without a session (a server launcher,
+a model's helper module) holds no program of its own, nor does one whose only cluster code is a ClusterSpec, a
+Server or a /job:ps string (an Estimator program given a cluster, its device filters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from rewrites.between_graph.session import MTS_API
+from rewrites.syntax import children, source
+from rewrites.tf1_cluster import TF1_ONLY
+
+PLAIN_SESSIONS = {"Session", "InteractiveSession", "compat.v1.Session", "compat.v1.InteractiveSession"}
+SUPERVISOR_METHODS = ("managed_session", "prepare_or_wait_for_session")
+PLACEMENT = {"train.replica_device_setter", "train.SyncReplicasOptimizer"}
+OPENED = ("only a session opened where its loop runs (`with ... as sess:` or `sess = ...` before the loop) is read; "
+          "migrate the program by hand")
+
+
+@dataclass
+class _Made:
+    """A session the module makes: the call, its statement, the outermost and the innermost function it is in."""
+
+    call: cst.Call
+    statement: cst.CSTNode
+    outermost: cst.FunctionDef | None
+    innermost: cst.FunctionDef | None
+
+
+@dataclass
+class _Cluster:
+    """The sessions and the cluster code of a module; `placed`: the outermost functions placing a graph (None: the
+    module's own code)."""
+
+    api: Callable[[cst.CSTNode], str | None]
+    sessions: list[_Made] = field(default_factory=list)
+    placed: set = field(default_factory=set)
+    tf1_only: bool = False  # or a plain Session on a server's target
+
+    def walk(self, node: cst.CSTNode, statement: cst.CSTNode, outermost=None, innermost=None) -> None:
+        if isinstance(node, cst.FunctionDef):
+            outermost, innermost = outermost or node, node
+        if isinstance(node, cst.BaseStatement):
+            statement = node
+        if isinstance(node, cst.Call):
+            api = self.api(node.func)
+            self.tf1_only |= api in TF1_ONLY or api in PLAIN_SESSIONS and _on_a_server(node)
+            if api in PLACEMENT:
+                self.placed.add(outermost)
+            if api in PLAIN_SESSIONS or api == MTS_API or (
+                    isinstance(node.func, cst.Attribute) and node.func.attr.value in SUPERVISOR_METHODS):
+                self.sessions.append(_Made(node, statement, outermost, innermost))
+        for child in children(node):
+            self.walk(child, statement, outermost, innermost)
+
+
+def _on_a_server(session: cst.Call) -> bool:
+    """`Session(server.target, ...)`"""
+    target = next((arg.value for arg in session.args if arg.keyword is None or arg.keyword.value == "target"), None)
+    return isinstance(target, cst.Attribute) and target.attr.value == "target"
+
+
+def first_stop(module: cst.Module, api: Callable[[cst.CSTNode], str | None], supervisors: dict,
+               devices: list[cst.With]) -> tuple[cst.CSTNode, str] | None:
+    """(where, why) the first thing that stopped the module's between-graph program, if it holds one."""
+    cluster = _Cluster(api)
+    cluster.walk(module, module)
+    if not (cluster.tf1_only and cluster.sessions):
+        return None
+    placed = [made for made in cluster.sessions if made.outermost in cluster.placed]
+    if placed or not devices:
+        made = (placed or cluster.sessions)[0]
+        return made.call, _why(made, api, supervisors)
+    return devices[0], ("no MonitoredTrainingSession or Supervisor session opens after this graph in its block: the "
+                        "session training it is made elsewhere; migrate the program by hand")
+
+
+def _why(made: _Made, api: Callable[[cst.CSTNode], str | None], supervisors: dict) -> str:
+    func = made.call.func
+    if api(func) in PLAIN_SESSIONS:
+        return (f"a plain `{source(func)}` runs the cluster's graph: only a MonitoredTrainingSession or a "
+                "Supervisor's session is migrated; run the steps with a ClusterCoordinator of ParameterServerStrategy "
+                "by hand")
+    if api(func) != MTS_API and not (isinstance(func.value, cst.Name) and func.value.value in supervisors):
+        return (f"the session comes from `{source(func.value)}`, which is not a Supervisor bound to a name in this "
+                "module (`sv = tf.train.Supervisor(...)`); only such a Supervisor's session is read: migrate the "
+                "program by hand")
+    statement = made.statement
+    if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return) \
+            and statement.body[0].value is made.call and made.innermost is not None:
+        return f"`{source(func)}(...)` makes a session that `{made.innermost.name.value}` returns: {OPENED}"
+    return f"`{source(func)}(...)` makes a session in a statement that does not open it: {OPENED}"

@@ -1,0 +1,195 @@
+"""TFM104 for between-graph programs whose session the discovery reads in none of its shapes: exactly one finding,
+at the first thing that stopped the program, and the module unchanged. Modules that hold no between-graph program
+of their own (an Estimator program given a cluster, a model's helper module) get none."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+from helpers import run
+
+LEFT = "between-graph program left as it is: "
+OPENED = ("only a session opened where its loop runs (`with ... as sess:` or `sess = ...` before the loop) is read; "
+          "migrate the program by hand")
+PLAIN = ("a plain `tf.Session` runs the cluster's graph: only a MonitoredTrainingSession or a Supervisor's session is "
+         "migrated; run the steps with a ClusterCoordinator of ParameterServerStrategy by hand")
+
+# A trainer class keeping its Supervisor in an attribute; an evaluator's session (no cluster) comes first.
+SUPERVISOR_ATTRIBUTE = """\
+import tensorflow as tf
+
+
+class Evaluator(object):
+
+  def evaluate(self, graph):
+    self.sv = tf.train.Supervisor(graph, logdir="/tmp/eval")
+    with self.sv.managed_session(master="", start_standard_services=False) as session:
+      return session.run(self.accuracy)
+
+
+class Trainer(object):
+
+  def run_training(self, server, cluster, task_index):
+    device_fn = tf.train.replica_device_setter(ps_device="/job:ps", cluster=cluster)
+    with tf.Graph().as_default() as graph:
+      with tf.device(device_fn):
+        self.loss, self.train_op, self.global_step = self.model.build_train_graph()
+        init_op = tf.global_variables_initializer()
+    self.sv = tf.train.Supervisor(graph, is_chief=task_index == 0, logdir="/tmp/train", init_op=init_op)
+    should_retry = True
+    while should_retry:
+      try:
+        should_retry = False
+        with self.sv.managed_session(server.target) as session:
+          while not self.sv.should_stop():
+            session.run(self.train_op)
+      except tf.errors.AbortedError:
+        should_retry = True
+"""
+
+# The graph under replica_device_setter run by a plain Session on the server's target (a Keras model's session).
+PLAIN_SESSION = """\
+import tensorflow as tf
+
+
+def map_fun(server, cluster, x_train, y_train):
+  with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+    model = build_model()
+  with tf.Session(server.target) as sess:
+    tf.keras.backend.set_session(sess)
+    model.fit(x_train, y_train, epochs=1)
+"""
+
+# A smoke test: the chief places ops on the tasks and runs them in a plain Session, in another function.
+PLAIN_SESSION_ELSEWHERE = """\
+import tensorflow as tf
+
+
+def run(server, tasks):
+  results = []
+  for task in tasks:
+    with tf.device(task):
+      results.append(tf.multiply(tf.constant(2), tf.constant(3)))
+  with tf.Session(server.target) as sess:
+    for result in results:
+      print(sess.run(result))
+
+
+def main(server, cluster, tasks):
+  device_func = tf.train.replica_device_setter(cluster=cluster)
+  with tf.device(device_func):
+    run(server, tasks)
+"""
+
+# Variables placed on the ps job by hand, trained in a plain Session on the server's target.
+IN_GRAPH = """\
+import tensorflow as tf
+
+
+def main(server, x, y):
+  with tf.device("/job:ps/task:0"):
+    weights = tf.Variable(tf.zeros([3, 1]))
+  with tf.device("/job:worker/task:0"):
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, weights) - y))
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+  with tf.Session(server.target) as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(10):
+      sess.run(train_op)
+"""
+
+# The session comes from a function of the program's own, defined where it trains.
+RETURNED_SESSION = """\
+import tensorflow as tf
+
+
+def train(server, cluster, is_chief, use_mts, log_dir):
+  with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+    loss = build_loss()
+    train_op = tf.train.AdamOptimizer().minimize(loss, global_step=tf.train.get_or_create_global_step())
+    hooks = [tf.train.StopAtStepHook(last_step=100)]
+    sv = tf.train.Supervisor(is_chief=is_chief, logdir=log_dir)
+
+    def _get_session():
+      if use_mts:
+        return tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, hooks=hooks)
+      return sv.prepare_or_wait_for_session(server.target)
+
+    with _get_session() as sess:
+      while not sess.should_stop():
+        sess.run(train_op)
+"""
+
+# The graph under replica_device_setter is run by a session the function is given.
+SESSION_GIVEN = """\
+import tensorflow as tf
+
+
+def training_distributed(session, server, job_name, model, labels):
+  if job_name == "ps":
+    server.join()
+  else:
+    with tf.device(tf.train.replica_device_setter()):
+      global_step = tf.train.get_or_create_global_step()
+      train_step = tf.train.GradientDescentOptimizer(0.1).minimize(loss(model, labels), global_step=global_step)
+    session.run(tf.global_variables_initializer())
+    for _ in range(100):
+      session.run(train_step)
+
+
+if __name__ == "__main__":
+  session = tf.Session()
+  training_distributed(session, SERVER, JOB_NAME, MODEL, LABELS)
+"""
+
+
+@pytest.mark.parametrize("source, where, why", [
+    (SUPERVISOR_ATTRIBUTE, "        with self.sv.managed_session(server.target) as session:",
+     "the session comes from `self.sv`, which is not a Supervisor bound to a name in this module "
+     "(`sv = tf.train.Supervisor(...)`); only such a Supervisor's session is read: migrate the program by hand"),
+    (PLAIN_SESSION, "  with tf.Session(server.target) as sess:", PLAIN),
+    (PLAIN_SESSION_ELSEWHERE, "  with tf.Session(server.target) as sess:", PLAIN),
+    (IN_GRAPH, "  with tf.Session(server.target) as sess:", PLAIN),
+    (RETURNED_SESSION, "        return tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, "
+                       "hooks=hooks)",
+     f"`tf.train.MonitoredTrainingSession(...)` makes a session that `_get_session` returns: {OPENED}"),
+    (SESSION_GIVEN, "    with tf.device(tf.train.replica_device_setter()):",
+     "no MonitoredTrainingSession or Supervisor session opens after this graph in its block: the session training "
+     "it is made elsewhere; migrate the program by hand"),
+], ids=["supervisor-attribute", "plain-session", "plain-session-elsewhere", "in-graph",
+    "returned-session", "session-given"])
+def test_a_program_whose_session_is_not_read_is_left_with_one_tfm104_where_it_stopped(source, where, why):
+    result = run(source)
+    assert result.source == source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert (source.splitlines()[finding.line - 1], finding.message) == (where, LEFT + why)
+    # The session, the call that made it or the graph's `with`: where it starts on that line.
+    assert where[finding.col - 1:].startswith(("self.sv.managed", "tf.Session", "tf.train.Monitored", "with tf.device"))
+    assert "TFM107" in {f.rule for f in result.findings}
+
+
+@pytest.mark.parametrize("source", [
+    # An Estimator program given a cluster: its Estimator findings say why it is left, not TFM104.
+    """\
+    import tensorflow as tf
+
+    cluster_spec = tf.train.ClusterSpec(CLUSTER)
+    tf.keras.backend.set_session(tf.Session(config=tf.ConfigProto(device_filters=["/job:ps"])))
+    if JOB_NAME == "ps":
+      tf.train.Server(cluster_spec, job_name="ps", task_index=TASK_INDEX).join()
+    estimator = tf.keras.estimator.model_to_estimator(keras_model=MODEL)
+    tf.estimator.train_and_evaluate(estimator, TRAIN_SPEC, EVAL_SPEC)
+    """,
+    # A model's helper module places its variables; the program's session is in another module.
+    """\
+    import tensorflow as tf
+
+
+    def network(x, cluster):
+      with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+        return tf.layers.dense(x, 1)
+    """,
+], ids=["estimator-with-a-cluster", "helper-module"])
+def test_a_module_without_a_between_graph_program_of_its_own_gets_no_tfm104(source):
+    assert "TFM104" not in {f.rule for f in run(dedent(source)).findings}
