@@ -1,8 +1,10 @@
 """TFM103-109: a between-graph parameter-server program becomes a ClusterCoordinator program.
 
-For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter) and session.py (the
-MonitoredTrainingSession or Supervisor loop); emit.py writes the TF2 program; a SyncReplicasOptimizer graph
-becomes a MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled
+For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter; graph_calls.py the
+functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
+fetch, and the runs after the loop); unread.py places the finding of a program whose session is read in none of
+those shapes; emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a MultiWorkerMirroredStrategy
+program instead (synchronous.py). What stays TF1 is spelled
 tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
 rules.py.
 """
@@ -14,8 +16,9 @@ import libcst as cst
 from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, graph_calls, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Evaluation, Session, distinct_openings,
-                                            evaluations, last_step, migrated_loop, opens_session, read_session)
+from rewrites.between_graph.runs import Evaluation, evaluations
+from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, distinct_openings, last_step,
+                                            migrated_loop, opens_session, read_session)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling

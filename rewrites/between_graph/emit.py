@@ -6,7 +6,8 @@ import libcst as cst
 
 from rewrites.base import KERAS_IMPORTS
 from rewrites.between_graph.graph import Graph, Names
-from rewrites.between_graph.session import Session, as_tuple
+from rewrites.between_graph.runs import as_tuple
+from rewrites.between_graph.session import Session
 from rewrites.between_graph.synchronous import Server
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView

@@ -24,6 +24,8 @@ import libcst as cst
 
 from rewrites.between_graph import synchronous
 from rewrites.between_graph.graph import Graph, Names
+from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
+                                         is_run)
 from rewrites.syntax import Unsupported, bind_arguments, is_name, list_elements, single_assign, statement_value, subtree
 
 MONITORED_TRAINING_SESSION = ("master", "is_chief", "checkpoint_dir", "scaffold", "hooks", "chief_only_hooks",
@@ -41,7 +43,6 @@ SESSION_ARGUMENTS = ("master", "config", "wait_for_checkpoint", "max_wait_secs",
 MTS_DROPPED = {"master", "is_chief", "hooks", "config", "checkpoint_dir", "save_checkpoint_secs",
                "save_checkpoint_steps", "stop_grace_period_secs", "max_wait_secs", "log_step_count_steps",
                "save_summaries_steps", "save_summaries_secs"}
-RUN = ("fetches", "feed_dict", "options", "run_metadata")
 GLOBAL_STEP_READ = ("TF1 read the global step in the run that incremented it, racing the increment (most often the "
                     "value before it); the migrated loop reads it after the step")
 STEP_LIMIT = ": this loop, stopping at `{test}`, trains as many steps as it says, where TF1 usually trained one more"
@@ -185,7 +186,7 @@ def _supervisor_method(call: cst.Call, supervisors: dict[str, cst.BaseStatement]
 def _loop(statement, block: list, name: str) -> cst.While | cst.For:
     body = statement.body.body if isinstance(statement, cst.With) else block[block.index(statement) + 1:]
     loops = [s for s in body if isinstance(s, (cst.While, cst.For))
-             and any(_is_run(node, name) for node in subtree(s))]
+             and any(is_run(node, name) for node in subtree(s))]
     if not loops:
         raise Unsupported(statement, f"no `while` or `for` loop running `{name}` after the session opens")
     return loops[0]
@@ -278,14 +279,14 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    runs = [s for s in loop.body.body if any(_is_run(node, session.name) for node in subtree(s))]
+    runs = [s for s in loop.body.body if any(is_run(node, session.name) for node in subtree(s))]
     if len(runs) != 1:
         raise Unsupported(loop, "the loop must run the session exactly once per step")
     run = runs[0]
     kept = _kept(run, graph)
     loss, step = kept.get(graph.loss), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
-    held = _held_feed(run, list(loop.body.body), [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
+    held = held_feed(run, list(loop.body.body), [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
     counted = session.last_step is not None or step is not None
     waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
     body, after_run = [], False
@@ -368,7 +369,7 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     args = bind_arguments(value, RUN)
     if args is None or "fetches" not in args or set(args) - {"fetches", "feed_dict"}:
         raise Unsupported(value, "run(fetches, feed_dict={...}) is migrated")
-    fetches, targets = _fetches(run, args["fetches"][1].value)
+    fetches, targets = fetched_names(run, args["fetches"][1].value)
     if graph.train_op not in fetches:
         raise Unsupported(value, "a run without the train_op")
     unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step)), None)
@@ -424,16 +425,11 @@ def _is_should_stop(test, stop: cst.Call) -> bool:
             and test.expression.func.deep_equals(stop.func))
 
 
-def _is_run(node, name: str) -> bool:
-    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run"
-            and is_name(node.func.value, name))
-
-
 def _stepped(run: cst.BaseStatement, held: cst.BaseStatement | None, graph: Graph, names: Names,
              kept: dict[str, str], stepping: Stepping, *, fetch: bool, counted: bool) -> list[cst.BaseStatement]:
     """`_, step, loss_value = sess.run([train_op, global_step, loss], feed_dict={x: ..., y: ...})`
     -> `loss_value = coordinator.schedule(train_step, args=(...))` (or `train_step(...)`), the step counted."""
-    feeds = _feeds(_feed_dict(run, held), graph, names)
+    feeds = fed_values(feed_dict_of(run, held), graph, names)
     arguments = ["per_worker_iterator"] * bool(graph.elements) + feeds
     step = stepping.call.format(arguments=as_tuple(arguments), listed=", ".join(arguments))
     step += f".{stepping.read}()" if fetch else ""
@@ -445,120 +441,3 @@ def _stepped(run: cst.BaseStatement, held: cst.BaseStatement | None, graph: Grap
     statements = [cst.parse_statement(line) for line in lines]
     statements[0] = statements[0].with_changes(leading_lines=run.leading_lines)
     return statements
-
-
-def _feed_dict(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.BaseExpression:
-    """The feed dict of the run: written in it, or held in the name ``held`` binds."""
-    args = bind_arguments(statement_value(run), RUN)
-    if "feed_dict" not in args:
-        return cst.Dict([])
-    return single_assign(held)[1] if held is not None else args["feed_dict"][1].value
-
-
-def _held_feed(run: cst.BaseStatement, statements: list, elsewhere: list) -> cst.BaseStatement | None:
-    """`feed = {x: ..., y: ...}` right before the run giving it as its feed_dict, and read nowhere else (in
-    ``statements`` or the code ``elsewhere``): its dict is the run's."""
-    args = bind_arguments(statement_value(run), RUN) or {}
-    feed = args["feed_dict"][1].value if "feed_dict" in args else None
-    if not isinstance(feed, cst.Name):
-        return None
-    index = statements.index(run)
-    held = statements[index - 1] if index else None
-    assign = single_assign(held) if held is not None else None
-    if not (assign and assign[0] == feed.value and isinstance(assign[1], cst.Dict)):
-        raise Unsupported(feed, f"feed_dict `{feed.value}` must be a dict assigned to it right before the run")
-    others = [s for s in statements if s not in (run, held)] + elsewhere
-    if any(is_name(node, feed.value) for code in others for node in subtree(code)):
-        raise Unsupported(feed, f"feed_dict `{feed.value}` is used besides its run: migrate that by hand")
-    return held
-
-
-def _feeds(feed_dict, graph: Graph, names: Names) -> list[str]:
-    if not isinstance(feed_dict, cst.Dict):
-        raise Unsupported(feed_dict, "feed_dict must be a dict written in the run")
-    fed = {}
-    for element in feed_dict.elements:
-        if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.Name)):
-            raise Unsupported(feed_dict, "feed_dict keys must be the graph's placeholders")
-        fed[element.key.value] = names.code(element.value)
-    if set(fed) != set(graph.placeholders):
-        raise Unsupported(feed_dict, "feed_dict must feed every placeholder, and only them")
-    return [fed[placeholder] for placeholder in graph.placeholders]
-
-
-def _fetches(statement, fetches) -> tuple[list[str], list[str | None]]:
-    """The fetched names and the names each is assigned to (None: not kept)."""
-    items = [e.value for e in fetches.elements] if isinstance(fetches, (cst.List, cst.Tuple)) else [fetches]
-    if not all(isinstance(item, cst.Name) for item in items):
-        raise Unsupported(fetches, "run() fetches must be names of the graph")
-    small = statement.body[0]
-    if isinstance(small, cst.Expr):
-        targets = [None] * len(items)
-    elif isinstance(fetches, (cst.List, cst.Tuple)):
-        target = small.targets[0].target if len(small.targets) == 1 else None
-        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(items)
-                and all(isinstance(e.value, cst.Name) for e in target.elements)):
-            raise Unsupported(statement, "run()'s results must be unpacked into names, one per fetch")
-        targets = [None if e.value.value == "_" else e.value.value for e in target.elements]
-    else:
-        target = small.targets[0].target if len(small.targets) == 1 else None
-        if not isinstance(target, cst.Name):
-            raise Unsupported(statement, "run()'s result must be assigned to a name")
-        targets = [target.value]
-    return [item.value for item in items], targets
-
-
-def as_tuple(items: list[str]) -> str:
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-
-
-# -- runs after the loop ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """`value = sess.run(tensor, feed_dict=...)` after the loop: the tensor of the trained graph, on the chief."""
-
-    run: cst.BaseStatement
-    held: cst.BaseStatement | None  # `feed = {...}` right before it
-    tensor: str
-    replacement: cst.BaseStatement
-
-
-def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.BaseStatement]) -> list[Evaluation]:
-    """The session's runs among the statements ``after`` its loop (of the same block), each the value of one
-    tensor of the graph for the inputs it feeds: `value = evaluate_graph(...).numpy()`, the graph's computation
-    with the trained variables."""
-    found = []
-    for statement in after:
-        if not any(_is_run(node, session.name) for node in subtree(statement)):
-            continue
-        value, assign = statement_value(statement), single_assign(statement)
-        args = bind_arguments(value, RUN) if assign and _is_run(value, session.name) else None
-        fetched = args["fetches"][1].value if args and "fetches" in args else None
-        if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
-            raise Unsupported(statement, f"after the loop, `value = {session.name}.run(tensor, feed_dict=...)` "
-                                         "is migrated (the tensor computed with the trained variables); other uses "
-                                         f"of `{session.name}` are not")
-        tensor = fetched.value
-        if tensor not in {*graph.computed, graph.loss} - {None}:
-            raise Unsupported(fetched, f"`{tensor}` after the loop: a tensor the graph computes is evaluated; "
-                                             "the train_op, the global step or an input is not")
-        if graph.elements:
-            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a graph reading a tf.data "
-                                         "iterator: only a graph fed through placeholders is evaluated")
-        if session.supervisor is None:
-            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a MonitoredTrainingSession, which "
-                                         "TF1 refused once its hooks stopped the session: evaluated after a "
-                                         "Supervisor's loop only")
-        if graph.sync_replicas is not None:
-            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a SyncReplicasOptimizer: not "
-                                         "migrated yet (every worker would evaluate it)")
-        held = _held_feed(statement, after, [])
-        feeds = _feeds(_feed_dict(statement, held), graph, names)
-        replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
-            f"evaluate_graph({', '.join(feeds)}).numpy()"))], leading_lines=(held or statement).leading_lines)
-        found.append(Evaluation(statement, held, tensor, replacement))
-    if len({evaluation.tensor for evaluation in found}) > 1:
-        raise Unsupported(found[1].run, "runs after the loop evaluating different tensors: one is migrated")
-    return found

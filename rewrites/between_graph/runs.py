@@ -1,0 +1,145 @@
+"""A TF1 session's runs: what a run feeds and fetches, and the runs after the training loop.
+
+``sess.run([train_op, global_step, loss], feed_dict={x: ..., y_: ...})``: the placeholders it feeds (the
+step's arguments, in the graph's order), a feed dict held in a name just before the run, the names it fetches and
+what each is assigned to (session.py makes the run a scheduled step). After the loop, ``value =
+sess.run(tensor, feed_dict=...)`` evaluates one tensor of the graph with the trained variables, on the chief
+(``evaluations``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from rewrites.between_graph.graph import Graph, Names
+from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, statement_value, subtree
+
+if TYPE_CHECKING:
+    from rewrites.between_graph.session import Session
+
+RUN = ("fetches", "feed_dict", "options", "run_metadata")
+
+
+def is_run(node, name: str) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run"
+            and is_name(node.func.value, name))
+
+
+def feed_dict_of(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.BaseExpression:
+    """The feed dict of the run: written in it, or held in the name ``held`` binds."""
+    args = bind_arguments(statement_value(run), RUN)
+    if "feed_dict" not in args:
+        return cst.Dict([])
+    return single_assign(held)[1] if held is not None else args["feed_dict"][1].value
+
+
+def held_feed(run: cst.BaseStatement, statements: list, elsewhere: list) -> cst.BaseStatement | None:
+    """`feed = {x: ..., y: ...}` right before the run giving it as its feed_dict, and read nowhere else (in
+    ``statements`` or the code ``elsewhere``): its dict is the run's."""
+    args = bind_arguments(statement_value(run), RUN) or {}
+    feed = args["feed_dict"][1].value if "feed_dict" in args else None
+    if not isinstance(feed, cst.Name):
+        return None
+    index = statements.index(run)
+    held = statements[index - 1] if index else None
+    assign = single_assign(held) if held is not None else None
+    if not (assign and assign[0] == feed.value and isinstance(assign[1], cst.Dict)):
+        raise Unsupported(feed, f"feed_dict `{feed.value}` must be a dict assigned to it right before the run")
+    others = [s for s in statements if s not in (run, held)] + elsewhere
+    if any(is_name(node, feed.value) for code in others for node in subtree(code)):
+        raise Unsupported(feed, f"feed_dict `{feed.value}` is used besides its run: migrate that by hand")
+    return held
+
+
+def fed_values(feed_dict, graph: Graph, names: Names) -> list[str]:
+    if not isinstance(feed_dict, cst.Dict):
+        raise Unsupported(feed_dict, "feed_dict must be a dict written in the run")
+    fed = {}
+    for element in feed_dict.elements:
+        if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.Name)):
+            raise Unsupported(feed_dict, "feed_dict keys must be the graph's placeholders")
+        fed[element.key.value] = names.code(element.value)
+    if set(fed) != set(graph.placeholders):
+        raise Unsupported(feed_dict, "feed_dict must feed every placeholder, and only them")
+    return [fed[placeholder] for placeholder in graph.placeholders]
+
+
+def fetched_names(statement, fetches) -> tuple[list[str], list[str | None]]:
+    """The fetched names and the names each is assigned to (None: not kept)."""
+    items = [e.value for e in fetches.elements] if isinstance(fetches, (cst.List, cst.Tuple)) else [fetches]
+    if not all(isinstance(item, cst.Name) for item in items):
+        raise Unsupported(fetches, "run() fetches must be names of the graph")
+    small = statement.body[0]
+    if isinstance(small, cst.Expr):
+        targets = [None] * len(items)
+    elif isinstance(fetches, (cst.List, cst.Tuple)):
+        target = small.targets[0].target if len(small.targets) == 1 else None
+        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(items)
+                and all(isinstance(e.value, cst.Name) for e in target.elements)):
+            raise Unsupported(statement, "run()'s results must be unpacked into names, one per fetch")
+        targets = [None if e.value.value == "_" else e.value.value for e in target.elements]
+    else:
+        target = small.targets[0].target if len(small.targets) == 1 else None
+        if not isinstance(target, cst.Name):
+            raise Unsupported(statement, "run()'s result must be assigned to a name")
+        targets = [target.value]
+    return [item.value for item in items], targets
+
+
+def as_tuple(items: list[str]) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+# -- runs after the loop ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """`value = sess.run(tensor, feed_dict=...)` after the loop: the tensor of the trained graph, on the chief."""
+
+    run: cst.BaseStatement
+    held: cst.BaseStatement | None  # `feed = {...}` right before it
+    tensor: str
+    replacement: cst.BaseStatement
+
+
+def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.BaseStatement]) -> list[Evaluation]:
+    """The session's runs among the statements ``after`` its loop (of the same block), each the value of one
+    tensor of the graph for the inputs it feeds: `value = evaluate_graph(...).numpy()`, the graph's computation
+    with the trained variables."""
+    found = []
+    for statement in after:
+        if not any(is_run(node, session.name) for node in subtree(statement)):
+            continue
+        value, assign = statement_value(statement), single_assign(statement)
+        args = bind_arguments(value, RUN) if assign and is_run(value, session.name) else None
+        fetched = args["fetches"][1].value if args and "fetches" in args else None
+        if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
+            raise Unsupported(statement, f"after the loop, `value = {session.name}.run(tensor, feed_dict=...)` "
+                                         "is migrated (the tensor computed with the trained variables); other uses "
+                                         f"of `{session.name}` are not")
+        tensor = fetched.value
+        if tensor not in {*graph.computed, graph.loss} - {None}:
+            raise Unsupported(fetched, f"`{tensor}` after the loop: a tensor the graph computes is evaluated; "
+                                             "the train_op, the global step or an input is not")
+        if graph.elements:
+            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a graph reading a tf.data "
+                                         "iterator: only a graph fed through placeholders is evaluated")
+        if session.supervisor is None:
+            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a MonitoredTrainingSession, which "
+                                         "TF1 refused once its hooks stopped the session: evaluated after a "
+                                         "Supervisor's loop only")
+        if graph.sync_replicas is not None:
+            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a SyncReplicasOptimizer: not "
+                                         "migrated yet (every worker would evaluate it)")
+        held = held_feed(statement, after, [])
+        feeds = fed_values(feed_dict_of(statement, held), graph, names)
+        replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
+            f"evaluate_graph({', '.join(feeds)}).numpy()"))], leading_lines=(held or statement).leading_lines)
+        found.append(Evaluation(statement, held, tensor, replacement))
+    if len({evaluation.tensor for evaluation in found}) > 1:
+        raise Unsupported(found[1].run, "runs after the loop evaluating different tensors: one is migrated")
+    return found
