@@ -107,7 +107,8 @@ def test_the_families_of_a_file_share_one_resolution_of_its_names(monkeypatch):
 def test_a_family_that_reports_what_the_rewrites_leave_runs_after_them_at_the_users_columns(monkeypatch):
     """tf1_cluster changes no code and reports the cluster code the rewrites leave (not what the program families
     removed): on a file servers rewrites too it runs after it, on the rewritten code's scopes (a second resolution),
-    and its findings point at the user's columns."""
+    and its findings point at the user's columns. between_graph wakes on the device setter too (a program it cannot
+    read gets its TFM104) and, with no session made here, says nothing."""
     from libcst.metadata import ScopeProvider
 
     resolutions = []
@@ -125,7 +126,7 @@ def test_a_family_that_reports_what_the_rewrites_leave_runs_after_them_at_the_us
         with tf.device(tf.train.replica_device_setter(cluster=cluster)):
             pass
         """)
-    assert woken(source) == ["servers", "tf1_cluster"]
+    assert woken(source) == ["servers", "between_graph", "tf1_cluster"]
     result = engine.migrate(source, "cluster.py", ALL_RULES)
     assert "server = tf.distribute.Server(cluster" in result.source
     assert sorted((f.rule, f.line, f.col) for f in result.findings) == [
