@@ -35,6 +35,7 @@ from libcst.metadata import QualifiedNameProvider
 
 from rewrites.base import TFCodemod
 from rewrites.private_successors import RENAMED
+from rewrites.syntax import source
 
 RULE = "TFM011"
 
@@ -62,7 +63,7 @@ class Rewrite(TFCodemod):
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
         if original.relative or original.module is None or isinstance(original.names, cst.ImportStar):
             return updated
-        module = cst.Module([]).code_for_node(original.module)
+        module = source(original.module)
         names = []
         for alias in updated.names:
             qualified = f"{module}.{alias.evaluated_name}"
