@@ -283,3 +283,125 @@ def test_a_notebook_s_future_imports_open_its_script(tmp_path):
     assert notebook_output(tmp_path, [cell("code", "print('first')"),
                                       cell("code", "from __future__ import print_function", "print('ran')")]) \
         == "first\nran\n"
+
+
+# -- a program run as a cluster (ps + 2 workers on 127.0.0.1) ----------------------------------------------------
+
+# A cluster task of our own, no TensorFlow: the ps serves (waits until stopped), the workers print what they were
+# given and exit; worker CRASHES raises. With TF_CONFIG it reads its cluster and task from there, as TF1's
+# TF_CONFIG-reading programs did.
+CLUSTER_TASK = '''\
+import json, os, sys, time
+
+args = dict(arg[2:].split("=", 1) for arg in sys.argv[1:])
+if os.environ.get("TF_CONFIG"):
+    config = json.loads(os.environ["TF_CONFIG"])
+    args.update(job_name=config["task"]["type"], task_index=str(config["task"]["index"]),
+                ps_hosts=",".join(config["cluster"]["ps"]), worker_hosts=",".join(config["cluster"]["worker"]))
+task = (args["job_name"], int(args["task_index"]))
+if task == ("ps", 0):
+    while True:
+        time.sleep(1)
+if task == ("worker", int(args.get("crashes", -1))):
+    raise ValueError("worker %d cannot reach the ps" % task[1])
+if task == ("worker", 0):
+    time.sleep(1)
+hosts = args["ps_hosts"].split(",") + args["worker_hosts"].split(",")
+assert len(hosts) == 3 and all(host.startswith("127.0.0.1:") for host in hosts) and len(set(hosts)) == 3, hosts
+print("%s %d of ps %s, workers %s" % (task + (args["ps_hosts"], args["worker_hosts"])))
+'''
+
+FLAGS = "--job_name={job} --task_index={index} --ps_hosts={ps_hosts} --worker_hosts={worker_hosts}"
+
+
+def run_cluster_entries(mirror, tmp_path, entries, *options):
+    """run.py --run on the linear program of the fake mirror, once per entry of ``entries`` (name -> runs)."""
+    mirror_dir, commit = mirror
+    programs = [{"name": name, "repo": "someone/tf1-programs", "commit": commit, "paths": ["linear/train.py"],
+                 "kind": "between-graph", "runs": {"standin": f"open('task.py', 'w').write({CLUSTER_TASK!r})",
+                                                   "timeout": 60, **runs}} for name, runs in entries.items()]
+    manifest, out = tmp_path / "manifest.json", tmp_path / "out.json"
+    manifest.write_text(json.dumps({"programs": programs}))
+    load_script().main(["--manifest", str(manifest), "--mirror", str(mirror_dir), "--scratch", str(tmp_path / "s"),
+                        "--json", str(out), "--run", *options])
+    return {row["name"]: row for row in json.loads(out.read_text())["programs"]}
+
+
+def test_a_cluster_entry_runs_ps_and_two_workers_and_worker_0_decides(mirror, tmp_path, capsys):
+    """The command once per task, its hosts (free ports on 127.0.0.1), job and index filled in, or TF_CONFIG set
+    per task: it runs when worker 0 exits 0 and the others exited 0 or still serve; then all are stopped."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    rows = run_cluster_entries(mirror, tmp_path, {
+        "flags": {"command": "python task.py " + FLAGS, "cluster": {"ps": 1, "workers": 2}},
+        "tf_config": {"command": "python task.py", "cluster": {"ps": 1, "workers": 2, "tf_config": True}},
+    })
+    for name in ("flags", "tf_config"):
+        assert rows[name]["runs"] == "yes" and rows[name]["run_error"] is None, rows[name]
+        assert rows[name]["run_tasks"] == {"ps 0": "serving", "worker 1": "exit 0", "worker 0": "exit 0"}
+        assert rows[name]["run_as"] == "ps 1 + 2 workers"
+    logs = tmp_path / "s" / "flags.cluster"
+    assert (logs / "worker0.log").read_text().startswith("worker 0 of ps 127.0.0.1:")
+    assert "runs: yes; as ps 1 + 2 workers" in capsys.readouterr().out
+
+
+def test_a_crashing_worker_fails_the_cluster_run_naming_the_task(mirror, tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    rows = run_cluster_entries(mirror, tmp_path, {
+        "worker 1 crashes": {"command": "python task.py --crashes=1 " + FLAGS, "cluster": {"ps": 1, "workers": 2}},
+        "worker 0 crashes": {"command": "python task.py --crashes=0 " + FLAGS, "cluster": {"ps": 1, "workers": 2}},
+    })
+    assert rows["worker 1 crashes"]["runs"] == "no"
+    assert rows["worker 1 crashes"]["run_error"] == "worker 1: ValueError: worker 1 cannot reach the ps"
+    assert rows["worker 0 crashes"]["runs"] == "no"
+    assert rows["worker 0 crashes"]["run_error"] == "worker 0: ValueError: worker 0 cannot reach the ps"
+    assert rows["worker 0 crashes"]["run_tasks"]["ps 0"] == "serving"
+
+
+@pytest.mark.tensorflow
+def test_the_tf1_copy_runs_as_a_cluster_as_tf1_ran_it(mirror, tmp_path):
+    """--run-original: the TF1 copy, whose `import tensorflow as tf` meant TF1's API (`tf.train.Server`, which TF 2
+    has only in compat.v1), runs through tf1_era.py as ps + 2 workers; the ps joins, the workers start their
+    servers and exit."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    server = ("import json, os\nimport tensorflow as tf\n\nconfig = json.loads(os.environ['TF_CONFIG'])\n"
+              "server = tf.train.Server(tf.train.ClusterSpec(config['cluster']), job_name=config['task']['type'],\n"
+              "                         task_index=config['task']['index'])\n"
+              "if config['task']['type'] == 'ps':\n    server.join()\nprint('served', server.target)\n")
+    rows = run_cluster_entries(mirror, tmp_path, {"tf1": {
+        "standin": f"open('server.py', 'w').write({server!r})", "command": "python server.py",
+        "cluster": {"ps": 1, "workers": 2, "tf_config": True}, "timeout": 120}}, "--run-original")
+    row = rows["tf1"]
+    assert row["runs"] == "no" and "has no attribute 'Server'" in row["run_error"], row  # TF 2's tf: no Server
+    assert row["original_runs"] == "yes", row
+    assert row["original_tasks"] == {"ps 0": "serving", "worker 1": "exit 0", "worker 0": "exit 0"}
+    assert "served grpc://" in (tmp_path / "s" / "tf1.tf1.cluster" / "worker0.log").read_text()
+
+
+@pytest.mark.tensorflow
+def test_the_shims_give_the_tf1_mnist_reader_and_keras_the_stand_in_data(tmp_path):
+    """The TF1 tutorials' reader (gone from TF 2) and Keras' mnist.load_data() read the stand-in file, the same
+    arrays; next_batch crosses an epoch's end as TF1's did; Azure ML's run context is an offline one."""
+    subprocess.run([sys.executable, str(SCRIPT.parent / "standins" / "mnist_npz.py")], cwd=tmp_path, check=True)
+    check = '''\
+import numpy as np
+from tensorflow.examples.tutorials.mnist import input_data
+import tensorflow as tf
+from azureml.core.run import Run
+
+mnist = input_data.read_data_sets("data/mnist", one_hot=True)
+(x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+assert mnist.train.images.shape == (1000, 784) and mnist.validation.num_examples == 5000, mnist.train.images.shape
+assert np.array_equal(mnist.test.images, x_test.reshape(1000, 784).astype(np.float32) * (1.0 / 255.0))
+assert np.array_equal(mnist.validation.labels.argmax(1), y_train[:5000])
+first, _ = mnist.train.next_batch(600)
+crossing, labels = mnist.train.next_batch(600)
+assert crossing.shape == (600, 784) and labels.shape == (600, 10) and mnist.train.epochs_completed == 1
+Run.get_context().log("read", len(crossing))
+'''
+    env = {**load_script().run_env(), "REALCODE_MNIST": "mnist.npz"}
+    done = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "[offline run] read: 600\n" and (tmp_path / "data" / "mnist").is_dir()

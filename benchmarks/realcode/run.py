@@ -1,7 +1,8 @@
 """The real-code benchmark: tf-migrate on public TF1 programs, materialized from fetched snapshots.
 
     python benchmarks/realcode/run.py [--manifest PATH] [--mirror /work/.mirror] [--scratch DIR]
-                                      [--only NAME...] [--json PATH] [--run] [--run-timeout SECONDS]
+                                      [--only NAME...] [--json PATH] [--run] [--run-original]
+                                      [--run-timeout SECONDS]
 
 benchmarks/realcode/manifest.json names each program by its coordinates only (repository, commit,
 paths, kind: never its code). Per program this script
@@ -28,6 +29,12 @@ may map the URLs it reads to the stand-in's files (``local_files``): this machin
 marked ``parity_only`` (a program whose own step count, fixed in its code, takes hours here) is not run whole:
 parity runs it, and stops both sides after their first steps; it runs when parity gets to a verdict.
 
+A between-graph entry's ``cluster`` runs the command as one process per task on 127.0.0.1 (``{ps_hosts}``,
+``{worker_hosts}``, ``{job}``, ``{index}`` filled, or TF_CONFIG per task): it runs when worker 0 (or the entry's
+coordinator, run as the chief) exits 0 in time and the other tasks exited 0 or still serve. With ``--run-original``
+the TF1 copy of every program with a ``runs`` entry runs the same way, through tf1_era.py. shims/ is first on the
+path of everything run (the TF1 tutorials' MNIST reader, Keras' MNIST from the stand-in file, Azure ML's run).
+
 The script needs only the standard library, git and tf-migrate (next to this Python, or on PATH).
 """
 
@@ -51,6 +58,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK_SCRIPT = "_notebook_as_script.py"
+SHIMS = HERE / "shims"
+TF1_ERA = HERE / "tf1_era.py"
 
 # The tier a migrated program got, read from the rule ids of its findings. The highest tier found wins: a
 # program with one model_fn in tier 2 is a tier-2 program. TFM310 is the faithful tier's (issue 30).
@@ -273,20 +282,25 @@ def classify(folder: Path, result: dict) -> dict:
 # -- running a migrated program -----------------------------------------------------------------------------
 
 
-def run_env(runs: dict | None = None) -> dict:
-    """The environment programs run in: this one's without TF_CONFIG, with the entry's own ``env``."""
+def run_env(runs: dict | None = None, original: bool = False) -> dict:
+    """The environment programs run in: this one's without TF_CONFIG, with the entry's own ``env``, and the shims
+    (shims/: the stand-ins of what TF 2 or this machine lacks) first on the path; for a TF1 copy run by tf1_era.py,
+    the project too."""
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update((runs or {}).get("env", {}))
+    paths = [str(SHIMS), *([str(HERE.parents[1])] if original else []), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
     return env
 
 
-def python_command(command: str) -> list[str]:
-    """A manifest command line, with a leading ``python`` meaning this Python."""
+def python_command(command: str, original: bool = False) -> list[str]:
+    """A manifest command line, with a leading ``python`` meaning this Python; for a TF1 copy (``original``), this
+    Python running the program through tf1_era.py, as TF 1.x ran it."""
     words = shlex.split(command)
     if words and words[0] in ("python", "python3"):
-        words[0] = sys.executable
+        words[0:1] = [sys.executable, *([str(TF1_ERA)] if original else [])]
     return words
 
 
@@ -304,7 +318,7 @@ def stand_in(runs: dict, folder: Path, timeout: float) -> str | None:
     if not script:
         return None
     source = HERE / script
-    code = source.read_text(encoding="utf-8") if source.is_file() else script
+    code = source.read_text(encoding="utf-8") if script.endswith(".py") and source.is_file() else script
     try:
         done = subprocess.run([sys.executable, "-c", code, *runs.get("standin_args", [])], cwd=folder, env=run_env(),
                               capture_output=True, text=True, timeout=timeout)
@@ -382,6 +396,42 @@ def _automagic(line: str) -> bool:
     return len(words) == 1  # a bare `ls` is the alias too (as Python, a name read)
 
 
+def write_notebook_script(runs: dict, where: Path) -> None:
+    if "notebook" in runs:
+        script = where / runs.get("cwd", ".") / NOTEBOOK_SCRIPT
+        script.write_text(notebook_script(where / runs["notebook"], runs.get("local_files")), encoding="utf-8")
+
+
+def run_once(runs: dict, folder: Path, timeout: float, original: bool = False) -> dict:
+    """The entry's command in ``folder`` (as a cluster where the entry has ``cluster``): runs yes / no, and the
+    last error line when no."""
+    where = folder / runs.get("cwd", ".")
+    if "cluster" in runs:
+        return run_cluster(runs, where, folder.parent / f"{folder.name}.cluster", timeout, original)
+    command = python_command(f"python {NOTEBOOK_SCRIPT}" if "notebook" in runs else runs["command"], original)
+    try:
+        done = subprocess.run(command, cwd=where, env=run_env(runs, original), capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"runs": "no", "run_error": f"timed out after {timeout:.0f} s"}
+    error = last_error_line(done.stderr + "\n" + done.stdout) if done.returncode else None
+    return {"runs": "no" if done.returncode else "yes", "run_error": error}
+
+
+def run_original(program: dict, old: Path, timeout: float) -> dict:
+    """--run-original: the TF1 copy run as the entry says (its stand-in data first), through tf1_era.py: a check
+    that the entry's command line is the program's."""
+    runs = program["runs"]
+    timeout = float(runs.get("timeout", timeout))
+    problem = stand_in(runs, old / runs.get("cwd", "."), timeout)
+    if problem:
+        return {"original_runs": "no", "original_error": problem}
+    write_notebook_script(runs, old)
+    done = run_once(runs, old, timeout, original=True)
+    return {"original_runs": done["runs"], "original_error": done["run_error"],
+            **({"original_tasks": done["run_tasks"]} if "run_tasks" in done else {})}
+
+
 def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
     runs = program["runs"]
     timeout = float(runs.get("timeout", timeout))
@@ -392,24 +442,12 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
         if problem:
             out["runs"], out["run_error"] = "no", problem
             return out
-    if "notebook" in runs:
-        for where in (folder, old):  # the TF1 copy's too: parity compares the two scripts
-            script = where / here / NOTEBOOK_SCRIPT
-            script.write_text(notebook_script(where / runs["notebook"], runs.get("local_files")), encoding="utf-8")
-        command = [sys.executable, NOTEBOOK_SCRIPT]
-    else:
-        command = python_command(runs["command"])
+    for where in (folder, old):  # the TF1 copy's too: parity compares the two scripts
+        write_notebook_script(runs, where)
     if runs.get("parity_only"):  # its own step count is too long to run whole here: parity's run stands for it
         out["runs"] = "yes"
     else:
-        try:
-            done = subprocess.run(command, cwd=folder / here, env=run_env(runs), capture_output=True,
-                                  text=True, timeout=timeout)
-            out["runs"] = "yes" if done.returncode == 0 else "no"
-            if done.returncode:
-                out["run_error"] = last_error_line(done.stderr + "\n" + done.stdout)
-        except subprocess.TimeoutExpired:
-            out["runs"], out["run_error"] = "no", f"timed out after {timeout:.0f} s"
+        out.update(run_once(runs, folder, timeout))
     parity = runs.get("parity")
     if parity is True:  # a notebook's: its cells as a script
         parity = str(Path(here) / NOTEBOOK_SCRIPT)
@@ -429,6 +467,111 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
         if runs.get("parity_only") and out["parity"] not in ("PARITY", "MISMATCH"):
             out["runs"], out["run_error"] = "no", out["parity_line"]
     return out
+
+
+# -- running a between-graph program as a cluster -----------------------------------------------------------
+
+# A task: its job, its index, the process, and where its output goes.
+Task = collections.namedtuple("Task", "job index process log")
+
+
+def free_port() -> int:
+    try:
+        import portpicker
+        return portpicker.pick_unused_port()
+    except ImportError:
+        import socket
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return probe.getsockname()[1]
+
+
+def cluster_spec(cluster: dict) -> dict[str, list[str]]:
+    """ps and worker hosts on 127.0.0.1 at free ports (and the coordinator's, as the chief, where there is one)."""
+    jobs = {"ps": cluster.get("ps", 1), "worker": cluster.get("workers", 2)}
+    if cluster.get("coordinator"):
+        jobs = {"chief": 1, **jobs}
+    return {job: [f"127.0.0.1:{free_port()}" for _ in range(count)] for job, count in jobs.items()}
+
+
+def task_command(runs: dict, spec: dict, job: str, index: int, original: bool) -> list[str]:
+    """The command of one task: the entry's, its {ps_hosts} {worker_hosts} {job} {index} filled; for the jobs the
+    entry lets only serve (``serve``), standins/std_server.py; for the chief, the entry's coordinator."""
+    cluster = runs["cluster"]
+    if job == "chief":
+        return [sys.executable, str(HERE / cluster["coordinator"])]
+    if job in cluster.get("serve", ()):
+        return [sys.executable, str(HERE / "standins" / "std_server.py")]
+    command = runs["command"].format(ps_hosts=",".join(spec["ps"]), worker_hosts=",".join(spec["worker"]),
+                                     job=job, index=index)
+    return python_command(command, original)
+
+
+def start_task(runs: dict, spec: dict, job: str, index: int, where: Path, logs: Path, original: bool) -> Task:
+    env = run_env(runs, original)
+    if runs["cluster"].get("tf_config") or job == "chief" or job in runs["cluster"].get("serve", ()):
+        env["TF_CONFIG"] = json.dumps({"cluster": spec, "task": {"type": job, "index": index}})
+    log = logs / f"{job}{index}.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen(task_command(runs, spec, job, index, original), cwd=where, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    return Task(job, index, process, log)
+
+
+def task_error(task: Task) -> str:
+    return f"{task.job} {task.index}: " + last_error_line(task.log.read_text(errors="replace"))
+
+
+def stop(tasks: list[Task]) -> None:
+    for task in tasks:
+        if task.process.poll() is None:
+            task.process.terminate()
+    for task in tasks:
+        try:
+            task.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            task.process.kill()
+            task.process.wait()
+
+
+def run_cluster(runs: dict, where: Path, logs: Path, timeout: float, original: bool = False) -> dict:
+    """The program as one process per task on 127.0.0.1: the ps tasks and workers 1.. first, then worker 0 (TF1's
+    chief; the migrated program's coordinator), or the entry's coordinator as the chief. It runs when that task
+    exits 0 within ``timeout`` and every other task has either exited 0 or is still serving; all are then stopped.
+    ``run_tasks``: how each task ended (``serving`` when it was still up)."""
+    spec = cluster_spec(runs["cluster"])
+    logs.mkdir(parents=True, exist_ok=True)
+    decider = ("chief", 0) if "chief" in spec else ("worker", 0)
+    order = [(job, index) for job in ("ps", "worker") for index in range(len(spec[job])) if (job, index) != decider]
+    tasks = []
+    try:
+        for job, index in [*order, decider]:
+            tasks.append(start_task(runs, spec, job, index, where, logs, original))
+        last, others = tasks[-1], tasks[:-1]
+        deadline = time.monotonic() + timeout
+        crashed = []
+        while last.process.poll() is None and not crashed and time.monotonic() < deadline:
+            time.sleep(0.2)
+            crashed = [task for task in others if task.process.poll() not in (None, 0)]
+        crashed = crashed or [task for task in others if task.process.poll() not in (None, 0)]
+        ended = {f"{task.job} {task.index}": "serving" if task.process.poll() is None
+                 else f"exit {task.process.returncode}" for task in tasks}
+    finally:
+        stop(tasks)
+    state = ended[f"{last.job} {last.index}"]
+    if crashed:
+        error = task_error(crashed[0])
+    elif state == "serving":
+        error = f"{last.job} {last.index}: timed out after {timeout:.0f} s"
+    else:
+        error = None if state == "exit 0" else task_error(last)
+    return {"runs": "no" if error else "yes", "run_error": error, "run_tasks": ended}
+
+
+def cluster_text(runs: dict) -> str:
+    cluster = runs["cluster"]
+    text = f"ps {cluster.get('ps', 1)} + {cluster.get('workers', 2)} workers"
+    return text + (f", {Path(cluster['coordinator']).stem} as chief" if cluster.get("coordinator") else "")
 
 
 # -- the run ------------------------------------------------------------------------------------------------
@@ -455,6 +598,10 @@ def measure(program: dict, mirror: Path, scratch: Path, args) -> dict:
     row.update(classify(folder, result))
     if args.run and row["outcome"] == "migrated" and program.get("runs"):
         row.update(run_program(program, folder, old, args.run_timeout))
+    if args.run_original and program.get("runs"):
+        row.update(run_original(program, old, args.run_timeout))
+    if program.get("runs", {}).get("cluster") and (row.get("runs") or row.get("original_runs")):
+        row["run_as"] = cluster_text(program["runs"])
     return row
 
 
@@ -477,6 +624,17 @@ def detail_text(row: dict) -> str:
             text += f"; parity: {row['parity_line'] or row['parity']}"
         return text
     return ""
+
+
+def run_text(row: dict) -> str:
+    """The detail, with how the program ran (as a cluster, its tasks) and how its TF1 copy ran (--run-original)."""
+    parts = [detail_text(row)]
+    if row.get("original_runs"):
+        parts.append(f"TF1 copy runs: {row['original_runs']}"
+                     + (f" ({row['original_error']})" if row.get("original_error") else ""))
+    if row.get("run_as"):
+        parts.append(f"as {row['run_as']}")
+    return "; ".join(part for part in parts if part)
 
 
 def totals(rows: list[dict]) -> dict:
@@ -519,7 +677,7 @@ def render(rows: list[dict], table: dict, reasons: list[tuple[str, int]], stream
     width = max([len(row["name"]) for row in rows] + [7])
     print(f"{'program':<{width}}  {'kind':<13}  {'outcome':<11}  tier  reasons / errors / run", file=stream)
     for row in rows:
-        detail = detail_text(row)
+        detail = run_text(row)
         if row.get("notes"):
             detail = (detail + "  " if detail else "") + "[" + "; ".join(row["notes"]) + "]"
         print(f"{row['name']:<{width}}  {row['kind']:<13}  {row['outcome']:<11}  {tier_text(row):<4}  {detail}",
@@ -561,6 +719,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, metavar="PATH", help="write rows, totals and reasons as JSON")
     parser.add_argument("--run", action="store_true",
                         help="run migrated programs that have a `runs` entry (and parity where it names one)")
+    parser.add_argument("--run-original", action="store_true",
+                        help="run the TF1 copy of every program that has a `runs` entry too, through tf1_era.py "
+                             "(whatever its outcome): a check of the entry's command line")
     parser.add_argument("--run-timeout", type=float, default=300.0, help="seconds per run (default 300)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per tf-migrate call (default 600)")
     args = parser.parse_args(argv)
