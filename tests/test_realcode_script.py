@@ -338,10 +338,13 @@ def test_a_cluster_entry_runs_ps_and_two_workers_and_worker_0_decides(mirror, tm
     })
     for name in ("flags", "tf_config"):
         assert rows[name]["runs"] == "yes" and rows[name]["run_error"] is None, rows[name]
-        assert rows[name]["run_tasks"] == {"ps 0": "serving", "worker 1": "exit 0", "worker 0": "exit 0"}
+        tasks = rows[name]["run_tasks"]  # worker 1 may still be on its way out when worker 0 ends: either counts
+        assert tasks["ps 0"] == "serving" and tasks["worker 0"] == "exit 0"
+        assert tasks["worker 1"] in ("exit 0", "serving")
         assert rows[name]["run_as"] == "ps 1 + 2 workers"
     logs = tmp_path / "s" / "flags.cluster"
     assert (logs / "worker0.log").read_text().startswith("worker 0 of ps 127.0.0.1:")
+    assert (logs / "worker1.log").read_text().startswith("worker 1 of ps 127.0.0.1:")
     assert "runs: yes; as ps 1 + 2 workers" in capsys.readouterr().out
 
 
@@ -376,7 +379,8 @@ def test_the_tf1_copy_runs_as_a_cluster_as_tf1_ran_it(mirror, tmp_path):
     row = rows["tf1"]
     assert row["runs"] == "no" and "has no attribute 'Server'" in row["run_error"], row  # TF 2's tf: no Server
     assert row["original_runs"] == "yes", row
-    assert row["original_tasks"] == {"ps 0": "serving", "worker 1": "exit 0", "worker 0": "exit 0"}
+    tasks = row["original_tasks"]
+    assert tasks["ps 0"] == "serving" and tasks["worker 0"] == "exit 0" and tasks["worker 1"] in ("exit 0", "serving")
     assert "served grpc://" in (tmp_path / "s" / "tf1.tf1.cluster" / "worker0.log").read_text()
 
 
