@@ -142,3 +142,103 @@ def test_only_the_first_worker_saves_into_the_programs_checkpoint_folder():
     assert ('os.path.join("/tmp/train", "tf2") if resolver.task_id == 0 else tempfile.mkdtemp()' in code
             and 'checkpoint.restore(tf.train.latest_checkpoint(os.path.join("/tmp/train", "tf2")))' in code), code
     assert "import tempfile\n" in code and code.count("manager.save()") == 1
+
+
+# tests/parity_programs/mnist_replica_tf1.py with mnist_replica.py's --sync_replicas: `if FLAGS.sync_replicas:` wraps
+# the optimizer (replicas_to_aggregate from a flag, else the number of workers), then makes its TF1 machinery for a
+# Supervisor chosen by the flag and the chief's start. Run without --ps_hosts / --worker_hosts: 1 ps + 1 worker.
+SYNC_FLAG_EDITS = {
+    'flags.DEFINE_integer("batch_size", 16, "rows a step")\n': '''\
+flags.DEFINE_integer("batch_size", 16, "rows a step")
+flags.DEFINE_boolean("sync_replicas", False, "aggregate the workers' gradients before applying them")
+flags.DEFINE_integer("replicas_to_aggregate", None, "replicas to aggregate each step (default: num_workers)")
+''',
+    '  cluster = tf.train.ClusterSpec({"ps": FLAGS.ps_hosts.split(","),\n': '''\
+  worker_spec = FLAGS.worker_hosts.split(",")
+  num_workers = len(worker_spec)
+  cluster = tf.train.ClusterSpec({"ps": FLAGS.ps_hosts.split(","),
+''',
+    '"worker": FLAGS.worker_hosts.split(",")})': '"worker": worker_spec})',
+    "    train_op = opt.minimize(cross_entropy, global_step=global_step)\n": '''\
+    if FLAGS.sync_replicas:
+      if FLAGS.replicas_to_aggregate is None:
+        replicas_to_aggregate = num_workers
+      else:
+        replicas_to_aggregate = FLAGS.replicas_to_aggregate
+      opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=replicas_to_aggregate,
+                                           total_num_replicas=num_workers, name="mnist_sync_replicas")
+    train_op = opt.minimize(cross_entropy, global_step=global_step)
+
+    if FLAGS.sync_replicas:
+      local_init_op = opt.local_step_init_op
+      if is_chief:
+        local_init_op = opt.chief_init_op
+      ready_for_local_init_op = opt.ready_for_local_init_op
+      # Initial token and chief queue runners required by the sync_replicas mode
+      chief_queue_runner = opt.get_chief_queue_runner()
+      sync_init_op = opt.get_init_tokens_op()
+''',
+    "  sv = tf.train.Supervisor(is_chief=is_chief, init_op=init_op, recovery_wait_secs=1,\n"
+    "                           global_step=global_step)\n": '''\
+  if FLAGS.sync_replicas:
+    sv = tf.train.Supervisor(is_chief=is_chief, init_op=init_op, local_init_op=local_init_op,
+                             ready_for_local_init_op=ready_for_local_init_op, recovery_wait_secs=1,
+                             global_step=global_step)
+  else:
+    sv = tf.train.Supervisor(is_chief=is_chief, init_op=init_op, recovery_wait_secs=1,
+                             global_step=global_step)
+''',
+    '  print("Worker %d: Session initialization complete." % FLAGS.task_index)\n': '''\
+  print("Worker %d: Session initialization complete." % FLAGS.task_index)
+  if FLAGS.sync_replicas and is_chief:
+    # Chief worker will start the chief queue runner and call the init op.
+    sess.run(sync_init_op)
+    sv.start_queue_runners(sess, [chief_queue_runner])
+''',
+}
+SYNC_FLAG = (Path(__file__).resolve().parent / "parity_programs" / "mnist_replica_tf1.py").read_text()
+for _before, _after in SYNC_FLAG_EDITS.items():
+    assert SYNC_FLAG.count(_before) == 1, _before
+    SYNC_FLAG = SYNC_FLAG.replace(_before, _after)
+
+
+def test_a_sync_replicas_flag_chooses_the_strategy_at_run_time():
+    result = migrated(SYNC_FLAG)
+    code = result.source
+    for line in (
+        "  if not FLAGS.sync_replicas:\n    server = tf.distribute.Server(cluster, job_name=FLAGS.job_name, "
+        'task_index=FLAGS.task_index)\n  if FLAGS.job_name == "ps":\n    if not FLAGS.sync_replicas:\n'
+        "      server.join()\n    # Synchronous training keeps no variables on parameter servers: a ps task has "
+        "nothing to serve.\n    return\n",
+        "  if FLAGS.sync_replicas:\n    if FLAGS.replicas_to_aggregate is None:\n      replicas_to_aggregate = "
+        "num_workers\n    else:\n      replicas_to_aggregate = FLAGS.replicas_to_aggregate\n"
+        "    if replicas_to_aggregate != num_workers:\n      raise ValueError(\n",
+        "    strategy = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)\n",
+        "  else:\n    if not is_chief:\n      # TF1's chief drives the cluster's training now; the other workers serve "
+        "it.\n      server.join()\n",
+        "    strategy = tf.distribute.experimental.ParameterServerStrategy(resolver)\n",
+        "  if FLAGS.sync_replicas:\n    trained_steps = int(opt.iterations.numpy())\n    while True:\n",
+        "      train_step(batch_xs, batch_ys)\n      trained_steps += 1\n",
+        "  else:\n    scheduled_steps = int(opt.iterations)\n    while True:\n",
+        "      coordinator.schedule(train_step, args=(batch_xs, batch_ys))\n",
+        "        break\n    coordinator.join()\n",
+    ):
+        assert line in code, line
+    program = code[code.index("def main"):]
+    for gone in ("SyncReplicasOptimizer(", "Supervisor", "local_init_op", "chief_queue_runner", "sync_init_op",
+                 "sess.", "sess =", "start_queue_runners"):
+        assert gone not in program, gone
+    messages = {f.rule: f.message for f in result.findings if f.rule in ("TFM103", "TFM106") and "Sync" in f.message}
+    assert "chosen by `FLAGS.sync_replicas` at run time" in messages["TFM103"]
+    assert "refuses to start unless replicas_to_aggregate is num_workers" in messages["TFM106"]
+
+
+@pytest.mark.parametrize("before, after, where, reason", [
+    ("  time_begin = time.time()\n", "  print(chief_queue_runner)\n  time_begin = time.time()\n",
+     "print(chief_queue_runner)", "TF1 session machinery, is used besides"),
+    ("  if FLAGS.sync_replicas:\n    sv = ", "  if is_chief:\n    sv = ", "if is_chief:\n", "other than the flag"),
+], ids=["machinery used otherwise", "supervisor of another test"])
+def test_a_flag_program_in_other_shapes_is_left_with_the_reason(before, after, where, reason):
+    assert before in SYNC_FLAG
+    line, message = manual(SYNC_FLAG.replace(before, after))
+    assert where.strip() in line and reason in message, (line, message)

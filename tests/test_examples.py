@@ -300,10 +300,10 @@ def test_migrated_between_graph_example_as_separate_ps_worker_and_chief_processe
     assert_trained(chief, TRAIN_STEPS[example])
 
 
-def run_synchronous(program: Path, workers: int, tmp_path: Path) -> list[Run]:
-    """PROGRAM as ps 0 and workers 0..N-1 on localhost, all started together from the TF1 command line; each
-    worker must end by itself, and so must the ps task of a migrated program (TF1's serves until stopped). The
-    workers' runs, in task order."""
+def run_synchronous(program: Path, workers: int, tmp_path: Path, *args: str) -> list[Run]:
+    """PROGRAM as ps 0 and workers 0..N-1 on localhost, all started together from the TF1 command line (and
+    ``args``); each worker must end by itself, and so must the ps task of a migrated program (TF1's serves until
+    stopped). The workers' runs, in task order."""
     import portpicker
 
     ports = [portpicker.pick_unused_port() for _ in range(1 + workers)]
@@ -312,7 +312,7 @@ def run_synchronous(program: Path, workers: int, tmp_path: Path) -> list[Run]:
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
     logs = [open(tmp_path / f"{job}{index}.out", "w+") for job, index in tasks]
     processes = [subprocess.Popen([sys.executable, str(program), f"--job_name={job}", f"--task_index={index}",
-                                   *hosts], stdout=log, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+                                   *hosts, *args], stdout=log, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
                  for (job, index), log in zip(tasks, logs)]
     try:
         errors = [process.communicate(timeout=TIMEOUT)[1] for process in processes[1:]]

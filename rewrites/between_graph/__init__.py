@@ -103,12 +103,17 @@ class Rewrite(TFCodemod):
         return Names(lambda node: (name.api if (name := self.tf_name(node)) else None), source, lambda node: node)
 
     def _supervisors(self, module: cst.Module) -> dict[str, cst.BaseStatement]:
-        """name -> `name = tf.train.Supervisor(...)`, anywhere in the module."""
-        found = {}
+        """name -> `name = tf.train.Supervisor(...)`, anywhere in the module (or the `if` choosing one by a flag,
+        synchronous.supervisor_calls)."""
+        found, chosen = {}, set()
         for statement, _ in _statements(module):
-            assign = single_assign(statement)
-            if assign and isinstance(assign[1], cst.Call) and self._names.api(assign[1].func) == "train.Supervisor":
-                found[assign[0]] = statement
+            if id(statement) in chosen or not synchronous.supervisor_calls(statement, self._names.api):
+                continue
+            if isinstance(statement, cst.If):
+                chosen |= {id(statement.body.body[0]), id(statement.orelse.body.body[0])}
+                found[single_assign(statement.body.body[0])[0]] = statement
+            else:
+                found[single_assign(statement)[0]] = statement
         return found
 
 
@@ -128,13 +133,18 @@ class _Program:
         session = read_session(opening, block, self.names, self.supervisors)
         device = self._device(opening, block)
         graph = read_graph(device, self.names)
+        flag = graph.flag
         synchronized = graph.sync_replicas is not None
+        modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session)
-        only = self._only_for_the_session(block, session, graph, keep_chief=not synchronized)
+        only = self._only_for_the_session(block, session, graph, keep_chief=False in modes)
         last_step(session, graph, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
-        loop, ran, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop],
-                                         SYNCHRONOUS if synchronized else SCHEDULED)
+        started = synchronous.chief_start(around, flag, session.name) if flag is not None else []
+        outside = [s for s in around if s is not session.loop and s not in started]
+        loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
+                 for mode in modes}
+        _, ran, notes = loops[modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
         self._check_names_are_free(block, graph)
         runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
@@ -142,28 +152,39 @@ class _Program:
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         removed = [device, *session.statements, *only.values(), *self._stops(block, session)]
+        synchronous.check_flag(flag, session.supervisor, _scope(self.view, device),
+                               [device, *session.statements, *started])
         if synchronized:
-            notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code)
-            synchronous.without_servers(server, _scope(self.view, device), session.master, self.edits, self.names)
-            head = []
-        else:
-            head = emit.serve_unless_chief(server.name, session.is_chief, device, self.names)
+            notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code, flag)
+            synchronous.without_servers(server, _scope(self.view, device), session.master, self.edits, self.names,
+                                        flag)
         for statement in removed:
             self.edits.remove(statement)
         dataset = self._dataset(graph, device, block)
-        self.edits.replace(device, [*head, *emit.strategy(graph, server, session, dataset, self.names,
-                                                          evaluated[0].tensor if evaluated else None)])
+        tensor = evaluated[0].tensor if evaluated else None
+        unled = device.with_changes(leading_lines=[]) if flag is not None else device
+
+        def program(mode: bool) -> list[cst.BaseStatement]:
+            head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names)
+            setup = flag.setup_and_check(self.names) if flag is not None and mode else []
+            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor)]
+
+        self.edits.replace(device, _by_mode(flag, modes, program, device.leading_lines))
+        resumed = []
         if session.checkpoints is not None:
             self.edits.add_import("os")
-            if synchronized:
+            if True in modes:
                 self.edits.add_import("tempfile")
             self._restore_function(device, graph)
-        resumed = emit.checkpoints(graph, session, self.names, RESTORE) if session.checkpoints is not None else []
-        self._replace_loop(session, loop, resumed, graph, evaluated)
+            resumed = _by_mode(flag, modes, lambda mode: emit.checkpoints(graph, session, self.names, RESTORE, mode))
+        loop = _by_mode(flag, modes, lambda mode: loops[mode][0])
+        self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
         self.replaced |= set(removed)
-        self.notes.append(("TFM103", opening, SYNCHRONOUS_TRAINING if synchronized else ASYNCHRONOUS_TRAINING))
+        training = ASYNCHRONOUS_TRAINING if not synchronized else SYNCHRONOUS_TRAINING if flag is None else \
+            synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test))
+        self.notes.append(("TFM103", opening, training))
         self.notes += graph.notes + notes
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
@@ -315,10 +336,10 @@ class _Program:
         return [*before, *graph.dataset_statements]
 
     def _replace_loop(self, session: Session, loop: list[cst.BaseStatement], resumed: list[cst.BaseStatement],
-                      graph: Graph, evaluated: list[Evaluation]) -> None:
+                      graph: Graph, evaluated: list[Evaluation], dropped: list[cst.BaseStatement]) -> None:
         """The session's loop, scheduling steps; a checkpoint saved when it ends; the runs ``evaluated`` after it.
         Where the session opened (the start of a `with` session's body, which it gives way to), what ``resumed``
-        restores."""
+        restores. The ``dropped`` statements go."""
         save = []
         if session.checkpoints is not None:
             # Only after a step has the optimizer made the slots of shards part of its checkpoints.
@@ -327,7 +348,7 @@ class _Program:
                                         "    manager.save()\n" if trained else "manager.save()\n")]
         loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
         replaced = {e.run: [e.replacement] for e in evaluated}
-        replaced |= {e.held: [] for e in evaluated if e.held is not None}
+        replaced |= {e.held: [] for e in evaluated if e.held is not None} | {statement: [] for statement in dropped}
         if isinstance(session.opening, cst.With):
             owners = {session.name, *(stop.func.value.value for stop in session.stops)}
             use = next((node for s in session.opening.body.body if s is not session.loop and s not in replaced
@@ -356,6 +377,13 @@ class _Program:
         value = statement_value(statement)
         if isinstance(value, cst.Call) and self.names.api(value.func) in SEEDS:
             self.edits.expressions[value.func] = cst.parse_expression("tf.random.set_seed")
+
+
+def _by_mode(flag, modes: tuple[bool, ...], make, leading_lines=()) -> list[cst.BaseStatement]:
+    """``make(synchronous)``'s statements, or where a flag chooses, `if flag: make(True) else: make(False)`."""
+    if flag is None:
+        return make(modes[0])
+    return [flag.branches(make(True), make(False), leading_lines)]
 
 
 def _is_device_block(statement, names: Names) -> bool:

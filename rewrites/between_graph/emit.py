@@ -27,17 +27,17 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 
 
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
-             names: Names, evaluated: str | None = None) -> list[cst.BaseStatement]:
-    """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for a
-    SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the coordinator, the per-worker
-    dataset and the step function (and ``evaluated``'s: the graph computing that tensor, without training)."""
+             names: Names, synchronous: bool, evaluated: str | None = None) -> list[cst.BaseStatement]:
+    """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for
+    ``synchronous`` training: a SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the
+    coordinator, the per-worker dataset and the step function (and ``evaluated``'s: the graph computing that
+    tensor, without training)."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
              for line in graph.after_optimizer]
     specs = [f"{name}_spec" for name in graph.elements]
     used = any(spec in line for spec in specs for line in graph.variables)
-    synchronous = graph.sync_replicas is not None
     text = render("between_graph_step.py.j2", cluster=server.cluster, protocol=server.protocol,
                   synchronous=synchronous, job=synchronous and names.code(server.job),
                   task=synchronous and names.code(server.task), partitioner=graph.partitioner,
@@ -50,13 +50,14 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   arguments=_step_arguments(graph), evaluated=evaluated, placeholders=graph.placeholders)
     return _parsed(text)
 
-def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str, str]) -> list[cst.BaseStatement]:
+def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str, str], synchronous: bool
+                ) -> list[cst.BaseStatement]:
     """Before the session's loop: the checkpoints the program resumes from, its own or else its TF1 program's
-    (``restore``: the names of the functions restore_functions() writes)."""
+    (``restore``: the names of the functions restore_functions() writes); each ``synchronous`` worker's."""
     from templates import render
 
     return _parsed(render("between_graph_checkpoints.py.j2", checkpoints=names.code(session.checkpoints),
-                          synchronous=graph.sync_replicas is not None, optimizer_name=graph.optimizer_name,
+                          synchronous=synchronous, optimizer_name=graph.optimizer_name,
                           checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
                           tf1_names={name: code for name, code in graph.tf1_names.items() if name},
                           shard_slots=restores_shard_slots(graph.partitioner, graph.slots) and

@@ -82,6 +82,7 @@ class Graph:
     loss: str | None = None
     train_op: str | None = None
     sync_replicas: cst.Call | None = None        # `SyncReplicasOptimizer(...)`: synchronous steps
+    flag: synchronous.Flag | None = None         # the flag choosing it at run time: synchronous or not
     tracked: list[str] = field(default_factory=list)  # what a checkpoint holds: variables and layers, by name
     tf1_names: dict[str | None, str] = field(default_factory=dict)  # TF1's name of each variable (code; None:
     # not known) -> its TF2 code
@@ -131,6 +132,8 @@ class _Reader:
             if isinstance(value, cst.SimpleString | cst.ConcatenatedString):  # code commented out as a string
                 continue
             if isinstance(value, cst.Call) and single_assign(statement) is None and self._run_once(graph, value):
+                continue
+            if isinstance(statement, cst.If) and self._flag(graph, statement):
                 continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
@@ -306,9 +309,11 @@ class _Reader:
         graph.after_optimizer = code.after_compile
         graph.slots = tf1_slots(self.api(call.func), call, keras_momentum=True)
 
-    def _sync_replicas(self, graph: Graph, target: str, call: cst.Call) -> None:
-        """`SyncReplicasOptimizer(opt, ...)`: the optimizer it wraps, named as the program names the wrapper."""
-        wrapped = synchronous.wrapped_optimizer(call, self.code)
+    def _sync_replicas(self, graph: Graph, target: str, call: cst.Call, runtime: frozenset[str] = frozenset()
+                       ) -> tuple[str, str] | None:
+        """`SyncReplicasOptimizer(opt, ...)`: the optimizer it wraps, named as the program names the wrapper; what
+        to check at run time of its arguments (``runtime``: names computed then)."""
+        wrapped, check = synchronous.wrapped_optimizer(call, self.code, runtime)
         if isinstance(wrapped, cst.Name) and wrapped.value == graph.optimizer_name:
             graph.optimizer = f"{target} = {graph.optimizer.split(' = ', 1)[1]}"
         elif isinstance(wrapped, cst.Call) and (self.api(wrapped.func) or "").startswith("train."):
@@ -316,6 +321,20 @@ class _Reader:
         else:
             raise Unsupported(wrapped, "SyncReplicasOptimizer of an optimizer made in the graph is migrated")
         graph.optimizer_name, graph.sync_replicas = target, call
+        return check
+
+    def _flag(self, graph: Graph, statement: cst.If) -> bool:
+        """`if FLAGS.sync_replicas:` wrapping the optimizer in a SyncReplicasOptimizer, then making its session
+        machinery: synchronous training chosen at run time (synchronous.Flag)."""
+        if graph.flag is not None:
+            return synchronous.read_machinery(statement, graph.flag, graph.optimizer_name, self.api)
+        found = synchronous.flagged_optimizer(statement, graph.optimizer_name, self.api, self.spelled)
+        if found is None:
+            return False
+        graph.flag, wrapper = found
+        target, call = single_assign(wrapper)
+        graph.flag.check = self._sync_replicas(graph, target, call, synchronous.setup_names(graph.flag))
+        return True
 
     def _is_minimize(self, value, graph: Graph) -> bool:
         return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)

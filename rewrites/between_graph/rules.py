@@ -12,7 +12,12 @@ schedules each step, a tf.function running the TF1 operations under a GradientTa
 ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
 line stays as it was, so the launch scripts still start every task. A graph trained by a SyncReplicasOptimizer
-(synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead.
+(synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead; one choosing it
+at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas:` wrapping the optimizer, then
+making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
+strategy from the same flag, MultiWorkerMirroredStrategy or the ClusterCoordinator, and drops that TF1
+machinery; a replicas_to_aggregate computed at run time is checked then (the synchronous program refuses to
+start unless it is the number of workers).
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
@@ -70,8 +75,9 @@ TFM104 between-graph-manual
 
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
-workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
-Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
+workers or moving averages (or, chosen by a flag, its TF1 machinery used besides the Supervisor and the chief's
+start, a Supervisor chosen by another test), a plain Session, queue runners, hooks other than StopAtStepHook,
+layers other than Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
 module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
 collections or globals (the step would do it at every step), a function of another module of the program
 called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read

@@ -132,9 +132,6 @@ def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.Ba
             raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a MonitoredTrainingSession, which "
                                          "TF1 refused once its hooks stopped the session: evaluated after a "
                                          "Supervisor's loop only")
-        if graph.sync_replicas is not None:
-            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a SyncReplicasOptimizer: not "
-                                         "migrated yet (every worker would evaluate it)")
         held = held_feed(statement, after, [])
         feeds = fed_values(feed_dict_of(statement, held), graph, names)
         replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(

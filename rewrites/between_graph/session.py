@@ -211,7 +211,7 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
                 supervisors: dict[str, cst.BaseStatement]) -> Session:
     sv = _supervisor_method(call, supervisors)
     supervisor = supervisors[sv]
-    created = single_assign(supervisor)[1]
+    created, *flagged = synchronous.supervisor_calls(supervisor, names.api)  # the synchronous one in an `if`
     args = bind_arguments(created, SUPERVISOR)
     if args is None:
         raise Unsupported(created, "Supervisor arguments that cannot be read statically")
@@ -230,7 +230,7 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
         logdir = None
     return Session(statement, name, _value(opened, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{sv}.should_stop()")], checkpoints=logdir, supervisor=supervisor,
-                   arguments=[a.value for a in (*call.args, *created.args)])
+                   arguments=[a.value for made in (call, created, *flagged) for a in made.args])
 
 
 def source_is_zero(node: cst.BaseExpression) -> bool:
