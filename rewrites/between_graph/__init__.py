@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, synchronous, unread
+from rewrites.between_graph import emit, graph_calls, monitored, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, distinct_openings, last_step,
@@ -132,6 +132,7 @@ class _Program:
         server = self._server(self._visible_before(device), session)
         only = self._only_for_the_session(block, session, graph, keep_chief=not synchronized)
         last_step(session, graph, self.names, only)
+        monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
         loop, ran, notes = migrated_loop(session, graph, self.names, [s for s in around if s is not session.loop],
                                          SYNCHRONOUS if synchronized else SCHEDULED)
@@ -164,7 +165,7 @@ class _Program:
             self._seed(statement)
         self.replaced |= set(removed)
         self.notes.append(("TFM103", opening, SYNCHRONOUS_TRAINING if synchronized else ASYNCHRONOUS_TRAINING))
-        self.notes += graph.notes + notes
+        self.notes += graph.notes + notes + session.notes
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
         if session.checkpoints is not None:
@@ -228,9 +229,13 @@ class _Program:
     def _only_for_the_session(self, block: list, session: Session, graph: Graph, keep_chief: bool
                               ) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
-        ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked."""
+        ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked, the
+        checkpoint folder always."""
         chief = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
             if keep_chief else set()
+        # The checkpoint folder stays: the migrated program's checkpoints go there.
+        chief |= {node.value for node in subtree(session.checkpoints) if isinstance(node, cst.Name)} \
+            if session.checkpoints is not None else set()
         scope = _scope(self.view, session.opening)
         candidates = {}
         for statement in [*block, *graph.session_only.values()]:
