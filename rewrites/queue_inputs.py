@@ -156,6 +156,7 @@ class Rewrite(TFCodemod):
         if any(isinstance(n, cst.Call) and self.api(n.func) == "train.match_filenames_once"
                for n in subtree(files["string_tensor"][1].value)):
             return None  # a local variable the session initializes
+        nested, body = body is not function.body.body, list(body)
         start = body.index(statement)
         end = next((i for i in range(start + 1, len(body)) if self._call_of(body[i], BATCH_PARAMETERS, True)), None)
         if end is None:
@@ -165,7 +166,7 @@ class Rewrite(TFCodemod):
                for s in block for node in subtree(s)):
             return None
         later = [node for s in body[end + 1:] for node in subtree(s)]
-        if body is not function.body.body:  # a `with` block: the function's other code runs after it too
+        if nested:  # a `with` block: the function's other code runs after it too
             inside = {id(node) for s in body for node in subtree(s)}
             later += [node for node in subtree(function.body) if id(node) not in inside]
         rebound = {id(node) for node in _rebound(later)}

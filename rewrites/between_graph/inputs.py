@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from rewrites.syntax import Unsupported, names_read, single_assign, subtree
+from rewrites.syntax import Unsupported, names_read, single_assign, source, subtree
 
 ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
 DATASET_NAMES = ("dataset", "records", "input_dataset")
@@ -35,9 +35,9 @@ def bound(pipeline: cst.BaseExpression, statements: list[cst.BaseStatement]) -> 
     name = next((name for name in DATASET_NAMES if name not in taken), None)
     if name is None:
         raise Unsupported(pipeline, f"the iterator's dataset needs a name, and {', '.join(DATASET_NAMES)} are taken")
-    parenthesized = pipeline.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if not pipeline.lpar \
-        else pipeline
-    return name, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], parenthesized)])
+    if "\n" in source(pipeline) and not pipeline.lpar:  # lines of a call's argument: one expression in parentheses
+        pipeline = pipeline.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return name, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], pipeline)])
 
 
 def check(dataset: str | None, statements: list[cst.BaseStatement], device: cst.With) -> None:
