@@ -5,7 +5,7 @@ TFM008 queue-input
 What it does: a pipeline of `files = tf.train.string_input_producer(names, num_epochs=, shuffle=, seed=)`, a
 reader reading it (`tf.TFRecordReader()`, `tf.TextLineReader(skip_header_lines=)`,
 `tf.FixedLengthRecordReader(record_bytes, header_bytes=, footer_bytes=)`: `_, record = reader.read(files)`, in
-the same function or in a helper the queue is handed to), the code making one example of a record, and
+the same function, in a `with` block of it, or in a helper the queue is handed to), the code making one example of a record, and
 `tf.train.batch(tensors, batch_size, ...)` or `tf.train.shuffle_batch(...)` becomes the tf.data pipeline that
 reads the same records in the same order: the file names (shuffled each epoch as TF1 shuffled them, repeated
 num_epochs times), the records of each file in turn, the code making an example (moved into a function the

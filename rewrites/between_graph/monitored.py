@@ -50,7 +50,7 @@ def read(session, names, only_for_session: dict[str, cst.BaseStatement]) -> None
     for hook in list_elements(bound(session.chief_hooks, only_for_session), "chief_only_hooks"):
         hook = bound(hook, only_for_session)
         if not isinstance(hook, cst.Call) or names.api(hook.func) not in HOOKS:
-            raise Unsupported(hook, f"a chief-only hook other than {' / '.join(_short(api) for api in HOOKS)}: "
+            raise Unsupported(hook, f"a chief-only hook other than {_kinds()}: "
                                     "rewrite it as code around the migrated loop (on the chief, which drives it) by "
                                     "hand")
         other_hook(session, names, hook, only_for_session)
@@ -61,9 +61,8 @@ def other_hook(session, names, hook: cst.Call, only_for_session: dict[str, cst.B
     api = names.api(hook.func)
     if api not in HOOKS:
         name = source(hook.func) if isinstance(hook, cst.Call) else source(hook)
-        raise Unsupported(hook, f"`{name}`: a hook other than StopAtStepHook(last_step=...), "
-                                f"{' / '.join(_short(api) for api in HOOKS)}: rewrite it as code around the migrated "
-                                "loop by hand")
+        raise Unsupported(hook, f"`{name}`: a hook other than StopAtStepHook(last_step=...), {_kinds()}: rewrite "
+                                "it as code around the migrated loop by hand")
     HOOKS[api](session, names, hook, only_for_session)
 
 
@@ -143,8 +142,9 @@ def _checkpoint_hook(session, names, hook: cst.Call, only_for_session) -> None:
         _saver(session, names, bound(args["saver"][1].value, only_for_session))
 
 
-def _short(api: str) -> str:
-    return api.rpartition(".")[2]
+def _kinds() -> str:
+    """The hooks of the table, by their class names: `SummarySaverHook and CheckpointSaverHook`."""
+    return " and ".join(api.rpartition(".")[2] for api in HOOKS)
 
 
 HOOKS: dict[str, Callable] = {"train.SummarySaverHook": _summary_hook, "train.CheckpointSaverHook": _checkpoint_hook}
