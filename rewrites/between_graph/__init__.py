@@ -2,9 +2,10 @@
 
 For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter; graph_calls.py the
 functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
-fetch, and the runs after the loop); unread.py places the finding of a program whose session is read in none of
-those shapes; emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a MultiWorkerMirroredStrategy
-program instead (synchronous.py). What stays TF1 is spelled
+fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
+graph's tf.data input as TFM008 writes a queue-runner one); unread.py places the finding of a program whose
+session is read in none of those shapes; emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
+MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled
 tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
 rules.py.
 """
@@ -231,16 +232,16 @@ class _Program:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
         ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked, the
         checkpoint folder always."""
-        chief = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
+        kept = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
             if keep_chief else set()
         # The checkpoint folder stays: the migrated program's checkpoints go there.
-        chief |= {node.value for node in subtree(session.checkpoints) if isinstance(node, cst.Name)} \
+        kept |= {node.value for node in subtree(session.checkpoints) if isinstance(node, cst.Name)} \
             if session.checkpoints is not None else set()
         scope = _scope(self.view, session.opening)
         candidates = {}
         for statement in [*block, *graph.session_only.values()]:
             assign = single_assign(statement)
-            if assign and assign[0] not in chief:
+            if assign and assign[0] not in kept:
                 candidates[assign[0]] = statement
         reads = {id(node) for argument in session.arguments for node in subtree(argument)}
         found: dict[str, cst.CSTNode] = {}

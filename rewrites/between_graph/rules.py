@@ -78,8 +78,8 @@ as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a Sy
 workers or moving averages, a plain Session, queue runners TFM008 does not read with tf.data, hooks other than
 StopAtStepHook, SummarySaverHook and a CheckpointSaverHook into the session's checkpoint_dir (a LoggingTensorHook, a
 hook class of the program), Scaffold arguments other than those TFM103 carries over (init_fn, a Saver of some
-variables), layers other than Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
-module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
+variables), layers other than Dense, partitioners other than one axis-0 partitioner of get_variable, graph
+collections, a function of the module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
 collections or globals (the step would do it at every step), a function of another module of the program
 called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
 elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses

@@ -13,7 +13,8 @@ the optimizer's ``iterations``). ``while True:`` ends on the step the run fetche
 with the trained variables. The same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
 an ``if`` opens one session. A session writing checkpoints (a Supervisor's ``logdir``, a
 MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
-program resumes from, saving when training ends.
+program resumes from, saving when training ends. A MonitoredTrainingSession's scaffold, chief-only
+hooks and hooks besides StopAtStepHook are read in monitored.py.
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def _value(args: dict, name: str) -> cst.BaseExpression | None:
 
 def last_step(session: Session, graph: Graph, names: Names, only_for_session: dict[str, cst.BaseStatement]) -> None:
     """The StopAtStepHook's last step of a MonitoredTrainingSession (and the SyncReplicasOptimizer's hook, whose
-    work the migrated strategy does)."""
+    work the migrated strategy does; other hooks: monitored.py)."""
     for hook in list_elements(monitored.bound(session.hooks, only_for_session)):
         hook = monitored.bound(hook, only_for_session)
         if synchronous.is_hook(hook, graph.optimizer_name if graph.sync_replicas else None):
