@@ -5,7 +5,7 @@ TFM008 queue-input
 What it does: a pipeline of `files = tf.train.string_input_producer(names, num_epochs=, shuffle=, seed=)`, a
 reader reading it (`tf.TFRecordReader()`, `tf.TextLineReader(skip_header_lines=)`,
 `tf.FixedLengthRecordReader(record_bytes, header_bytes=, footer_bytes=)`: `_, record = reader.read(files)`, in
-the same function or in a helper the queue is handed to), the code making one example of a record, and
+the same function, in a `with` block of it, or in a helper the queue is handed to), the code making one example of a record, and
 `tf.train.batch(tensors, batch_size, ...)` or `tf.train.shuffle_batch(...)` becomes the tf.data pipeline that
 reads the same records in the same order: the file names (shuffled each epoch as TF1 shuffled them, repeated
 num_epochs times), the records of each file in turn, the code making an example (moved into a function the
@@ -116,12 +116,13 @@ class Rewrite(TFCodemod):
         self._pipelines: dict[int, _Pipeline] = {}  # id(producer statement) -> its pipeline
         self._helpers: dict[int, cst.FunctionDef] = {}
         for function in [n for n in subtree(node) if isinstance(n, cst.FunctionDef)]:
-            for statement in function.body.body:
-                pipeline = self._pipeline(function, statement)
-                if pipeline is not None and self.wants(RULE, statement):
-                    self._pipelines[id(statement)] = pipeline
-                    if pipeline.helper is not None:
-                        self._helpers[id(pipeline.helper[0])] = pipeline.helper[1]
+            for block in _blocks(function):
+                for statement in block:
+                    pipeline = self._pipeline(function, block, statement)
+                    if pipeline is not None and self.wants(RULE, statement):
+                        self._pipelines[id(statement)] = pipeline
+                        if pipeline.helper is not None:
+                            self._helpers[id(pipeline.helper[0])] = pipeline.helper[1]
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -142,7 +143,9 @@ class Rewrite(TFCodemod):
             return target, small.value
         return None
 
-    def _pipeline(self, function: cst.FunctionDef, statement: cst.BaseStatement) -> _Pipeline | None:
+    def _pipeline(self, function: cst.FunctionDef, body: list[cst.BaseStatement], statement: cst.BaseStatement
+                  ) -> _Pipeline | None:
+        """The pipeline ``statement`` of ``body`` (the function's body, or a `with` block's in it) starts."""
         produced = self._call_of(statement, (PRODUCER,))
         if produced is None or not isinstance(produced[0], cst.Name):
             return None
@@ -153,7 +156,7 @@ class Rewrite(TFCodemod):
         if any(isinstance(n, cst.Call) and self.api(n.func) == "train.match_filenames_once"
                for n in subtree(files["string_tensor"][1].value)):
             return None  # a local variable the session initializes
-        body = list(function.body.body)
+        nested, body = body is not function.body.body, list(body)
         start = body.index(statement)
         end = next((i for i in range(start + 1, len(body)) if self._call_of(body[i], BATCH_PARAMETERS, True)), None)
         if end is None:
@@ -163,6 +166,11 @@ class Rewrite(TFCodemod):
                for s in block for node in subtree(s)):
             return None
         later = [node for s in body[end + 1:] for node in subtree(s)]
+        if nested:  # a `with` block: the function's other code runs after it too
+            inside = {id(node) for s in body for node in subtree(s)}
+            later += [node for node in subtree(function.body) if id(node) not in inside]
+        rebound = {id(node) for node in _rebound(later)}
+        later = [node for node in later if id(node) not in rebound]  # `_, step = sess.run(...)` reads no `_`
         if any(node.value == queue for node in later if isinstance(node, cst.Name)):
             return None
         reading = self._reading(function, block, queue)
@@ -308,21 +316,46 @@ class Rewrite(TFCodemod):
         if id(original) in self._helpers:
             helper = self._helpers[id(original)]
             return updated.with_changes(body=helper.body, params=helper.params)
-        pipelines = [self._pipelines[id(s)] for s in original.body.body if id(s) in self._pipelines]
+        return updated
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        pipelines = [self._pipelines[id(s)] for s in original.body if id(s) in self._pipelines]
         if not pipelines:
             return updated
-        body = list(updated.body.body)
+        body = list(updated.body)
         for pipeline in pipelines:
-            start = list(original.body.body).index(pipeline.producer)
-            end = list(original.body.body).index(pipeline.batch)
-            shift = len(original.body.body) - len(body)
+            start = list(original.body).index(pipeline.producer)
+            end = list(original.body).index(pipeline.batch)
+            shift = len(original.body) - len(body)
             replacement = [pipeline.replacement[0].with_changes(leading_lines=pipeline.producer.leading_lines),
                            *pipeline.replacement[1:]]
             body[start - shift:end - shift + 1] = replacement
             notes = "; ".join(pipeline.notes)
             self.replace(RULE, pipeline.producer, replacement[0],
                          "queue-runner input pipeline -> tf.data: " + (notes or "the same records in the same order"))
-        return updated.with_changes(body=updated.body.with_changes(body=body))
+        return updated.with_changes(body=body)
+
+
+def _rebound(code: list[cst.CSTNode]) -> list[cst.Name]:
+    """The names the assignments in ``code`` bind as they are: `_` and `step` of `_, step = sess.run(...)`."""
+    return [name for top in code for node in subtree(top) if isinstance(node, cst.AssignTarget)
+            for name in _names_bound(node.target)]
+
+
+def _names_bound(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names an assignment target binds as they are: `a` and `a, b`, not `a[0]` or `a.b`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names_bound(element.value)]
+    return [target] if isinstance(target, cst.Name) else []
+
+
+def _blocks(function: cst.FunctionDef):
+    """The function's body, and the bodies of the `with` blocks in it (a graph built under `tf.device(...)`)."""
+    stack = [function.body.body]
+    while stack:
+        block = stack.pop()
+        yield block
+        stack += [s.body.body for s in block if isinstance(s, cst.With) and isinstance(s.body, cst.IndentedBlock)]
 
 
 def _module_alias(func: cst.BaseExpression) -> str | None:
@@ -347,7 +380,9 @@ def _read_of(statement: cst.BaseStatement, use: cst.Name, body) -> tuple[cst.Cal
     if call.args[0].keyword is not None and call.args[0].keyword.value != "queue":
         return None
     key, record = (e.value for e in target.elements)
-    if any(node is not key and node.value == key.value for s in body for node in names_read(s)):
+    rebound = {id(node) for node in _rebound(body)}
+    if any(node is not key and node.value == key.value and id(node) not in rebound
+           for s in body for node in names_read(s)):
         return None
     return call, record.value
 

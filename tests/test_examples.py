@@ -8,7 +8,7 @@ its output, in one of two formats:
 * Estimator examples: ``RunConfig(log_step_count_steps=1)`` with INFO logging
   makes the Estimator log every step on stderr:
   ``INFO:tensorflow:loss = 0.8455549, step = 3 (0.001 sec)``
-* ps_cluster, supervisor_flags and sync_replicas print the loss they fetched on stdout:
+* ps_cluster, supervisor_flags, mts_scaffold and sync_replicas print the loss they fetched on stdout:
   ``step 3 loss 2.1360164``
 
 Both loss values are numpy float32 printed with ``str``: the shortest text that
@@ -49,11 +49,12 @@ TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30
                "supervisor_flags": 20, "sync_replicas": 20, "premade_iris": 20,
                "linear_weighted": 20, "census_wide_deep": 20, "adam_schedule": 30, "exporter": 20,
                "export_outputs": 20, "helper_loop": 30, "slim_nets": 30,
-               "model_choice": 30, "recommender": 30}
+               "model_choice": 30, "recommender": 30, "mts_scaffold": 20}
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)
-ASYNCHRONOUS = ("ps_cluster", "supervisor_flags")  # print their losses; migrated by TFM103 to a coordinator
+ASYNCHRONOUS = ("ps_cluster", "supervisor_flags", "mts_scaffold")  # print their losses; migrated by TFM103 to a
+# coordinator
 BETWEEN_GRAPH = (*ASYNCHRONOUS, "sync_replicas")  # and SyncReplicasOptimizer's, to MultiWorkerMirroredStrategy
 PACKAGE = EXAMPLES / "trainer_package"  # trainer/ in tf1/ and, migrated, in tf2/: run as `python -m trainer.task`
 

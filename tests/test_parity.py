@@ -219,7 +219,7 @@ def assert_mismatch(result, first_step: int | None = None) -> None:
 # one `--verify` run. Each train_tf2.py is what that migration writes (tests/test_examples.py), and each example's
 # parity is proven on every run by tests/test_resume.py (`parity --resume`).
 VERIFIED_EXAMPLES = {**{name: f"{name}/train.py" for name in (*GENERATED_EXAMPLES, "ps_cluster",
-                                                              "supervisor_flags", "sync_replicas")},
+                                                              "supervisor_flags", "sync_replicas", "mts_scaffold")},
                      "trainer_package": "trainer_package/tf1/trainer/task.py", "notebook": "notebook/train.ipynb"}
 VERIFIED_INPUTS = {"trainer_package": "trainer_package/tf1"}  # a package is given whole
 EVALUATED = set(GENERATED_EXAMPLES) | {"trainer_package", "notebook"}  # the Estimator programs
@@ -350,6 +350,17 @@ def test_supervisor_program_and_its_coordinator_migration_match_step_by_step(tmp
     assert [v["name"] for v in data["variables"]] == ["dense/kernel", "dense/bias", "dense_1/kernel", "dense_1/bias"]
     assert all(v["ok"] for v in data["variables"])
     assert list(logdir.iterdir()) == []
+
+
+def test_queue_runner_program_with_a_scaffold_and_its_per_worker_dataset_migration_match_step_by_step(tmp_path):
+    """Old side: a MonitoredTrainingSession (a Scaffold's Saver, a chief-only SummarySaverHook) on the batches of
+    queue runners reading a CSV file; new side: the same batches from a per-worker tf.data dataset."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "mts_scaffold" / "train.py", EXAMPLES / "mts_scaffold" / "train_tf2.py",
+                         "--json", str(report)))
+    data = json.loads(report.read_text())
+    assert len(data["old"]["losses"]) == len(data["new"]["losses"]) == 20
+    assert [v["name"] for v in data["variables"]] == ["weights", "bias"] and all(v["ok"] for v in data["variables"])
 
 
 def test_sync_replicas_program_and_its_multi_worker_mirrored_migration_match_step_by_step(tmp_path):

@@ -76,6 +76,18 @@ def test_code_making_an_example_in_the_function_moves_into_one_the_dataset_maps(
 ''' in result.source
 
 
+def test_a_pipeline_in_a_with_block_becomes_tf_data_there_and_a_rebound_key_is_no_read_of_it():
+    """A between-graph graph builds its input under `with tf.device(...)`; `_, step = ...` after it binds `_`
+    again and reads no key of the reader."""
+    source = INLINE.replace("def input_fn(paths, batch_size, epochs=None, header=1):\n",
+                            "def input_fn(paths, batch_size, epochs=None, header=1):\n with tf.device(\"/cpu:0\"):\n"
+                            ).replace("\n  ", "\n   ") + " _, step = 0, 1\n"
+    result = run(source)
+    assert ("   files = tf.data.Dataset.from_tensor_slices(paths)\n   def make_example(line):\n"
+            "    columns = tf.decode_csv(line, record_defaults=[[0.0], [0.0], [0]])\n") in result.source
+    assert [f.rule for f in result.findings] == ["TFM008"]
+
+
 def test_shuffled_pipelines_say_their_order_is_not_tf1s():
     source = INLINE.replace(", shuffle=False", ", seed=7").replace(
         'tf.train.batch([features["a"], features["b"], label], batch_size, allow_smaller_final_batch=True)',

@@ -2,9 +2,10 @@
 
 For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter; graph_calls.py the
 functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
-fetch, and the runs after the loop); unread.py places the finding of a program whose session is read in none of
-those shapes; emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a MultiWorkerMirroredStrategy
-program instead (synchronous.py). What stays TF1 is spelled
+fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
+graph's tf.data input as TFM008 writes a queue-runner one); unread.py places the finding of a program whose
+session is read in none of those shapes; emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
+MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled
 tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
 rules.py.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, synchronous, unread
+from rewrites.between_graph import emit, graph_calls, monitored, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, distinct_openings, last_step,
@@ -139,6 +140,7 @@ class _Program:
         server = self._server(self._visible_before(device), session)
         only = self._only_for_the_session(block, session, graph, keep_chief=False in modes)
         last_step(session, graph, self.names, only)
+        monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
         started = synchronous.chief_start(around, flag, session.name) if flag is not None else []
         outside = [s for s in around if s is not session.loop and s not in started]
@@ -185,7 +187,7 @@ class _Program:
         training = ASYNCHRONOUS_TRAINING if not synchronized else SYNCHRONOUS_TRAINING if flag is None else \
             synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test))
         self.notes.append(("TFM103", opening, training))
-        self.notes += graph.notes + notes
+        self.notes += graph.notes + notes + session.notes
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
         if session.checkpoints is not None:
@@ -249,14 +251,18 @@ class _Program:
     def _only_for_the_session(self, block: list, session: Session, graph: Graph, keep_chief: bool
                               ) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
-        ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked."""
-        chief = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
+        ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked, the
+        checkpoint folder always."""
+        kept = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
             if keep_chief else set()
+        # The checkpoint folder stays: the migrated program's checkpoints go there.
+        kept |= {node.value for node in subtree(session.checkpoints) if isinstance(node, cst.Name)} \
+            if session.checkpoints is not None else set()
         scope = _scope(self.view, session.opening)
         candidates = {}
         for statement in [*block, *graph.session_only.values()]:
             assign = single_assign(statement)
-            if assign and assign[0] not in chief:
+            if assign and assign[0] not in kept:
                 candidates[assign[0]] = statement
         reads = {id(node) for argument in session.arguments for node in subtree(argument)}
         found: dict[str, cst.CSTNode] = {}

@@ -62,7 +62,8 @@ def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str,
                           tf1_names={name: code for name, code in graph.tf1_names.items() if name},
                           shard_slots=restores_shard_slots(graph.partitioner, graph.slots) and
                           "[" + ", ".join(graph.tf1_names.values()) + "]",
-                          restore=restore))
+                          restore=restore, max_to_keep=session.manager.get("max_to_keep", "5"),
+                          every_n_hours=session.manager.get("keep_checkpoint_every_n_hours")))
 
 
 def _parsed(text: str) -> list[cst.BaseStatement]:

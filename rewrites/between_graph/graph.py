@@ -22,7 +22,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import graph_calls, synchronous
+from rewrites.between_graph import graph_calls, inputs, synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -135,6 +135,9 @@ class _Reader:
                 continue
             if isinstance(statement, cst.If) and self._flag(graph, statement):
                 continue
+            if inputs.is_mapped_function(statement):
+                graph.dataset_statements.append(statement)
+                continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
                 graph_calls.check_unpacked(value, self.module, self.api)
@@ -145,8 +148,7 @@ class _Reader:
             self._assignment(graph, statement, *assign)
         if not (graph.loss and graph.train_op and graph.variables):
             raise Unsupported(device, "the graph needs variables, a loss and `train_op = optimizer.minimize(loss)`")
-        if graph.dataset is not None and any(single_assign(s)[0] != graph.dataset for s in graph.dataset_statements):
-            raise Unsupported(graph.dataset_statements[0], "a tf.data pipeline other than the one the iterator reads")
+        inputs.check(graph.dataset, graph.dataset_statements, device)
         if graph.partitioner is not None:
             lookup = next((node for node in subtree(device) if isinstance(node, cst.Call)
                            and self.api(node.func) == "nn.embedding_lookup"), None)
@@ -403,6 +405,9 @@ class _Reader:
         source_of = value.func.value
         if self._iterator(source_of) is not None:
             graph.dataset = self._iterator(source_of)
+        elif (pipeline := inputs.iterated(source_of, self.api)) is not None and graph.dataset is None:
+            graph.dataset, bound = inputs.bound(pipeline, graph.dataset_statements)
+            graph.dataset_statements.append(bound)
         elif not (isinstance(source_of, cst.Name) and source_of.value == graph.iterator):
             raise Unsupported(value, "get_next() of an iterator other than a one-shot iterator of the graph's dataset "
                                      "(initializable iterators run an initializer in the session): migrate it by hand")

@@ -17,7 +17,12 @@ at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas
 making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
 strategy from the same flag, MultiWorkerMirroredStrategy or the ClusterCoordinator, and drops that TF1
 machinery; a replicas_to_aggregate computed at run time is checked then (the synchronous program refuses to
-start unless it is the number of workers).
+start unless it is the number of workers). A
+MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Saver's max_to_keep and
+keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
+CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
+training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
+per-worker dataset.
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
@@ -76,9 +81,12 @@ TFM104 between-graph-manual
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages (or, chosen by a flag, its TF1 machinery used besides the Supervisor and the chief's
-start, a Supervisor chosen by another test), a plain Session, queue runners, hooks other than StopAtStepHook,
-layers other than Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
-module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
+start, a Supervisor chosen by another test), a plain Session, queue runners TFM008 does not read with tf.data,
+hooks other than StopAtStepHook, SummarySaverHook and a CheckpointSaverHook into the session's checkpoint_dir (a
+LoggingTensorHook, a hook class of the program), Scaffold arguments other than those TFM103 carries over (init_fn,
+a Saver of some variables), layers other than Dense, partitioners other than one axis-0 partitioner of
+get_variable, graph collections, a function of the module called in the graph that makes variables, placeholders
+or layers, reads queues or writes summaries,
 collections or globals (the step would do it at every step), a function of another module of the program
 called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
 elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses
@@ -120,8 +128,9 @@ After:
 
 Finding:
 
-    16:52: TFM104 [manual] between-graph program left as it is: a hook other than StopAtStepHook(last_step=...):
-    rewrite it as code around the migrated loop by hand
+    16:52: TFM104 [manual] between-graph program left as it is: `tf1.train.LoggingTensorHook`: a hook other than
+    StopAtStepHook(last_step=...), SummarySaverHook and CheckpointSaverHook: rewrite it as code around the migrated
+    loop by hand
 
 TFM105 between-graph-partitioner
 
@@ -220,7 +229,8 @@ TFM108 between-graph-checkpoints
 What it does: a session that wrote checkpoints (a Supervisor's logdir, a MonitoredTrainingSession's
 checkpoint_dir) gets a tf.train.CheckpointManager in the tf2 folder of that directory: the migrated program
 resumes from it, or else from the TF1 program's latest checkpoint there (its variables, the optimizer's slots
-and the step), and saves when training ends.
+and the step), and saves when training ends, keeping as many checkpoints as the session's Saver (a Scaffold's, a
+CheckpointSaverHook's; 5 by default, as TF1).
 Why: TensorFlow 2 has no session to save checkpoints; a run that stops can carry on where it was, from TF1's
 training too.
 What may differ: when checkpoints are written: TF1 also saved on a timer. TF1's own files are only read.
@@ -272,7 +282,8 @@ Finding:
 
 TFM109 between-graph-summaries
 
-What it does: tf.summary operations in the graph, which only fed TF1's summary writers, go.
+What it does: tf.summary operations in the graph, which only fed TF1's summary writers, go, and so do a
+MonitoredTrainingSession's SummarySaverHook and its Scaffold's summary_op (each with a finding of its own).
 Why: the migrated step has no session that writes them; they do not change what the step computes.
 What may differ: nothing the program computes; to keep the summaries, log from the loop with a
 tf.summary.create_file_writer.

@@ -13,7 +13,8 @@ the optimizer's ``iterations``). ``while True:`` ends on the step the run fetche
 with the trained variables. The same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
 an ``if`` opens one session. A session writing checkpoints (a Supervisor's ``logdir``, a
 MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
-program resumes from, saving when training ends.
+program resumes from, saving when training ends. A MonitoredTrainingSession's scaffold, chief-only
+hooks and hooks besides StopAtStepHook are read in monitored.py.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import synchronous
+from rewrites.between_graph import monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
                                          is_run)
@@ -42,7 +43,7 @@ SUPERVISOR_DROPPED = {"init_op", "summary_op", "saver", "global_step", "save_sum
 SESSION_ARGUMENTS = ("master", "config", "wait_for_checkpoint", "max_wait_secs", "start_standard_services")
 MTS_DROPPED = {"master", "is_chief", "hooks", "config", "checkpoint_dir", "save_checkpoint_secs",
                "save_checkpoint_steps", "stop_grace_period_secs", "max_wait_secs", "log_step_count_steps",
-               "save_summaries_steps", "save_summaries_secs"}
+               "save_summaries_steps", "save_summaries_secs", "scaffold", "chief_only_hooks"}
 GLOBAL_STEP_READ = ("TF1 read the global step in the run that incremented it, racing the increment (most often the "
                     "value before it); the migrated loop reads it after the step")
 STEP_LIMIT = ": this loop, stopping at `{test}`, trains as many steps as it says, where TF1 usually trained one more"
@@ -83,6 +84,10 @@ class Session:
     supervisor: cst.BaseStatement | None = None    # `sv = Supervisor(...)`
     hooks: cst.BaseExpression | None = None        # a MonitoredTrainingSession's
     sync_hook: cst.Call | None = None              # SyncReplicasOptimizer's make_session_run_hook(...)
+    scaffold: cst.BaseExpression | None = None     # a MonitoredTrainingSession's (monitored.py)
+    chief_hooks: cst.BaseExpression | None = None  # its chief_only_hooks
+    manager: dict[str, str] = field(default_factory=dict)  # the CheckpointManager's options (code), by name
+    notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # what the program does without
     arguments: list[cst.BaseExpression] = field(default_factory=list)  # names the opening calls read
 
     @property
@@ -204,7 +209,8 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
         raise Unsupported(call, "MonitoredTrainingSession without is_chief: say which worker is TF1's chief")
     return Session(statement, name, _value(args, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
-                   hooks=_value(args, "hooks"), arguments=[a.value for a in call.args])
+                   hooks=_value(args, "hooks"), scaffold=_value(args, "scaffold"),
+                   chief_hooks=_value(args, "chief_only_hooks"), arguments=[a.value for a in call.args])
 
 
 def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
@@ -243,27 +249,20 @@ def _value(args: dict, name: str) -> cst.BaseExpression | None:
 
 def last_step(session: Session, graph: Graph, names: Names, only_for_session: dict[str, cst.BaseStatement]) -> None:
     """The StopAtStepHook's last step of a MonitoredTrainingSession (and the SyncReplicasOptimizer's hook, whose
-    work the migrated strategy does)."""
-    for hook in list_elements(_bound(session.hooks, only_for_session)):
-        hook = _bound(hook, only_for_session)
+    work the migrated strategy does; other hooks: monitored.py)."""
+    for hook in list_elements(monitored.bound(session.hooks, only_for_session)):
+        hook = monitored.bound(hook, only_for_session)
         if synchronous.is_hook(hook, graph.optimizer_name if graph.sync_replicas else None):
             session.sync_hook = hook
             continue
         if not (isinstance(hook, cst.Call) and names.api(hook.func) == "train.StopAtStepHook"):
-            raise Unsupported(hook, "a hook other than StopAtStepHook(last_step=...): rewrite it as code around "
-                                    "the migrated loop by hand")
+            monitored.other_hook(session, names, hook, only_for_session)
+            continue
         bound = bind_arguments(hook, ("num_steps", "last_step"))
         if bound is None or set(bound) != {"last_step"}:
             raise Unsupported(hook, "StopAtStepHook(num_steps=...) counts from wherever a run resumed: give "
                                     "last_step")
         session.last_step = bound["last_step"][1].value
-
-
-def _bound(node, only_for_session: dict[str, cst.BaseStatement]):
-    """The value of a name bound only for the session, or the node."""
-    if isinstance(node, cst.Name) and node.value in only_for_session:
-        return single_assign(only_for_session[node.value])[1]
-    return node
 
 
 # -- the loop ---------------------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""A MonitoredTrainingSession's scaffold and hooks: what each did in TF1's session, and what of it the migrated
+program does.
+
+``scaffold=tf.train.Scaffold(...)``: ``init_op`` / ``local_init_op`` / ``ready_op`` /
+``ready_for_local_init_op`` of the initializers and readiness checks TF1 made by default (the
+variables are created with their values in TF2, so there is nothing to do), ``saver=tf.train.Saver(
+max_to_keep=N, keep_checkpoint_every_n_hours=H)`` (the CheckpointManager's own options),
+``summary_op=tf.summary.merge_all()`` (the summaries TF1 wrote: TFM109 says what to do). Hooks besides
+StopAtStepHook (session.py) and SyncReplicasOptimizer's (synchronous.py): a SummarySaverHook (TFM109,
+as summaries), a CheckpointSaverHook into the session's checkpoint folder (its saver as the scaffold's), in
+``hooks`` or ``chief_only_hooks``, which TF1 ran on the chief: the migrated program's chief, its coordinator,
+saves the checkpoints. Anything else, and any other argument, stays manual, named in the TFM104.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from rewrites.syntax import Unsupported, bind_arguments, list_elements, single_assign, source
+
+SCAFFOLD_API = "train.Scaffold"
+SCAFFOLD = ("init_op", "init_feed_dict", "init_fn", "ready_op", "ready_for_local_init_op", "local_init_op",
+            "summary_op", "saver", "copy_from_scaffold", "local_init_feed_dict")
+SAVER = ("var_list", "reshape", "sharded", "max_to_keep", "keep_checkpoint_every_n_hours", "name",
+         "restore_sequentially", "saver_def", "builder", "defer_build", "allow_empty", "write_version",
+         "pad_step_number", "save_relative_paths", "filename")
+# Saver options the CheckpointManager has; those that only say how TF1 wrote its files.
+MANAGER_OPTIONS = ("max_to_keep", "keep_checkpoint_every_n_hours")
+SAVER_FORMAT = ("sharded", "write_version", "save_relative_paths")
+GLOBAL_INIT = {"global_variables_initializer", "initialize_all_variables"}
+LOCAL_INIT = {"local_variables_initializer", "initialize_local_variables"}
+READY = {"report_uninitialized_variables"}
+# A scaffold's op -> what TF2 needs no counterpart of: the ops TF1 made by default (or their group).
+DEFAULT_OPS = {"init_op": GLOBAL_INIT | LOCAL_INIT, "local_init_op": LOCAL_INIT, "ready_op": READY,
+               "ready_for_local_init_op": READY}
+SUMMARY_HOOK = ("save_steps", "save_secs", "output_dir", "summary_writer", "scaffold", "summary_op")
+CHECKPOINT_HOOK = ("checkpoint_dir", "save_secs", "save_steps", "saver", "checkpoint_basename", "scaffold",
+                   "listeners", "save_graph_def")
+SUMMARIES = ("{what} wrote TF1's summaries: the migrated program writes none; log from the loop with a "
+             "tf.summary.create_file_writer on the chief if you need them")
+
+
+def read(session, names, only_for_session: dict[str, cst.BaseStatement]) -> None:
+    """The session's scaffold and chief-only hooks: ``session.manager`` gets the Saver's options, ``session.notes``
+    what the program does without; what cannot be carried over raises Unsupported."""
+    if session.scaffold is not None:
+        _scaffold(session, names, bound(session.scaffold, only_for_session), only_for_session)
+    for hook in list_elements(bound(session.chief_hooks, only_for_session), "chief_only_hooks"):
+        hook = bound(hook, only_for_session)
+        if not isinstance(hook, cst.Call) or names.api(hook.func) not in HOOKS:
+            raise Unsupported(hook, f"a chief-only hook other than {_kinds()}: "
+                                    "rewrite it as code around the migrated loop (on the chief, which drives it) by "
+                                    "hand")
+        other_hook(session, names, hook, only_for_session)
+
+
+def other_hook(session, names, hook: cst.Call, only_for_session: dict[str, cst.BaseStatement]) -> None:
+    """A hook of ``hooks`` or ``chief_only_hooks`` besides StopAtStepHook and SyncReplicasOptimizer's."""
+    api = names.api(hook.func)
+    if api not in HOOKS:
+        name = source(hook.func) if isinstance(hook, cst.Call) else source(hook)
+        raise Unsupported(hook, f"`{name}`: a hook other than StopAtStepHook(last_step=...), {_kinds()}: rewrite "
+                                "it as code around the migrated loop by hand")
+    HOOKS[api](session, names, hook, only_for_session)
+
+
+def bound(node, only_for_session: dict[str, cst.BaseStatement]):
+    """The value of a name bound only for the session, or the node."""
+    if isinstance(node, cst.Name) and node.value in only_for_session:
+        return single_assign(only_for_session[node.value])[1]
+    return node
+
+
+def _scaffold(session, names, scaffold, only_for_session) -> None:
+    if not (isinstance(scaffold, cst.Call) and names.api(scaffold.func) == SCAFFOLD_API):
+        raise Unsupported(scaffold, "a scaffold other than tf.train.Scaffold(...) made for the session: migrate it "
+                                    "by hand")
+    args = bind_arguments(scaffold, SCAFFOLD)
+    if args is None:
+        raise Unsupported(scaffold, "Scaffold arguments that cannot be read statically")
+    for key, (_, arg) in args.items():
+        value = bound(arg.value, only_for_session)
+        if key in DEFAULT_OPS and _of_default_ops(value, DEFAULT_OPS[key], names):
+            continue
+        if key == "saver":
+            _saver(session, names, value)
+        elif key == "summary_op" and isinstance(value, cst.Call) and names.api(value.func) == "summary.merge_all":
+            session.notes.append(("TFM109", arg.value, SUMMARIES.format(what="Scaffold(summary_op=...)")))
+        else:
+            raise Unsupported(arg.value, f"Scaffold({key}=...) is not migrated: TF2 creates the variables with their "
+                                         "values; do its work around the migrated loop by hand")
+
+
+def _of_default_ops(value, apis: set[str], names) -> bool:
+    """``value`` is one of ``apis``' calls, or `tf.group(...)` of them."""
+    if not isinstance(value, cst.Call):
+        return False
+    if names.api(value.func) == "group":
+        return bool(value.args) and all(arg.keyword is None and _of_default_ops(arg.value, apis, names)
+                                        for arg in value.args)
+    return names.api(value.func) in apis and not value.args
+
+
+def _saver(session, names, saver) -> None:
+    """`tf.train.Saver(max_to_keep=N, ...)` of every variable: the CheckpointManager keeps as many."""
+    if not (isinstance(saver, cst.Call) and names.api(saver.func) == "train.Saver"):
+        raise Unsupported(saver, "a saver other than tf.train.Saver(...) made for the session: migrate it by hand")
+    args = bind_arguments(saver, SAVER)
+    other = next((key for key in args or () if key not in (*MANAGER_OPTIONS, *SAVER_FORMAT)), None)
+    if args is None or other is not None:
+        raise Unsupported(saver, f"Saver({other}=...) is not migrated: the migrated checkpoints hold every variable "
+                                 "and the optimizer; migrate it by hand" if other else "Saver arguments that cannot "
+                                 "be read statically")
+    for key in MANAGER_OPTIONS:
+        if key in args:
+            session.manager[key] = names.code(args[key][1].value)
+
+
+def _summary_hook(session, names, hook: cst.Call, only_for_session) -> None:
+    if bind_arguments(hook, SUMMARY_HOOK) is None:
+        raise Unsupported(hook, "SummarySaverHook arguments that cannot be read statically")
+    session.notes.append(("TFM109", hook, SUMMARIES.format(what="SummarySaverHook")))
+
+
+def _checkpoint_hook(session, names, hook: cst.Call, only_for_session) -> None:
+    """A CheckpointSaverHook into the session's checkpoint folder: the migrated program's checkpoints, saved when
+    training ends."""
+    args = bind_arguments(hook, CHECKPOINT_HOOK)
+    if args is None or "checkpoint_dir" not in args:
+        raise Unsupported(hook, "CheckpointSaverHook arguments that cannot be read statically")
+    other = next((key for key in args if key not in ("checkpoint_dir", "save_secs", "save_steps", "saver")), None)
+    if other is not None:
+        raise Unsupported(args[other][1], f"CheckpointSaverHook({other}=...) is not migrated: migrate it by hand")
+    folder = args["checkpoint_dir"][1].value
+    if session.checkpoints is None or not folder.deep_equals(session.checkpoints):
+        raise Unsupported(folder, "a CheckpointSaverHook into another folder than the session's checkpoint_dir (which "
+                                  "it resumes from): the migrated program keeps one CheckpointManager; migrate it by "
+                                  "hand")
+    if "saver" in args:
+        _saver(session, names, bound(args["saver"][1].value, only_for_session))
+
+
+def _kinds() -> str:
+    """The hooks of the table, by their class names: `SummarySaverHook and CheckpointSaverHook`."""
+    return " and ".join(api.rpartition(".")[2] for api in HOOKS)
+
+
+HOOKS: dict[str, Callable] = {"train.SummarySaverHook": _summary_hook, "train.CheckpointSaverHook": _checkpoint_hook}
