@@ -127,10 +127,14 @@ class _Program:
         self.restore_written = False
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
-        device, outer, session_block = self._device(opening, block)
-        self._check_not_synchronous_by_a_flag(device)
+        found = self._device(opening, block)
+        if found is not None:
+            self._check_not_synchronous_by_a_flag(found[0])
         session = read_session(opening, block, self.names, self.supervisors)
-        block = session_block
+        if found is None:
+            raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
+                                       "in the same block: migrate the graph by hand")
+        device, outer, block = found
         inside = block is not outer  # the session's code written in the device block, after the graph
         graph = read_graph(device, self.names, block[0] if inside else None)
         synchronized = graph.sync_replicas is not None
@@ -199,7 +203,7 @@ class _Program:
 
     # -- where the pieces are ---------------------------------------------------------
 
-    def _device(self, opening, block: list) -> tuple[cst.With, list, list]:
+    def _device(self, opening, block: list) -> tuple[cst.With, list, list] | None:
         """The device block of the graph, the block holding it, and the statements of the session's code: those
         after the graph in the same block, or in the device block itself, after the graph's (_graph_end)."""
         device = next((s for s in reversed(block[:block.index(opening)]) if _is_device_block(s, self.names)), None)
@@ -210,8 +214,7 @@ class _Program:
             holder = self.view.parent(self.view.parent(owner))
             outer = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) else [owner]
             return owner, outer, block[_graph_end(block, opening, self.names):]
-        raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
-                                   "in the same block: migrate the graph by hand")
+        return None
 
     def _visible_before(self, statement: cst.CSTNode) -> list[cst.BaseStatement]:
         """The statements run before ``statement`` in its block and in the blocks around it, nearest first."""
