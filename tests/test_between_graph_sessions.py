@@ -147,12 +147,14 @@ def test_the_migrated_program_trains_and_validates_as_tf1_on_its_in_process_clus
 
 
 @pytest.mark.tensorflow
-def test_the_mnist_replica_shape_keeps_parity_step_by_step(tmp_path):
+@pytest.mark.parametrize("program", ["mnist_replica_tf1.py", "mnist_replica_existing_servers_tf1.py"])
+def test_the_mnist_replica_shapes_keep_parity_step_by_step(tmp_path, program):
     from test_parity import assert_parity, parity
 
+    source = (Path(__file__).resolve().parent / "parity_programs" / program).read_text()
     old, new = tmp_path / "tf1.py", tmp_path / "tf2.py"
-    old.write_text(MNIST_REPLICA)
-    new.write_text(migrated(MNIST_REPLICA).source)
+    old.write_text(source)
+    new.write_text(migrated(source).source)
     assert_parity(parity(old, new))
 
 
@@ -166,8 +168,8 @@ def test_the_same_session_opened_in_both_branches_of_an_if_is_one_session():
     assert "sess =" not in code and "ConfigProto" not in code and "sess_config" not in code
 
 
-def test_a_session_opened_on_an_existing_server_in_one_branch_is_left_with_the_reason():
-    """mnist_replica's --existing_servers: TF1 connected to a worker's server started elsewhere."""
+def test_a_session_on_existing_servers_beside_a_server_made_in_any_case_is_left_with_the_reason():
+    """mnist_replica's --existing_servers where this process's Server is made whatever the flag says."""
     source = replaced(OPENING, '''  if FLAGS.existing_servers:
     server_grpc_url = "grpc://" + FLAGS.worker_hosts.split(",")[FLAGS.task_index]
     print("Using existing server at: %s" % server_grpc_url)
@@ -176,11 +178,12 @@ def test_a_session_opened_on_an_existing_server_in_one_branch_is_left_with_the_r
 ''' + "  " + OPENING)
     line, message = manual(source)
     assert line == "  if FLAGS.existing_servers:", line
-    assert message.endswith("the session opens on `server_grpc_url` where `FLAGS.existing_servers` and on "
-                            "`server.target` otherwise: the migrated program drives the cluster from this process's "
-                            "own Server, so one target is migrated (a server started elsewhere, as with existing "
-                            "servers, is not this process's): open the session on one target, or migrate the `if` "
-                            "by hand"), message
+    assert message.endswith("the session opens on servers running elsewhere where `FLAGS.existing_servers`: "
+                            "migrated where `server`, its target otherwise, is a Server made under `if not "
+                            "FLAGS.existing_servers:` before the graph; migrate the `if` by hand"), message
+    source = source.replace("  else:\n" + "  " + OPENING, "  else:\n    print(1)\n  " + OPENING)
+    line, message = manual(source)
+    assert line == "  if FLAGS.existing_servers:" and "migrate the `if` by hand" in message, (line, message)
 
 
 def test_a_run_after_the_loop_of_a_monitored_training_session_is_left_with_the_reason():
@@ -192,3 +195,198 @@ def test_a_run_after_the_loop_of_a_monitored_training_session_is_left_with_the_r
     source = MODULE_LEVEL + "        value = mon_sess.run(loss, feed_dict={x: np.ones([4, 2])})\n"
     line, message = manual(source)
     assert "value = mon_sess.run(loss" in line and "refused once its hooks stopped the session" in message, message
+
+
+# -- mnist_replica as its forks carry it: --existing_servers, the session inside the device block -------------
+
+EXISTING_SERVERS = (Path(__file__).resolve().parent / "parity_programs" /
+                    "mnist_replica_existing_servers_tf1.py").read_text()
+
+
+def test_existing_servers_start_no_server_the_chief_drives_them_and_the_other_clients_end():
+    result = migrated(EXISTING_SERVERS)
+    code = result.source
+    assert ('  if not FLAGS.existing_servers:\n    # Not using existing servers: create an in-process server.\n'
+            "    server = tf.distribute.Server(cluster, job_name=FLAGS.job_name, task_index=FLAGS.task_index)\n"
+            '    if FLAGS.job_name == "ps":\n      server.join()\n') in code
+    assert ("  if not is_chief:\n    if FLAGS.existing_servers:\n"
+            "      print(\"The servers run elsewhere; TF1's chief's client drives their training: this client has "
+            "nothing to do.\")\n      return\n"
+            "    # TF1's chief drives the cluster's training now; the other workers serve it.\n    server.join()\n"
+            "  # The coordinator joins the cluster on a port of its own") in code
+    # What the branch did besides opening the session stays; the session and its other branch go.
+    assert ('  if FLAGS.existing_servers:\n    server_grpc_url = "grpc://" + worker_spec[FLAGS.task_index]\n'
+            '    print("Using existing server at: %s" % server_grpc_url)\n  checkpoint = tf.train.Checkpoint(') in code
+    (note,) = [f for f in result.findings if f.rule == "TFM103"]
+    assert note.message.endswith("; where `FLAGS.existing_servers`, the servers run elsewhere: the program starts "
+                                 "none, TF1's chief's client drives them and the other clients end"), note.message
+
+
+def _main(code: str) -> str:
+    return code[code.index("def main("):]
+
+
+def test_a_session_written_in_the_device_block_follows_the_graph_out_of_it():
+    code = _main(migrated(EXISTING_SERVERS).source)
+    assert "tf.device" not in code and "replica_device_setter" not in code
+    # The session's code, one level out where the graph was; the Supervisor's logdir stays for the checkpoints.
+    assert "\n  train_dir = tempfile.mkdtemp()\n  if is_chief:\n" in code
+    assert "manager = tf.train.CheckpointManager(checkpoint, os.path.join(train_dir, \"tf2\"), max_to_keep=5)" in code
+    assert ("  coordinator.join()\n  manager.save()\n\n"
+            '  print("Training elapsed time: %f s" % (time.time() - time_begin))\n\n'
+            "  val_xent = evaluate_graph(validation_images, validation_labels).numpy()\n") in code
+    for gone in ("init_op", "sv.", "sess.", "sess =", "ConfigProto", "global_step =", "train_step ="):
+        assert gone not in code, gone
+
+
+def test_the_programs_train_op_named_train_step_gives_way_to_the_step_function():
+    code = _main(migrated(EXISTING_SERVERS).source)
+    assert code.count("train_step(") == 1 and "  def train_step(x, y_):\n" in code
+    assert "coordinator.schedule(train_step, args=(batch_xs, batch_ys))" in code
+    # Used besides the graph and its run, it would be the program's: left as it is.
+    line, message = manual(EXISTING_SERVERS.replace('    print("Training elapsed', '    print(train_step)\n'
+                                                                                   '    print("Training elapsed'))
+    assert line == "    print(train_step)" and "`train_step`" in message, (line, message)
+
+
+@pytest.mark.parametrize("config, noted", [
+    ("allow_soft_placement=True, log_device_placement=False,", False),
+    ("allow_soft_placement=True, log_device_placement=True,", True),
+    ("allow_soft_placement=True, intra_op_parallelism_threads=2,", True),
+], ids=["what TF2 does", "a placement log", "threads"])
+def test_the_sessions_config_goes_with_a_note_unless_tf2_does_the_same(config, noted):
+    source = EXISTING_SERVERS.replace("allow_soft_placement=True, log_device_placement=False,", config)
+    result = migrated(source)
+    notes = [f for f in result.findings if f.rule == "TFM103" and "ConfigProto" in f.message]
+    assert "ConfigProto" not in _main(result.source) and len(notes) == noted, notes
+    if noted:
+        assert notes[0].message.endswith("goes with the session: TF2 places ops softly and ParameterServerStrategy "
+                                         "sets the device filters; set its other options with tf.config by hand")
+
+
+def _with_sync_replicas(machinery: str) -> str:
+    """The fixture as mnist_replica.py has it: `--sync_replicas` wrapping the optimizer, MACHINERY after the
+    train op (in the device block, with the session's code)."""
+    return EXISTING_SERVERS.replace("    opt = tf.train.AdamOptimizer(0.01)\n", """\
+    opt = tf.train.AdamOptimizer(0.01)
+    if FLAGS.sync_replicas:
+      opt = tf.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=2, total_num_replicas=2)
+""").replace("    train_step = opt.minimize(cross_entropy, global_step=global_step)\n",
+             "    train_step = opt.minimize(cross_entropy, global_step=global_step)\n" + machinery)
+
+
+SYNC_MACHINERY = """\
+    if FLAGS.sync_replicas:
+      local_init_op = opt.local_step_init_op
+      if is_chief:
+        local_init_op = opt.chief_init_op
+      ready_for_local_init_op = opt.ready_for_local_init_op
+      chief_queue_runner = opt.get_chief_queue_runner()
+      sync_init_op = opt.get_init_tokens_op()
+"""
+
+
+def test_existing_servers_and_the_sync_replicas_flag_both_choose_at_run_time():
+    source = _with_sync_replicas(SYNC_MACHINERY).replace("""\
+    sv = tf.train.Supervisor(is_chief=is_chief, logdir=train_dir, init_op=init_op, recovery_wait_secs=1,
+                             global_step=global_step)
+""", """\
+    if FLAGS.sync_replicas:
+      sv = tf.train.Supervisor(is_chief=is_chief, logdir=train_dir, init_op=init_op, local_init_op=local_init_op,
+                               ready_for_local_init_op=ready_for_local_init_op, recovery_wait_secs=1,
+                               global_step=global_step)
+    else:
+      sv = tf.train.Supervisor(is_chief=is_chief, logdir=train_dir, init_op=init_op, recovery_wait_secs=1,
+                               global_step=global_step)
+""").replace("""    time_begin = time.time()
+""", """    if FLAGS.sync_replicas and is_chief:
+      sess.run(sync_init_op)
+      sv.start_queue_runners(sess, [chief_queue_runner])
+
+    time_begin = time.time()
+""")
+    result = migrated(source)
+    assert [f.rule for f in result.findings if f.rule == "TFM104"] == [], result.findings
+    main = _main(result.source)
+    assert "if FLAGS.sync_replicas:" in main and "MultiWorkerMirroredStrategy" in main
+    assert "if FLAGS.existing_servers:" in main and "ParameterServerStrategy" in main
+    assert not any(name in main for name in ("sync_init_op", "chief_queue_runner", "local_init_op", "Supervisor"))
+
+
+def test_the_sync_replicas_flag_without_the_tokens_its_chief_runs_is_left_at_the_optimizer():
+    line, message = manual(_with_sync_replicas("    if FLAGS.sync_replicas:\n      local_init_op = opt.local_step_init_op\n"))
+    assert line.strip().startswith("opt = tf.train.SyncReplicasOptimizer("), line
+    assert message.endswith("SyncReplicasOptimizer without the get_init_tokens_op() its chief runs: migrate its chief "
+                            "queue runner and tokens by hand"), message
+
+
+# -- running it as processes ---------------------------------------------------------------------------
+
+SERVE = """import sys
+import tensorflow as tf
+ps, workers, job, task = sys.argv[1:]
+cluster = tf.train.ClusterSpec({"ps": ps.split(","), "worker": workers.split(",")})
+tf.distribute.Server(cluster, job_name=job, task_index=int(task)).join()
+"""
+
+
+def _cluster(tmp_path: Path, background: list[list[str]], foreground: list[list[str]]) -> list[str]:
+    """``background`` commands (`python ARGS`) serving until stopped, then each of ``foreground`` run to its end:
+    their outputs."""
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TMPDIR"] = str(tmp_path)
+    serving = [subprocess.Popen([sys.executable, *args], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.STDOUT) for args in background]
+    try:
+        outputs = []
+        for args in foreground:
+            proc = subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                  timeout=300)
+            assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+            outputs.append(proc.stdout)
+        assert all(task.poll() is None for task in serving)  # serving, not crashed
+        return outputs
+    finally:
+        for task in serving:
+            task.kill()
+            task.wait()
+
+
+def _hosts() -> tuple[str, str]:
+    import portpicker
+
+    ps, *workers = (f"localhost:{portpicker.pick_unused_port()}" for _ in range(3))
+    return ps, ",".join(workers)
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_program_trains_as_processes_with_the_tf1_command_line(tmp_path):
+    """ps 0 and worker 1 serve, worker 0 (TF1's chief) drives the training."""
+    program = tmp_path / "tf2.py"
+    program.write_text(migrated(EXISTING_SERVERS).source)
+    ps, workers = _hosts()
+    flags = [f"--ps_hosts={ps}", f"--worker_hosts={workers}"]
+    (chief,) = _cluster(tmp_path, [[str(program), "--job_name=ps", "--task_index=0", *flags],
+                                            [str(program), "--job_name=worker", "--task_index=1", *flags]],
+                        [[str(program), "--job_name=worker", "--task_index=0", *flags]])
+    assert re.findall(r"global step: (\d+)", chief) == [str(step) for step in range(1, 21)], chief
+    assert "validation cross entropy = " in chief
+
+
+@pytest.mark.tensorflow
+def test_with_existing_servers_the_chief_drives_them_and_the_other_client_ends(tmp_path):
+    """The ps and worker servers run as processes of their own; worker 1's client ends, worker 0's trains."""
+    program, serve = tmp_path / "tf2.py", tmp_path / "serve.py"
+    program.write_text(migrated(EXISTING_SERVERS).source)
+    serve.write_text(SERVE)
+    ps, workers = _hosts()
+    flags = [f"--ps_hosts={ps}", f"--worker_hosts={workers}", "--existing_servers"]
+    other, chief = _cluster(
+        tmp_path, [[str(serve), ps, workers, "ps", "0"],
+                            *([str(serve), ps, workers, "worker", str(task)] for task in (0, 1))],
+        [[str(program), "--job_name=worker", "--task_index=1", *flags],
+         [str(program), "--job_name=worker", "--task_index=0", *flags]])
+    assert other.strip().endswith("this client has nothing to do.") and "global step" not in other, other
+    assert re.findall(r"global step: (\d+)", chief) == [str(step) for step in range(1, 21)], chief
+    assert "Using existing server at: grpc://" + workers.split(",")[0] in chief
+

@@ -18,8 +18,8 @@ from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, graph_calls, monitored, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, distinct_openings, last_step,
-                                            migrated_loop, opens_session, read_session)
+from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, config_notes, distinct_openings,
+                                            last_step, migrated_loop, opens_session, read_session)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -50,6 +50,8 @@ ASYNCHRONOUS_TRAINING = ("between-graph training -> TF1's chief drives the clust
 SYNCHRONOUS_TRAINING = ("synchronous between-graph training -> every worker runs its steps on "
                         "MultiWorkerMirroredStrategy, the gradients averaged over the workers as "
                         "SyncReplicasOptimizer did; ps tasks end; prove it with tf-migrate parity")
+EXISTING_SERVERS = ("; where `{test}`, the servers run elsewhere: the program starts none, TF1's chief's client "
+                    "drives them and the other clients end")
 SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
              "the loop with a tf.summary.create_file_writer if you need them")
 
@@ -131,9 +133,14 @@ class _Program:
         self.restore_written = False
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
+        found = self._device(opening, block)
         session = read_session(opening, block, self.names, self.supervisors)
-        device = self._device(opening, block)
-        graph = read_graph(device, self.names)
+        if found is None:
+            raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
+                                       "in the same block: migrate the graph by hand")
+        device, outer, block = found
+        inside = block is not outer  # the session's code written in the device block, after the graph
+        graph = read_graph(device, self.names, block[0] if inside else None)
         flag = graph.flag
         synchronized = graph.sync_replicas is not None
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
@@ -148,30 +155,38 @@ class _Program:
                  for mode in modes}
         _, ran, notes = loops[modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
-        self._check_names_are_free(block, graph)
         runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
-        self._check_graph_stays_in_the_step(block, graph, {device, *session.statements, *only.values()}, runs)
+        self._check_names_are_free(block, graph, {id(node) for code in [device, *runs] for node in subtree(code)})
+        self._check_graph_stays_in_the_step([*block, *session.kept], graph, {device, *session.statements,
+                                                                            *only.values()}, runs)
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
-        removed = [device, *session.statements, *only.values(), *self._stops(block, session)]
-        synchronous.check_flag(flag, session.supervisor, _scope(self.view, device),
-                               [device, *session.statements, *started])
+        graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
+        removed = [*graph_statements, *session.statements, *only.values(), *self._stops(block, session)]
+        scope = _scope(self.view, device)
+        synchronous.check_flag(flag, session.supervisor, scope, [device, *session.statements, *started])
         if synchronized:
             notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code, flag)
-            synchronous.without_servers(server, _scope(self.view, device), session.master, self.edits, self.names,
-                                        flag)
+            synchronous.without_servers(server, scope, session.master, self.edits, self.names, flag)
         for statement in removed:
             self.edits.remove(statement)
-        dataset = self._dataset(graph, device, block)
+        dataset = self._dataset(graph, device, outer)
         tensor = evaluated[0].tensor if evaluated else None
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
+        end = "return" if isinstance(scope, cst.FunctionDef) else "raise SystemExit(0)"
 
         def program(mode: bool) -> list[cst.BaseStatement]:
-            head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names)
+            head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names,
+                                                           session.elsewhere, end)
             setup = flag.setup_and_check(self.names) if flag is not None and mode else []
             return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor)]
 
-        self.edits.replace(device, _by_mode(flag, modes, program, device.leading_lines))
+        new = _by_mode(flag, modes, program, device.leading_lines)
+        if inside:
+            self.edits.insert_before(device, new)
+            self.edits.unwrap(device)
+        else:
+            self.edits.replace(device, new)
         resumed = []
         if session.checkpoints is not None:
             self.edits.add_import("os")
@@ -183,11 +198,13 @@ class _Program:
         self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
-        self.replaced |= set(removed)
+        self.replaced |= {*removed, *([device.items[0]] if inside else [])}
         training = ASYNCHRONOUS_TRAINING if not synchronized else SYNCHRONOUS_TRAINING if flag is None else \
             synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test))
+        if session.elsewhere is not None:
+            training += EXISTING_SERVERS.format(test=self.names.code(session.elsewhere))
         self.notes.append(("TFM103", opening, training))
-        self.notes += graph.notes + notes + session.notes
+        self.notes += graph.notes + notes + session.notes + config_notes(session, self.names, only)
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
         if session.checkpoints is not None:
@@ -207,12 +224,18 @@ class _Program:
 
     # -- where the pieces are ---------------------------------------------------------
 
-    def _device(self, opening, block: list) -> cst.With:
+    def _device(self, opening, block: list) -> tuple[cst.With, list, list] | None:
+        """The device block of the graph, the block holding it, and the statements of the session's code: those
+        after the graph in the same block, or in the device block itself, after the graph's (_graph_end)."""
         device = next((s for s in reversed(block[:block.index(opening)]) if _is_device_block(s, self.names)), None)
-        if device is None:
-            raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
-                                       "in the same block: migrate the graph by hand")
-        return device
+        if device is not None:
+            return device, block, block
+        owner = self.view.parent(self.view.parent(opening))
+        if isinstance(owner, cst.With) and _is_device_block(owner, self.names):
+            holder = self.view.parent(self.view.parent(owner))
+            outer = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) else [owner]
+            return owner, outer, block[_graph_end(block, opening, self.names):]
+        return None
 
     def _visible_before(self, statement: cst.CSTNode) -> list[cst.BaseStatement]:
         """The statements run before ``statement`` in its block and in the blocks around it, nearest first."""
@@ -231,6 +254,8 @@ class _Program:
         name = target.value.value if (
             isinstance(target, cst.Attribute) and target.attr.value == "target"
             and isinstance(target.value, cst.Name)) else None
+        if session.elsewhere is not None:  # made only where the servers do not run elsewhere
+            before = [s for guard in before if _tests_not(guard, session.elsewhere) for s in guard.body.body]
         for statement in before:
             assign = single_assign(statement)
             if assign and assign[0] == name and isinstance(assign[1], cst.Call) \
@@ -245,6 +270,11 @@ class _Program:
         if name is None:
             raise Unsupported(session.opening, "a session of `server.target` for a `tf.train.Server` is migrated; "
                                                "other masters are not")
+        if session.elsewhere is not None:
+            test = self.names.code(session.elsewhere)
+            raise Unsupported(session.opening, f"the session opens on servers running elsewhere where `{test}`: "
+                                               f"migrated where `{name}`, its target otherwise, is a Server made "
+                                               f"under `if not {test}:` before the graph; migrate the `if` by hand")
         # A server made elsewhere (a parameter of the training function): the cluster and protocol it serves.
         return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
 
@@ -264,7 +294,9 @@ class _Program:
             assign = single_assign(statement)
             if assign and assign[0] not in kept:
                 candidates[assign[0]] = statement
-        reads = {id(node) for argument in session.arguments for node in subtree(argument)}
+        # The checkpoints' folder stays: the migrated program's are there.
+        folder = {id(node) for node in subtree(session.checkpoints)} if session.checkpoints is not None else set()
+        reads = {id(node) for argument in session.arguments for node in subtree(argument)} - folder
         found: dict[str, cst.CSTNode] = {}
         while True:
             more = {name: statement for name, statement in candidates.items() if name not in found
@@ -288,14 +320,16 @@ class _Program:
 
     # -- checks --------------------------------------------------------------------------
 
-    def _check_names_are_free(self, block: list, graph: Graph) -> None:
+    def _check_names_are_free(self, block: list, graph: Graph, gone: set[int]) -> None:
         """The names the migrated code binds where the block stands are not the program's: used in the block, in
-        the function holding it, or bound at module level (a `def train_step` of the program's own)."""
+        the function holding it, or bound at module level (a `def train_step` of the program's own). The train op
+        (`train_step = opt.minimize(...)`) may have one of them where it goes (``gone``: the graph's nodes and the
+        runs')."""
         names = GENERATED_NAMES + (() if graph.optimizer_name else ("optimizer",))
         owner = _scope(self.view, block[0]) if block else self.view.module
         for statement in [*block, *([owner] if isinstance(owner, cst.FunctionDef) else [])]:
-            taken = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in names),
-                         None)
+            taken = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in names
+                          and not (node.value == graph.train_op and id(node) in gone)), None)
             if taken is not None:
                 raise Unsupported(taken, f"the migrated program defines `{taken.value}`, which this code already uses")
         bound = next((name for name in names if name in self.view.top_level), None)
@@ -371,9 +405,13 @@ class _Program:
             body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *comments])
             self.edits.replace(session.opening, body)
         else:
-            if resumed:  # where the session opened, restoring TF1's checkpoint
+            # The servers running elsewhere: what that branch did besides opening the session stays.
+            kept = [session.opening.with_changes(body=session.opening.body.with_changes(
+                body=[self.spelling.spelled(s) for s in session.kept]), orelse=None)] if session.kept else []
+            if resumed and not kept:  # where the session opened, restoring TF1's checkpoint
                 resumed[0] = resumed[0].with_changes(leading_lines=session.opening.leading_lines)
-                self.edits.replace(session.opening, resumed)
+            if kept or resumed:
+                self.edits.replace(session.opening, [*kept, *resumed])
             self.edits.replace(session.loop, loop)
             for statement, new in replaced.items():
                 self.edits.replace(statement, new)
@@ -399,6 +437,28 @@ def _is_device_block(statement, names: Names) -> bool:
     call = statement.items[0].item
     return (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
             and isinstance(call.args[0].value, cst.Call) and names.api(call.args[0].value.func) == DEVICE_SETTER)
+
+
+def _tests_not(statement, test: cst.BaseExpression) -> bool:
+    """`if not <test>:` without an `else`."""
+    return (isinstance(statement, cst.If) and statement.orelse is None
+            and isinstance(statement.test, cst.UnaryOperation) and isinstance(statement.test.operator, cst.Not)
+            and statement.test.expression.deep_equals(test))
+
+
+def _graph_end(body: list, opening: cst.BaseStatement, names: Names) -> int:
+    """Where the graph ends in a device block that also holds the session's code: after the train op's
+    `minimize`, at the first statement that is not one of TensorFlow's calls (`init_op = tf.global_variables_
+    initializer()` is the graph's, `train_dir = tempfile.mkdtemp()` the session's) or an `if` making a
+    SyncReplicasOptimizer's machinery, and at the latest where the session opens."""
+    at = body.index(opening)
+    minimized = next((i for i, s in enumerate(body[:at]) if any(
+        isinstance(node, cst.Attribute) and node.attr.value == "minimize" for node in subtree(s))), None)
+    if minimized is None:
+        return at
+    return next((i for i in range(minimized + 1, at) if not (
+        isinstance(value := statement_value(body[i]), cst.Call) and names.api(value.func) is not None
+        or synchronous.makes_machinery(body[i]))), at)
 
 
 def _statements(module: cst.Module):

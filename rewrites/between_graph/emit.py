@@ -16,12 +16,19 @@ from rewrites.syntax import Unsupported, subtree
 from rewrites.tf1_checkpoints import Part, restore_context, restores_shard_slots
 
 
-def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.With, names: Names) -> list:
+def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.With, names: Names,
+                       elsewhere: cst.BaseExpression | None = None, end: str = "return") -> list:
+    """The workers but TF1's chief serve; where ``elsewhere`` holds (the servers run elsewhere: this process has
+    none), they print so and ``end``."""
     chief = names.code(is_chief)
     simple = is_chief.lpar or isinstance(is_chief, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
     code = (f"if not {chief if simple else f'({chief})'}:\n"
-            f"    # TF1's chief drives the cluster's training now; the other workers serve it.\n"
-            f"    {server}.join()\n")
+            + (f"    if {names.code(elsewhere)}:\n"
+               f"        print(\"The servers run elsewhere; TF1's chief's client drives their training: this client "
+               f"has nothing to do.\")\n"
+               f"        {end}\n" if elsewhere is not None else "")
+            + f"    # TF1's chief drives the cluster's training now; the other workers serve it.\n"
+              f"    {server}.join()\n")
     statement = cst.parse_statement(code)
     return [statement.with_changes(leading_lines=device.leading_lines)]
 

@@ -110,8 +110,9 @@ class Graph:
         return [*self.elements, *self.placeholders]
 
 
-def read_graph(device: cst.With, names: Names) -> Graph:
-    return _Reader(names).read(device)
+def read_graph(device: cst.With, names: Names, until: cst.BaseStatement | None = None) -> Graph:
+    """The graph of the device block (up to ``until``, a statement of its own, where the session's code starts)."""
+    return _Reader(names).read(device, until)
 
 
 class _Reader:
@@ -120,9 +121,9 @@ class _Reader:
         self.tf1_names = TF1Names()
         self.names_in_use: dict[str, int] = {}  # TF1's graph's, for the variables' names
 
-    def read(self, device: cst.With) -> Graph:
+    def read(self, device: cst.With, until: cst.BaseStatement | None = None) -> Graph:
         graph = Graph()
-        for statement in self._statements(device):
+        for statement in self._statements(device, until):
             value = statement_value(statement)
             if isinstance(value, cst.Call) and self.api(value.func) in SUMMARIES and single_assign(statement) is None:
                 graph.summaries.append(statement)
@@ -169,10 +170,12 @@ class _Reader:
             return False
         return True
 
-    def _statements(self, block: cst.With):
-        """The block's statements, those of `with tf.name_scope(...)` blocks in it in their place: a name scope
-        names ops, which the migrated step does not keep."""
+    def _statements(self, block: cst.With, until: cst.BaseStatement | None = None):
+        """The block's statements (up to ``until``), those of `with tf.name_scope(...)` blocks in it in their place:
+        a name scope names ops, which the migrated step does not keep."""
         for statement in block.body.body:
+            if statement is until:
+                return
             items = statement.items if isinstance(statement, cst.With) else ()
             if len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None \
                     and self.api(items[0].item.func) == "name_scope":

@@ -11,7 +11,13 @@ ParameterServerStrategy over the same cluster, creates the variables and a Keras
 schedules each step, a tf.function running the TF1 operations under a GradientTape, on the workers with a
 ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
-line stays as it was, so the launch scripts still start every task. A graph trained by a SyncReplicasOptimizer
+line stays as it was, so the launch scripts still start every task. mnist_replica's `--existing_servers` (the
+Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
+holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
+and the other clients end, saying so. The session and its loop may be written inside the device block, after
+the graph. The session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets
+the device filters (a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph
+trained by a SyncReplicasOptimizer
 (synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead; one choosing it
 at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas:` wrapping the optimizer, then
 making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
@@ -89,8 +95,8 @@ get_variable, graph collections, a function of the module called in the graph th
 or layers, reads queues or writes summaries,
 collections or globals (the step would do it at every step), a function of another module of the program
 called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
-elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses
-of the session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
+elsewhere, a session opened on another target in one branch of an `if` unless the `else` opens it on
+`server.target` of a Server made only under `if not <the test>:`, other uses of the session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
 kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
 that stopped it.

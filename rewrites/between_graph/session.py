@@ -11,7 +11,10 @@ the optimizer's ``iterations``). ``while True:`` ends on the step the run fetche
 (``if step >= N: break``); a feed dict may be held in a name just before its run. A
 ``v = sess.run(tensor, feed_dict=...)`` after the loop evaluates the graph's tensor on the chief,
 with the trained variables. The same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
-an ``if`` opens one session. A session writing checkpoints (a Supervisor's ``logdir``, a
+an ``if`` opens one session; so does mnist_replica's ``if FLAGS.existing_servers: ...; sess =
+sv.prepare_or_wait_for_session(server_grpc_url, ...) else: sess = sv.prepare_or_wait_for_session(server.target,
+...)``, the servers running elsewhere where its test holds (``Session.elsewhere``; what else that branch does stays).
+A session writing checkpoints (a Supervisor's ``logdir``, a
 MonitoredTrainingSession's ``checkpoint_dir``) becomes a ``tf.train.CheckpointManager`` the
 program resumes from, saving when training ends. A MonitoredTrainingSession's scaffold, chief-only
 hooks and hooks besides StopAtStepHook are read in monitored.py.
@@ -48,6 +51,10 @@ GLOBAL_STEP_READ = ("TF1 read the global step in the run that incremented it, ra
                     "value before it); the migrated loop reads it after the step")
 STEP_LIMIT = ": this loop, stopping at `{test}`, trains as many steps as it says, where TF1 usually trained one more"
 SUPERVISOR_API = "train.Supervisor"
+# ConfigProto options TF2's ParameterServerStrategy program does as TF1 did: option -> its value (None: any value).
+CONFIG_AS_TF2 = {"allow_soft_placement": "True", "log_device_placement": "False", "device_filters": None}
+CONFIG_DROPPED = ("the session's `{config}` goes with the session: TF2 places ops softly and ParameterServerStrategy "
+                  "sets the device filters; set its other options with tf.config by hand")
 MTS_API = "train.MonitoredTrainingSession"
 
 
@@ -89,6 +96,9 @@ class Session:
     manager: dict[str, str] = field(default_factory=dict)  # the CheckpointManager's options (code), by name
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # what the program does without
     arguments: list[cst.BaseExpression] = field(default_factory=list)  # names the opening calls read
+    config: cst.BaseExpression | None = None       # the session's ConfigProto
+    elsewhere: cst.BaseExpression | None = None    # `FLAGS.existing_servers`: where it holds the servers run elsewhere
+    kept: list[cst.BaseStatement] = field(default_factory=list)  # what that branch does besides opening the session
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -123,34 +133,48 @@ def distinct_openings(openings: list[tuple], names: Names, supervisors: dict[str
     return [(statement, block) for statement, block in openings if id(statement) not in inner]
 
 
-def _one_session(statement: cst.If, names: Names, supervisors: dict[str, cst.BaseStatement]) -> cst.BaseStatement:
-    """Of an `if` opening the session in both branches, the one opening: the same, and nothing else, in both."""
+def _one_session(statement: cst.If, names: Names, supervisors: dict[str, cst.BaseStatement]
+                 ) -> tuple[cst.BaseStatement, cst.BaseExpression | None, list[cst.BaseStatement]]:
+    """Of an `if` opening the session in both branches, the one opening: the same, and nothing else, in both; or,
+    the servers running elsewhere where the `if`'s test holds, another target there (and what else that branch
+    does, kept) and the target of a Server of this process otherwise. (opening, that test, what is kept)"""
     first, second = _branches(statement, names, supervisors)
     calls = [_opening_call(first), _opening_call(second)]
     bound = [bind_arguments(call, SESSION_ARGUMENTS if _supervisor_method(call, supervisors) else
                             MONITORED_TRAINING_SESSION) for call in calls]
     if None in bound or not calls[0].func.deep_equals(calls[1].func) or set(bound[0]) != set(bound[1]):
         raise Unsupported(statement, "the branches of this `if` open the session differently: migrate it by hand")
-    masters = [_value(args, "master") for args in bound]
-    if not (masters[0] is None and masters[1] is None or None not in masters and masters[0].deep_equals(masters[1])):
-        shown = [names.code(master) if master is not None else "no target" for master in masters]
-        raise Unsupported(statement, f"the session opens on `{shown[0]}` where `{names.code(statement.test)}` and "
-                                     f"on `{shown[1]}` otherwise: the migrated program drives the cluster from this "
-                                     "process's own Server, so one target is migrated (a server started elsewhere, "
-                                     "as with existing servers, is not this process's): open the session on one "
-                                     "target, or migrate the `if` by hand")
     other = next((key for key in bound[0] if key != "master"
                   and not bound[0][key][1].value.deep_equals(bound[1][key][1].value)), None)
-    if other is not None or len(statement.body.body) > 1 or len(statement.orelse.body.body) > 1:
+    if other is not None:
         raise Unsupported(statement, "the branches of this `if` do more than open the same session: migrate it by "
                                      "hand")
-    return first
+    masters = [_value(args, "master") for args in bound]
+    if masters[0] is None and masters[1] is None or None not in masters and masters[0].deep_equals(masters[1]):
+        if len(statement.body.body) > 1 or len(statement.orelse.body.body) > 1:
+            raise Unsupported(statement, "the branches of this `if` do more than open the same session: migrate it "
+                                         "by hand")
+        return first, None, []
+    if not (_is_target(masters[1]) and masters[0] is not None and not _is_target(masters[0])
+            and len(statement.orelse.body.body) == 1):
+        shown = [names.code(master) if master is not None else "no target" for master in masters]
+        raise Unsupported(statement, f"the session opens on `{shown[0]}` where `{names.code(statement.test)}` and "
+                                     f"on `{shown[1]}` otherwise: migrated where the `if` opens it on servers running "
+                                     "elsewhere (another target) and, in its `else`, on `server.target` of this "
+                                     "process's Server and nothing more; migrate the `if` by hand")
+    return second, statement.test, list(statement.body.body[:-1])
+
+
+def _is_target(master: cst.BaseExpression | None) -> bool:
+    """`server.target`"""
+    return isinstance(master, cst.Attribute) and master.attr.value == "target" and isinstance(master.value, cst.Name)
 
 
 def read_session(statement, block: list, names: Names, supervisors: dict[str, cst.BaseStatement]) -> Session:
     """The session ``statement`` opens (``block``: the statements of its block, for a loop after it); an `if`
     opening the same session in both branches opens one."""
-    opened = _one_session(statement, names, supervisors) if isinstance(statement, cst.If) else statement
+    opened, elsewhere, kept = _one_session(statement, names, supervisors) if isinstance(statement, cst.If) \
+        else (statement, None, [])
     call = _opening_call(opened)
     name = _session_name(opened)
     if name is None:
@@ -161,8 +185,14 @@ def read_session(statement, block: list, names: Names, supervisors: dict[str, cs
     else:
         session = _supervised(statement, call, name, loop, names, supervisors)
     # What the other branch's opening reads goes with the session too.
-    session.arguments += [arg.value for other in _branches(statement, names, supervisors)[1:]
-                          for arg in _opening_call(other).args]
+    session.arguments += [arg.value for other in _branches(statement, names, supervisors)
+                          if other is not opened for arg in _opening_call(other).args]
+    owners = {name, *(stop.func.value.value for stop in session.stops)}
+    use = next((node for kept_statement in kept for node in subtree(kept_statement)
+                if isinstance(node, cst.Name) and node.value in owners), None)
+    if use is not None:
+        raise Unsupported(use, f"`{use.value}` is used besides the one run of each step: migrate that by hand")
+    session.elsewhere, session.kept = elsewhere, kept
     return session
 
 
@@ -210,7 +240,8 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
     return Session(statement, name, _value(args, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
                    hooks=_value(args, "hooks"), scaffold=_value(args, "scaffold"),
-                   chief_hooks=_value(args, "chief_only_hooks"), arguments=[a.value for a in call.args])
+                   chief_hooks=_value(args, "chief_only_hooks"), arguments=[a.value for a in call.args],
+                   config=_value(args, "config"))
 
 
 def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
@@ -236,7 +267,25 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
         logdir = None
     return Session(statement, name, _value(opened, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{sv}.should_stop()")], checkpoints=logdir, supervisor=supervisor,
-                   arguments=[a.value for made in (call, created, *flagged) for a in made.args])
+                   arguments=[a.value for made in (call, created, *flagged) for a in made.args],
+                   config=_value(opened, "config"))
+
+
+def config_notes(session: Session, names: Names, only_for_session: dict[str, cst.BaseStatement]
+                 ) -> list[tuple[str, cst.CSTNode, str]]:
+    """The session's ConfigProto goes with it. Without a note where TF2 does the same: soft placement (TF2's
+    default), no placement log, and device filters (ParameterServerStrategy sets its own: a worker sees the ps
+    tasks and the coordinator, a ps task the workers and the coordinator; no worker another worker, as the usual
+    filters `["/job:ps", "/job:worker/task:%d" % i]` said); else a note naming what is dropped."""
+    config = monitored.bound(session.config, only_for_session)
+    if config is None:
+        return []
+    proto = isinstance(config, cst.Call) and names.api(config.func) == "ConfigProto"
+    args = bind_arguments(config, tuple(CONFIG_AS_TF2)) if proto else None
+    if args is not None and all(key in CONFIG_AS_TF2 and CONFIG_AS_TF2[key] in (None, names.code(value[1].value))
+                                for key, value in args.items()):
+        return []
+    return [("TFM103", config, CONFIG_DROPPED.format(config=names.code(config)))]
 
 
 def source_is_zero(node: cst.BaseExpression) -> bool:

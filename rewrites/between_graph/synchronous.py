@@ -290,6 +290,18 @@ def read_machinery(statement: cst.If, flag: Flag, optimizer: str | None, api) ->
     return True
 
 
+def makes_machinery(statement: cst.BaseStatement) -> bool:
+    """An `if` only binding MACHINERY of an optimizer (`local_init_op = opt.local_step_init_op`): the graph's."""
+    lines = list(_flat([statement])) if isinstance(statement, cst.If) else []
+    for line in lines:
+        assign = single_assign(line) if line is not None else None
+        value = assign[1] if assign else None
+        attribute = value.func if isinstance(value, cst.Call) else value
+        if not (isinstance(attribute, cst.Attribute) and attribute.attr.value in MACHINERY):
+            return False
+    return bool(lines)
+
+
 def _flat(statements: list):
     """The simple statement lines of ``statements``, those of `if`s among them too (None for anything else)."""
     for statement in statements:

@@ -34,6 +34,7 @@ class ModuleEdits:
     after: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
     expressions: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     blank_lines: dict[cst.CSTNode, int] = field(default_factory=dict)  # statements kept with blank lines before
+    unwrapped: set[cst.CSTNode] = field(default_factory=set)  # compound statements giving way to their edited body
     imports: list[tuple[str, str | None, str | None, int]] = field(default_factory=list)  # (module, obj, asname, dots)
     legacy_keras: bool = False  # LEGACY_KERAS before TensorFlow's import
 
@@ -53,6 +54,11 @@ class ModuleEdits:
     def remove(self, statement: cst.CSTNode) -> None:
         if statement not in self.statements:
             self.replace(statement, [])
+
+    def unwrap(self, statement: cst.BaseCompoundStatement) -> None:
+        """``statement`` (a `with`) gives way to its body, with the body's own edits, one level out (its own leading
+        lines go with it: what is inserted before it may take them)."""
+        self.unwrapped.add(statement)
 
     def insert_before(self, statement: cst.CSTNode, new: list[cst.BaseStatement]) -> None:
         self.before.setdefault(statement, []).extend(new)
@@ -92,13 +98,14 @@ class ModuleEdits:
             self.insert_after(statement, new)
         self.expressions.update(other.expressions)
         self.blank_lines.update(other.blank_lines)
+        self.unwrapped |= other.unwrapped
         for imported in other.imports:
             self.add_import(*imported)
         self.legacy_keras |= other.legacy_keras
 
     def __bool__(self) -> bool:
         return bool(self.statements or self.before or self.after or self.expressions or self.imports or self.blank_lines or
-                    self.legacy_keras)
+                    self.legacy_keras or self.unwrapped)
 
     def apply(self) -> str:
         """The module's new code."""
@@ -319,6 +326,8 @@ class _Apply(cst.CSTTransformer):
         if original_node in edits.blank_lines:
             updated_node = with_blank_lines(updated_node, edits.blank_lines[original_node])
         new = edits.statements.get(original_node)
+        if new is None and original_node in edits.unwrapped:
+            new = list(updated_node.body.body)
         before, after = edits.before.get(original_node, []), edits.after.get(original_node, [])
         if new is None and not before and not after:
             return updated_node
