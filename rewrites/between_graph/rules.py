@@ -12,7 +12,12 @@ schedules each step, a tf.function running the TF1 operations under a GradientTa
 ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
 line stays as it was, so the launch scripts still start every task. A graph trained by a SyncReplicasOptimizer
-(synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead.
+(synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead. An in-graph
+program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
+a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
+no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
+(tf.config.experimental_connect_to_cluster) instead of starting a Server, the ops run eagerly on the devices named,
+`sess.run(t)` becomes `t.numpy()`, and the other tasks start their tf.distribute.Server where they join it.
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
@@ -70,9 +75,11 @@ TFM104 between-graph-manual
 
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
-workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
-Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
-module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
+workers or moving averages, a plain Session (but an in-graph program of stateless ops: TFM103; the finding names
+the first variable, optimizer, placeholder, random op or Keras call of another), queue runners, hooks other
+than StopAtStepHook, layers other than Dense, partitioners other than one axis-0 partitioner of get_variable,
+graph collections, a function of the module called in the graph that makes variables, placeholders or layers,
+reads queues or writes summaries,
 collections or globals (the step would do it at every step), a function of another module of the program
 called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
 elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses
