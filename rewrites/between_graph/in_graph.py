@@ -137,7 +137,7 @@ def _first_stop(view, names, session: cst.Call) -> tuple[cst.Call, str] | None:
             continue
         api = names.api(node.func)
         if api is not None and api not in CLUSTER_API | INITIALIZERS and any(part in api for part in STATEFUL) \
-                and not api.startswith(DATA_LOADERS):
+                and not any(loader in api for loader in DATA_LOADERS):
             return node, (f"`{source(node.func)}` is not a stateless op of the graph (no variables, optimizers, "
                           "placeholders, random ops or Keras are); migrate it by hand")
         module = view.imported(root(node.func).value) if isinstance(root(node.func), cst.Name) else None
