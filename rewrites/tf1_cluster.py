@@ -9,7 +9,8 @@ What it does: reports each use of TF1's between-graph machinery still in a modul
 (replica_device_setter, MonitoredTrainingSession, a Supervisor, SyncReplicasOptimizer, a device string naming
 /job:ps, and beside them the module's ClusterSpec, Server and server.join()), each at its line and column with
 what to do. A module whose cluster code was migrated, or that only starts a server and joins it (a parameter
-server launcher, which is TF2 as it stands), gets none.
+server launcher, which is TF2 as it stands), gets none; nor do /job:ps device strings in a module that connects to
+its cluster (tf.config.experimental_connect_to_cluster: TF2's in-graph program names remote devices so).
 Why: the program around such code was not migrated (TFM103 migrates one shape of program, and a TFM104 finding
 says why a program of that shape was left); a rename by TFM101 must not be the only word on the file.
 What may differ: the code is unchanged; migrate it by hand as the finding says.
@@ -73,13 +74,15 @@ JOIN = "ps tasks keep serving with server.join() once the training is migrated"
 
 
 class Rewrite(VisitsWhatMentions, TFCodemod):
-    MENTIONS = (*(api.rpartition(".")[2] for api in (*TF1_ONLY, *ALONGSIDE)), "join")
+    MENTIONS = (*(api.rpartition(".")[2] for api in (*TF1_ONLY, *ALONGSIDE)), "join", "experimental_connect_to_cluster")
     FRAGMENTS = ("/job:ps",)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._uses: list[tuple[cst.CSTNode, str, str]] = []   # (node, what, what to do)
         self._tf1_only = False
+        self._ps_devices = False  # TF1-only unless the module connects to the cluster (TF2's in-graph program)
+        self._connects = False
         self._servers: set[str] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -103,12 +106,12 @@ class Rewrite(VisitsWhatMentions, TFCodemod):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if "/job:ps" in node.value:
-            self._tf1_only = True
+            self._ps_devices = True
             self._uses.append((node, f"device {node.value} left as TF1", PS_DEVICE))
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
         if "/job:ps" in node.value:
-            self._tf1_only = True
+            self._ps_devices = True
             self._uses.append((node, "a /job:ps device left as TF1", PS_DEVICE))
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -117,13 +120,14 @@ class Rewrite(VisitsWhatMentions, TFCodemod):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._connects |= self.api(func) == "config.experimental_connect_to_cluster"
         if isinstance(func, cst.Attribute) and func.attr.value == "join" and not node.args and (
                 isinstance(func.value, cst.Name) and func.value.value in self._servers
                 or isinstance(func.value, cst.Call) and self.api(func.value.func) in ("train.Server", "distribute.Server")):
             self._uses.append((func.attr, "server.join() of TF1 cluster code", JOIN))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if self._tf1_only:
+        if self._tf1_only or self._ps_devices and not self._connects:
             for node, what, todo in self._uses:
                 self.report("TFM107", node, f"{what}: {WHY}; {todo}")
         return super().leave_Module(original_node, updated_node)

@@ -12,8 +12,10 @@ from helpers import run
 LEFT = "between-graph program left as it is: "
 OPENED = ("only a session opened where its loop runs (`with ... as sess:` or `sess = ...` before the loop) is read; "
           "migrate the program by hand")
-PLAIN = ("a plain `tf.Session` runs the cluster's graph: only a MonitoredTrainingSession or a Supervisor's session is "
-         "migrated; run the steps with a ClusterCoordinator of ParameterServerStrategy by hand")
+PLAIN = ("a plain `tf.Session` runs the cluster's graph: only a MonitoredTrainingSession or a Supervisor's session, or "
+         "an in-graph program (ops placed on the tasks, no variables) run by the chief, is migrated; ")
+STATEFUL = ("is not a stateless op of the graph (no variables, optimizers, placeholders, random ops or Keras are); "
+            "migrate it by hand")
 
 # A trainer class keeping its Supervisor in an attribute; an evaluator's session (no cluster) comes first.
 SUPERVISOR_ATTRIBUTE = """\
@@ -148,9 +150,11 @@ if __name__ == "__main__":
     (SUPERVISOR_ATTRIBUTE, "        with self.sv.managed_session(server.target) as session:",
      "the session comes from `self.sv`, which is not a Supervisor bound to a name in this module "
      "(`sv = tf.train.Supervisor(...)`); only such a Supervisor's session is read: migrate the program by hand"),
-    (PLAIN_SESSION, "  with tf.Session(server.target) as sess:", PLAIN),
-    (PLAIN_SESSION_ELSEWHERE, "  with tf.Session(server.target) as sess:", PLAIN),
-    (IN_GRAPH, "  with tf.Session(server.target) as sess:", PLAIN),
+    (PLAIN_SESSION, "    tf.keras.backend.set_session(sess)", f"{PLAIN}`tf.keras.backend.set_session` {STATEFUL}"),
+    (PLAIN_SESSION_ELSEWHERE, "  with tf.Session(server.target) as sess:",
+     PLAIN + "the chief's server is read where the module makes it (`server = tf.train.Server(...)`, once); migrate "
+             "the program by hand"),
+    (IN_GRAPH, "    weights = tf.Variable(tf.zeros([3, 1]))", f"{PLAIN}`tf.Variable` {STATEFUL}"),
     (RETURNED_SESSION, "        return tf.train.MonitoredTrainingSession(master=server.target, is_chief=is_chief, "
                        "hooks=hooks)",
      f"`tf.train.MonitoredTrainingSession(...)` makes a session that `_get_session` returns: {OPENED}"),
@@ -165,7 +169,8 @@ def test_a_program_whose_session_is_not_read_is_left_with_one_tfm104_where_it_st
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
     assert (source.splitlines()[finding.line - 1], finding.message) == (where, LEFT + why)
     # The session, the call that made it or the graph's `with`: where it starts on that line.
-    assert where[finding.col - 1:].startswith(("self.sv.managed", "tf.Session", "tf.train.Monitored", "with tf.device"))
+    assert where[finding.col - 1:].startswith(("self.sv.managed", "tf.Session", "tf.train.Monitored", "with tf.device",
+                                               "tf.keras", "tf.Variable"))
     assert "TFM107" in {f.rule for f in result.findings}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, monitored, synchronous, unread
+from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, config_notes, distinct_openings,
@@ -64,8 +64,7 @@ class Rewrite(TFCodemod):
                     if opens_session(statement, self._names, supervisors)]
         openings = distinct_openings(openings, self._names, supervisors)
         if not openings:
-            self._report_unread(original_node, supervisors)
-            return updated_node
+            return self._report_unread(original_node, updated_node, supervisors)
         view = Tree({self.path: original_node.code}, exists=lambda path: False,
                     parsed={self.path: self.context.wrapper}).view(self.path)
         try:
@@ -94,12 +93,30 @@ class Rewrite(TFCodemod):
             self.report(rule, node, message)
         return cst.parse_module(code)
 
-    def _report_unread(self, module: cst.Module, supervisors: dict[str, cst.BaseStatement]) -> None:
-        """A between-graph program whose session is in none of the shapes read: where and why it stopped."""
+    def _report_unread(self, module: cst.Module, updated: cst.Module,
+                       supervisors: dict[str, cst.BaseStatement]) -> cst.Module:
+        """A between-graph program whose session is in none of the shapes read: where and why it stopped; an
+        in-graph program's plain Session (in_graph.py) migrated."""
         devices = [s for s, _ in _statements(module) if _is_device_block(s, self._names)]
         stop = unread.first_stop(module, self._names.api, supervisors, devices)
-        if stop is not None:
-            self.report("TFM104", stop[0], f"between-graph program left as it is: {stop[1]}")
+        if stop is None:
+            return updated
+        if self._names.api(getattr(stop[0], "func", None)) in unread.PLAIN_SESSIONS \
+                and "TFM103" in self.enabled and self.wants("TFM103", stop[0]):
+            view = Tree({self.path: module.code}, exists=lambda path: False,
+                        parsed={self.path: self.context.wrapper}).view(self.path)
+            edits, spelling = ModuleEdits(view), Spelling(view)
+            try:
+                removed = in_graph.migrate(view, self._names, spelling, stop[0], edits)
+                emit.make_tf2(edits, spelling, removed, self.generated_imports())
+                code = in_graph.without_graphs(edits.apply())
+            except Unsupported as problem:
+                stop = problem.node, str(problem)
+            else:
+                self.report("TFM103", stop[0], in_graph.IN_GRAPH)
+                return cst.parse_module(code)
+        self.report("TFM104", stop[0], f"between-graph program left as it is: {stop[1]}")
+        return updated
 
     @property
     def _names(self) -> Names:

@@ -28,7 +28,12 @@ MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Sav
 keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
 training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
-per-worker dataset.
+per-worker dataset. An in-graph
+program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
+a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
+no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
+(tf.config.experimental_connect_to_cluster) instead of starting a Server, the ops run eagerly on the devices named,
+`sess.run(t)` becomes `t.numpy()`, and the other tasks start their tf.distribute.Server where they join it.
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
@@ -87,7 +92,8 @@ TFM104 between-graph-manual
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages (or, chosen by a flag, its TF1 machinery used besides the Supervisor and the chief's
-start, a Supervisor chosen by another test), a plain Session, queue runners TFM008 does not read with tf.data,
+start, a Supervisor chosen by another test), a plain Session (but an in-graph program of stateless ops: TFM103; the finding names
+the first variable, optimizer, placeholder, random op or Keras call of another), queue runners TFM008 does not read with tf.data,
 hooks other than StopAtStepHook, SummarySaverHook and a CheckpointSaverHook into the session's checkpoint_dir (a
 LoggingTensorHook, a hook class of the program), Scaffold arguments other than those TFM103 carries over (init_fn,
 a Saver of some variables), layers other than Dense, partitioners other than one axis-0 partitioner of
