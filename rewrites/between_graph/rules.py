@@ -72,9 +72,11 @@ What it does: reports a between-graph program in a shape the migration cannot ca
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages, a plain Session, queue runners, hooks other than StopAtStepHook, layers other than
 Dense, partitioners other than one axis-0 partitioner of get_variable, graph collections, a function of the
-module called in the graph that makes variables, placeholders or layers, reads queues or writes summaries,
-collections or globals (the step would do it at every step), a function of another module of the program
-called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
+program (of the graph's module or of another one it imports) called in the graph that makes variables,
+placeholders or layers, reads queues or writes summaries, collections or globals (the step would do it at every
+step; the finding names its file and line), the module of such a function turning TF 2's behaviour off when
+imported, a call into another module of the program of anything but a function defined at its top,
+`while True:` without an `if ...: break` of its own, a feed dict held in a name read
 elsewhere, a session opened on another target in one branch of an `if` (a server started elsewhere), other uses
 of the session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
 kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
