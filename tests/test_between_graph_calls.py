@@ -30,6 +30,24 @@ PREDICT = program("def predict(x, weights, bias):\n  logits = tf1.matmul(x, weig
                   "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
 
 
+def in_a_tree(tmp_path: Path, imports: str, graph: str, model: str):
+    """The program of ``graph`` (ps_cluster's, ``imports`` at its top) as task.py, migrated with ``model`` in
+    model.py beside it and in trainer/model.py."""
+    from migrator.engine import migrate
+    from rewrites import RULES
+
+    for folder in (tmp_path, tmp_path / "trainer"):
+        folder.mkdir(exist_ok=True)
+        (folder / "model.py").write_text(model)
+    source = program(imports, graph + "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
+    return source, migrate(source, str(tmp_path / "task.py"), frozenset(RULES), "tf_keras")
+
+
+MODEL = ("import tensorflow.compat.v1 as tf\n\nSCALE = 2.0\n\n\ndef inference(x, weights):\n"
+         "  return tf.matmul(x, weights)\n\n\ndef predict(x, weights):\n  logits = inference(x, weights) / SCALE\n"
+         "  return logits, tf.nn.sigmoid(logits)\n")
+
+
 def test_a_function_returning_a_tuple_is_called_as_it_is_in_the_step():
     result = run(PREDICT)
     code = result.source
@@ -82,13 +100,21 @@ def test_a_function_doing_more_than_compute_tensors_leaves_the_program_naming_it
 
 
 @pytest.mark.tensorflow
-def test_the_migrated_program_trains_like_the_tf1_program(tmp_path):
+@pytest.mark.parametrize("model", [None, MODEL], ids=["its module's function", "another module's"])
+def test_the_migrated_program_trains_like_the_tf1_program(tmp_path, model):
     """Both run as examples/ps_cluster does without arguments (a local cluster); then tf-migrate parity."""
     from test_parity import assert_parity, parity
 
     old, new = tmp_path / "old.py", tmp_path / "new.py"
-    old.write_text(PREDICT)
-    new.write_text(run(PREDICT).source)
+    if model is None:
+        old.write_text(PREDICT)
+        new.write_text(run(PREDICT).source)
+    else:
+        source, result = in_a_tree(tmp_path, "import model", "    prediction, probability = model.predict(x, weights)\n"
+                                   "    prediction = prediction + bias\n", MODEL)
+        assert "ClusterCoordinator" in result.source
+        old.write_text(source)
+        new.write_text(result.source)
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
     ran = subprocess.run([sys.executable, str(new), "--train_steps", "3"], capture_output=True, text=True, env=env,
                          timeout=300, cwd=tmp_path)
@@ -110,32 +136,63 @@ def test_a_function_reading_a_dataset_leaves_the_program():
     assert "`batches(x, y)` in the graph calls tf.data." in said and "anew at every step" in said, said
 
 
-def test_a_function_of_another_module_unpacked_in_the_graph_leaves_the_program_naming_it():
+def test_a_function_of_a_module_that_is_not_the_program_s_unpacked_in_the_graph_leaves_the_program_naming_it():
     where, said = manual(program("import model", "    features, labels = model.input_fn(x)\n" + LOSS))
     assert where == "features, labels = model.input_fn(x)"
-    assert "`model.input_fn(x)` in the graph: a function neither of TensorFlow nor of the graph's module" in said
+    assert "`model.input_fn(x)` in the graph: a function neither of TensorFlow nor of the program" in said
 
 
-@pytest.mark.parametrize("imports, graph, where", [
-    ("import model", "    prediction = model.inference(x)\n", "model.inference(x)"),
-    ("from model import inference", "    prediction = inference(x)\n", "inference(x)"),
-    ("from trainer import model", "    prediction = model.inference(x)\n", "model.inference(x)"),
-], ids=["import model", "from model import f", "a module of a package"])
-def test_a_function_of_another_module_of_the_program_leaves_the_program(tmp_path, imports, graph, where):
-    """Its body, in another file, is not read: it may make variables, which the step would make at every step."""
-    from migrator.engine import migrate
-    from rewrites import RULES
+@pytest.mark.parametrize("imports, graph", [
+    ("import model", "    prediction = model.inference(x, weights) + bias\n"),
+    ("from model import inference", "    prediction = inference(x, weights) + bias\n"),
+    ("from trainer import model", "    prediction = model.inference(x, weights) + bias\n"),
+    ("import trainer.model as model", "    prediction = model.inference(x, weights) + bias\n"),
+    ("import model", "    prediction, probability = model.predict(x, weights)\n"),
+], ids=["import model", "from model import f", "a module of a package", "import as", "unpacked"])
+def test_a_function_of_another_module_computing_tensors_is_called_from_its_module_in_the_step(tmp_path, imports,
+                                                                                              graph):
+    source, result = in_a_tree(tmp_path, imports, graph, MODEL)
+    assert "TFM104" not in {f.rule for f in result.findings}, result.findings
+    assert "ClusterCoordinator(strategy)" in result.source and imports + "\n" in result.source
+    assert "      with tf.GradientTape() as tape:\n        " + graph.strip() + "\n" in result.source
 
-    for folder in (tmp_path, tmp_path / "trainer"):
-        folder.mkdir(exist_ok=True)
-        (folder / "model.py").write_text("def inference(x):\n  return x\n")
-    source = program(imports, graph + "    loss = tf1.losses.mean_squared_error(y, prediction)\n")
-    result = migrate(source, str(tmp_path / "task.py"), frozenset(RULES), "tf_keras")
+
+HELPER = ("import tensorflow.compat.v1 as tf\n\n\ndef weight_variable(shape):\n"
+          "  return tf.Variable(tf.truncated_normal(shape, stddev=0.1), name=\"w\")\n\n\n"
+          "def inference(x):\n  return tf.matmul(x, weight_variable([3, 1]))\n")
+
+
+@pytest.mark.parametrize("model, message", [
+    (HELPER, "`model.inference(x)` in the graph (through `weight_variable`) calls tf.Variable, which makes variables"
+             ": the step function would make them again at every step; make them in the graph's own block (or Keras "
+             "layers in the strategy's scope) by hand (line 5 of model.py: `tf.Variable(tf.truncated_normal(shape, "
+             "stddev=0.1), name=...`)"),
+    ("import tensorflow.compat.v1 as tf\n\n\ndef inference(x):\n  return tf.layers.dense(x, 1)\n",
+     "`model.inference(x)` in the graph calls tf.layers.dense, which makes variables"),
+    ("import tensorflow.compat.v1 as tf\n\n\ndef inference(x):\n"
+     "  return tf.data.Dataset.from_tensors(x).make_one_shot_iterator().get_next()\n",
+     "`model.inference(x)` in the graph calls tf.data.Iterator.get_next, which reads a tf.data input: the step "
+     "would start it anew at every step"),
+    ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n\n\ndef inference(x):\n  return x\n",
+     "`model.inference(x)` in the graph: its module, imported by the migrated program, calls tf.disable_v2_behavior"
+     ", which turns TF 2's behaviour off for the migrated program; remove that from the module by hand (line 2 of "
+     "model.py: `tf.disable_v2_behavior()`)"),
+    ("import layers\n\n\ndef inference(x):\n  return layers.dense(x)\n",
+     "`model.inference(x)` in the graph (through `dense`) calls tf.get_variable, which makes variables"),
+    ("class Net:\n  pass\n\n\ninference = Net()\n",
+     "`model.inference(x)` in the graph: `model.inference(x)` calls into another module of the program (model.py) "
+     "what is not a function defined at its top"),
+], ids=["variables through a helper", "a layer", "a dataset", "TF 2 turned off on import", "a third module",
+        "not a function"])
+def test_a_function_of_another_module_doing_more_leaves_the_program_naming_it_and_its_line(tmp_path, model,
+                                                                                           message):
+    (tmp_path / "layers.py").write_text("import tensorflow.compat.v1 as tf\n\n\ndef dense(x):\n"
+                                        "  return tf.matmul(x, tf.get_variable(\"w\", [3, 1]))\n")
+    source, result = in_a_tree(tmp_path, "import model", "    prediction = model.inference(x)\n", model)
     assert "ClusterCoordinator" not in result.source
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
-    assert source.splitlines()[finding.line - 1].strip() == graph.strip()
-    assert f"`{where}` in the graph: a function of another module of the program (" in finding.message
-    assert "model.py), which the migration does not follow yet" in finding.message
+    assert source.splitlines()[finding.line - 1].strip() == "prediction = model.inference(x)"
+    assert message in finding.message, finding.message
 
 
 def test_the_first_thing_in_the_source_a_function_cannot_do_is_named():

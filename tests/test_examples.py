@@ -8,7 +8,7 @@ its output, in one of two formats:
 * Estimator examples: ``RunConfig(log_step_count_steps=1)`` with INFO logging
   makes the Estimator log every step on stderr:
   ``INFO:tensorflow:loss = 0.8455549, step = 3 (0.001 sec)``
-* ps_cluster, supervisor_flags, mts_scaffold and sync_replicas print the loss they fetched on stdout:
+* ps_cluster, supervisor_flags, mts_scaffold, sync_replicas and mnist_replica print the loss they fetched on stdout:
   ``step 3 loss 2.1360164``
 
 Both loss values are numpy float32 printed with ``str``: the shortest text that
@@ -49,13 +49,16 @@ TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30
                "supervisor_flags": 20, "sync_replicas": 20, "premade_iris": 20,
                "linear_weighted": 20, "census_wide_deep": 20, "adam_schedule": 30, "exporter": 20,
                "export_outputs": 20, "helper_loop": 30, "slim_nets": 30,
-               "model_choice": 30, "recommender": 30, "mts_scaffold": 20}
+               "model_choice": 30, "recommender": 30, "mts_scaffold": 20,
+               # mnist_replica's loop breaks on the global step its run read before that run's update: 21 runs.
+               "mnist_replica": 21}
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)
 ASYNCHRONOUS = ("ps_cluster", "supervisor_flags", "mts_scaffold")  # print their losses; migrated by TFM103 to a
 # coordinator
 BETWEEN_GRAPH = (*ASYNCHRONOUS, "sync_replicas")  # and SyncReplicasOptimizer's, to MultiWorkerMirroredStrategy
+NOT_MIGRATED_YET = ("mnist_replica",)  # TF1 between-graph programs tf-migrate leaves (TFM104): no train_tf2.py yet
 PACKAGE = EXAMPLES / "trainer_package"  # trainer/ in tf1/ and, migrated, in tf2/: run as `python -m trainer.task`
 
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
@@ -163,7 +166,7 @@ def run_as_cluster(program: str, workers: int, tmp_path: Path, example: str = "p
     return chief
 
 
-@pytest.mark.parametrize("example", BETWEEN_GRAPH)
+@pytest.mark.parametrize("example", [*BETWEEN_GRAPH, *NOT_MIGRATED_YET])
 def test_between_graph_example_as_separate_processes(tmp_path, example):
     worker = run_as_cluster("train.py", 1, tmp_path, example)
     assert_trained(worker, TRAIN_STEPS[example])
@@ -187,7 +190,7 @@ def migrated(tmp_path_factory) -> Path:
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
     changed = {name for name in SINGLE_FILE_EXAMPLES
                if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
-    assert changed == {*GENERATED_EXAMPLES, *BETWEEN_GRAPH}  # not manual
+    assert changed - set(NOT_MIGRATED_YET) == {*GENERATED_EXAMPLES, *BETWEEN_GRAPH}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "ClusterCoordinator(strategy)" in (migrated / "ps_cluster" / "train.py").read_text()
 
@@ -331,6 +334,34 @@ def run_synchronous(program: Path, workers: int, tmp_path: Path, *args: str) -> 
     for log in logs:
         log.close()
     return runs
+
+
+VALIDATION = re.compile(r"^After 20 training step\(s\), validation cross entropy = (\S+)$", re.MULTILINE)
+
+
+def test_mnist_replica_as_a_ps_and_two_asynchronous_workers(tmp_path):
+    """Each worker trains until the global step it read reaches 20, then validates, and ends by itself. Worker 1
+    waits for the chief to initialize the variables (looking every second), by which time the chief may have
+    trained most steps: how the steps fall to the workers varies."""
+    workers = run_synchronous(EXAMPLES / "mnist_replica" / "train.py", 2, tmp_path)
+    for worker in workers:
+        assert worker.returncode == 0, worker.stderr[-3000:]
+        assert worker.steps == sorted(worker.steps) and worker.steps[-1] >= 20, worker.steps
+        assert all(math.isfinite(loss) for loss in worker.losses) and len(VALIDATION.findall(worker.stdout)) == 1
+    assert sum(len(worker.losses) for worker in workers) >= 20
+
+
+def test_mnist_replica_as_a_ps_and_two_synchronous_workers_trains_the_same_every_time(tmp_path):
+    """--sync_replicas: one update of the two workers' gradients (of their own batches) per step; each worker
+    reads every step and prints the same losses and validation run after run."""
+    runs = [run_synchronous(EXAMPLES / "mnist_replica" / "train.py", 2, tmp_path, "--sync_replicas")
+            for _ in range(2)]
+    for worker in runs[0]:
+        assert_trained(worker, TRAIN_STEPS["mnist_replica"])
+        assert worker.steps == list(range(21)) and len(VALIDATION.findall(worker.stdout)) == 1
+    assert runs[0][0].losses != runs[0][1].losses
+    assert [(w.losses, VALIDATION.findall(w.stdout)) for w in runs[0]] == [
+        (w.losses, VALIDATION.findall(w.stdout)) for w in runs[1]]
 
 
 def test_migrated_sync_replicas_example_as_separate_worker_processes_and_a_ps_that_ends(tmp_path):

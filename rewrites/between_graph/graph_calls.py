@@ -1,21 +1,25 @@
-"""Calls in the worker's graph to functions of its own module (`logits, probabilities = predict(x)`).
+"""Calls in the worker's graph to functions of the program (`logits, probabilities = predict(x)`).
 
 Migrated, a call of the graph runs in the step function, at every step: a function whose body (and that of the
-module's functions it calls in turn) is only ops of tensors computes there what it computed in TF1's graph, and is
-kept as it is. One that makes variables or placeholders, reads TF1's queues or writes to graph collections,
-summaries or globals would do that at every step: the program is left, naming what the function does and where.
-A call to a function of another module of the program (a file found next to it) is not followed yet: left too.
+functions it calls in turn) is only ops of tensors computes there what it computed in TF1's graph, and is kept as
+it is. One that makes variables or placeholders, reads TF1's queues or writes to graph collections, summaries or
+globals would do that at every step: the program is left, naming what the function does and where.
+A function of another module of the program (`import model` then `model.inference(x)`, `from trainer.model
+import inference`: a file found from the graph's, read from disk) is read the same way, and called from its module
+as TF1 did; what stops it is named with its file and line, and so is its module's code run on import that a TF 2
+program cannot run. A call into such a module of anything but a function defined at its top is left.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from rewrites.program.imports import find_module
+from rewrites.program.modules import Tree
 from rewrites.syntax import Unsupported, children, first_line
 
 # What a function run at every step may not do: (test of the TensorFlow API it calls, why).
@@ -42,55 +46,150 @@ REFUSED: tuple[tuple[Callable[[str], bool], str], ...] = (
 )
 
 
+# What the module of a function the step calls may not run on import (the migrated program imports it).
+IMPORTED = (
+    (lambda api: api in ("disable_v2_behavior", "disable_eager_execution", "disable_resource_variables",
+                         "disable_tensor_equality", "disable_control_flow_v2"),
+     "turns TF 2's behaviour off for the migrated program; remove that from the module by hand"),
+    *REFUSED,
+)
+
+
 @dataclass
 class ModuleCode:
-    """What of its module the graph may call: its functions, and the modules of the program it imports."""
+    """What of its module the graph (or a function of another module it calls) may call: its functions, and the
+    modules of the program it imports. Another module's also reads its TensorFlow names (``api``), places what
+    it finds (``position``) and has its module-level statements, which run when the migrated program imports it."""
 
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)  # the module's top-level ones, by name
     program_modules: dict[str, str] = field(default_factory=dict)  # a name bound by an import -> the module's path
+    # That name -> (the module's file, the object of the module the name binds; None: the module itself).
+    imported: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    file: str = ""
+    api: Callable[[cst.CSTNode], str | None] | None = None
+    position: Callable[[cst.CSTNode], tuple[int, int]] | None = None
+    module_level: list[cst.SimpleStatementLine] = field(default_factory=list)
+    loaded: dict[str, ModuleCode | None] = field(default_factory=dict)  # the other modules read so far, by file
 
 
 def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
-    """Unsupported, at the first thing a function of the module called in ``value`` (or one it calls, or uses)
-    does that the step function cannot do at every step, or at a call of another module of the program (not
-    followed); the message names the graph's call."""
-    called = {id(node.func) for node in _in_order(value) if isinstance(node, cst.Call)}
-    for node in _in_order(value):
-        if isinstance(node, cst.Name) and node.value in module.functions and id(node) not in called:
-            _check(module.functions[node.value], module.functions, api, f"`{node.value}` in the graph", set())
-        if not isinstance(node, cst.Call):
-            continue
-        if isinstance(node.func, cst.Name) and node.func.value in module.functions:
-            _check(module.functions[node.func.value], module.functions, api, f"`{first_line(node)}` in the graph",
-                   set())
-        root = node.func
-        while isinstance(root, cst.Attribute):
-            root = root.value
-        if isinstance(root, cst.Name) and root.value in module.program_modules and api(node.func) is None:
-            raise Unsupported(node, f"`{first_line(node)}` in the graph: a function of another module of the program "
-                                    f"({module.program_modules[root.value]}), which the migration does not follow "
-                                    "yet; migrate it by hand")
+    """Unsupported, at the first thing a function of the program called in ``value`` (or one it calls, or uses)
+    does that the step function cannot do at every step, or at a call of another module of the program that is
+    not one of its functions; the message names the graph's call."""
+    nodes = _Nodes(value)
+    for node in nodes:
+        _check_use(node, nodes, module, api, None, set())
 
 
-def _check(function: cst.FunctionDef, functions: dict[str, cst.FunctionDef], api, used: str, seen: set) -> None:
-    """``used``: how the graph uses the function (or the one leading to it, whose name ``seen`` starts with)."""
+class _Nodes:
+    """The nodes of some code in the order of the source, and what they are used as."""
+
+    def __init__(self, code: cst.CSTNode) -> None:
+        self.nodes = list(_in_order(code))
+        self.calls = {id(node.func): node for node in self.nodes if isinstance(node, cst.Call)}
+        self.not_names = {id(node.attr) for node in self.nodes if isinstance(node, cst.Attribute)} | {
+            id(node.keyword) for node in self.nodes if isinstance(node, cst.Arg) and node.keyword}
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def use(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The call of ``node``, or ``node`` when it is not called."""
+        return self.calls.get(id(node), node)
+
+
+def _check_use(node: cst.CSTNode, nodes: _Nodes, module: ModuleCode, api, used: str | None, seen: set) -> None:
+    """If ``node`` names a function of the program, that function checked. ``used``: how the graph uses the
+    function ``node`` is in (None: ``node`` is the graph's)."""
+    def how() -> str:
+        return used or f"`{first_line(nodes.use(node))}` in the graph"
+
+    if isinstance(node, cst.Name) and node.value in module.functions and id(node) not in nodes.not_names:
+        if id(module.functions[node.value]) not in seen:
+            _check(module.functions[node.value], module, api, how(), seen)
+    elif (found := _other_function(node, module)) is not None:
+        if id(found[1]) not in seen:
+            _check_other(nodes.use(node), *found, how(), seen)
+    elif isinstance(node, cst.Call) and (name := _program_module(node.func, module)) and api(node.func) is None \
+            and _other_function(node.func, module) is None:
+        raise Unsupported(node, f"{how()}: `{first_line(node)}` calls into another module of the program "
+                                f"({module.program_modules[name]}) what is not a function defined at its top, "
+                                "which the migration does not follow; migrate it by hand")
+
+
+def _program_module(node: cst.CSTNode, module: ModuleCode) -> str | None:
+    """The name of the program's module (or of its object) an expression starts with."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) and node.value in module.program_modules else None
+
+
+def _other_function(node: cst.CSTNode, module: ModuleCode) -> tuple[ModuleCode, cst.FunctionDef] | None:
+    """(its module, the function) when ``node`` names a top-level function of another module of the program:
+    `model.inference` (`import model`, `from trainer import model`) or `inference` (`from model import
+    inference`)."""
+    if isinstance(node, cst.Name) and module.imported.get(node.value, ("", None))[1] is not None:
+        where, name = module.imported[node.value]
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+            and module.imported.get(node.value.value, (None, ""))[1] is None:
+        where, name = module.imported[node.value.value][0], node.attr.value
+    else:
+        return None
+    other = _load(where, module)
+    return (other, other.functions[name]) if other is not None and name in other.functions else None
+
+
+def _load(where: str, module: ModuleCode) -> ModuleCode | None:
+    """The code of the module in file ``where`` (None: it cannot be read)."""
+    if where not in module.loaded:
+        try:
+            with open(where, encoding="utf-8") as file:
+                view = Tree({where: file.read()}, exists=os.path.isfile).view(where)
+        except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
+            module.loaded[where] = None
+        else:
+            module.loaded[where] = replace(
+                module_code(view.module, where), file=os.path.basename(where), api=view.api, position=view.position,
+                module_level=[s for s in view.module.body if isinstance(s, cst.SimpleStatementLine)],
+                loaded=module.loaded)
+    return module.loaded[where]
+
+
+def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef, used: str, seen: set) -> None:
+    """A function of another module, called from there by the migrated step: neither it nor its module's code
+    run on import may do what a step cannot. What stops it is found there and reported at ``node``."""
+    try:
+        for statement in other.module_level:
+            for inner in _in_order(statement):
+                _refuse(inner, other.api, f"{used}: its module, imported by the migrated program,", IMPORTED)
+        _check(function, other, other.api, used, seen)
+    except Unsupported as problem:
+        where = "" if getattr(problem, "placed", False) else \
+            f" (line {other.position(problem.node)[0]} of {other.file}: `{first_line(problem.node)}`)"
+        placed = Unsupported(node, f"{problem}{where}")
+        placed.placed = True  # by the innermost module's
+        raise placed from None
+
+
+def _check(function: cst.FunctionDef, module: ModuleCode, api, used: str, seen: set) -> None:
+    """``used``: how the graph uses the function (or the one leading to it, which ``seen`` starts with)."""
     called = used + (f" (through `{function.name.value}`)" if seen else "")
-    seen.add(function.name.value)
-    for node in _in_order(function.body):
+    seen.add(id(function))
+    nodes = _Nodes(function.body)
+    for node in nodes:
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             raise Unsupported(node, f"{called} sets `{first_line(node)}`: run at every step now, its function must "
                                     "only compute tensors; migrate it by hand")
-        if isinstance(node, cst.Name) and node.value in functions and node.value not in seen:
-            _check(functions[node.value], functions, api, used, seen)
+        _check_use(node, nodes, module, api, used, seen)
         _refuse(node, api, called)
 
 
-def _refuse(node: cst.CSTNode, api, where: str) -> None:
-    """Unsupported if ``node`` calls TensorFlow to do what a step cannot do at every step."""
+def _refuse(node: cst.CSTNode, api, where: str, refused=REFUSED) -> None:
+    """Unsupported if ``node`` calls TensorFlow to do what a step cannot do at every step (or ``refused``)."""
     name = api(node.func) if isinstance(node, cst.Call) else None
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ITERATORS:
         name = f"data.Iterator.{node.func.attr.value}"
-    why = next((why for test, why in REFUSED if name and test(name)), None)
+    why = next((why for test, why in refused if name and test(name)), None)
     if why is not None:
         raise Unsupported(node, f"{where} calls tf.{name}, which {why}")
 
@@ -110,9 +209,10 @@ def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[
         _refuse(node, api, f"`{first_line(value)}`, unpacked in the graph,")
     check_calls(value, module, api)
     if isinstance(value, cst.Call) and api(value.func) is None and not (
-            isinstance(value.func, cst.Name) and value.func.value in module.functions):
+            isinstance(value.func, cst.Name) and value.func.value in module.functions) \
+            and _other_function(value.func, module) is None:
         raise Unsupported(value, f"`{first_line(value)}` in the graph: a function neither of TensorFlow nor of the "
-                                 "graph's module, which the migration does not follow; migrate it by hand")
+                                 "program, which the migration does not follow; migrate it by hand")
 
 
 def module_code(module: cst.Module, path: str) -> ModuleCode:
@@ -123,21 +223,24 @@ def module_code(module: cst.Module, path: str) -> ModuleCode:
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             for name, candidates in _imported(small):
-                where = next(filter(None, (find_module(path, dotted, level, os.path.isfile)
-                                           for dotted, level in candidates)), None)
+                where, obj = next(((file, obj) for dotted, level, obj in candidates
+                                   if (file := find_module(path, dotted, level, os.path.isfile))), (None, None))
                 if where is not None:
                     found.program_modules[name] = os.path.relpath(where, os.path.dirname(path) or ".")
+                    found.imported[name] = (where, obj)
     return found
 
 
 def _imported(small: cst.BaseSmallStatement):
-    """(name bound, [(dotted module, leading dots) it may come from]) of an import statement."""
+    """(name bound, [(dotted module, leading dots, the object of it bound or None) it may come from]) of an
+    import statement."""
     if isinstance(small, cst.Import):
         for alias in small.names:
             dotted = alias.evaluated_name
-            yield alias.evaluated_alias or dotted.split(".")[0], [(dotted if alias.asname else dotted.split(".")[0], 0)]
+            yield alias.evaluated_alias or dotted.split(".")[0], [
+                (dotted if alias.asname else dotted.split(".")[0], 0, None)]
     elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
         base, level = cst.Module([]).code_for_node(small.module) if small.module else "", len(small.relative)
         for alias in small.names:  # a module of a package, or an object of a module
             yield (alias.evaluated_alias or alias.evaluated_name,
-                   [(f"{base}.{alias.evaluated_name}".strip("."), level), (base, level)])
+                   [(f"{base}.{alias.evaluated_name}".strip("."), level, None), (base, level, alias.evaluated_name)])

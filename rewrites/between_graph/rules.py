@@ -92,17 +92,19 @@ TFM104 between-graph-manual
 What it does: reports a between-graph program in a shape the migration cannot carry over safely and leaves it
 as it is (only the renames of TFM101 and TFM102 apply, which TF1 runs too): a SyncReplicasOptimizer with backup
 workers or moving averages (or, chosen by a flag, its TF1 machinery used besides the Supervisor and the chief's
-start, a Supervisor chosen by another test), a plain Session (but an in-graph program of stateless ops: TFM103; the finding names
-the first variable, optimizer, placeholder, random op or Keras call of another), queue runners TFM008 does not read with tf.data,
-hooks other than StopAtStepHook, SummarySaverHook and a CheckpointSaverHook into the session's checkpoint_dir (a
-LoggingTensorHook, a hook class of the program), Scaffold arguments other than those TFM103 carries over (init_fn,
-a Saver of some variables), layers other than Dense, partitioners other than one axis-0 partitioner of
-get_variable, graph collections, a function of the module called in the graph that makes variables, placeholders
-or layers, reads queues or writes summaries,
-collections or globals (the step would do it at every step), a function of another module of the program
-called in the graph, `while True:` without an `if ...: break` of its own, a feed dict held in a name read
-elsewhere, a session opened on another target in one branch of an `if` unless the `else` opens it on
-`server.target` of a Server made only under `if not <the test>:`, other uses of the session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
+start, a Supervisor chosen by another test), a plain Session (but an in-graph program of stateless ops: TFM103;
+the finding names the first variable, optimizer, placeholder, random op or Keras call of another), queue runners
+TFM008 does not read with tf.data, hooks other than StopAtStepHook, SummarySaverHook and a CheckpointSaverHook
+into the session's checkpoint_dir (a LoggingTensorHook, a hook class of the program), Scaffold arguments other
+than those TFM103 carries over (init_fn, a Saver of some variables), layers other than Dense, partitioners other
+than one axis-0 partitioner of get_variable, graph collections, a function of the program (of the graph's module
+or of another one it imports) called in the graph that makes variables, placeholders or layers, reads queues or
+writes summaries, collections or globals (the step would do it at every step; the finding names its file and
+line), the module of such a function turning TF 2's behaviour off when imported, a call into another module of
+the program of anything but a function defined at its top, `while True:` without an `if ...: break` of its own,
+a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if` unless the
+`else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the session. A
+module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
 kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
 that stopped it.
