@@ -55,10 +55,11 @@ TRAIN_STEPS = {"regression": 20, "momentum": 20, "rmsprop": 20, "classifier": 30
 # TPUEstimator logs no loss per step: its example is checked by its eval loss.
 KERAS_STEPS = {**TRAIN_STEPS, "tpu_estimator": 20}
 SINGLE_FILE_EXAMPLES = sorted(KERAS_STEPS)
-ASYNCHRONOUS = ("ps_cluster", "supervisor_flags", "mts_scaffold")  # print their losses; migrated by TFM103 to a
+ASYNCHRONOUS = ("ps_cluster", "supervisor_flags", "mts_scaffold", "mnist_replica")  # print their losses; migrated by TFM103 to a
 # coordinator
 BETWEEN_GRAPH = (*ASYNCHRONOUS, "sync_replicas")  # and SyncReplicasOptimizer's, to MultiWorkerMirroredStrategy
-NOT_MIGRATED_YET = ("mnist_replica",)  # TF1 between-graph programs tf-migrate leaves (TFM104): no train_tf2.py yet
+# The migrated loop trains as many steps as it says, where mnist_replica's TF1 loop ran once more (TFM106).
+MIGRATED_STEPS = {**TRAIN_STEPS, "mnist_replica": 20}
 PACKAGE = EXAMPLES / "trainer_package"  # trainer/ in tf1/ and, migrated, in tf2/: run as `python -m trainer.task`
 
 ESTIMATOR_LINE = re.compile(r"^INFO:tensorflow:loss = (\S+), step = (\d+)", re.MULTILINE)
@@ -166,7 +167,7 @@ def run_as_cluster(program: str, workers: int, tmp_path: Path, example: str = "p
     return chief
 
 
-@pytest.mark.parametrize("example", [*BETWEEN_GRAPH, *NOT_MIGRATED_YET])
+@pytest.mark.parametrize("example", BETWEEN_GRAPH)
 def test_between_graph_example_as_separate_processes(tmp_path, example):
     worker = run_as_cluster("train.py", 1, tmp_path, example)
     assert_trained(worker, TRAIN_STEPS[example])
@@ -190,7 +191,7 @@ def migrated(tmp_path_factory) -> Path:
 def test_the_current_rules_change_the_estimator_cluster_and_partitioner_examples(migrated):
     changed = {name for name in SINGLE_FILE_EXAMPLES
                if (migrated / name / "train.py").read_bytes() != (EXAMPLES / name / "train.py").read_bytes()}
-    assert changed - set(NOT_MIGRATED_YET) == {*GENERATED_EXAMPLES, *BETWEEN_GRAPH}  # not manual
+    assert changed == {*GENERATED_EXAMPLES, *BETWEEN_GRAPH}  # not manual
     assert "FixedShardsPartitioner(2)" in (migrated / "partitioned" / "train.py").read_text()
     assert "ClusterCoordinator(strategy)" in (migrated / "ps_cluster" / "train.py").read_text()
 
@@ -293,7 +294,7 @@ def test_manual_example_is_left_byte_for_byte_with_its_finding(migrated):
 def test_migrated_between_graph_example_trains_in_one_process_on_its_own_cluster(example):
     """No arguments: the program's own in-process cluster (1 ps, 1 worker), its worker 0 driving it."""
     run = run_example(example, program="train_tf2.py")
-    assert_trained(run, TRAIN_STEPS[example])
+    assert_trained(run, MIGRATED_STEPS[example])
     assert run.leftovers == []
 
 
@@ -301,7 +302,7 @@ def test_migrated_between_graph_example_trains_in_one_process_on_its_own_cluster
 def test_migrated_between_graph_example_as_separate_ps_worker_and_chief_processes(tmp_path, example):
     """The launch commands of the TF1 program: ps 0 and worker 1 serve, worker 0 (TF1's chief) drives them."""
     chief = run_as_cluster("train_tf2.py", 2, tmp_path, example)
-    assert_trained(chief, TRAIN_STEPS[example])
+    assert_trained(chief, MIGRATED_STEPS[example])
 
 
 def run_synchronous(program: Path, workers: int, tmp_path: Path, *args: str) -> list[Run]:
@@ -362,6 +363,16 @@ def test_mnist_replica_as_a_ps_and_two_synchronous_workers_trains_the_same_every
     assert runs[0][0].losses != runs[0][1].losses
     assert [(w.losses, VALIDATION.findall(w.stdout)) for w in runs[0]] == [
         (w.losses, VALIDATION.findall(w.stdout)) for w in runs[1]]
+
+
+def test_migrated_mnist_replica_with_sync_replicas_as_two_workers_training_every_step_together(tmp_path):
+    """--sync_replicas chooses MultiWorkerMirroredStrategy: both workers run steps 1..20, the ps ends at once,
+    and both validate the same trained variables."""
+    workers = run_synchronous(EXAMPLES / "mnist_replica" / "train_tf2.py", 2, tmp_path, "--sync_replicas")
+    for worker in workers:
+        assert_trained(worker, MIGRATED_STEPS["mnist_replica"])
+        assert worker.steps == list(range(1, 21))
+    assert len({tuple(VALIDATION.findall(worker.stdout)) for worker in workers}) == 1
 
 
 def test_migrated_sync_replicas_example_as_separate_worker_processes_and_a_ps_that_ends(tmp_path):

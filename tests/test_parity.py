@@ -219,7 +219,8 @@ def assert_mismatch(result, first_step: int | None = None) -> None:
 # one `--verify` run. Each train_tf2.py is what that migration writes (tests/test_examples.py), and each example's
 # parity is proven on every run by tests/test_resume.py (`parity --resume`).
 VERIFIED_EXAMPLES = {**{name: f"{name}/train.py" for name in (*GENERATED_EXAMPLES, "ps_cluster",
-                                                              "supervisor_flags", "sync_replicas", "mts_scaffold")},
+                                                              "supervisor_flags", "sync_replicas", "mts_scaffold",
+                                                              "mnist_replica")},
                      "trainer_package": "trainer_package/tf1/trainer/task.py", "notebook": "notebook/train.ipynb"}
 VERIFIED_INPUTS = {"trainer_package": "trainer_package/tf1"}  # a package is given whole
 EVALUATED = set(GENERATED_EXAMPLES) | {"trainer_package", "notebook"}  # the Estimator programs
@@ -840,3 +841,14 @@ def test_a_program_training_a_second_model_is_compared_on_its_first(tmp_path):
     assert_parity(result)
     assert re.search(r"^ +eval +\S+ +\S+ ", result.stdout, re.M), result.stdout
     assert result.stdout.count("export export/exporter: the same signatures") == 1, result.stdout
+
+
+@pytest.mark.parametrize("mode", [[], ["--sync_replicas"]], ids=["asynchronous", "sync_replicas"])
+def test_mnist_replica_and_its_migration_match_step_by_step_in_either_mode(tmp_path, mode):
+    """Old side: placeholders fed from next_batch, a Supervisor, the graph's net in model.py, SyncReplicasOptimizer
+    where --sync_replicas; new side: the strategy the same flag chooses, the net still model.py's."""
+    report = tmp_path / "report.json"
+    assert_parity(parity(EXAMPLES / "mnist_replica" / "train.py", EXAMPLES / "mnist_replica" / "train_tf2.py",
+                         "--json", str(report), "--", *mode))
+    data = json.loads(report.read_text())
+    assert len(data["new"]["losses"]) == 20 and all(v["ok"] for v in data["variables"])

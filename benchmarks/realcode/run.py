@@ -489,18 +489,19 @@ def free_port() -> int:
 
 
 def cluster_spec(cluster: dict) -> dict[str, list[str]]:
-    """ps and worker hosts on 127.0.0.1 at free ports (and the coordinator's, as the chief, where there is one)."""
+    """ps and worker hosts on 127.0.0.1 at free ports (and the chief's, where the entry has one: its coordinator,
+    or the program itself as the chief task, ``"chief": true``)."""
     jobs = {"ps": cluster.get("ps", 1), "worker": cluster.get("workers", 2)}
-    if cluster.get("coordinator"):
+    if cluster.get("coordinator") or cluster.get("chief"):
         jobs = {"chief": 1, **jobs}
     return {job: [f"127.0.0.1:{free_port()}" for _ in range(count)] for job, count in jobs.items()}
 
 
 def task_command(runs: dict, spec: dict, job: str, index: int, original: bool) -> list[str]:
     """The command of one task: the entry's, its {ps_hosts} {worker_hosts} {job} {index} filled; for the jobs the
-    entry lets only serve (``serve``), standins/std_server.py; for the chief, the entry's coordinator."""
+    entry lets only serve (``serve``), standins/std_server.py; for the chief, the entry's coordinator if it has one."""
     cluster = runs["cluster"]
-    if job == "chief":
+    if job == "chief" and cluster.get("coordinator"):
         return [sys.executable, str(HERE / cluster["coordinator"])]
     if job in cluster.get("serve", ()):
         return [sys.executable, str(HERE / "standins" / "std_server.py")]
