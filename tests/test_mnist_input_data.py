@@ -47,23 +47,33 @@ def test_a_reader_called_before_the_module_imports_tensorflow_gets_the_import_fi
 
 
 @pytest.mark.parametrize("code", [
-    "mnist = input_data.read_data_sets('d')\nbatch = mnist.train.next_batch(100)\n",
+    "mnist = input_data.read_data_sets('d')\nbatch = mnist.train.next_batch(100, fake_data=True)\n",
+    "mnist = input_data.read_data_sets('d')\nbatches = mnist.train.next_batch\n",
     "mnist = input_data.read_data_sets('d')\ntrain(mnist)\n",
     "mnist = input_data.read_data_sets('d')\ntrain = mnist.train\n",
     "mnist = input_data.read_data_sets('d', fake_data=True)\n" + READS,
     "mnist = input_data.read_data_sets('d', dtype=tf.uint8)\n" + READS,
     "mnist = input_data.read_data_sets('d', source_url=URL)\n" + READS,
     "mnist = input_data.read_data_sets('d', one_hot=hot())\n" + READS,
-    "mnist = input_data.read_data_sets('d')\nmnist = None\n",
+    "mnist = input_data.read_data_sets('d')\nmnist = load()\n",
     "train = input_data.read_data_sets('d').train\n",
     "np = 3\nmnist = input_data.read_data_sets('d')\n" + READS,
-], ids=["next_batch", "passed whole", "a split held", "fake data", "uint8", "another source", "one_hot computed",
+], ids=["next_batch of fake data", "next_batch held", "passed whole", "a split held", "fake data", "uint8", "another source", "one_hot computed",
         "bound twice", "not bound", "np something else"])
 def test_what_the_arrays_cannot_stand_for_stays_and_tfm003_names_the_import(code):
     source = IMPORTS + code
     result = run(source)
     assert result.source == source
     assert [finding.rule for finding in result.findings] == ["TFM003"]
+
+
+def test_a_reader_called_in_both_branches_of_an_if_after_none_becomes_read_mnist_in_both():
+    """Azure's mnist_replica: worker 0 reads (downloads) first, the others wait for it, then read too."""
+    source = IMPORTS + ("mnist = None\nif chief:\n    mnist = input_data.read_data_sets('d', one_hot=True)\n"
+                        "else:\n    wait()\n    mnist = input_data.read_data_sets('d', one_hot=True)\n") + READS
+    result = run(source)
+    assert result.source.count("    mnist = read_mnist(one_hot=True)\n") == 2 and "mnist = None\n" in result.source
+    assert [finding.rule for finding in result.findings] == ["TFM007", "TFM007"]
 
 
 def test_a_module_with_its_own_read_mnist_gets_the_reader_under_another_name():
@@ -128,3 +138,66 @@ def test_a_read_mnist_the_module_imports_is_not_shadowed():
         "mnist = input_data.read_data_sets('d')\ninputs = read_mnist(mnist.train.images)\n"
     result = run(source)
     assert "def read_mnist_data_sets(" in result.source and "from data import read_mnist\n" in result.source
+
+
+# -- next_batch -----------------------------------------------------------------------------------------------------
+
+class TF1DataSet:
+    """TF 1.15's DataSet (tensorflow/contrib/learn/python/learn/datasets/mnist.py) as it batched real data, line
+    for line: its constructor seeds numpy with the reader's seed (get_seed(seed)[1] without a graph seed)."""
+
+    def __init__(self, images, labels, seed):
+        np.random.seed(seed)
+        self._images, self._labels, self._num_examples = images, labels, len(images)
+        self._epochs_completed = self._index_in_epoch = 0
+
+    def next_batch(self, batch_size, shuffle=True):
+        start = self._index_in_epoch
+        if self._epochs_completed == 0 and start == 0 and shuffle:
+            perm0 = np.arange(self._num_examples)
+            np.random.shuffle(perm0)
+            self._images, self._labels = self._images[perm0], self._labels[perm0]
+        if start + batch_size > self._num_examples:
+            self._epochs_completed += 1
+            rest_num_examples = self._num_examples - start
+            images_rest_part = self._images[start:self._num_examples]
+            labels_rest_part = self._labels[start:self._num_examples]
+            if shuffle:
+                perm = np.arange(self._num_examples)
+                np.random.shuffle(perm)
+                self._images, self._labels = self._images[perm], self._labels[perm]
+            start = 0
+            self._index_in_epoch = batch_size - rest_num_examples
+            end = self._index_in_epoch
+            return (np.concatenate((images_rest_part, self._images[start:end]), axis=0),
+                    np.concatenate((labels_rest_part, self._labels[start:end]), axis=0))
+        self._index_in_epoch += batch_size
+        end = self._index_in_epoch
+        return self._images[start:end], self._labels[start:end]
+
+
+BATCHES = "batches = [mnist.train.next_batch(BATCH, shuffle=SHUFFLE) for _ in range(9)]\n"
+
+
+def test_next_batch_makes_each_split_a_data_set_batching_as_tf1s():
+    result = run(IMPORTS + "mnist = input_data.read_data_sets('d', one_hot=True, seed=3)\n" + BATCHES + READS)
+    assert "mnist = read_mnist(one_hot=True, seed=3)\n" in result.source and "class MnistDataSet:" in result.source
+    assert [finding.rule for finding in result.findings] == ["TFM007"]
+
+
+@pytest.mark.parametrize("batch, shuffle", [(7, True), (7, False), (20, True)],
+                         ids=["across epochs", "not shuffled", "a whole epoch a batch"])
+def test_next_batch_gives_tf1s_batches_bit_for_bit(batch, shuffle):
+    random = np.random.default_rng(1)
+    train = (random.integers(0, 256, (25, 28, 28), dtype=np.uint8), random.integers(0, 10, 25, dtype=np.uint8))
+    test = (random.integers(0, 256, (4, 28, 28), dtype=np.uint8), random.integers(0, 10, 4, dtype=np.uint8))
+    migrated = run(IMPORTS + "mnist = input_data.read_data_sets('d', validation_size=5, seed=11)\n" + BATCHES).source
+    namespace = {"tf2": types.SimpleNamespace(keras=types.SimpleNamespace(datasets=types.SimpleNamespace(
+        mnist=types.SimpleNamespace(load_data=lambda: (train, test))))), "BATCH": batch, "SHUFFLE": shuffle}
+    exec(migrated.replace("import tensorflow as tf2\n", "").replace("import tensorflow.compat.v1 as tf\n", ""),
+         namespace)
+    arrays = tf1_read_data_sets(train, test, False, True, 5)
+    splits = [TF1DataSet(*arrays[split][:2], 11) for split in ("train", "validation", "test")]
+    expected = [splits[0].next_batch(batch, shuffle) for _ in range(9)]
+    for (images, labels), (tf1_images, tf1_labels) in zip(namespace["batches"], expected, strict=True):
+        assert images.tobytes() == tf1_images.tobytes() and np.array_equal(labels, tf1_labels)
