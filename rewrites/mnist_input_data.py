@@ -3,8 +3,9 @@
 TFM007 mnist-tutorial-data
 
 What it does: `mnist = input_data.read_data_sets(train_dir, one_hot=..., reshape=..., validation_size=...)`
-(`tensorflow.examples.tutorials.mnist`) becomes `mnist = read_mnist(...)` with the same arguments but train_dir,
-and the module gains `read_mnist` (`read_mnist_data_sets` where it has a `read_mnist`), which builds what TF1's
+(`tensorflow.examples.tutorials.mnist`) becomes `mnist = read_mnist(...)` with the same arguments, and the module
+gains `read_mnist` (`read_mnist_data_sets` where it has a `read_mnist`), which makes train_dir as TF1's reader did
+(programs write there after reading) and builds what TF1's
 reader returned from `tf.keras.datasets.mnist.load_data()`: `train`, `validation` and `test`, each with `images`
 (float32, scaled to [0, 1] as TF1 scaled them, 784 values a row, or 28x28x1 with reshape=False), `labels` (the
 digits, or one-hot float64 rows with one_hot=True) and `num_examples`; the first validation_size training examples
@@ -15,7 +16,7 @@ numpy's global random state, which the reader seeds with `seed` as TF1's did).
 Why: TensorFlow 2 has no `tensorflow.examples.tutorials`, so a program that imports it cannot start; that reader
 was the input of many TF1 Estimator and cluster programs.
 What may differ: where the data are kept: Keras downloads its copy of MNIST (mnist.npz, the same images and labels
-in the same order) to ~/.keras/datasets, not to train_dir. The shuffling of a program that set TF's graph-level
+in the same order) to ~/.keras/datasets, not into train_dir. The shuffling of a program that set TF's graph-level
 seed before reading (TF1's reader then seeded numpy with it; read_mnist seeds with `seed` alone). `fake_data`, a
 dtype other than float32, a `source_url`, `next_batch` held rather than called, or the result passed on whole
 stay, and TFM003 reports the import.
@@ -34,12 +35,14 @@ After:
 
     import numpy as np
     import tensorflow.compat.v1 as tf
+    import os
     import types
     import tensorflow as tf2
 
 
-    def read_mnist(one_hot=False, reshape=True, validation_size=5000):
+    def read_mnist(train_dir, one_hot=False, reshape=True, validation_size=5000):
         \"\"\"MNIST as input_data.read_data_sets, the TF1 tutorials' reader, gave it.\"\"\"
+        os.makedirs(train_dir, exist_ok=True)  # TF1's reader made it, to download into
         (train_images, train_labels), (test_images, test_labels) = tf2.keras.datasets.mnist.load_data()
 
         def data_set(images, labels):
@@ -55,7 +58,7 @@ After:
             test=data_set(test_images, test_labels))
 
 
-    mnist = read_mnist(one_hot=True)
+    mnist = read_mnist("/tmp/mnist", one_hot=True)
     images = tf.placeholder(tf.float32, [None, 784])
     print(np.mean(mnist.train.images), mnist.test.labels[:3])
 
@@ -79,12 +82,14 @@ PARAMETERS = ("train_dir", "fake_data", "one_hot", "dtype", "reshape", "validati
 KEPT = ("one_hot", "reshape", "validation_size")  # seed only seeded next_batch's shuffling
 SPLITS, FIELDS = frozenset({"train", "validation", "test"}), frozenset({"images", "labels", "num_examples"})
 FUNCTIONS = ("read_mnist", "read_mnist_data_sets", "mnist_data_sets")  # the first the module does not bind
+IMPORTS = (("numpy", "np"), ("types", "types"), ("os", "os"))  # what read_mnist reads: (module, name bound)
 DATA_SET = "MnistDataSet"  # the class of a split whose next_batch the program calls
 NEXT_BATCH = ("batch_size", "fake_data", "shuffle")
 
 DEFINITION = '''
-def {function}(one_hot=False, reshape=True, validation_size=5000):
+def {function}(train_dir, one_hot=False, reshape=True, validation_size=5000):
     """MNIST as input_data.read_data_sets, the TF1 tutorials' reader, gave it."""
+    os.makedirs(train_dir, exist_ok=True)  # TF1's reader made it, to download into
     (train_images, train_labels), (test_images, test_labels) = {tf}.keras.datasets.mnist.load_data()
 
     def data_set(images, labels):
@@ -131,8 +136,9 @@ class MnistDataSet:
                 np.concatenate((labels, self.labels[:self._index_in_epoch])))
 
 
-def {function}(one_hot=False, reshape=True, validation_size=5000, seed=None):
+def {function}(train_dir, one_hot=False, reshape=True, validation_size=5000, seed=None):
     """MNIST as input_data.read_data_sets, the TF1 tutorials' reader, gave it."""
+    os.makedirs(train_dir, exist_ok=True)  # TF1's reader made it, to download into
     (train_images, train_labels), (test_images, test_labels) = {tf}.keras.datasets.mnist.load_data()
 
     def data_set(images, labels):
@@ -161,7 +167,7 @@ class Rewrite(TFCodemod):
         """(call, its kept arguments as code) for each `name = read_data_sets(...)` whose result is only read as
         `name.<split>.<field>`."""
         self._function = next((name for name in FUNCTIONS if name not in self._bindings.written), None)
-        names = {name for name in ("np", "types") if self._bindings.counts[name]}
+        names = {name for name in ("np", "types", "os") if self._bindings.counts[name]}
         if self._function is None or names - self._reader_imports:
             return
         for node in subtree(module):
@@ -192,7 +198,7 @@ class Rewrite(TFCodemod):
             if isinstance(node, cst.Import):
                 for alias in node.names:
                     bound = alias.evaluated_alias or alias.evaluated_name
-                    if (alias.evaluated_name, bound) in (("numpy", "np"), ("types", "types")):
+                    if (alias.evaluated_name, bound) in IMPORTS:
                         found.add(bound)
         return found
 
@@ -201,7 +207,7 @@ class Rewrite(TFCodemod):
         shuffling), or None where TF1's reader gave something else."""
         kept = (*KEPT, "seed") if batches else KEPT
         bound = bind_arguments(call, PARAMETERS)
-        if bound is None or "source_url" in bound:
+        if bound is None or "source_url" in bound or "train_dir" not in bound:
             return None
         if "fake_data" in bound and source(bound["fake_data"][1].value) != "False":
             return None
@@ -209,7 +215,8 @@ class Rewrite(TFCodemod):
             return None
         if not all(is_read_only(bound[name][1].value) for name in kept if name in bound) or batches is None:
             return None
-        return [f"{name}={source(bound[name][1].value)}" for name in kept if name in bound]
+        return [source(bound["train_dir"][1].value),
+                *(f"{name}={source(bound[name][1].value)}" for name in kept if name in bound)]
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         kept, batches = self._readers.get(id(original), (None, False))
@@ -217,7 +224,7 @@ class Rewrite(TFCodemod):
             return updated
         self._rewritten.add(id(original))
         self._batches |= batches
-        for module, name in (("numpy", "np"), ("types", "types")):
+        for module, name in IMPORTS:
             if name not in self._reader_imports:  # an import the module has already may come after the call: moved
                 AddImportsVisitor.add_needed_import(self.context, module, asname=name if name != module else None)
         self._tf = source(self.tf2("keras"))[: -len(".keras")]
@@ -238,7 +245,7 @@ class Rewrite(TFCodemod):
         body[index:index] = definitions
         index += len(definitions) - 1
         # The reader runs before the module imports what it reads (a notebook's first cell): those imports first.
-        later = _imports_binding(body[index + 1:], {self._tf.split(".")[0]: "tensorflow", "np": "numpy",
+        later = _imports_binding(body[index + 1:], {self._tf.split(".")[0]: "tensorflow", "np": "numpy", "os": "os",
                                                     "types": "types"})
         for statement in later:
             body.remove(statement)

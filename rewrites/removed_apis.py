@@ -17,7 +17,7 @@ Before:
     from tensorflow.examples.tutorials.mnist import input_data
 
     mnist = input_data.read_data_sets("/tmp/mnist", one_hot=True)
-    batch_xs, batch_ys = mnist.train.next_batch(100)
+    model.train(mnist)
 
 After:
 
@@ -25,13 +25,14 @@ After:
     from tensorflow.examples.tutorials.mnist import input_data
 
     mnist = input_data.read_data_sets("/tmp/mnist", one_hot=True)
-    batch_xs, batch_ys = mnist.train.next_batch(100)
+    model.train(mnist)
 
 Finding:
 
     2:1: TFM003 [manual] tensorflow.examples.tutorials.mnist is gone in TF 2 (the program cannot start there): read the
     data with tf.keras.datasets (mnist.load_data()) or tensorflow_datasets, as a tf.data pipeline (TFM007 writes that
-    reader where the program reads only the arrays, mnist.train.images; next_batch and a result passed on whole stay)
+    reader where the program reads only the arrays, mnist.train.images, and next_batch's batches; a result passed on
+    whole stays)
 
 TFM004 star-import
 
@@ -73,7 +74,8 @@ from rewrites.syntax import source, subtree
 REMOVED = {
     "tensorflow.examples.tutorials": "read the data with tf.keras.datasets (mnist.load_data()) or tensorflow_datasets, "
                                      "as a tf.data pipeline (TFM007 writes that reader where the program reads only "
-                                     "the arrays, mnist.train.images; next_batch and a result passed on whole stay)",
+                                     "the arrays, mnist.train.images, and next_batch's batches; a result passed on "
+                                     "whole stays)",
     "tensorflow.contrib": "use the TF 2 API that replaced the call (tf_slim for slim and "
                           "contrib.layers, tf.keras, tensorflow_addons), or keep the program on TF 1",
     "tensorflow.python.estimator": "TensorFlow's private Estimator internals are gone with the Estimator (TF 2.16): "

@@ -13,12 +13,12 @@ READS = "print(mnist.train.images.shape, mnist.validation.labels[:3], mnist.test
 
 
 @pytest.mark.parametrize("call, kept", [
-    ('input_data.read_data_sets("/tmp/mnist")', "read_mnist()"),
-    ('input_data.read_data_sets("/tmp/mnist", one_hot=True)', "read_mnist(one_hot=True)"),
+    ('input_data.read_data_sets("/tmp/mnist")', 'read_mnist("/tmp/mnist")'),
+    ('input_data.read_data_sets("/tmp/mnist", one_hot=True)', 'read_mnist("/tmp/mnist", one_hot=True)'),
     ("input_data.read_data_sets(FLAGS.data_dir, False, True, tf.float32, False, 1000, seed=3)",
-     "read_mnist(one_hot=True, reshape=False, validation_size=1000)"),
+     "read_mnist(FLAGS.data_dir, one_hot=True, reshape=False, validation_size=1000)"),
     ("input_data.read_data_sets(train_dir=args.data, fake_data=False, validation_size=0)",
-     "read_mnist(validation_size=0)"),
+     "read_mnist(args.data, validation_size=0)"),
 ], ids=["defaults", "one_hot", "positional", "keywords"])
 def test_a_reader_whose_arrays_are_read_becomes_read_mnist(call, kept):
     result = run(IMPORTS + f"mnist = {call}\n" + READS)
@@ -31,7 +31,7 @@ def test_the_reader_goes_before_the_statement_holding_the_first_call():
     source = IMPORTS + "def main():\n    mnist = input_data.read_data_sets('data')\n    " + READS + "\n\nmain()\n"
     result = run(source)
     assert result.source.index("def read_mnist(") < result.source.index("def main():")
-    assert "    mnist = read_mnist()\n" in result.source
+    assert "    mnist = read_mnist('data')\n" in result.source
 
 
 def test_a_reader_called_before_the_module_imports_tensorflow_gets_the_import_first():
@@ -58,7 +58,8 @@ def test_a_reader_called_before_the_module_imports_tensorflow_gets_the_import_fi
     "mnist = input_data.read_data_sets('d')\nmnist = load()\n",
     "train = input_data.read_data_sets('d').train\n",
     "np = 3\nmnist = input_data.read_data_sets('d')\n" + READS,
-], ids=["next_batch of fake data", "next_batch held", "passed whole", "a split held", "fake data", "uint8", "another source", "one_hot computed",
+], ids=["next_batch of fake data", "next_batch held", "passed whole", "a split held", "fake data", "uint8",
+        "another source", "one_hot computed",
         "bound twice", "not bound", "np something else"])
 def test_what_the_arrays_cannot_stand_for_stays_and_tfm003_names_the_import(code):
     source = IMPORTS + code
@@ -72,7 +73,7 @@ def test_a_reader_called_in_both_branches_of_an_if_after_none_becomes_read_mnist
     source = IMPORTS + ("mnist = None\nif chief:\n    mnist = input_data.read_data_sets('d', one_hot=True)\n"
                         "else:\n    wait()\n    mnist = input_data.read_data_sets('d', one_hot=True)\n") + READS
     result = run(source)
-    assert result.source.count("    mnist = read_mnist(one_hot=True)\n") == 2 and "mnist = None\n" in result.source
+    assert result.source.count("    mnist = read_mnist('d', one_hot=True)\n") == 2 and "mnist = None\n" in result.source
     assert [finding.rule for finding in result.findings] == ["TFM007", "TFM007"]
 
 
@@ -80,8 +81,8 @@ def test_a_module_with_its_own_read_mnist_gets_the_reader_under_another_name():
     source = IMPORTS + "def read_mnist(images, labels):\n    return images, labels\n\n\n" \
         "mnist = input_data.read_data_sets('d')\ninputs = read_mnist(mnist.train.images, mnist.train.labels)\n"
     result = run(source)
-    assert "def read_mnist_data_sets(one_hot=False" in result.source
-    assert "mnist = read_mnist_data_sets()\ninputs = read_mnist(mnist.train.images, mnist.train.labels)\n" \
+    assert "def read_mnist_data_sets(train_dir, one_hot=False" in result.source
+    assert "mnist = read_mnist_data_sets('d')\ninputs = read_mnist(mnist.train.images, mnist.train.labels)\n" \
         in result.source
     assert [finding.rule for finding in result.findings] == ["TFM007"]
 
@@ -113,7 +114,8 @@ def tf1_read_data_sets(train, test, one_hot, reshape, validation_size):
 @pytest.mark.parametrize("one_hot, reshape, validation_size", [
     (False, True, 5000), (True, True, 5000), (True, False, 5000), (False, False, 7),
 ], ids=["defaults", "one_hot", "one_hot, not reshaped", "digits, not reshaped, 7 held out"])
-def test_read_mnist_gives_tf1s_arrays_bit_for_bit(one_hot, reshape, validation_size):
+def test_read_mnist_gives_tf1s_arrays_bit_for_bit(one_hot, reshape, validation_size, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     random = np.random.default_rng(0)
     train = (random.integers(0, 256, (5020, 28, 28), dtype=np.uint8), random.integers(0, 10, 5020, dtype=np.uint8))
     test = (random.integers(0, 256, (30, 28, 28), dtype=np.uint8), random.integers(0, 10, 30, dtype=np.uint8))
@@ -131,6 +133,7 @@ def test_read_mnist_gives_tf1s_arrays_bit_for_bit(one_hot, reshape, validation_s
         assert got.images.tobytes() == images.tobytes()
         assert got.labels.dtype == labels.dtype and np.array_equal(got.labels, labels)
         assert got.num_examples == count
+    assert (tmp_path / "d").is_dir()  # TF1's reader made its train_dir: programs write there after reading
 
 
 def test_a_read_mnist_the_module_imports_is_not_shadowed():
@@ -181,13 +184,14 @@ BATCHES = "batches = [mnist.train.next_batch(BATCH, shuffle=SHUFFLE) for _ in ra
 
 def test_next_batch_makes_each_split_a_data_set_batching_as_tf1s():
     result = run(IMPORTS + "mnist = input_data.read_data_sets('d', one_hot=True, seed=3)\n" + BATCHES + READS)
-    assert "mnist = read_mnist(one_hot=True, seed=3)\n" in result.source and "class MnistDataSet:" in result.source
+    assert "mnist = read_mnist('d', one_hot=True, seed=3)\n" in result.source and "class MnistDataSet:" in result.source
     assert [finding.rule for finding in result.findings] == ["TFM007"]
 
 
 @pytest.mark.parametrize("batch, shuffle", [(7, True), (7, False), (20, True)],
                          ids=["across epochs", "not shuffled", "a whole epoch a batch"])
-def test_next_batch_gives_tf1s_batches_bit_for_bit(batch, shuffle):
+def test_next_batch_gives_tf1s_batches_bit_for_bit(batch, shuffle, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     random = np.random.default_rng(1)
     train = (random.integers(0, 256, (25, 28, 28), dtype=np.uint8), random.integers(0, 10, 25, dtype=np.uint8))
     test = (random.integers(0, 256, (4, 28, 28), dtype=np.uint8), random.integers(0, 10, 4, dtype=np.uint8))

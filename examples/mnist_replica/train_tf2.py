@@ -253,7 +253,10 @@ def main(unused_argv):
       sm_b = tf.Variable(tf.zeros([NUM_CLASSES]), name="sm_b")
       opt = TF1Adam(learning_rate=FLAGS.learning_rate, epsilon=1e-08)
 
-    @tf.function
+    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+        tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
+        tf.TensorSpec([None, NUM_CLASSES], tf.float32),
+    ])
     def train_step(x, y_):
       """One run of TF1's train_op, on every worker at once."""
       def step(x, y_):
@@ -267,7 +270,10 @@ def main(unused_argv):
         return cross_entropy
       return strategy.run(step, args=(x, y_))
 
-    @tf.function
+    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+        tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
+        tf.TensorSpec([None, NUM_CLASSES], tf.float32),
+    ])
     def evaluate_graph(x, y_):
       """`cross_entropy` of TF1's graph for these inputs, with the trained variables (on every worker)."""
       y = model.inference(x, hid_w, hid_b, sm_w, sm_b)
@@ -299,7 +305,10 @@ def main(unused_argv):
       opt = TF1Adam(learning_rate=FLAGS.learning_rate, epsilon=1e-08)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
 
-    @tf.function
+    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+        tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
+        tf.TensorSpec([None, NUM_CLASSES], tf.float32),
+    ])
     def train_step(x, y_):
       """One run of TF1's train_op, on a worker."""
       def step(x, y_):
@@ -311,7 +320,10 @@ def main(unused_argv):
         return cross_entropy
       return strategy.run(step, args=(x, y_))
 
-    @tf.function
+    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+        tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
+        tf.TensorSpec([None, NUM_CLASSES], tf.float32),
+    ])
     def evaluate_graph(x, y_):
       """`cross_entropy` of TF1's graph for these inputs, with the trained variables (on the chief)."""
       y = model.inference(x, hid_w, hid_b, sm_w, sm_b)

@@ -157,7 +157,10 @@ def main():
     optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
   coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
 
-  @tf.function
+  @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+      tf.TensorSpec([None, NUM_FEATURES], tf1.float32),
+      tf.TensorSpec([None, 1], tf1.float32),
+  ])
   def train_step(x, y):
     """One run of TF1's train_op, on a worker."""
     def step(x, y):

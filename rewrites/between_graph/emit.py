@@ -54,8 +54,17 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   dataset=[names.code(statement).strip() for statement in dataset],
                   dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
                   parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
-                  arguments=_step_arguments(graph), evaluated=evaluated, placeholders=graph.placeholders)
+                  arguments=_step_arguments(graph), evaluated=evaluated, placeholders=graph.placeholders,
+                  signature=_signature(graph))
     return _parsed(text)
+
+
+def _signature(graph: Graph) -> list[str]:
+    """The TensorSpecs of the step's placeholders, where it takes only those and each has its dtype: the values
+    given are converted to them (checked against their shapes), as TF1 converted what it was fed."""
+    if graph.elements or not graph.placeholders or any(name not in graph.dtypes for name in graph.placeholders):
+        return []
+    return [f"tf.TensorSpec({graph.shapes.get(name, 'None')}, {graph.dtypes[name]})" for name in graph.placeholders]
 
 def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str, str], synchronous: bool
                 ) -> list[cst.BaseStatement]:

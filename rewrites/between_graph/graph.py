@@ -89,6 +89,7 @@ class Graph:
     step_name: str = '"global_step"'                 # TF1's name of the global step (code)
     slots: Slots | None = None          # how TF1 named the optimizer's slots, and Keras' names of them
     shapes: dict[str, str] = field(default_factory=dict)  # tensor name -> code of its static shape
+    dtypes: dict[str, str] = field(default_factory=dict)  # placeholder -> code of its dtype
     dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
     iterator: str | None = None
     dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
@@ -190,6 +191,8 @@ class _Reader:
             shape = bind_arguments(value, ("dtype", "shape", "name"))
             if shape is not None and "shape" in shape:
                 graph.shapes[target] = self.code(shape["shape"][1].value)
+            if shape is not None and "dtype" in shape:
+                graph.dtypes[target] = self.code(self.spelled(shape["dtype"][1].value))
         elif self._dense(value) is not None:
             self._layer(graph, statement, target, value)
         elif self._iterator(value) is not None:

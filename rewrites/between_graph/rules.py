@@ -73,7 +73,10 @@ After:
         optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
       coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
 
-      @tf.function
+      @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+          tf.TensorSpec([None, 3], tf1.float32),
+          tf.TensorSpec([None, 1], tf1.float32),
+      ])
       def train_step(x, y):
     ...
       scheduled_steps = int(optimizer.iterations)
