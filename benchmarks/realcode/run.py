@@ -490,11 +490,16 @@ def free_port() -> int:
 
 def cluster_spec(cluster: dict) -> dict[str, list[str]]:
     """ps and worker hosts on 127.0.0.1 at free ports (and the chief's, where the entry has one: its coordinator,
-    or the program itself as the chief task, ``"chief": true``)."""
+    or the program itself as the chief task, ``"chief": true`` or the job name the program gives it, "master")."""
     jobs = {"ps": cluster.get("ps", 1), "worker": cluster.get("workers", 2)}
     if cluster.get("coordinator") or cluster.get("chief"):
-        jobs = {"chief": 1, **jobs}
+        jobs = {chief_job(cluster): 1, **jobs}
     return {job: [f"127.0.0.1:{free_port()}" for _ in range(count)] for job, count in jobs.items()}
+
+
+def chief_job(cluster: dict) -> str:
+    chief = cluster.get("chief")
+    return chief if isinstance(chief, str) else "chief"
 
 
 def task_command(runs: dict, spec: dict, job: str, index: int, original: bool) -> list[str]:
@@ -512,7 +517,7 @@ def task_command(runs: dict, spec: dict, job: str, index: int, original: bool) -
 
 def start_task(runs: dict, spec: dict, job: str, index: int, where: Path, logs: Path, original: bool) -> Task:
     env = run_env(runs, original)
-    if runs["cluster"].get("tf_config") or job == "chief" or job in runs["cluster"].get("serve", ()):
+    if runs["cluster"].get("tf_config") or job == chief_job(runs["cluster"]) or job in runs["cluster"].get("serve", ()):
         env["TF_CONFIG"] = json.dumps({"cluster": spec, "task": {"type": job, "index": index}})
     log = logs / f"{job}{index}.log"
     with open(log, "w") as out:
@@ -544,7 +549,8 @@ def run_cluster(runs: dict, where: Path, logs: Path, timeout: float, original: b
     ``run_tasks``: how each task ended (``serving`` when it was still up)."""
     spec = cluster_spec(runs["cluster"])
     logs.mkdir(parents=True, exist_ok=True)
-    decider = ("chief", 0) if "chief" in spec else ("worker", 0)
+    chief = chief_job(runs["cluster"])
+    decider = (chief, 0) if chief in spec else ("worker", 0)
     order = [(job, index) for job in ("ps", "worker") for index in range(len(spec[job])) if (job, index) != decider]
     tasks = []
     try:
