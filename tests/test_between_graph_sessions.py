@@ -266,6 +266,14 @@ def test_the_sessions_config_goes_with_a_note_unless_tf2_does_the_same(config, n
                                          "sets the device filters; set its other options with tf.config by hand")
 
 
+@pytest.mark.parametrize("read_elsewhere", [False, True], ids=["only by the device setter", "printed too"])
+def test_a_name_only_the_device_setter_reads_goes_with_it(read_elsewhere):
+    line = '  worker_device = "/job:worker/task:%d/cpu:0" % FLAGS.task_index\n'
+    source = EXISTING_SERVERS.replace(line, line + "  print(worker_device)\n") if read_elsewhere else EXISTING_SERVERS
+    assert line in source
+    assert (line in migrated(source).source) == read_elsewhere
+
+
 def _with_sync_replicas(machinery: str) -> str:
     """The fixture as mnist_replica.py has it: `--sync_replicas` wrapping the optimizer, MACHINERY after the
     train op (in the device block, with the session's code)."""

@@ -217,7 +217,6 @@ def main(unused_argv):
     return
 
   is_chief = (FLAGS.task_index == 0)
-  worker_device = "/job:worker/task:%d/cpu:0" % FLAGS.task_index
   tf.random.set_seed(7)
   if FLAGS.sync_replicas:
     if FLAGS.replicas_to_aggregate is None:

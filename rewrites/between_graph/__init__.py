@@ -162,7 +162,7 @@ class _Program:
         synchronized = graph.sync_replicas is not None
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session)
-        only = self._only_for_the_session(block, session, graph, keep_chief=False in modes)
+        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
@@ -249,7 +249,7 @@ class _Program:
             return device, block, block
         owner = self.view.parent(self.view.parent(opening))
         if isinstance(owner, cst.With) and _is_device_block(owner, self.names):
-            holder = self.view.parent(self.view.parent(owner))
+            holder = self.view.parent(owner)
             outer = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) else [owner]
             return owner, outer, block[_graph_end(block, opening, self.names):]
         return None
@@ -295,11 +295,11 @@ class _Program:
         # A server made elsewhere (a parameter of the training function): the cluster and protocol it serves.
         return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
 
-    def _only_for_the_session(self, block: list, session: Session, graph: Graph, keep_chief: bool
-                              ) -> dict[str, cst.CSTNode]:
+    def _only_for_the_session(self, block: list, session: Session, graph: Graph, device: cst.With,
+                              keep_chief: bool) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
-        ConfigProto, an init_op, a Saver), or of those: they go with it. The chief's test stays if asked, the
-        checkpoint folder always."""
+        ConfigProto, an init_op, a Saver) or of the device setter (`worker_device = ...`), or of those: they go
+        with them. The chief's test stays if asked, the checkpoint folder always."""
         kept = {node.value for node in subtree(session.is_chief) if isinstance(node, cst.Name)} \
             if keep_chief else set()
         # The checkpoint folder stays: the migrated program's checkpoints go there.
@@ -313,7 +313,7 @@ class _Program:
                 candidates[assign[0]] = statement
         # The checkpoints' folder stays: the migrated program's are there.
         folder = {id(node) for node in subtree(session.checkpoints)} if session.checkpoints is not None else set()
-        reads = {id(node) for argument in session.arguments for node in subtree(argument)} - folder
+        reads = {id(node) for argument in [*session.arguments, *device.items] for node in subtree(argument)} - folder
         found: dict[str, cst.CSTNode] = {}
         while True:
             more = {name: statement for name, statement in candidates.items() if name not in found
