@@ -233,6 +233,15 @@ def test_a_sync_replicas_flag_chooses_the_strategy_at_run_time():
     assert "refuses to start unless replicas_to_aggregate is num_workers" in messages["TFM106"]
 
 
+def test_a_statement_the_flag_guards_keeps_its_comment_once():
+    comment = "  # The server of this task.\n"
+    server = "  server = tf.train.Server(cluster, job_name=FLAGS.job_name, task_index=FLAGS.task_index)\n"
+    assert server in SYNC_FLAG
+    code = migrated(SYNC_FLAG.replace(server, comment + server)).source
+    assert code.count("# The server of this task.") == 1
+    assert comment + "  if not FLAGS.sync_replicas:\n    server = tf.distribute.Server(" in code
+
+
 @pytest.mark.parametrize("before, after, where, reason", [
     ("  time_begin = time.time()\n", "  print(chief_queue_runner)\n  time_begin = time.time()\n",
      "print(chief_queue_runner)", "TF1 session machinery, is used besides"),

@@ -205,7 +205,6 @@ def main(unused_argv):
   if local:
     # This process serves the ps task too, in the background, until it exits.
     if not FLAGS.sync_replicas:
-      # This process serves the ps task too, in the background, until it exits.
       tf.distribute.Server(cluster, job_name="ps", task_index=0)
   if not FLAGS.sync_replicas:
     server = tf.distribute.Server(

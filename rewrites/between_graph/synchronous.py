@@ -161,7 +161,8 @@ def _drop(statement: cst.BaseStatement, edits, names, flag: Flag | None) -> None
     if flag is None:
         edits.remove(statement)
     else:
-        edits.replace(statement, [flag.unless([names.spelled(statement)], statement.leading_lines)])
+        edits.replace(statement, [flag.unless([names.spelled(statement).with_changes(leading_lines=[])],
+                                              statement.leading_lines)])
 
 
 def _is_join(value, name: str) -> bool:
