@@ -42,10 +42,10 @@ def test_while_true_ending_on_the_fetched_step_and_a_held_feed_become_scheduled_
 
 def test_a_validation_run_after_the_loop_is_the_graphs_tensor_computed_on_the_chief():
     code = migrated(MNIST_REPLICA).source
-    assert ("  @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 "
-            "converted it\n      tf.TensorSpec([None, PIXELS], tf.float32),\n      tf.TensorSpec([None, 2], tf.float32),\n"
-            "  ])\n  def evaluate_graph(x, y_):\n"
-            '    """`cross_entropy` of TF1\'s graph for these inputs, with the trained variables (on the chief)."""\n'
+    assert ("  # What is fed is converted to the placeholders' dtypes, as TF1 converted it.\n"
+            "  @tf.function(input_signature=[\n      tf.TensorSpec([None, PIXELS], tf.float32),\n"
+            "      tf.TensorSpec([None, 2], tf.float32),\n  ])\n  def evaluate_graph(x, y_):\n"
+            '    """`cross_entropy` for these inputs, with the trained variables (on the chief)."""\n'
             "    hid = tf.nn.relu(tf.compat.v1.nn.xw_plus_b(x, hid_w, hid_b))\n"
             "    y = tf.compat.v1.nn.softmax(tf.compat.v1.nn.xw_plus_b(hid, sm_w, sm_b))\n"
             "    cross_entropy = -tf.compat.v1.reduce_sum(y_ * tf.math.log(tf.clip_by_value(y, 1e-10, 1.0)))\n"

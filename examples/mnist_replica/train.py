@@ -1,4 +1,4 @@
-"""Distributed MNIST-like training with model replicas, in the shape of TensorFlow's mnist_replica.py.
+"""Distributed MNIST-like training with model replicas, shaped as TensorFlow's mnist_replica.py.
 
 A softmax model with one hidden layer (model.py): its variables live on the ps
 task, each worker builds the same graph under ``replica_device_setter``, feeds

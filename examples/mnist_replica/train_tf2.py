@@ -1,4 +1,4 @@
-"""Distributed MNIST-like training with model replicas, in the shape of TensorFlow's mnist_replica.py.
+"""Distributed MNIST-like training with model replicas, shaped as TensorFlow's mnist_replica.py.
 
 A softmax model with one hidden layer (model.py): its variables live on the ps
 task, each worker builds the same graph under ``replica_device_setter``, feeds
@@ -224,9 +224,10 @@ def main(unused_argv):
       replicas_to_aggregate = FLAGS.replicas_to_aggregate
     if replicas_to_aggregate != num_workers:
       raise ValueError(
-          "replicas_to_aggregate=%d of %d workers: MultiWorkerMirroredStrategy averages the gradients of every "
-          "worker each step, as SyncReplicasOptimizer did only for replicas_to_aggregate equal to the number of "
-          "workers: migrate this configuration by hand" % (replicas_to_aggregate, num_workers))
+          "replicas_to_aggregate=%d of %d workers: MultiWorkerMirroredStrategy averages "
+          "the gradients of every worker each step, as SyncReplicasOptimizer did only for "
+          "replicas_to_aggregate equal to the number of workers: migrate this configuration "
+          "by hand" % (replicas_to_aggregate, num_workers))
     # Synchronous as SyncReplicasOptimizer was: workers all-reduce their gradients; no ps tasks.
     jobs = tf.train.ClusterSpec(cluster).as_dict()
     jobs.pop("ps", None)
@@ -251,7 +252,8 @@ def main(unused_argv):
       sm_b = tf.Variable(tf.zeros([NUM_CLASSES]), name="sm_b")
       opt = TF1Adam(learning_rate=FLAGS.learning_rate, epsilon=1e-08)
 
-    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+    # What is fed is converted to the placeholders' dtypes, as TF1 converted it.
+    @tf.function(input_signature=[
         tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
         tf.TensorSpec([None, NUM_CLASSES], tf.float32),
     ])
@@ -268,12 +270,13 @@ def main(unused_argv):
         return cross_entropy
       return strategy.run(step, args=(x, y_))
 
-    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+    # What is fed is converted to the placeholders' dtypes, as TF1 converted it.
+    @tf.function(input_signature=[
         tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
         tf.TensorSpec([None, NUM_CLASSES], tf.float32),
     ])
     def evaluate_graph(x, y_):
-      """`cross_entropy` of TF1's graph for these inputs, with the trained variables (on every worker)."""
+      """`cross_entropy` for these inputs, with the trained variables (on every worker)."""
       y = model.inference(x, hid_w, hid_b, sm_w, sm_b)
       cross_entropy = model.loss(y, y_)
       return cross_entropy
@@ -303,7 +306,8 @@ def main(unused_argv):
       opt = TF1Adam(learning_rate=FLAGS.learning_rate, epsilon=1e-08)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
 
-    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+    # What is fed is converted to the placeholders' dtypes, as TF1 converted it.
+    @tf.function(input_signature=[
         tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
         tf.TensorSpec([None, NUM_CLASSES], tf.float32),
     ])
@@ -318,12 +322,13 @@ def main(unused_argv):
         return cross_entropy
       return strategy.run(step, args=(x, y_))
 
-    @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+    # What is fed is converted to the placeholders' dtypes, as TF1 converted it.
+    @tf.function(input_signature=[
         tf.TensorSpec([None, IMAGE_PIXELS * IMAGE_PIXELS], tf.float32),
         tf.TensorSpec([None, NUM_CLASSES], tf.float32),
     ])
     def evaluate_graph(x, y_):
-      """`cross_entropy` of TF1's graph for these inputs, with the trained variables (on the chief)."""
+      """`cross_entropy` for these inputs, with the trained variables (on the chief)."""
       y = model.inference(x, hid_w, hid_b, sm_w, sm_b)
       cross_entropy = model.loss(y, y_)
       return cross_entropy

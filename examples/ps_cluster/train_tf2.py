@@ -157,7 +157,8 @@ def main():
     optimizer = keras.optimizers.legacy.SGD(learning_rate=0.1)
   coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
 
-  @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+  # What is fed is converted to the placeholders' dtypes, as TF1 converted it.
+  @tf.function(input_signature=[
       tf.TensorSpec([None, NUM_FEATURES], tf1.float32),
       tf.TensorSpec([None, 1], tf1.float32),
   ])

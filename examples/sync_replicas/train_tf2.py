@@ -91,7 +91,8 @@ def main():
     bias = tf.Variable(tf.compat.v1.zeros_initializer()([1]), name="bias")
     optimizer = keras.optimizers.legacy.SGD(learning_rate=0.05, momentum=0.9)
 
-  @tf.function(input_signature=[  # what is fed is converted to the placeholders' dtypes, as TF1 converted it
+  # What is fed is converted to the placeholders' dtypes, as TF1 converted it.
+  @tf.function(input_signature=[
       tf.TensorSpec([None, NUM_FEATURES], tf.float32),
       tf.TensorSpec([None, 1], tf.float32),
   ])

@@ -52,9 +52,10 @@ CHECKED = ("the migrated program refuses to start unless {replicas} is {total}, 
 REPLICAS_CHECK = """\
 if {replicas} != {total}:
     raise ValueError(
-        "replicas_to_aggregate=%d of %d workers: MultiWorkerMirroredStrategy averages the gradients of every "
-        "worker each step, as SyncReplicasOptimizer did only for replicas_to_aggregate equal to the number of "
-        "workers: migrate this configuration by hand" % ({replicas}, {total}))
+        "replicas_to_aggregate=%d of %d workers: MultiWorkerMirroredStrategy averages "
+        "the gradients of every worker each step, as SyncReplicasOptimizer did only for "
+        "replicas_to_aggregate equal to the number of workers: migrate this configuration "
+        "by hand" % ({replicas}, {total}))
 """
 FLAG_TRAINING = ("between-graph training chosen by `{flag}` at run time -> where it is true, every worker runs its "
                  "steps on MultiWorkerMirroredStrategy, the gradients averaged over the workers as "
