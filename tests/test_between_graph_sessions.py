@@ -274,6 +274,15 @@ def test_a_name_only_the_device_setter_reads_goes_with_it(read_elsewhere):
     assert (line in migrated(source).source) == read_elsewhere
 
 
+@pytest.mark.parametrize("dtype, signed", [("tf.float32", True), ("tf.int32", False)])
+def test_the_steps_take_the_placeholders_specs_only_where_they_are_floating_point(dtype, signed):
+    """TF1 converted what it was fed to the placeholder's dtype; a TensorSpec converts floats alike, but refuses
+    the floats TF1 truncated into an integer placeholder."""
+    source = MNIST_REPLICA.replace("y_ = tf.placeholder(tf.float32,", f"y_ = tf.placeholder({dtype},")
+    assert f"y_ = tf.placeholder({dtype}," in source
+    assert ("input_signature=[" in migrated(source).source) == signed
+
+
 def _with_sync_replicas(machinery: str) -> str:
     """The fixture as mnist_replica.py has it: `--sync_replicas` wrapping the optimizer, MACHINERY after the
     train op (in the device block, with the session's code)."""
@@ -324,7 +333,8 @@ def test_existing_servers_and_the_sync_replicas_flag_both_choose_at_run_time():
 
 
 def test_the_sync_replicas_flag_without_the_tokens_its_chief_runs_is_left_at_the_optimizer():
-    line, message = manual(_with_sync_replicas("    if FLAGS.sync_replicas:\n      local_init_op = opt.local_step_init_op\n"))
+    machinery = "    if FLAGS.sync_replicas:\n      local_init_op = opt.local_step_init_op\n"
+    line, message = manual(_with_sync_replicas(machinery))
     assert line.strip().startswith("opt = tf.train.SyncReplicasOptimizer("), line
     assert message.endswith("SyncReplicasOptimizer without the get_init_tokens_op() its chief runs: migrate its chief "
                             "queue runner and tokens by hand"), message

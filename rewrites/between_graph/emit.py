@@ -61,8 +61,11 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
 
 def _signature(graph: Graph) -> list[str]:
     """The TensorSpecs of the step's placeholders, where it takes only those and each has its dtype: the values
-    given are converted to them (checked against their shapes), as TF1 converted what it was fed."""
-    if graph.elements or not graph.placeholders or any(name not in graph.dtypes for name in graph.placeholders):
+    given are converted to them (checked against their shapes), as TF1 converted what it was fed. Floating-point
+    placeholders only: TF1 truncated floats fed to an integer one, which a TensorSpec refuses."""
+    floating = [graph.dtypes.get(name, "").rpartition(".")[2].startswith(("float", "bfloat"))
+                for name in graph.placeholders]
+    if graph.elements or not floating or not all(floating):
         return []
     return [f"tf.TensorSpec({graph.shapes.get(name, 'None')}, {graph.dtypes[name]})" for name in graph.placeholders]
 
