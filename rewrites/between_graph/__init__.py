@@ -187,6 +187,9 @@ class _Program:
             synchronous.without_servers(server, scope, session.master, self.edits, self.names, flag)
         for statement in removed:
             self.edits.remove(statement)
+        for function, module_class in graph.models:
+            self.edits.replace(function, [module_class])
+            removed.append(function)
         dataset = self._dataset(graph, device, outer)
         tensor = evaluated[0].tensor if evaluated else None
         unled = device.with_changes(leading_lines=[]) if flag is not None else device

@@ -10,7 +10,8 @@ gradients), ops of tensors (run in the step, under the tape), or what only a TF1
 (an initializer, a ``Saver``, merged summaries: dropped when nothing but the session reads them).
 A seed or a print stays in its place; ``with tf.name_scope(...)`` blocks are read as their statements. A call to
 a function of the module (``a, b = predict(x)``) is computation when the function only computes tensors
-(graph_calls.py).
+(graph_calls.py); one making variables becomes a tf.Module made in the scope, called in the step
+(model_functions.py).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import graph_calls, inputs, synchronous
+from rewrites.between_graph import graph_calls, inputs, model_functions, synchronous
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -97,6 +98,8 @@ class Graph:
     packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
     summaries: list[cst.BaseStatement] = field(default_factory=list)  # `tf.summary.scalar(...)`: dropped
+    models: list[tuple[cst.FunctionDef, cst.ClassDef]] = field(default_factory=list)  # a function making variables,
+    # the tf.Module replacing it (model_functions.py)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
     @property
@@ -139,6 +142,9 @@ class _Reader:
                 continue
             if inputs.is_mapped_function(statement):
                 graph.dataset_statements.append(statement)
+                continue
+            if (function := model_functions.model_function(value, self.module, self.api)) is not None:
+                self._model(graph, statement, value, function)
                 continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
@@ -380,6 +386,36 @@ class _Reader:
         graph_calls.check_calls(value, self.module, self.api)
         graph.computation.append(self.code(statement).strip())
         graph.computed += _unpacked(statement) or [single_assign(statement)[0]]
+
+    def _model(self, graph: Graph, statement, call: cst.Call, function: cst.FunctionDef) -> None:
+        """`a, b = build(x)`, a function of the module making variables: a tf.Module made in the strategy's
+        scope (of the function's name), called in the step; the placeholders it returns are the step's."""
+        name = function.name.value
+        model = model_functions.read(call, function, self.module, self.api, self.module.names[name] - 1)
+        if self.module.names[model.class_name]:
+            raise Unsupported(call, f"`{first_line(call)}` in the graph makes variables: its function becomes the "
+                                    f"tf.Module `{model.class_name}`, a name the module already has")
+        assign = single_assign(statement)
+        targets = _unpacked(statement) or ([assign[0]] if assign else [])
+        if len(targets) != len(model.returned):
+            raise Unsupported(statement, f"`{first_line(statement)}` in the graph: its function makes variables and "
+                                         f"returns {len(model.returned)} values; bind each to a name")
+        fed = {local: target for local, target in zip(model.returned, targets) if local is not None}
+        built = model_functions.arguments(model, call, model.built_from, self.code)
+        graph.variables.append(f"{name} = {model.class_name}({built})")
+        graph.variable_names.append(f"*{name}.trainable_variables")
+        graph.tracked.append(name)
+        for variable, _, made in model.variables:
+            tf1_name = self._variable_name("Variable", made)
+            literal = tf1_name is not None and isinstance(cst.parse_expression(tf1_name), cst.SimpleString)
+            graph.tf1_names[tf1_name if literal else None] = f"{name}.{variable}"
+        for local, placeholder in model.placeholders.items():
+            self._assignment(graph, statement, fed[local], placeholder)
+        fed_here = [fed[local] for local in model.placeholders]
+        arguments = model_functions.arguments(model, call, model.called_with, self.code, fed_here)
+        graph.computation.append(f"{', '.join(targets)} = {name}({arguments})")
+        graph.computed += [target for target in targets if target not in fed_here]
+        graph.models.append((function, model_functions.module_class(model, self.spelled, self.module.indent)))
 
     # -- input: a tf.data iterator ----------------------------------------------------------
 

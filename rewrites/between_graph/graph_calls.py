@@ -2,8 +2,9 @@
 
 Migrated, a call of the graph runs in the step function, at every step: a function whose body (and that of the
 functions it calls in turn) is only ops of tensors computes there what it computed in TF1's graph, and is kept as
-it is. One that makes variables or placeholders, reads TF1's queues or writes to graph collections, summaries or
-globals would do that at every step: the program is left, naming what the function does and where.
+it is. One of the module that makes variables becomes a tf.Module (model_functions.py). One that makes variables
+otherwise, or placeholders, reads TF1's queues or writes to graph collections, summaries or globals would do that
+at every step: the program is left, naming what the function does and where.
 A function of another module of the program (`import model` then `model.inference(x)`, `from trainer.model
 import inference`: a file found from the graph's, read from disk) is read the same way, and called from its module
 as TF1 did; what stops it is named with its file and line, and so is its module's code run on import that a TF 2
@@ -13,6 +14,7 @@ program cannot run. A call into such a module of anything but a function defined
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -70,6 +72,8 @@ class ModuleCode:
     position: Callable[[cst.CSTNode], tuple[int, int]] | None = None
     module_level: list[cst.SimpleStatementLine] = field(default_factory=list)
     loaded: dict[str, ModuleCode | None] = field(default_factory=dict)  # the other modules read so far, by file
+    names: Counter = field(default_factory=Counter)  # how often the module names each name
+    indent: str = "    "
 
 
 def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
@@ -85,7 +89,7 @@ class _Nodes:
     """The nodes of some code in the order of the source, and what they are used as."""
 
     def __init__(self, code: cst.CSTNode) -> None:
-        self.nodes = list(_in_order(code))
+        self.nodes = list(in_order(code))
         self.calls = {id(node.func): node for node in self.nodes if isinstance(node, cst.Call)}
         self.not_names = {id(node.attr) for node in self.nodes if isinstance(node, cst.Attribute)} | {
             id(node.keyword) for node in self.nodes if isinstance(node, cst.Arg) and node.keyword}
@@ -107,11 +111,11 @@ def _check_use(node: cst.CSTNode, nodes: _Nodes, module: ModuleCode, api, used: 
     if isinstance(node, cst.Name) and node.value in module.functions and id(node) not in nodes.not_names:
         if id(module.functions[node.value]) not in seen:
             _check(module.functions[node.value], module, api, how(), seen)
-    elif (found := _other_function(node, module)) is not None:
+    elif (found := other_function(node, module)) is not None:
         if id(found[1]) not in seen:
             _check_other(nodes.use(node), *found, how(), seen)
     elif isinstance(node, cst.Call) and (name := _program_module(node.func, module)) and api(node.func) is None \
-            and _other_function(node.func, module) is None:
+            and other_function(node.func, module) is None:
         raise Unsupported(node, f"{how()}: `{first_line(node)}` calls into another module of the program "
                                 f"({module.program_modules[name]}) what is not a function defined at its top, "
                                 "which the migration does not follow; migrate it by hand")
@@ -124,7 +128,7 @@ def _program_module(node: cst.CSTNode, module: ModuleCode) -> str | None:
     return node.value if isinstance(node, cst.Name) and node.value in module.program_modules else None
 
 
-def _other_function(node: cst.CSTNode, module: ModuleCode) -> tuple[ModuleCode, cst.FunctionDef] | None:
+def other_function(node: cst.CSTNode, module: ModuleCode) -> tuple[ModuleCode, cst.FunctionDef] | None:
     """(its module, the function) when ``node`` names a top-level function of another module of the program:
     `model.inference` (`import model`, `from trainer import model`) or `inference` (`from model import
     inference`)."""
@@ -160,8 +164,8 @@ def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef
     run on import may do what a step cannot. What stops it is found there and reported at ``node``."""
     try:
         for statement in other.module_level:
-            for inner in _in_order(statement):
-                _refuse(inner, other.api, f"{used}: its module, imported by the migrated program,", IMPORTED)
+            for inner in in_order(statement):
+                refuse(inner, other.api, f"{used}: its module, imported by the migrated program,", IMPORTED)
         _check(function, other, other.api, used, seen)
     except Unsupported as problem:
         where = "" if getattr(problem, "placed", False) else \
@@ -181,10 +185,10 @@ def _check(function: cst.FunctionDef, module: ModuleCode, api, used: str, seen: 
             raise Unsupported(node, f"{called} sets `{first_line(node)}`: run at every step now, its function must "
                                     "only compute tensors; migrate it by hand")
         _check_use(node, nodes, module, api, used, seen)
-        _refuse(node, api, called)
+        refuse(node, api, called)
 
 
-def _refuse(node: cst.CSTNode, api, where: str, refused=REFUSED) -> None:
+def refuse(node: cst.CSTNode, api, where: str, refused=REFUSED) -> None:
     """Unsupported if ``node`` calls TensorFlow to do what a step cannot do at every step (or ``refused``)."""
     name = api(node.func) if isinstance(node, cst.Call) else None
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ITERATORS:
@@ -194,7 +198,7 @@ def _refuse(node: cst.CSTNode, api, where: str, refused=REFUSED) -> None:
         raise Unsupported(node, f"{where} calls tf.{name}, which {why}")
 
 
-def _in_order(node: cst.CSTNode):
+def in_order(node: cst.CSTNode):
     """``node`` and every node below it, in the order of the source."""
     stack = [node]
     while stack:
@@ -205,12 +209,12 @@ def _in_order(node: cst.CSTNode):
 
 def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
     """`a, b = f(...)` in the graph: of TensorFlow, or of a function of the module, which check_calls reads."""
-    for node in _in_order(value):
-        _refuse(node, api, f"`{first_line(value)}`, unpacked in the graph,")
+    for node in in_order(value):
+        refuse(node, api, f"`{first_line(value)}`, unpacked in the graph,")
     check_calls(value, module, api)
     if isinstance(value, cst.Call) and api(value.func) is None and not (
             isinstance(value.func, cst.Name) and value.func.value in module.functions) \
-            and _other_function(value.func, module) is None:
+            and other_function(value.func, module) is None:
         raise Unsupported(value, f"`{first_line(value)}` in the graph: a function neither of TensorFlow nor of the "
                                  "program, which the migration does not follow; migrate it by hand")
 
@@ -219,7 +223,9 @@ def module_code(module: cst.Module, path: str) -> ModuleCode:
     """The functions at the top of the module at ``path`` (the last of those of one name), and its module-level
     imports of modules of the program (files found from it on disk), or of what they define."""
     found = ModuleCode({statement.name.value: statement for statement in module.body
-                        if isinstance(statement, cst.FunctionDef)})
+                        if isinstance(statement, cst.FunctionDef)},
+                       names=Counter(node.value for node in in_order(module) if isinstance(node, cst.Name)),
+                       indent=module.default_indent)
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             for name, candidates in _imported(small):

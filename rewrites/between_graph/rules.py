@@ -28,7 +28,11 @@ MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Sav
 keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
 training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
-per-worker dataset. An in-graph
+per-worker dataset. A function of the module the graph calls once that makes variables (with tf.Variable, or
+helpers returning one: the Deep-MNIST tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of
+its name in CamelCase: its __init__ makes the variables as the function's statements made them, once, in the
+strategy's scope; its __call__ runs the rest in the step; a placeholder the function returns is fed as the graph's
+own. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
 a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
@@ -102,16 +106,17 @@ TFM008 does not read with tf.data, hooks other than StopAtStepHook, SummarySaver
 into the session's checkpoint_dir (a LoggingTensorHook, a hook class of the program), Scaffold arguments other
 than those TFM103 carries over (init_fn, a Saver of some variables), layers other than Dense, partitioners other
 than one axis-0 partitioner of get_variable, graph collections, a function of the program (of the graph's module
-or of another one it imports) called in the graph that makes variables, placeholders or layers, reads queues or
-writes summaries, collections or globals (the step would do it at every step; the finding names its file and
-line), the module of such a function turning TF 2's behaviour off when imported, a call into another module of
-the program of anything but a function defined at its top, `while True:` without an `if ...: break` of its own,
-a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if` unless the
-`else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the session. A
-module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
-kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
-session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
-that stopped it.
+or of another one it imports) called in the graph that makes placeholders or layers, reads queues or writes
+summaries, collections or globals, or makes variables other than as TFM103 reads (a function of another module, one
+named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
+every step; the finding names its file and line), the module of such a function turning TF 2's behaviour off
+when imported, a call into another module of the program of anything but a function defined at its top,
+`while True:` without an `if ...: break` of its own, a feed dict held in a name read elsewhere, a session opened
+on another target in one branch of an `if` unless the `else` opens it on `server.target` of a Server made only
+under `if not <the test>:`, other uses of the session. A module with TF1-only cluster code that makes a session
+in none of the shapes read (a Supervisor kept in an attribute, `self.sv`; a session a function returns; a graph
+under replica_device_setter trained by a session made elsewhere) gets one finding too, at the first of them. One
+finding per program: at the first thing that stopped it.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 
