@@ -48,8 +48,9 @@ CHECKPOINTS = ("checkpoints of TF1's session -> a tf.train.CheckpointManager in 
 ASYNCHRONOUS_TRAINING = ("between-graph training -> TF1's chief drives the cluster with a ClusterCoordinator of "
                          "ParameterServerStrategy, the other workers serve; prove it with tf-migrate parity")
 SYNCHRONOUS_TRAINING = ("synchronous between-graph training -> every worker runs its steps on "
-                        "MultiWorkerMirroredStrategy, the gradients averaged over the workers as "
+                        "MultiWorkerMirroredStrategy, the gradients {aggregated} over the workers as "
                         "SyncReplicasOptimizer did; ps tasks end; prove it with tf-migrate parity")
+AGGREGATED = {False: "averaged", True: "summed"}
 EXISTING_SERVERS = ("; where `{test}`, the servers run elsewhere: the program starts none, TF1's chief's client "
                     "drives them and the other clients end")
 SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
@@ -160,6 +161,8 @@ class _Program:
         graph = read_graph(device, self.names, block[0] if inside else None)
         flag = graph.flag
         synchronized = graph.sync_replicas is not None
+        summed = synchronized and synchronous.sums(graph.sync_replicas)
+        aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session)
         only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
@@ -195,8 +198,9 @@ class _Program:
         def program(mode: bool) -> list[cst.BaseStatement]:
             head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names,
                                                            session.elsewhere, end)
-            setup = flag.setup_and_check(self.names) if flag is not None and mode else []
-            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor)]
+            setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
+            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
+                                                   summed)]
 
         new = _by_mode(flag, modes, program, device.leading_lines)
         if inside:
@@ -216,8 +220,10 @@ class _Program:
         for statement in block:
             self._seed(statement)
         self.replaced |= {*removed, *([device.items[0]] if inside else [])}
-        training = ASYNCHRONOUS_TRAINING if not synchronized else SYNCHRONOUS_TRAINING if flag is None else \
-            synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test))
+        aggregated = AGGREGATED[summed]
+        training = ASYNCHRONOUS_TRAINING if not synchronized else \
+            SYNCHRONOUS_TRAINING.format(aggregated=aggregated) if flag is None else \
+            synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test), aggregated=aggregated)
         if session.elsewhere is not None:
             training += EXISTING_SERVERS.format(test=self.names.code(session.elsewhere))
         self.notes.append(("TFM103", opening, training))

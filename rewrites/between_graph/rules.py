@@ -22,8 +22,10 @@ trained by a SyncReplicasOptimizer
 at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas:` wrapping the optimizer, then
 making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
 strategy from the same flag, MultiWorkerMirroredStrategy or the ClusterCoordinator, and drops that TF1
-machinery; a replicas_to_aggregate computed at run time is checked then (the synchronous program refuses to
-start unless it is the number of workers). A
+machinery (the chief's made under `if FLAGS.sync_replicas and is_chief:` too); a replicas_to_aggregate computed
+at run time is checked then (the synchronous program refuses to start unless it is the number of workers). TF
+0.11's SyncReplicasOptimizer, given replica_id, summed the workers' gradients where TF 1.0's averages them: its
+synchronous step sums them too. A
 MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Saver's max_to_keep and
 keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
