@@ -154,6 +154,7 @@ class _Program:
         found = self._device(opening, block)
         session = read_session(opening, block, self.names, self.supervisors)
         if found is None:
+            _refuse_device_from_a_call(block[:block.index(opening)], self.names)
             raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
                                        "in the same block: migrate the graph by hand")
         device, outer, block = found
@@ -460,6 +461,38 @@ def _is_device_block(statement, names: Names) -> bool:
     call = statement.items[0].item
     return (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
             and isinstance(call.args[0].value, cst.Call) and names.api(call.args[0].value.func) == DEVICE_SETTER)
+
+
+def _refuse_device_from_a_call(before: list, names: Names) -> None:
+    """The graph's `with tf.device(device):` before the session, ``device`` bound by a call in the same block
+    (`device, target = device_and_target()`): the replica_device_setter that call makes is not followed."""
+    for statement in reversed(before):
+        if not (isinstance(statement, cst.With) and len(statement.items) == 1):
+            continue
+        call = statement.items[0].item
+        if not (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
+                and isinstance(call.args[0].value, cst.Name)):
+            continue
+        device = call.args[0].value.value
+        made = next((value for s in reversed(before[:before.index(statement)])
+                     if (value := statement_value(s)) is not None and isinstance(value, cst.Call)
+                     and isinstance(s.body[0], cst.Assign) and device in _assigned(s.body[0])), None)
+        if made is not None:
+            raise Unsupported(statement, f"the graph's device `{device}` comes from `{names.code(made)}`: a "
+                                         "replica_device_setter made in another function is not followed; write "
+                                         "`with tf.device(tf.train.replica_device_setter(...)):` here, or migrate "
+                                         "the graph by hand")
+        return
+
+
+def _assigned(assign: cst.Assign) -> set[str]:
+    """The names `a, b = ...` or `a = ...` binds."""
+    found = set()
+    for target in assign.targets:
+        node = target.target
+        elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
+        found |= {e.value for e in elements if isinstance(e, cst.Name)}
+    return found
 
 
 def _tests_not(statement, test: cst.BaseExpression) -> bool:

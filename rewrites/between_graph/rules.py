@@ -112,8 +112,9 @@ a feed dict held in a name read elsewhere, a session opened on another target in
 `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the session. A
 module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
 kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
-session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
-that stopped it.
+session made elsewhere) gets one finding too, at the first of them, as does a graph placed by a
+replica_device_setter another function returns (`device, target = device_and_target()`). One finding per program:
+at the first thing that stopped it.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 
