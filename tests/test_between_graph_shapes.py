@@ -287,3 +287,39 @@ def test_name_scopes_seeds_prints_and_strings_in_the_graph():
     assert ('        tf.random.set_seed(1)\n        w = tf.Variable(tf.zeros([2, 1]), name="w")\n'
             '        print("variables made")\n') in code, code
     assert "name_scope" not in code and '"v"' not in code
+
+
+# The device setter and the server's target made by a function of the program, the graph placed with what it returns.
+DEVICE_FROM_A_FUNCTION = '''import tensorflow.compat.v1 as tf
+
+tf.app.flags.DEFINE_string("job_name", "", "ps or worker")
+tf.app.flags.DEFINE_integer("task_index", 0, "task")
+FLAGS = tf.app.flags.FLAGS
+
+
+def setter_and_master():
+    cluster = tf.train.ClusterSpec({"ps": ["localhost:2222"], "worker": ["localhost:2223"]})
+    server = tf.train.Server(cluster, job_name=FLAGS.job_name, task_index=FLAGS.task_index)
+    if FLAGS.job_name == "ps":
+        server.join()
+    return tf.train.replica_device_setter(cluster=cluster), server.target
+
+
+def main(_):
+    placement, master = setter_and_master()
+    with tf.device(placement):
+        w = tf.Variable(tf.zeros([2, 1]), name="w")
+        global_step = tf.train.get_or_create_global_step()
+        loss = tf.reduce_mean(tf.square(tf.matmul(tf.ones([4, 2]), w) - 1.0))
+        train_op = tf.train.GradientDescentOptimizer(0.5).minimize(loss, global_step=global_step)
+    hooks = [tf.train.StopAtStepHook(last_step=10)]
+    with tf.train.MonitoredTrainingSession(master=master, is_chief=FLAGS.task_index == 0, hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train_op)
+'''
+
+
+def test_a_device_setter_a_function_returns_is_named_as_what_stopped_the_program():
+    line, message = manual(DEVICE_FROM_A_FUNCTION)
+    assert line == "    with tf.device(placement):", line
+    assert "`placement` comes from `setter_and_master()`" in message and "not followed" in message, message

@@ -196,10 +196,17 @@ flags.DEFINE_integer("replicas_to_aggregate", None, "replicas to aggregate each 
     sv.start_queue_runners(sess, [chief_queue_runner])
 ''',
 }
-SYNC_FLAG = (Path(__file__).resolve().parent / "parity_programs" / "mnist_replica_tf1.py").read_text()
-for _before, _after in SYNC_FLAG_EDITS.items():
-    assert SYNC_FLAG.count(_before) == 1, _before
-    SYNC_FLAG = SYNC_FLAG.replace(_before, _after)
+
+
+def edited(source: str, edits: dict[str, str]) -> str:
+    for before, after in edits.items():
+        assert source.count(before) == 1, before
+        source = source.replace(before, after)
+    return source
+
+
+SYNC_FLAG = edited((Path(__file__).resolve().parent / "parity_programs" / "mnist_replica_tf1.py").read_text(),
+                   SYNC_FLAG_EDITS)
 
 
 def test_a_sync_replicas_flag_chooses_the_strategy_at_run_time():
@@ -251,3 +258,48 @@ def test_a_flag_program_in_other_shapes_is_left_with_the_reason(before, after, w
     assert before in SYNC_FLAG
     line, message = manual(SYNC_FLAG.replace(before, after))
     assert where.strip() in line and reason in message, (line, message)
+
+
+# The first mnist_replica.py programs (TF 0.11): SyncReplicasOptimizer given replica_id, its chief's machinery made
+# under `if FLAGS.sync_replicas and is_chief:`, one Supervisor for both modes.
+SUMMING_EDITS = {
+    'total_num_replicas=num_workers, name="mnist_sync_replicas")':
+        'total_num_replicas=num_workers, replica_id=FLAGS.task_index,\n'
+        '                                           name="mnist_sync_replicas")',
+    SYNC_FLAG[SYNC_FLAG.index("    if FLAGS.sync_replicas:\n      local_init_op"):
+              SYNC_FLAG.index("    init_op = ")]: '''\
+    if FLAGS.sync_replicas and is_chief:
+      chief_queue_runner = opt.get_chief_queue_runner()
+      sync_init_op = opt.get_init_tokens_op()
+''',
+    SYNC_FLAG[SYNC_FLAG.index("  if FLAGS.sync_replicas:\n    sv = "):SYNC_FLAG.index("  sess_config")]: '''\
+  sv = tf.train.Supervisor(is_chief=is_chief, init_op=init_op, recovery_wait_secs=1, global_step=global_step)
+''',
+}
+SUMMING = edited(SYNC_FLAG, SUMMING_EDITS)
+
+
+def test_tf_0_11s_sync_replicas_optimizer_sums_the_workers_gradients():
+    result = migrated(SUMMING)
+    code = result.source
+    assert "TFM104" not in {f.rule for f in result.findings}
+    start = code.index("  if FLAGS.sync_replicas:\n    if FLAGS.replicas_to_aggregate")
+    synchronous = code[start:code.index("\n  else:\n", code.index("MultiWorkerMirroredStrategy(", start))]
+    assert "scaled_loss = cross_entropy\n" in synchronous and "num_replicas_in_sync" not in synchronous, synchronous
+    assert "MultiWorkerMirroredStrategy sums" in synchronous
+    program = code[code.index("def main"):]
+    for gone in ("SyncReplicasOptimizer(", "Supervisor", "chief_queue_runner", "sync_init_op", "start_queue_runners"):
+        assert gone not in program, gone
+    messages = {f.rule: f.message for f in result.findings if f.rule in ("TFM103", "TFM106") and "Sync" in f.message}
+    assert "the gradients summed over the workers" in messages["TFM103"]
+    assert "each step sums the gradients" in messages["TFM106"] and "replica_id" in messages["TFM106"]
+
+
+def test_the_chiefs_machinery_under_the_flag_and_is_chief_goes_with_tf_1s_averaging():
+    source = SUMMING.replace(" replica_id=FLAGS.task_index,", "")
+    assert source != SUMMING
+    result = migrated(source)
+    assert "TFM104" not in {f.rule for f in result.findings}
+    program = result.source[result.source.index("def main"):]
+    assert "scaled_loss = cross_entropy / strategy.num_replicas_in_sync\n" in program
+    assert "chief_queue_runner" not in program and "sync_init_op" not in program

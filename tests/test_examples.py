@@ -416,6 +416,28 @@ def test_two_synchronous_workers_train_as_one_worker_on_both_their_batches(progr
     assert workers[0].losses != pytest.approx(alone.losses, rel=1e-3)  # each worker's own batch, not both
 
 
+def test_tf_0_11s_summing_sync_replicas_migrated_trains_as_one_worker_on_both_batches_at_twice_the_rate(tmp_path):
+    """TF 0.11's SyncReplicasOptimizer (given replica_id) summed the workers' gradients: 2 workers' mean losses of 8
+    rows each, summed, are twice the mean loss of 16 rows, whose Momentum update is one worker's at twice the
+    learning rate. The summing migration's 2 workers' mean loss is, step by step, that of the averaging migration's
+    one worker (TF1's update: test_parity.test_sync_replicas_program_and_its_multi_worker_mirrored_migration_match_
+    step_by_step) reading both batches so."""
+    summing = tmp_path / "summing_tf2.py"
+    summing.write_text(run(edited((EXAMPLES / "sync_replicas" / "train.py").read_text(), (
+        "total_num_replicas=num_workers)",
+        "total_num_replicas=num_workers,\n        replica_id=flags.task_index)"))).source)
+    one_worker = tmp_path / "one_worker.py"
+    one_worker.write_text(edited((EXAMPLES / "sync_replicas" / "train_tf2.py").read_text(),
+                                 ("\nBATCH_SIZE = 8\n", "\nBATCH_SIZE = 16\n"),
+                                 ("learning_rate=0.05,", "learning_rate=0.1,")))
+    workers = run_synchronous(summing, 2, tmp_path)
+    alone = run_command([str(one_worker)])
+    assert_trained(alone, 20)
+    assert [len(worker.losses) for worker in workers] == [20, 20]
+    mean = [(a + b) / 2 for a, b in zip(workers[0].losses, workers[1].losses)]
+    assert mean == pytest.approx(alone.losses, rel=1e-5)
+
+
 def test_generated_program_resumes_from_its_checkpoints_as_the_estimator_did(tmp_path):
     """The classifier's migration run twice on one model_dir: max_steps counts every run's steps, so the
     second run trains none; a checkpoint every 10 steps, the last 2 kept."""

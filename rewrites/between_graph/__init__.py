@@ -48,8 +48,9 @@ CHECKPOINTS = ("checkpoints of TF1's session -> a tf.train.CheckpointManager in 
 ASYNCHRONOUS_TRAINING = ("between-graph training -> TF1's chief drives the cluster with a ClusterCoordinator of "
                          "ParameterServerStrategy, the other workers serve; prove it with tf-migrate parity")
 SYNCHRONOUS_TRAINING = ("synchronous between-graph training -> every worker runs its steps on "
-                        "MultiWorkerMirroredStrategy, the gradients averaged over the workers as "
+                        "MultiWorkerMirroredStrategy, the gradients {aggregated} over the workers as "
                         "SyncReplicasOptimizer did; ps tasks end; prove it with tf-migrate parity")
+AGGREGATED = {False: "averaged", True: "summed"}
 EXISTING_SERVERS = ("; where `{test}`, the servers run elsewhere: the program starts none, TF1's chief's client "
                     "drives them and the other clients end")
 SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
@@ -153,6 +154,7 @@ class _Program:
         found = self._device(opening, block)
         session = read_session(opening, block, self.names, self.supervisors)
         if found is None:
+            _refuse_device_from_a_call(block[:block.index(opening)], self.names)
             raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
                                        "in the same block: migrate the graph by hand")
         device, outer, block = found
@@ -160,6 +162,8 @@ class _Program:
         graph = read_graph(device, self.names, block[0] if inside else None)
         flag = graph.flag
         synchronized = graph.sync_replicas is not None
+        summed = synchronized and synchronous.sums(graph.sync_replicas)
+        aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session)
         only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
@@ -198,8 +202,9 @@ class _Program:
         def program(mode: bool) -> list[cst.BaseStatement]:
             head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names,
                                                            session.elsewhere, end)
-            setup = flag.setup_and_check(self.names) if flag is not None and mode else []
-            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor)]
+            setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
+            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
+                                                   summed)]
 
         new = _by_mode(flag, modes, program, device.leading_lines)
         if inside:
@@ -219,8 +224,10 @@ class _Program:
         for statement in block:
             self._seed(statement)
         self.replaced |= {*removed, *([device.items[0]] if inside else [])}
-        training = ASYNCHRONOUS_TRAINING if not synchronized else SYNCHRONOUS_TRAINING if flag is None else \
-            synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test))
+        aggregated = AGGREGATED[summed]
+        training = ASYNCHRONOUS_TRAINING if not synchronized else \
+            SYNCHRONOUS_TRAINING.format(aggregated=aggregated) if flag is None else \
+            synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test), aggregated=aggregated)
         if session.elsewhere is not None:
             training += EXISTING_SERVERS.format(test=self.names.code(session.elsewhere))
         self.notes.append(("TFM103", opening, training))
@@ -457,6 +464,38 @@ def _is_device_block(statement, names: Names) -> bool:
     call = statement.items[0].item
     return (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
             and isinstance(call.args[0].value, cst.Call) and names.api(call.args[0].value.func) == DEVICE_SETTER)
+
+
+def _refuse_device_from_a_call(before: list, names: Names) -> None:
+    """The graph's `with tf.device(device):` before the session, ``device`` bound by a call in the same block
+    (`device, target = device_and_target()`): the replica_device_setter that call makes is not followed."""
+    for statement in reversed(before):
+        if not (isinstance(statement, cst.With) and len(statement.items) == 1):
+            continue
+        call = statement.items[0].item
+        if not (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
+                and isinstance(call.args[0].value, cst.Name)):
+            continue
+        device = call.args[0].value.value
+        made = next((value for s in reversed(before[:before.index(statement)])
+                     if (value := statement_value(s)) is not None and isinstance(value, cst.Call)
+                     and isinstance(s.body[0], cst.Assign) and device in _assigned(s.body[0])), None)
+        if made is not None:
+            raise Unsupported(statement, f"the graph's device `{device}` comes from `{names.code(made)}`: a "
+                                         "replica_device_setter made in another function is not followed; write "
+                                         "`with tf.device(tf.train.replica_device_setter(...)):` here, or migrate "
+                                         "the graph by hand")
+        return
+
+
+def _assigned(assign: cst.Assign) -> set[str]:
+    """The names `a, b = ...` or `a = ...` binds."""
+    found = set()
+    for target in assign.targets:
+        node = target.target
+        elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List)) else [node]
+        found |= {e.value for e in elements if isinstance(e, cst.Name)}
+    return found
 
 
 def _tests_not(statement, test: cst.BaseExpression) -> bool:

@@ -34,11 +34,13 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 
 
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
-             names: Names, synchronous: bool, evaluated: str | None = None) -> list[cst.BaseStatement]:
+             names: Names, synchronous: bool, evaluated: str | None = None, summed: bool = False
+             ) -> list[cst.BaseStatement]:
     """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for
     ``synchronous`` training: a SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the
     coordinator, the per-worker dataset and the step function (and ``evaluated``'s: the graph computing that
-    tensor, without training)."""
+    tensor, without training); ``summed``: the workers' gradients summed, not averaged (TF 0.11's
+    SyncReplicasOptimizer)."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
@@ -46,7 +48,7 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
     specs = [f"{name}_spec" for name in graph.elements]
     used = any(spec in line for spec in specs for line in graph.variables)
     text = render("between_graph_step.py.j2", cluster=server.cluster, protocol=server.protocol,
-                  synchronous=synchronous, job=synchronous and names.code(server.job),
+                  synchronous=synchronous, summed=summed, job=synchronous and names.code(server.job),
                   task=synchronous and names.code(server.task), partitioner=graph.partitioner,
                   variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
                   after_optimizer=after, computation=graph.computation, loss=graph.loss,

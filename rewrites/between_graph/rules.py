@@ -22,8 +22,10 @@ trained by a SyncReplicasOptimizer
 at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas:` wrapping the optimizer, then
 making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
 strategy from the same flag, MultiWorkerMirroredStrategy or the ClusterCoordinator, and drops that TF1
-machinery; a replicas_to_aggregate computed at run time is checked then (the synchronous program refuses to
-start unless it is the number of workers). A
+machinery (the chief's made under `if FLAGS.sync_replicas and is_chief:` too); a replicas_to_aggregate computed
+at run time is checked then (the synchronous program refuses to start unless it is the number of workers). TF
+0.11's SyncReplicasOptimizer, given replica_id, summed the workers' gradients where TF 1.0's averages them: its
+synchronous step sums them too. A
 MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Saver's max_to_keep and
 keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
@@ -115,8 +117,9 @@ when imported, a call into another module of the program of anything but a funct
 on another target in one branch of an `if` unless the `else` opens it on `server.target` of a Server made only
 under `if not <the test>:`, other uses of the session. A module with TF1-only cluster code that makes a session
 in none of the shapes read (a Supervisor kept in an attribute, `self.sv`; a session a function returns; a graph
-under replica_device_setter trained by a session made elsewhere) gets one finding too, at the first of them. One
-finding per program: at the first thing that stopped it.
+under replica_device_setter trained by a session made elsewhere) gets one finding too, at the first of them, as
+does a graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`).
+One finding per program: at the first thing that stopped it.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

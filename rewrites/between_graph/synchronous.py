@@ -10,6 +10,10 @@ variables. No variables live on ps tasks any more: a ps task has nothing to serv
 ends, and MultiWorkerMirroredStrategy starts the worker's server itself, at the worker's
 address of the cluster, so the program's own ``Server`` for it goes.
 
+TF 0.11's SyncReplicasOptimizer, the one taking ``replica_id`` (the worker's index into its staleness
+checks), summed the R gradients where TF 1.0's averages them: its programs' steps leave the loss
+unscaled, so that MultiWorkerMirroredStrategy's all-reduce sums them too.
+
 Any other configuration changes the numbers and stays manual: R of more workers (backup
 workers, whose late gradients TF1 dropped), moving averages of the variables.
 
@@ -36,10 +40,14 @@ from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign,
 API = "train.SyncReplicasOptimizer"
 ARGUMENTS = ("opt", "replicas_to_aggregate", "total_num_replicas", "variable_averages", "variables_to_average",
              "use_locking", "name")
+# TF 0.11's signature: a call giving replica_id is of that version, whose update summed the gradients.
+SUMMING_ARGUMENTS = ("opt", "replicas_to_aggregate", "variable_averages", "variables_to_average", "replica_id",
+                     "total_num_replicas", "use_locking", "name")
 HOOK = "make_session_run_hook"
 HOOK_ARGUMENTS = ("is_chief", "num_tokens")
-UPDATE = ("SyncReplicasOptimizer -> MultiWorkerMirroredStrategy: each step averages the gradients of every worker "
-          "({replicas} in TF1's program, which is the number of workers it expects)")
+UPDATE = ("SyncReplicasOptimizer -> MultiWorkerMirroredStrategy: each step {aggregates} the gradients of every "
+          "worker ({replicas} in TF1's program, which is the number of workers it expects)")
+SUMMED = (": TF 0.11's SyncReplicasOptimizer, the one taking replica_id, summed them too (TF 1.0's averages them)")
 TOKENS = ("; TF1 started with a token per replica (num_tokens=-1), so its first steps could use gradients of "
           "variables one update old and drop late ones, where the migrated steps wait for every worker")
 PS_ENDS = "# Synchronous training keeps no variables on parameter servers: a ps task has nothing to serve."
@@ -48,17 +56,17 @@ MACHINERY = {"local_step_init_op", "chief_init_op", "ready_for_local_init_op", "
              "get_init_tokens_op"}
 SUPERVISOR_MACHINERY = {"local_init_op", "ready_for_local_init_op"}
 CHECKED = ("the migrated program refuses to start unless {replicas} is {total}, the number of workers, whose "
-           "gradients MultiWorkerMirroredStrategy averages every step")
+           "gradients MultiWorkerMirroredStrategy {aggregates} every step")
 REPLICAS_CHECK = """\
 if {replicas} != {total}:
     raise ValueError(
-        "replicas_to_aggregate=%d of %d workers: MultiWorkerMirroredStrategy averages "
+        "replicas_to_aggregate=%d of %d workers: MultiWorkerMirroredStrategy {aggregates} "
         "the gradients of every worker each step, as SyncReplicasOptimizer did only for "
         "replicas_to_aggregate equal to the number of workers: migrate this configuration "
         "by hand" % ({replicas}, {total}))
 """
 FLAG_TRAINING = ("between-graph training chosen by `{flag}` at run time -> where it is true, every worker runs its "
-                 "steps on MultiWorkerMirroredStrategy, the gradients averaged over the workers as "
+                 "steps on MultiWorkerMirroredStrategy, the gradients {aggregated} over the workers as "
                  "SyncReplicasOptimizer did, and ps tasks end; otherwise TF1's chief drives the cluster with a "
                  "ClusterCoordinator of ParameterServerStrategy, the other workers serve; prove both with tf-migrate "
                  "parity")
@@ -81,7 +89,7 @@ def wrapped_optimizer(call: cst.Call, code, runtime: frozenset[str] = frozenset(
     """The optimizer ``SyncReplicasOptimizer(opt, replicas_to_aggregate=R, total_num_replicas=R)`` wraps, and
     (R, total) to compare at run time when R is a name of ``runtime`` (computed from flags); any other
     configuration is refused with what it would change."""
-    args = bind_arguments(call, ARGUMENTS)
+    args = _arguments(call)
     if args is None or not {"opt", "replicas_to_aggregate"} <= set(args):
         raise Unsupported(call, "SyncReplicasOptimizer(opt, replicas_to_aggregate=...) is migrated; these arguments "
                                 "cannot be read statically")
@@ -100,6 +108,18 @@ def wrapped_optimizer(call: cst.Call, code, runtime: frozenset[str] = frozenset(
                             f"{total} workers each step and drops the late ones (backup workers); "
                             "MultiWorkerMirroredStrategy waits for every worker and averages all of them, a "
                             "different update: migrate by hand if that is what you want")
+
+
+def sums(call: cst.Call) -> bool:
+    """TF 0.11's SyncReplicasOptimizer (given replica_id), which summed the gradients it aggregated."""
+    return any(arg.keyword is not None and arg.keyword.value == "replica_id" for arg in call.args)
+
+
+AGGREGATES = {False: "averages", True: "sums"}
+
+
+def _arguments(call: cst.Call):
+    return bind_arguments(call, SUMMING_ARGUMENTS if sums(call) else ARGUMENTS)
 
 
 def is_hook(node, optimizer: str | None) -> bool:
@@ -122,12 +142,15 @@ def notes(sync: cst.Call, hook: cst.Call | None, code, flag: Flag | None = None
                                 "migrate its chief queue runner and tokens by hand")
     else:
         tokens = (bind_arguments(hook, HOOK_ARGUMENTS) or {}).get("num_tokens")
-    args = bind_arguments(sync, ARGUMENTS)
-    message = UPDATE.format(replicas=code(args["replicas_to_aggregate"][1].value))
+    args = _arguments(sync)
+    aggregates = AGGREGATES[sums(sync)]
+    message = UPDATE.format(aggregates=aggregates, replicas=code(args["replicas_to_aggregate"][1].value))
+    if sums(sync):
+        message += SUMMED
     if tokens is None or not (isinstance(tokens[1].value, cst.Integer) and tokens[1].value.evaluated_value == 0):
         message += TOKENS
     if flag is not None and flag.check is not None:
-        message += "; " + CHECKED.format(replicas=flag.check[0], total=flag.check[1])
+        message += "; " + CHECKED.format(replicas=flag.check[0], total=flag.check[1], aggregates=aggregates)
     return [("TFM106", sync, message)]
 
 
@@ -234,14 +257,15 @@ class Flag:
         return cst.If(test=cst.UnaryOperation(cst.Not(), self.spelled), body=cst.IndentedBlock(_unlead(statements)),
                       leading_lines=leading_lines)
 
-    def setup_and_check(self, names) -> list[cst.BaseStatement]:
+    def setup_and_check(self, names, aggregates: str) -> list[cst.BaseStatement]:
         """What the synchronous program runs first: the wrapper's arguments, checked at run time (none when
-        they are the number of workers as written)."""
+        they are the number of workers as written); ``aggregates``: what the strategy does of the gradients."""
         if self.check is None:
             return []
         replicas, total = self.check
         return [*(names.spelled(statement) for statement in self.setup),
-                cst.parse_statement(REPLICAS_CHECK.format(replicas=replicas, total=total))]
+                cst.parse_statement(REPLICAS_CHECK.format(replicas=replicas, total=total,
+                                                         aggregates=aggregates))]
 
 
 def _unlead(statements: list) -> list:
@@ -273,9 +297,9 @@ def setup_names(flag: Flag) -> frozenset[str]:
 
 
 def read_machinery(statement: cst.If, flag: Flag, optimizer: str | None, api) -> bool:
-    """`if FLAG:` (the same flag) making the SyncReplicasOptimizer's TF1 session machinery: `name = opt.X` or
-    `name = opt.X(...)` of MACHINERY, under `if`s of their own; recorded in the flag."""
-    if not (statement.test.deep_equals(flag.test) and statement.orelse is None):
+    """`if FLAG:` (the same flag, or `if FLAG and is_chief:`) making the SyncReplicasOptimizer's TF1 session
+    machinery: `name = opt.X` or `name = opt.X(...)` of MACHINERY, under `if`s of their own; recorded in the flag."""
+    if not (any(part.deep_equals(flag.test) for part in _conjuncts(statement.test)) and statement.orelse is None):
         return False
     found = {}
     for line in _flat(statement.body.body):
