@@ -45,7 +45,8 @@ def program_groups(texts: dict[str, str], enabled: Collection[str],
 
     if scans is None:
         scans = {path: scan(text, enabled) for path, text in texts.items() if may_need(text, enabled)}
-    imports = {path: found.imports for path, found in scans.items() if found.imports is not None}
+    # Only the files grouped here: a notebook beside them (scanned with them, migrated alone) imports them too.
+    imports = {path: found.imports for path, found in scans.items() if path in texts and found.imports is not None}
     return groups(texts, lambda path: path in scans and scans[path].wakes_a_program, imports)
 
 

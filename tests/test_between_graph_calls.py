@@ -207,12 +207,44 @@ def test_a_function_reading_a_dataset_leaves_the_program():
         "    bx, by = batches(x, y)\n    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
     assert where.startswith("return tf1.data.make_one_shot_iterator(")
     assert "`batches(x, y)` in the graph calls tf.data." in said and "anew at every step" in said, said
+    # What the migration reads instead: the pipeline in the graph's block, as the per-worker dataset_fn.
+    assert "make_one_shot_iterator(dataset).get_next()`), whose dataset becomes the per-worker dataset_fn" in said
 
 
-def test_a_function_of_a_module_that_is_not_the_program_s_unpacked_in_the_graph_leaves_the_program_naming_it():
-    where, said = manual(program("import model", "    features, labels = model.input_fn(x)\n" + LOSS))
-    assert where == "features, labels = model.input_fn(x)"
-    assert "`model.input_fn(x)` in the graph: a function neither of TensorFlow nor of the program" in said
+@pytest.mark.parametrize("functions, graph, message", [
+    ("import trainer.inputs as inputs", "    features, labels = inputs.input_fn(x)\n",
+     "`inputs.input_fn(x)` in the graph: a function of a module imported (`import trainer.inputs as inputs`) whose "
+     "file is not found from this one's folder, where the migration reads the program's modules: migrate it with "
+     "that file beside it, or by hand"),
+    ("inputs = load_inputs()", "    features, labels = inputs.input_fn(x)\n",
+     "`inputs.input_fn(x)` in the graph: a function neither of TensorFlow nor of the program, which the migration "
+     "does not follow; migrate it by hand"),
+    ("", "    def input_fn(t):\n      return t, t\n    features, labels = input_fn(x)\n",
+     "`input_fn(x)` in the graph: a function defined in the graph's block, which the migration reads there only as "
+     "one its tf.data pipeline maps; define it at the top of the module, where one that only computes tensors is "
+     "called in the step, or migrate it by hand"),
+], ids=["a module imported whose file is not given", "an object of the program's", "a function of the graph's"])
+def test_a_function_the_migration_cannot_read_unpacked_in_the_graph_leaves_the_program_saying_why(functions, graph,
+                                                                                                 message):
+    where, said = manual(program(functions, graph + LOSS))
+    assert where == graph.splitlines()[-1].strip()
+    assert said.endswith(message), said
+
+
+def test_the_graph_s_first_obstacle_is_named_before_the_session_s():
+    """A graph reading queues, trained in a loop inside `with coord.stop_on_exception():` (not read either): the
+    graph comes first in the source, and so does its finding."""
+    loop = PS_CLUSTER[PS_CLUSTER.index("    i = 0\n"):PS_CLUSTER.index("  if not flags.checkpoint_dir:")]
+    guarded = "    coord = tf1.train.Coordinator()\n    with coord.stop_on_exception():\n" + "".join(
+        "  " + line if line.strip() else line for line in loop.splitlines(True))
+    source = program("def batches(x, y):\n  return tf1.train.batch([x, y], 4)\n",
+                     "    bx, by = batches(x, y)\n" + LOSS).replace(loop, guarded)
+    where, said = manual(source)
+    assert where == "return tf1.train.batch([x, y], 4)", said
+    assert "`batches(x, y)` in the graph calls tf.train.batch, which reads TF1's input queues" in said
+    # The session's own obstacle, alone, is the one named.
+    where, said = manual(PS_CLUSTER.replace(loop, guarded))
+    assert "no `while` or `for` loop running `sess` after the session opens" in said, said
 
 
 @pytest.mark.parametrize("imports, graph", [

@@ -145,6 +145,38 @@ if __name__ == "__main__":
   training_distributed(session, SERVER, JOB_NAME, MODEL, LABELS)
 """
 
+UNOPENED = "no MonitoredTrainingSession or Supervisor session opens after this graph in its block"
+
+# A fitting function given the session its caller opens on the server: no session of its own to read.
+SESSION_PASSED_ON_A_SERVER = """\
+import tensorflow as tf
+
+
+def fit(sess, cluster, batches):
+  with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+    w = tf.get_variable("w", [4, 1])
+    step = tf.train.get_or_create_global_step()
+    cost = tf.reduce_sum(tf.square(tf.matmul(FEATURES, w)))
+    fit_op = tf.train.AdagradOptimizer(0.5).minimize(cost, global_step=step)
+  sess.run(tf.global_variables_initializer())
+  for _ in batches:
+    sess.run(fit_op)
+
+
+def main(cluster, job, index):
+  server = tf.distribute.Server(cluster, job_name=job, task_index=index)
+  with tf.Session(server.target) as sess:
+    fit(sess, cluster, range(10))
+"""
+# The same given by keyword, made with no target: each task trains alone.
+SESSION_PASSED_BY_KEYWORD = SESSION_PASSED_ON_A_SERVER.replace(
+    "  with tf.Session(server.target) as sess:\n    fit(sess, cluster, range(10))\n",
+    "  local = tf.compat.v1.Session()\n  fit(batches=range(10), sess=local, cluster=cluster)\n")
+# The fitting function reads the session from a module-level name: nothing says which session it is.
+SESSION_UNNAMED = SESSION_PASSED_ON_A_SERVER.replace("def fit(sess, cluster, batches):", "def fit(cluster, batches):") \
+    .replace("    fit(sess, cluster, range(10))", "    fit(cluster, range(10))").replace(
+    "  with tf.Session(server.target) as sess:", "  global sess\n  with tf.Session(server.target) as sess:")
+
 
 @pytest.mark.parametrize("source, where, why", [
     (SUPERVISOR_ATTRIBUTE, "        with self.sv.managed_session(server.target) as session:",
@@ -159,10 +191,20 @@ if __name__ == "__main__":
                        "hooks=hooks)",
      f"`tf.train.MonitoredTrainingSession(...)` makes a session that `_get_session` returns: {OPENED}"),
     (SESSION_GIVEN, "    with tf.device(tf.train.replica_device_setter()):",
-     "no MonitoredTrainingSession or Supervisor session opens after this graph in its block: the session training "
-     "it is made elsewhere; migrate the program by hand"),
+     f"{UNOPENED}: `session` runs it, a parameter of `training_distributed` that its caller passes (`session = "
+     "tf.Session()`: a session on no server, so TF1 trained the graph in each task's own process, not on the "
+     "cluster); migrate the program by hand"),
+    (SESSION_PASSED_ON_A_SERVER, "  with tf.device(tf.train.replica_device_setter(cluster=cluster)):",
+     f"{UNOPENED}: `sess` runs it, a parameter of `fit` that its caller passes; migrate the program by hand"),
+    (SESSION_PASSED_BY_KEYWORD, "  with tf.device(tf.train.replica_device_setter(cluster=cluster)):",
+     f"{UNOPENED}: `sess` runs it, a parameter of `fit` that its caller passes (`local = tf.compat.v1.Session()`: "
+     "a session on no server, so TF1 trained the graph in each task's own process, not on the cluster); migrate "
+     "the program by hand"),
+    (SESSION_UNNAMED, "  with tf.device(tf.train.replica_device_setter(cluster=cluster)):",
+     f"{UNOPENED}: the session training it is made elsewhere; migrate the program by hand"),
 ], ids=["supervisor-attribute", "plain-session", "plain-session-elsewhere", "in-graph",
-    "returned-session", "session-given"])
+    "returned-session", "session-given", "session-passed-on-a-server", "session-passed-by-keyword",
+    "session-unnamed"])
 def test_a_program_whose_session_is_not_read_is_left_with_one_tfm104_where_it_stopped(source, where, why):
     result = run(source)
     assert result.source == source

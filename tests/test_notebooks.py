@@ -176,6 +176,19 @@ def test_notebooks_are_found_in_folders(tmp_path, cli):
     assert "sub/n.ipynb:cell 2:2:5: TFM201" in out and "1 file scanned" in err
 
 
+def test_a_notebook_importing_a_module_beside_it_is_migrated_with_the_folder(tmp_path, cli):
+    """The notebook of a trainer package (`import model`, model.py beside it), run over the folder: each file gets
+    its findings (it once crashed grouping the modules, the notebook among them)."""
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "model.py").write_text(TF1 + "\n\ndef input_fn(values):\n  return tf1.data.Dataset.from_tensor_slices("
+                                       "values)\n\n\ndef partitioner():\n  return tf1.fixed_size_partitioner(2)\n")
+    graph = PARTITIONER + "print(model.partitioner(), model.input_fn([1.0]))"
+    (tmp_path / "task.ipynb").write_text(notebook_text(TF1 + "import model\n", graph))
+    code, out, err = cli("--check", ".")
+    assert code == 1, err
+    assert "task.ipynb:cell 3:1:5: TFM201" in out and "model.py:9:10: TFM201" in out, out
+
+
 def test_the_example_notebook_migrates_with_its_magics_and_markdown():
     from migrator.engine import migrate
     from migrator.files import read_source

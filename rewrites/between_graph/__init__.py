@@ -152,14 +152,16 @@ class _Program:
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
         found = self._device(opening, block)
+        if found is not None:  # the graph first: what stops it comes before the session in the source
+            device, outer, code = found
+            inside = code is not outer  # the session's code written in the device block, after the graph
+            graph = read_graph(device, self.names, code[0] if inside else None)
         session = read_session(opening, block, self.names, self.supervisors)
         if found is None:
             _refuse_device_from_a_call(block[:block.index(opening)], self.names)
             raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
                                        "in the same block: migrate the graph by hand")
-        device, outer, block = found
-        inside = block is not outer  # the session's code written in the device block, after the graph
-        graph = read_graph(device, self.names, block[0] if inside else None)
+        block = code
         flag = graph.flag
         synchronized = graph.sync_replicas is not None
         summed = synchronized and synchronous.sums(graph.sync_replicas)

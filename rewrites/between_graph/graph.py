@@ -148,7 +148,8 @@ class _Reader:
                 continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
-                graph_calls.check_unpacked(value, self.module, self.api)
+                graph_calls.check_unpacked(value, self.module, self.api, {
+                    s.name.value for s in graph.dataset_statements if isinstance(s, cst.FunctionDef)})
                 self._computation(graph, statement, value)
                 continue
             if assign is None:

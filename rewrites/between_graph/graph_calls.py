@@ -8,14 +8,15 @@ at every step: the program is left, naming what the function does and where.
 A function of another module of the program (`import model` then `model.inference(x)`, `from trainer.model
 import inference`: a file found from the graph's, read from disk) is read the same way, and called from its module
 as TF1 did; what stops it is named with its file and line, and so is its module's code run on import that a TF 2
-program cannot run. A call into such a module of anything but a function defined at its top is left.
+program cannot run. A call into such a module of anything but a function defined at its top is left, and so is a
+function of an imported module whose file is not found (named with its import).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -41,7 +42,8 @@ REFUSED: tuple[tuple[Callable[[str], bool], str], ...] = (
         "train.limit_epochs", "train.slice_input_producer"),
      "reads TF1's input queues: a TF 2 step cannot run them; feed the batches as a tf.data dataset by hand"),
     (lambda api: api.startswith("data."), "reads a tf.data input: the step would start it anew at every step; "
-     "read the batches in the graph's own block (`x, y = iterator.get_next()`)"),
+     "build the pipeline and its one-shot iterator in the graph's own block (`x, y = tf.compat.v1.data."
+     "make_one_shot_iterator(dataset).get_next()`), whose dataset becomes the per-worker dataset_fn"),
     (lambda api: api in ("add_to_collection", "add_to_collections", "get_collection", "get_collection_ref")
      or api.startswith("summary."), "writes to the TF1 graph's collections or summaries: the "
      "migrated step has none"),
@@ -67,6 +69,7 @@ class ModuleCode:
     program_modules: dict[str, str] = field(default_factory=dict)  # a name bound by an import -> the module's path
     # That name -> (the module's file, the object of the module the name binds; None: the module itself).
     imported: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    unfound: dict[str, str] = field(default_factory=dict)  # a name bound by an import found in no file -> the import
     file: str = ""
     api: Callable[[cst.CSTNode], str | None] | None = None
     position: Callable[[cst.CSTNode], tuple[int, int]] | None = None
@@ -207,16 +210,34 @@ def in_order(node: cst.CSTNode):
         stack.extend(reversed(children(node)))
 
 
-def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
-    """`a, b = f(...)` in the graph: of TensorFlow, or of a function of the module, which check_calls reads."""
+def check_unpacked(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None],
+                   in_graph: Collection[str] = ()) -> None:
+    """`a, b = f(...)` in the graph: of TensorFlow, or of a function of the module, which check_calls reads.
+    ``in_graph``: the functions the graph's block defines."""
     for node in in_order(value):
         refuse(node, api, f"`{first_line(value)}`, unpacked in the graph,")
     check_calls(value, module, api)
     if isinstance(value, cst.Call) and api(value.func) is None and not (
             isinstance(value.func, cst.Name) and value.func.value in module.functions) \
             and other_function(value.func, module) is None:
-        raise Unsupported(value, f"`{first_line(value)}` in the graph: a function neither of TensorFlow nor of the "
-                                 "program, which the migration does not follow; migrate it by hand")
+        raise Unsupported(value, f"`{first_line(value)}` in the graph: {_not_followed(value.func, module, in_graph)}")
+
+
+def _not_followed(func: cst.BaseExpression, module: ModuleCode, in_graph: Collection[str]) -> str:
+    """Why the migration cannot read a function the graph unpacks: defined in the graph's block, of no module it
+    knows, or of one imported (`import model`) whose file is not found from the program's."""
+    if isinstance(func, cst.Name) and func.value in in_graph:
+        return ("a function defined in the graph's block, which the migration reads there only as one its tf.data "
+                "pipeline maps; define it at the top of the module, where one that only computes tensors is called in "
+                "the step, or migrate it by hand")
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    if isinstance(func, cst.Name) and func.value in module.unfound:
+        return (f"a function of a module imported (`{module.unfound[func.value]}`) whose file is not found from this "
+                "one's folder, where the migration reads the program's modules: migrate it with that file beside "
+                "it, or by hand")
+    return ("a function neither of TensorFlow nor of the program, which the migration does not follow; migrate it "
+            "by hand")
 
 
 def module_code(module: cst.Module, path: str) -> ModuleCode:
@@ -234,6 +255,8 @@ def module_code(module: cst.Module, path: str) -> ModuleCode:
                 if where is not None:
                     found.program_modules[name] = os.path.relpath(where, os.path.dirname(path) or ".")
                     found.imported[name] = (where, obj)
+                else:
+                    found.unfound[name] = first_line(small)
     return found
 
 

@@ -111,15 +111,19 @@ than one axis-0 partitioner of get_variable, graph collections, a function of th
 or of another one it imports) called in the graph that makes placeholders or layers, reads queues or writes
 summaries, collections or globals, or makes variables other than as TFM103 reads (a function of another module, one
 named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
-every step; the finding names its file and line), the module of such a function turning TF 2's behaviour off
-when imported, a call into another module of the program of anything but a function defined at its top,
-`while True:` without an `if ...: break` of its own, a feed dict held in a name read elsewhere, a session opened
-on another target in one branch of an `if` unless the `else` opens it on `server.target` of a Server made only
-under `if not <the test>:`, other uses of the session. A module with TF1-only cluster code that makes a session
-in none of the shapes read (a Supervisor kept in an attribute, `self.sv`; a session a function returns; a graph
-under replica_device_setter trained by a session made elsewhere) gets one finding too, at the first of them, as
-does a graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`).
-One finding per program: at the first thing that stopped it.
+every step; the finding names its file and line; one reading a tf.data input: its pipeline is read where the
+graph's own block builds it), the module of such a function turning TF 2's behaviour off when imported, a call
+into another module of the program of anything but a function defined at its top, a function of an imported module
+whose file is not found from the program's folder (the finding names the import), a function defined in the
+graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
+of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
+unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
+session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
+an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a session
+made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session on no
+server, which trained the graph in each task's own process) gets one finding too, at the first of them, as does a
+graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`). One
+finding per program: at the first thing that stopped it, the graph read before its session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

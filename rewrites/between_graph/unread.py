@@ -5,7 +5,8 @@ prepare_or_wait_for_session, a plain Session) but opens none as session.py reads
 cluster code (rewrites/tf1_cluster.py's TF1_ONLY) or opens a plain Session on a server's `.target`. What stopped
 it is, in this order: the first of those sessions in a function placing a graph on the cluster
 (replica_device_setter, SyncReplicasOptimizer); the first graph under `tf.device(replica_device_setter(...))`,
-which no session read after it trains; the first of those sessions. A module without a session (a server launcher,
+which no session read after it trains (named: the parameter of its function that runs it, and the plain Session
+without a target a caller passes there); the first of those sessions. A module without a session (a server launcher,
 a model's helper module) holds no program of its own, nor does one whose only cluster code is a ClusterSpec, a
 Server or a /job:ps string (an Estimator program given a cluster, its device filters).
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites.between_graph.session import MTS_API
-from rewrites.syntax import children, source
+from rewrites.syntax import children, first_line, is_name, single_assign, source, subtree
 from rewrites.tf1_cluster import TF1_ONLY
 
 PLAIN_SESSIONS = {"Session", "InteractiveSession", "compat.v1.Session", "compat.v1.InteractiveSession"}
@@ -82,8 +83,48 @@ def first_stop(module: cst.Module, api: Callable[[cst.CSTNode], str | None], sup
     if placed or not devices:
         made = (placed or cluster.sessions)[0]
         return made.call, _why(made, api, supervisors)
-    return devices[0], ("no MonitoredTrainingSession or Supervisor session opens after this graph in its block: the "
-                        "session training it is made elsewhere; migrate the program by hand")
+    return devices[0], _unopened(module, devices[0], api)
+
+
+def _unopened(module: cst.Module, device: cst.With, api: Callable[[cst.CSTNode], str | None]) -> str:
+    """Why a graph no session read after it trains is left: the session running it, where that can be told."""
+    why = "no MonitoredTrainingSession or Supervisor session opens after this graph in its block"
+    function = _holding(module, device)
+    parameters = [param.name.value for param in function.params.params] if function is not None else []
+    run = next((node.func.value.value for node in subtree(function.body) if isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute) and node.func.attr.value == "run"
+                and isinstance(node.func.value, cst.Name) and node.func.value.value in parameters), None) \
+        if function is not None else None
+    if run is None:
+        return f"{why}: the session training it is made elsewhere; migrate the program by hand"
+    made = _made_by_callers(module, function.name.value, parameters.index(run), run, api)
+    on_no_server = (f" (`{first_line(made)}`: a session on no server, so TF1 trained the graph in each task's "
+                    "own process, not on the cluster)") if made is not None else ""
+    return (f"{why}: `{run}` runs it, a parameter of `{function.name.value}` that its caller passes{on_no_server}; "
+            "migrate the program by hand")
+
+
+def _holding(module: cst.Module, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost function holding ``node``."""
+    stack = [(module, None)]
+    while stack:
+        at, function = stack.pop()
+        if at is node:
+            return function
+        function = at if isinstance(at, cst.FunctionDef) else function
+        stack += [(child, function) for child in children(at)]
+    return None
+
+
+def _made_by_callers(module: cst.Module, function: str, position: int, parameter: str,
+                     api: Callable[[cst.CSTNode], str | None]) -> cst.BaseStatement | None:
+    """`name = tf.Session()` (no target) the module passes as ``parameter`` of ``function``, if it does."""
+    given = {arg.value.value for node in subtree(module) if isinstance(node, cst.Call) and is_name(node.func, function)
+             for i, arg in enumerate(node.args) if isinstance(arg.value, cst.Name)
+             and (arg.keyword.value == parameter if arg.keyword else i == position and not arg.star)}
+    return next((statement for statement in subtree(module) if (assign := single_assign(statement)) is not None
+                 and assign[0] in given and isinstance(assign[1], cst.Call) and api(assign[1].func) in PLAIN_SESSIONS
+                 and not assign[1].args), None)
 
 
 def _why(made: _Made, api: Callable[[cst.CSTNode], str | None], supervisors: dict) -> str:
