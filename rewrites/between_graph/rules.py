@@ -107,9 +107,11 @@ writes summaries, collections or globals (the step would do it at every step; th
 line), the module of such a function turning TF 2's behaviour off when imported, a call into another module of
 the program of anything but a function defined at its top, `while True:` without an `if ...: break` of its own,
 a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if` unless the
-`else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the session. A
-module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor
-kept in an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a
+`else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the session or
+of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as a name in
+the one method of its class binding it, which places the graph; used in another method, the finding is there). A
+module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in an
+attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere) gets one finding too, at the first of them. One finding per program: at the first thing
 that stopped it.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
