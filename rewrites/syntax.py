@@ -211,6 +211,24 @@ def single_assign(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | No
     return None
 
 
+def holder(node: cst.CSTNode | None) -> str | None:
+    """What a name or an attribute of a name spells (`sv`, `self.sv`): a place holding a value."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return f"{node.value.value}.{node.attr.value}"
+    return None
+
+
+def assigned(statement: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """(holder, value) of `name = value` or `obj.attr = value`."""
+    value = statement_value(statement)
+    small = statement.body[0] if value is not None else None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and holder(small.targets[0].target) is not None:
+        return holder(small.targets[0].target), value
+    return None
+
+
 def list_elements(node: cst.BaseExpression | None, what: str = "hooks") -> list[cst.BaseExpression]:
     """The items of a list or tuple literal (none for None); Unsupported for anything else."""
     if node is None or is_name(node, "None"):

@@ -17,7 +17,8 @@ PLAIN = ("a plain `tf.Session` runs the cluster's graph: only a MonitoredTrainin
 STATEFUL = ("is not a stateless op of the graph (no variables, optimizers, placeholders, random ops or Keras are); "
             "migrate it by hand")
 
-# A trainer class keeping its Supervisor in an attribute; an evaluator's session (no cluster) comes first.
+# A trainer class keeping its Supervisor in an attribute bound by another method than the one opening its session;
+# an evaluator's session (no cluster) comes first.
 SUPERVISOR_ATTRIBUTE = """\
 import tensorflow as tf
 
@@ -38,7 +39,7 @@ class Trainer(object):
       with tf.device(device_fn):
         self.loss, self.train_op, self.global_step = self.model.build_train_graph()
         init_op = tf.global_variables_initializer()
-    self.sv = tf.train.Supervisor(graph, is_chief=task_index == 0, logdir="/tmp/train", init_op=init_op)
+    self.supervise(graph, init_op, task_index)
     should_retry = True
     while should_retry:
       try:
@@ -48,6 +49,9 @@ class Trainer(object):
             session.run(self.train_op)
       except tf.errors.AbortedError:
         should_retry = True
+
+  def supervise(self, graph, init_op, task_index):
+    self.sv = tf.train.Supervisor(graph, is_chief=task_index == 0, logdir="/tmp/train", init_op=init_op)
 """
 
 # The graph under replica_device_setter run by a plain Session on the server's target (a Keras model's session).
@@ -181,7 +185,8 @@ SESSION_UNNAMED = SESSION_PASSED_ON_A_SERVER.replace("def fit(sess, cluster, bat
 @pytest.mark.parametrize("source, where, why", [
     (SUPERVISOR_ATTRIBUTE, "        with self.sv.managed_session(server.target) as session:",
      "the session comes from `self.sv`, which is not a Supervisor bound to a name in this module "
-     "(`sv = tf.train.Supervisor(...)`); only such a Supervisor's session is read: migrate the program by hand"),
+     "(`sv = tf.train.Supervisor(...)`) nor to `self.sv` in the one method of its class binding it, which places "
+     "the graph; only such a Supervisor's session is read: migrate the program by hand"),
     (PLAIN_SESSION, "    tf.keras.backend.set_session(sess)", f"{PLAIN}`tf.keras.backend.set_session` {STATEFUL}"),
     (PLAIN_SESSION_ELSEWHERE, "  with tf.Session(server.target) as sess:",
      PLAIN + "the chief's server is read where the module makes it (`server = tf.train.Server(...)`, once); migrate "

@@ -18,14 +18,15 @@ from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, config_notes, distinct_openings,
-                                            last_step, migrated_loop, opens_session, read_session)
+from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
+                                            distinct_openings, last_step, migrated_loop, opens_session, owned,
+                                            read_session, stop_statements)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.suppressions import needed
-from rewrites.syntax import (Unsupported, bind_arguments, children, is_name, single_assign, source, statement_value,
-                             subtree, with_blank_lines)
+from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, is_name, single_assign, source,
+                             statement_value, subtree, with_blank_lines)
 from rewrites.tf1_checkpoints import restores_shard_slots
 
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
@@ -95,7 +96,7 @@ class Rewrite(TFCodemod):
         return cst.parse_module(code)
 
     def _report_unread(self, module: cst.Module, updated: cst.Module,
-                       supervisors: dict[str, cst.BaseStatement]) -> cst.Module:
+                       supervisors: Supervisors) -> cst.Module:
         """A between-graph program whose session is in none of the shapes read: where and why it stopped; an
         in-graph program's plain Session (in_graph.py) migrated."""
         devices = [s for s, _ in _statements(module) if _is_device_block(s, self._names)]
@@ -123,18 +124,39 @@ class Rewrite(TFCodemod):
     def _names(self) -> Names:
         return Names(lambda node: (name.api if (name := self.tf_name(node)) else None), source, lambda node: node)
 
-    def _supervisors(self, module: cst.Module) -> dict[str, cst.BaseStatement]:
+    def _supervisors(self, module: cst.Module) -> Supervisors:
         """name -> `name = tf.train.Supervisor(...)`, anywhere in the module (or the `if` choosing one by a flag,
-        synchronous.supervisor_calls)."""
-        found, chosen = {}, set()
-        for statement, _ in _statements(module):
+        synchronous.supervisor_calls); `self.sv` -> `self.sv = tf.train.Supervisor(...)` in the one method of its
+        class binding it, where that method places a graph on the cluster (an evaluator's Supervisor is not)."""
+        found = Supervisors()
+        for key, statement in self._bound_supervisors(module.body):
+            if "." not in key:
+                found[key] = statement
+        for owner in (node for node in subtree(module) if isinstance(node, cst.ClassDef)):
+            methods = [m for m in owner.body.body if isinstance(m, cst.FunctionDef) and m.params.params]
+            binding = {}
+            for method in methods:
+                this = method.params.params[0].name.value
+                for key, statement in self._bound_supervisors(method.body.body):
+                    if key.startswith(f"{this}."):
+                        binding.setdefault(key, []).append((statement, method))
+            for key, [(statement, method)] in ((k, v) for k, v in binding.items() if len(v) == 1):
+                if key not in found and any(isinstance(node, cst.Call) and self._names.api(node.func) in
+                                            unread.PLACEMENT for node in subtree(method)):
+                    found.bind_in_method(key, statement, method, owner)
+        return found
+
+    def _bound_supervisors(self, body) -> list[tuple[str, cst.BaseStatement]]:
+        """(holder, statement) of the Supervisors ``body`` binds, however nested."""
+        found, chosen = [], set()
+        for statement, _ in _statements(body):
             if id(statement) in chosen or not synchronous.supervisor_calls(statement, self._names.api):
                 continue
             if isinstance(statement, cst.If):
                 chosen |= {id(statement.body.body[0]), id(statement.orelse.body.body[0])}
-                found[single_assign(statement.body.body[0])[0]] = statement
+                found.append((assigned(statement.body.body[0])[0], statement))
             else:
-                found[single_assign(statement)[0]] = statement
+                found.append((assigned(statement)[0], statement))
         return found
 
 
@@ -142,7 +164,7 @@ class _Program:
     """The between-graph programs of one module, migrated into one set of edits."""
 
     def __init__(self, rewrite: Rewrite, view: ModuleView, spelling: Spelling, names: Names,
-                 supervisors: dict[str, cst.BaseStatement]) -> None:
+                 supervisors: Supervisors) -> None:
         self.rewrite, self.view, self.spelling, self.names = rewrite, view, spelling, names
         self.supervisors = supervisors
         self.edits = ModuleEdits(view)
@@ -174,6 +196,9 @@ class _Program:
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
         started = synchronous.chief_start(around, flag, session.name) if flag is not None else []
         outside = [s for s in around if s is not session.loop and s not in started]
+        stopped = stop_statements(block, session.owners)
+        self.supervisors.check_other_uses(session, [*session.statements, session.loop, *started, *stopped],
+                                          _scope(self.view, opening))
         loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
                  for mode in modes}
         _, ran, notes = loops[modes[-1]]
@@ -185,7 +210,7 @@ class _Program:
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
-        removed = [*graph_statements, *session.statements, *only.values(), *self._stops(block, session)]
+        removed = [*graph_statements, *session.statements, *only.values(), *stopped]
         scope = _scope(self.view, device)
         synchronous.check_flag(flag, session.supervisor, scope, [device, *session.statements, *started])
         if synchronized:
@@ -340,13 +365,6 @@ class _Program:
                                                           "has none; migrate its other uses by hand")
         return found
 
-    def _stops(self, block: list, session: Session) -> list[cst.BaseStatement]:
-        """`sv.stop()`, `sess.close()` after the loop: gone with the session."""
-        owners = {stop.func.value.value for stop in session.stops} | {session.name}
-        return [statement for statement in block if isinstance(value := statement_value(statement), cst.Call)
-                and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("stop", "close")
-                and isinstance(value.func.value, cst.Name) and value.func.value.value in owners and not value.args]
-
     # -- checks --------------------------------------------------------------------------
 
     def _check_names_are_free(self, block: list, graph: Graph, gone: set[int]) -> None:
@@ -419,11 +437,11 @@ class _Program:
         replaced = {e.run: [e.replacement] for e in evaluated}
         replaced |= {e.held: [] for e in evaluated if e.held is not None} | {statement: [] for statement in dropped}
         if isinstance(session.opening, cst.With):
-            owners = {session.name, *(stop.func.value.value for stop in session.stops)}
             use = next((node for s in session.opening.body.body if s is not session.loop and s not in replaced
-                        for node in subtree(s) if isinstance(node, cst.Name) and node.value in owners), None)
+                        for node in subtree(s) if owned(node, session.owners)), None)
             if use is not None:
-                raise Unsupported(use, f"`{use.value}` is used besides the one run of each step: migrate that by hand")
+                raise Unsupported(use, f"`{source(use)}` is used besides the one run of each step: migrate that by "
+                                       "hand")
             body = []
             for statement in session.opening.body.body:
                 kept = replaced.get(statement, [self.spelling.spelled(statement)])
@@ -522,9 +540,10 @@ def _graph_end(body: list, opening: cst.BaseStatement, names: Names) -> int:
         or synchronous.makes_machinery(body[i]))), at)
 
 
-def _statements(module: cst.Module):
-    """Every statement of the module, however nested, with the statements of its block."""
-    stack: list[list] = [list(module.body)]
+def _statements(module):
+    """Every statement of the module (or of a block's statements), however nested, with the statements of its
+    block."""
+    stack: list[list] = [list(getattr(module, "body", module))]
     while stack:
         block = stack.pop()
         for statement in block:

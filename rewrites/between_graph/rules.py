@@ -118,12 +118,14 @@ whose file is not found from the program's folder (the finding names the import)
 graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
 of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
-session. A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
-an attribute, `self.sv`; a session a function returns; a graph under replica_device_setter trained by a session
-made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session on no
-server, which trained the graph in each task's own process) gets one finding too, at the first of them, as does a
-graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`). One
-finding per program: at the first thing that stopped it, the graph read before its session.
+session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
+a name in the one method of its class binding it, which places the graph; used in another method, the finding is
+there). A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
+an attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
+session made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session
+on no server, which trained the graph in each task's own process) gets one finding too, at the first of them, as
+does a graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`).
+One finding per program: at the first thing that stopped it, the graph read before its session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
 

@@ -4,7 +4,8 @@ Three openings of a session are read: ``with MonitoredTrainingSession(master=ser
 is_chief=..., hooks=[StopAtStepHook(last_step=N)]) as sess:`` (or ``sess = ...`` before the
 loop), ``with sv.managed_session(server.target) as sess:`` and ``sess =
 sv.prepare_or_wait_for_session(server.target)`` of a ``sv = Supervisor(is_chief=...,
-logdir=...)``. The loop ``while not sess.should_stop():`` / ``while not sv.should_stop() and
+logdir=...)`` (or ``self.sv = Supervisor(...)``, read as a name in the one method of its class binding it, which
+places the graph: ``Supervisors``). The loop ``while not sess.should_stop():`` / ``while not sv.should_stop() and
 step < N:`` (or a ``for`` loop, without a StopAtStepHook) keeps its body; its one ``sess.run([train_op, global_step, loss], feed_dict=...)``
 becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's global step is
 the optimizer's ``iterations``). ``while True:`` ends on the step the run fetched
@@ -30,7 +31,8 @@ from rewrites.between_graph import monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
                                          is_run)
-from rewrites.syntax import Unsupported, bind_arguments, is_name, list_elements, single_assign, statement_value, subtree
+from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
+                             statement_value, subtree)
 
 MONITORED_TRAINING_SESSION = ("master", "is_chief", "checkpoint_dir", "scaffold", "hooks", "chief_only_hooks",
                               "save_checkpoint_secs", "save_summaries_steps", "save_summaries_secs", "config",
@@ -105,17 +107,76 @@ class Session:
         """What opened the session, besides its loop: gone with it."""
         return [self.opening, *([self.supervisor] if self.supervisor is not None else [])]
 
+    @property
+    def owners(self) -> set[str]:
+        """The session's name and its Supervisor's (`sv`, `self.sv`): the migrated program has neither."""
+        return {self.name, *(holder(stop.func.value) for stop in self.stops)}
 
-def opens_session(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> bool:
+
+def owned(node: cst.CSTNode, owners: set[str]) -> bool:
+    """``node`` is the session or its Supervisor (`sess`, `sv`, `self.sv`)."""
+    return isinstance(node, (cst.Name, cst.Attribute)) and holder(node) in owners
+
+
+class Supervisors(dict):
+    """holder -> the statement binding a Supervisor to it: `sv = Supervisor(...)` anywhere in the module, or
+    `self.sv = Supervisor(...)` read as a name in the one method binding it (``methods``: that method, its class)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.methods: dict[str, tuple[cst.FunctionDef, cst.ClassDef]] = {}
+        self._inside: dict[str, set[int]] = {}
+
+    def bind_in_method(self, key: str, statement: cst.BaseStatement, method: cst.FunctionDef,
+                       owner: cst.ClassDef) -> None:
+        self[key], self.methods[key] = statement, (method, owner)
+        self._inside[key] = {id(node) for node in subtree(method)}
+
+    def of(self, node: cst.CSTNode) -> str | None:
+        """The holder of the Supervisor ``node`` names, where it is read."""
+        key = holder(node)
+        if key not in self or key in self.methods and id(node) not in self._inside[key]:
+            return None
+        return key
+
+    def check_other_uses(self, session: "Session", allowed: list[cst.CSTNode], scope: cst.CSTNode) -> None:
+        """The session's Supervisor is used nowhere but in ``allowed`` (where the session opens, its loop runs and
+        it stops): in ``scope`` (the function or module holding it) for a name, in its class for `self.sv`."""
+        if session.supervisor is None:
+            return
+        key = holder(session.stops[0].func.value)
+        method, owner = self.methods.get(key, (None, scope))
+        ids = {id(node) for statement in allowed for node in subtree(statement)}
+        use = next((node for node in subtree(owner) if owned(node, {key}) and id(node) not in ids), None)
+        if use is not None:
+            elsewhere = method is not None and id(use) not in self._inside[key]
+            where = f" in `{_method_of(owner, use).name.value}`" if elsewhere else ""
+            raise Unsupported(use, f"`{key}` is used{where} besides opening the session and stopping its loop: the "
+                                   "migrated program has no Supervisor; migrate that use by hand")
+
+
+def _method_of(owner: cst.ClassDef, node: cst.CSTNode) -> cst.FunctionDef:
+    return next(method for method in owner.body.body if isinstance(method, cst.FunctionDef)
+                and any(inner is node for inner in subtree(method)))
+
+
+def stop_statements(block: list, owners: set[str]) -> list[cst.BaseStatement]:
+    """`sv.stop()`, `sess.close()` of ``block``: gone with the session."""
+    return [statement for statement in block if isinstance(value := statement_value(statement), cst.Call)
+            and isinstance(value.func, cst.Attribute) and value.func.attr.value in ("stop", "close")
+            and owned(value.func.value, owners) and not value.args]
+
+
+def opens_session(statement, names: Names, supervisors: Supervisors) -> bool:
     return _opens(statement, names, supervisors) or bool(_branches(statement, names, supervisors))
 
 
-def _opens(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> bool:
+def _opens(statement, names: Names, supervisors: Supervisors) -> bool:
     call = _opening_call(statement)
     return call is not None and (names.api(call.func) == MTS_API or _supervisor_method(call, supervisors) is not None)
 
 
-def _branches(statement, names: Names, supervisors: dict[str, cst.BaseStatement]) -> list[cst.BaseStatement]:
+def _branches(statement, names: Names, supervisors: Supervisors) -> list[cst.BaseStatement]:
     """`if ...: ... sess = <session>(...) else: ... sess = <session>(...)`: the statements opening the session,
     each branch's last."""
     if not (isinstance(statement, cst.If) and isinstance(statement.orelse, cst.Else)
@@ -127,13 +188,13 @@ def _branches(statement, names: Names, supervisors: dict[str, cst.BaseStatement]
     return lasts if len({single_assign(last)[0] for last in lasts}) == 1 else []
 
 
-def distinct_openings(openings: list[tuple], names: Names, supervisors: dict[str, cst.BaseStatement]) -> list[tuple]:
+def distinct_openings(openings: list[tuple], names: Names, supervisors: Supervisors) -> list[tuple]:
     """The (statement, block) openings, a session opened in both branches of an `if` once: the `if`."""
     inner = {id(last) for statement, _ in openings for last in _branches(statement, names, supervisors)}
     return [(statement, block) for statement, block in openings if id(statement) not in inner]
 
 
-def _one_session(statement: cst.If, names: Names, supervisors: dict[str, cst.BaseStatement]
+def _one_session(statement: cst.If, names: Names, supervisors: Supervisors
                  ) -> tuple[cst.BaseStatement, cst.BaseExpression | None, list[cst.BaseStatement]]:
     """Of an `if` opening the session in both branches, the one opening: the same, and nothing else, in both; or,
     the servers running elsewhere where the `if`'s test holds, another target there (and what else that branch
@@ -170,7 +231,7 @@ def _is_target(master: cst.BaseExpression | None) -> bool:
     return isinstance(master, cst.Attribute) and master.attr.value == "target" and isinstance(master.value, cst.Name)
 
 
-def read_session(statement, block: list, names: Names, supervisors: dict[str, cst.BaseStatement]) -> Session:
+def read_session(statement, block: list, names: Names, supervisors: Supervisors) -> Session:
     """The session ``statement`` opens (``block``: the statements of its block, for a loop after it); an `if`
     opening the same session in both branches opens one."""
     opened, elsewhere, kept = _one_session(statement, names, supervisors) if isinstance(statement, cst.If) \
@@ -187,11 +248,10 @@ def read_session(statement, block: list, names: Names, supervisors: dict[str, cs
     # What the other branch's opening reads goes with the session too.
     session.arguments += [arg.value for other in _branches(statement, names, supervisors)
                           if other is not opened for arg in _opening_call(other).args]
-    owners = {name, *(stop.func.value.value for stop in session.stops)}
     use = next((node for kept_statement in kept for node in subtree(kept_statement)
-                if isinstance(node, cst.Name) and node.value in owners), None)
+                if owned(node, session.owners)), None)
     if use is not None:
-        raise Unsupported(use, f"`{use.value}` is used besides the one run of each step: migrate that by hand")
+        raise Unsupported(use, f"`{source(use)}` is used besides the one run of each step: migrate that by hand")
     session.elsewhere, session.kept = elsewhere, kept
     return session
 
@@ -210,11 +270,10 @@ def _session_name(statement) -> str | None:
     return single_assign(statement)[0]
 
 
-def _supervisor_method(call: cst.Call, supervisors: dict[str, cst.BaseStatement]) -> str | None:
+def _supervisor_method(call: cst.Call, supervisors: Supervisors) -> str | None:
     func = call.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in supervisors \
-            and func.attr.value in ("managed_session", "prepare_or_wait_for_session"):
-        return func.value.value
+    if isinstance(func, cst.Attribute) and func.attr.value in ("managed_session", "prepare_or_wait_for_session"):
+        return supervisors.of(func.value)
     return None
 
 
@@ -245,7 +304,7 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
 
 
 def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
-                supervisors: dict[str, cst.BaseStatement]) -> Session:
+                supervisors: Supervisors) -> Session:
     sv = _supervisor_method(call, supervisors)
     supervisor = supervisors[sv]
     created, *flagged = synchronous.supervisor_calls(supervisor, names.api)  # the synchronous one in an `if`
@@ -348,11 +407,11 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
             statement = names.spelled(statement)
             read = loss and after_run and not waits
             body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
-    owners = {session.name, *(stop.func.value.value for stop in session.stops)}
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
     for node in (n for code in [*header, *(s for s in loop.body.body if s not in (run, held))] for n in subtree(code)):
-        if isinstance(node, cst.Name) and node.value in owners:
-            raise Unsupported(node, f"`{node.value}` is used besides the one run of each step: migrate that by hand")
+        if owned(node, session.owners):
+            raise Unsupported(node, f"`{source(node)}` is used besides the one run of each step: migrate that by "
+                                    "hand")
     new = loop.with_changes(body=loop.body.with_changes(body=body))
     if isinstance(loop, cst.While):
         new = new.with_changes(test=cst.parse_expression(" and ".join(tests)))

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, statement_value, subtree
+from rewrites.syntax import Unsupported, assigned, bind_arguments, is_name, single_assign, statement_value, subtree
 
 API = "train.SyncReplicasOptimizer"
 ARGUMENTS = ("opt", "replicas_to_aggregate", "total_num_replicas", "variable_averages", "variables_to_average",
@@ -345,14 +345,14 @@ def supervisor_calls(statement: cst.BaseStatement, api) -> list[cst.Call]:
     ready_for_local_init_op=...) else: sv = Supervisor(...)`: the one without SyncReplicasOptimizer's
     machinery first; none for another statement."""
     if not isinstance(statement, cst.If):
-        assign = single_assign(statement)
+        assign = assigned(statement)
         return [assign[1]] if assign and isinstance(assign[1], cst.Call) \
             and api(assign[1].func) == "train.Supervisor" else []
     if not (isinstance(statement.orelse, cst.Else) and isinstance(statement.body, cst.IndentedBlock)
             and len(statement.body.body) == len(statement.orelse.body.body) == 1):
         return []
     both = [supervisor_calls(branch.body[0], api) for branch in (statement.body, statement.orelse.body)]
-    if not all(both) or single_assign(statement.body.body[0])[0] != single_assign(statement.orelse.body.body[0])[0]:
+    if not all(both) or assigned(statement.body.body[0])[0] != assigned(statement.orelse.body.body[0])[0]:
         return []
     synchronous, asynchronous = (both[0][0], both[1][0])
     extra = [arg for arg in synchronous.args if not any(arg.deep_equals(other) for other in asynchronous.args)]

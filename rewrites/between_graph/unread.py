@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph.session import MTS_API
+from rewrites.between_graph.session import MTS_API, Supervisors
 from rewrites.syntax import children, first_line, is_name, single_assign, source, subtree
 from rewrites.tf1_cluster import TF1_ONLY
 
@@ -72,7 +72,7 @@ def _on_a_server(session: cst.Call) -> bool:
     return isinstance(target, cst.Attribute) and target.attr.value == "target"
 
 
-def first_stop(module: cst.Module, api: Callable[[cst.CSTNode], str | None], supervisors: dict,
+def first_stop(module: cst.Module, api: Callable[[cst.CSTNode], str | None], supervisors: Supervisors,
                devices: list[cst.With]) -> tuple[cst.CSTNode, str] | None:
     """(where, why) the first thing that stopped the module's between-graph program, if it holds one."""
     cluster = _Cluster(api)
@@ -127,16 +127,16 @@ def _made_by_callers(module: cst.Module, function: str, position: int, parameter
                  and not assign[1].args), None)
 
 
-def _why(made: _Made, api: Callable[[cst.CSTNode], str | None], supervisors: dict) -> str:
+def _why(made: _Made, api: Callable[[cst.CSTNode], str | None], supervisors: Supervisors) -> str:
     func = made.call.func
     if api(func) in PLAIN_SESSIONS:
         return (f"a plain `{source(func)}` runs the cluster's graph: only a MonitoredTrainingSession or a "
                 "Supervisor's session is migrated; run the steps with a ClusterCoordinator of ParameterServerStrategy "
                 "by hand")
-    if api(func) != MTS_API and not (isinstance(func.value, cst.Name) and func.value.value in supervisors):
+    if api(func) != MTS_API and supervisors.of(func.value) is None:
         return (f"the session comes from `{source(func.value)}`, which is not a Supervisor bound to a name in this "
-                "module (`sv = tf.train.Supervisor(...)`); only such a Supervisor's session is read: migrate the "
-                "program by hand")
+                "module (`sv = tf.train.Supervisor(...)`) nor to `self.sv` in the one method of its class binding it, "
+                "which places the graph; only such a Supervisor's session is read: migrate the program by hand")
     statement = made.statement
     if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Return) \
             and statement.body[0].value is made.call and made.innermost is not None:
