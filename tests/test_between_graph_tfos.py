@@ -76,6 +76,22 @@ def test_a_tensorflow_input_map_fun_becomes_the_parameter_server_program_with_it
     assert "coordinator.schedule(train_step" in code and "MonitoredTrainingSession" not in code
 
 
+def test_a_synchronous_map_fun_becomes_the_multi_worker_program_its_tasks_from_ctx():
+    source = map_fun().replace(
+        "train_op = tf.train.AdagradOptimizer(0.01).minimize(loss, global_step=global_step)",
+        "opt = tf.train.SyncReplicasOptimizer(tf.train.AdagradOptimizer(0.01), replicas_to_aggregate=2,\n"
+        "                                     total_num_replicas=2)\n"
+        "      train_op = opt.minimize(loss, global_step=global_step)").replace(
+        "hooks=[", "hooks=[opt.make_session_run_hook(task_index == 0), ")
+    result = run(source)
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    code = result.source
+    assert "start_cluster_server" not in code and "tf.distribute.Server" not in code  # the strategy serves
+    assert "jobs = tf.train.ClusterSpec(ctx.cluster_spec).as_dict()" in code
+    assert "task_type=ctx.job_name,\n        task_id=ctx.task_index," in code
+    assert "tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)" in code
+
+
 @pytest.mark.parametrize("imports, feed, call", [
     ("", "  tf_feed = ctx.get_data_feed(args.mode == 'train')\n", "ctx.get_data_feed"),
     ("from tensorflowonspark import TFNode\n  ", "  tf_feed = TFNode.DataFeed(ctx.mgr, args.mode == 'train')\n",
