@@ -4,9 +4,10 @@ For developers: the TF1 shape is read in graph.py (the graph under replica_devic
 functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
 fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
 graph's tf.data input as TFM008 writes a queue-runner one); unread.py places the finding of a program whose
-session is read in none of those shapes; emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
-MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled
-tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
+session is read in none of those shapes; tfos.py reads a TensorFlowOnSpark map_fun (its server, and the finding of
+one fed by Spark); emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
+MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled tf.compat.v1.X
+(rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
 rules.py.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, unread
+from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
@@ -75,6 +76,9 @@ class Rewrite(TFCodemod):
             openings = [(statement, block) for statement, block in openings if self.wants("TFM103", statement)]
             if not openings:  # suppressed: left as it is
                 return updated_node
+            feed = tfos.spark_feed(original_node)
+            if feed is not None:
+                raise Unsupported(*feed)
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
             devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
             spelling = Spelling(view, devices)
@@ -103,6 +107,7 @@ class Rewrite(TFCodemod):
         stop = unread.first_stop(module, self._names.api, supervisors, devices)
         if stop is None:
             return updated
+        stop = tfos.spark_feed(module) or stop
         if self._names.api(getattr(stop[0], "func", None)) in unread.PLAIN_SESSIONS \
                 and "TFM103" in self.enabled and self.wants("TFM103", stop[0]):
             view = Tree({self.path: module.code}, exists=lambda path: False,
@@ -171,6 +176,7 @@ class _Program:
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
         self.restore_written = False
+        self.tfos_servers: dict[int, tuple[list[cst.BaseStatement], str]] = {}  # TensorFlowOnSpark's: tfos.py
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
         found = self._device(opening, block)
@@ -213,6 +219,10 @@ class _Program:
         removed = [*graph_statements, *session.statements, *only.values(), *stopped]
         scope = _scope(self.view, device)
         synchronous.check_flag(flag, session.supervisor, scope, [device, *session.statements, *started])
+        if id(server.statement) in self.tfos_servers and not synchronized:
+            started, note = self.tfos_servers[id(server.statement)]
+            self.edits.replace(server.statement, started)
+            notes.append(("TFM103", server.statement, note))
         if synchronized:
             notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code, flag)
             synchronous.without_servers(server, scope, session.master, self.edits, self.names, flag)
@@ -321,6 +331,10 @@ class _Program:
                 protocol = self.names.code(args["protocol"][1].value) if "protocol" in args else '"grpc"'
                 job, task = (args[key][1].value if key in args else None for key in ("job_name", "task_index"))
                 return synchronous.Server(name, self.names.code(cluster), protocol, statement, job, task)
+            started = tfos.cluster_server(statement, name, self.view.module) if name else None
+            if started is not None:
+                self.tfos_servers[id(started[0].statement)] = started[1:]
+                return started[0]
         if name is None:
             raise Unsupported(session.opening, "a session of `server.target` for a `tf.train.Server` is migrated; "
                                                "other masters are not")

@@ -40,6 +40,11 @@ a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join(
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
 (tf.config.experimental_connect_to_cluster) instead of starting a Server, the ops run eagerly on the devices named,
 `sess.run(t)` becomes `t.numpy()`, and the other tasks start their tf.distribute.Server where they join it.
+A TensorFlowOnSpark `map_fun(args, ctx)` (its role in ctx.job_name / ctx.task_index, its server from
+ctx.start_cluster_server) is migrated the same way, its launcher (TFCluster.run) left as it is: TensorFlowOnSpark 2
+keeps that launcher and ctx, and its TF2 examples' MultiWorkerMirroredStrategy is synchronous where the map_fun was
+not. Its start_cluster_server, which raises under TF 2, becomes the tf.distribute.Server it started, of
+ctx.cluster_spec, ctx.job_name and ctx.task_index.
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.
@@ -120,7 +125,10 @@ of its own, a feed dict held in a name read elsewhere, a session opened on anoth
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
 session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
 a name in the one method of its class binding it, which places the graph; used in another method, the finding is
-there). A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
+there), a MonitoredTrainingSession with neither master nor is_chief (each task trains a graph of its own), a
+TensorFlowOnSpark map_fun reading the batches Spark feeds its executor (InputMode.SPARK: ctx.get_data_feed,
+TFNode.DataFeed, TFNode.next_batch; the coordinator's dataset_fn runs on remote workers, which cannot read that
+feed). A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
 an attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session
 on no server, which trained the graph in each task's own process) gets one finding too, at the first of them, as

@@ -58,6 +58,10 @@ CONFIG_AS_TF2 = {"allow_soft_placement": "True", "log_device_placement": "False"
 CONFIG_DROPPED = ("the session's `{config}` goes with the session: TF2 places ops softly and ParameterServerStrategy "
                   "sets the device filters; set its other options with tf.config by hand")
 MTS_API = "train.MonitoredTrainingSession"
+LOCAL_SESSION = ("MonitoredTrainingSession without master or is_chief: a session in the task's own process, so each "
+                 "task trains a graph of its own and none trains on the cluster's servers (TensorFlowOnSpark's "
+                 "cifar10 with no ps tasks); there is no parameter-server training to migrate: migrate the "
+                 "per-task training by hand")
 
 
 @dataclass(frozen=True)
@@ -295,7 +299,8 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
         raise Unsupported(args[unknown][1], f"MonitoredTrainingSession({unknown}=...) is not migrated yet: do its "
                                             "work around the migrated loop by hand")
     if "is_chief" not in args:
-        raise Unsupported(call, "MonitoredTrainingSession without is_chief: say which worker is TF1's chief")
+        raise Unsupported(call, "MonitoredTrainingSession without is_chief: say which worker is TF1's chief"
+                          if "master" in args else LOCAL_SESSION)
     return Session(statement, name, _value(args, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
                    hooks=_value(args, "hooks"), scaffold=_value(args, "scaffold"),

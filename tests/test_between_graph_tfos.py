@@ -1,0 +1,225 @@
+"""TensorFlowOnSpark's `map_fun(args, ctx)` programs (rewrites/between_graph/tfos.py): one reading its data with
+tf.data (InputMode.TENSORFLOW) becomes the ParameterServerStrategy program, its roles still read from `ctx` and its
+cluster the one of the server `ctx.start_cluster_server` started; one reading the batches Spark feeds its executor
+(InputMode.SPARK) is left, with one TFM104 at the first read of the feed; a MonitoredTrainingSession with neither
+master nor is_chief (each task training its own graph) is left saying so."""
+
+from __future__ import annotations
+
+from textwrap import dedent
+
+import pytest
+from helpers import run
+
+LEFT = "between-graph program left as it is: "
+SPARK = ("reads the batches Spark feeds this executor (TensorFlowOnSpark's InputMode.SPARK): a "
+         "ParameterServerStrategy's dataset_fn runs on the remote workers, which cannot read an executor's feed")
+
+# The worker's graph and loop of TensorFlowOnSpark's mnist examples; {input} makes x and y_.
+MAP_FUN = """\
+def map_fun(args, ctx):
+  {imports}import tensorflow as tf
+
+  job_name = ctx.job_name
+  task_index = ctx.task_index
+  cluster, server = {server}
+{feed}
+  if job_name == "ps":
+    server.join()
+  elif job_name == "worker":
+    with tf.device(tf.train.replica_device_setter(
+        worker_device="/job:worker/task:%d" % task_index, cluster=cluster)):
+{input}
+      w = tf.Variable(tf.zeros([3, 1]), name="w")
+      global_step = tf.train.get_or_create_global_step()
+      loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y_))
+      train_op = tf.train.AdagradOptimizer(0.01).minimize(loss, global_step=global_step)
+
+    with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task_index == 0),
+                                           hooks=[tf.train.StopAtStepHook(last_step=args.steps)]) as sess:
+      while not sess.should_stop():
+{run}
+"""
+DATASET = """\
+      ds = tf.data.Dataset.from_tensor_slices((tf.ones([64, 3]), tf.ones([64, 1]))).repeat().batch(8)
+      iterator = ds.make_one_shot_iterator()
+      x, y_ = iterator.get_next()"""
+PLACEHOLDERS = """\
+      x = tf.placeholder(tf.float32, [None, 3])
+      y_ = tf.placeholder(tf.float32, [None, 1])"""
+RUN = "        _, step = sess.run([train_op, global_step])"
+FED = """\
+        batch_xs, batch_ys = feed_dict(tf_feed.next_batch(args.batch_size))
+        _, step = sess.run([train_op, global_step], feed_dict={x: batch_xs, y_: batch_ys})"""
+
+
+def map_fun(server="ctx.start_cluster_server(1, args.rdma)", imports="", feed="", input=DATASET, run=RUN):
+    return MAP_FUN.format(server=server, imports=imports, feed=feed, input=input, run=run)
+
+
+@pytest.mark.parametrize("server, protocol", [
+    ("ctx.start_cluster_server(1, args.rdma)", '"grpc+verbs" if args.rdma else "grpc"'),
+    ("TFNode.start_cluster_server(ctx, 1, False)", '"grpc"'),
+], ids=["ctx", "TFNode"])
+def test_a_tensorflow_input_map_fun_becomes_the_parameter_server_program_with_its_roles_from_ctx(server, protocol):
+    result = run(map_fun(server=server, imports="from tensorflowonspark import TFNode\n  "))
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    assert "TFM103" in {f.rule for f in result.findings}
+    code = result.source
+    # TensorFlowOnSpark 2's start_cluster_server raises under TF 2: the same server, from the context.
+    assert "start_cluster_server" not in code
+    assert ("  cluster = tf.train.ClusterSpec(ctx.cluster_spec)\n  server = tf.distribute.Server(\n      cluster, "
+            f"job_name=ctx.job_name, task_index=ctx.task_index, protocol={protocol})\n") in code
+    assert 'if job_name == "ps":\n    server.join()' in code
+    assert "if not (task_index == 0):" in code
+    assert "tf.train.ClusterSpec(ctx.cluster_spec).as_dict()" in code
+    assert "coordinator.schedule(train_step" in code and "MonitoredTrainingSession" not in code
+
+
+def test_a_synchronous_map_fun_becomes_the_multi_worker_program_its_tasks_from_ctx():
+    source = map_fun().replace(
+        "train_op = tf.train.AdagradOptimizer(0.01).minimize(loss, global_step=global_step)",
+        "opt = tf.train.SyncReplicasOptimizer(tf.train.AdagradOptimizer(0.01), replicas_to_aggregate=2,\n"
+        "                                     total_num_replicas=2)\n"
+        "      train_op = opt.minimize(loss, global_step=global_step)").replace(
+        "hooks=[", "hooks=[opt.make_session_run_hook(task_index == 0), ")
+    result = run(source)
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    code = result.source
+    assert "start_cluster_server" not in code and "tf.distribute.Server" not in code  # the strategy serves
+    assert "jobs = tf.train.ClusterSpec(ctx.cluster_spec).as_dict()" in code
+    assert "task_type=ctx.job_name,\n        task_id=ctx.task_index," in code
+    assert "tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)" in code
+
+
+@pytest.mark.parametrize("imports, feed, call", [
+    ("", "  tf_feed = ctx.get_data_feed(args.mode == 'train')\n", "ctx.get_data_feed"),
+    ("from tensorflowonspark import TFNode\n  ", "  tf_feed = TFNode.DataFeed(ctx.mgr, args.mode == 'train')\n",
+     "TFNode.DataFeed"),
+    ("from com.yahoo.ml.tf import TFNode as node\n  ", "  tf_feed = node.DataFeed(ctx.mgr)\n", "node.DataFeed"),
+], ids=["ctx.get_data_feed", "TFNode.DataFeed", "com.yahoo.ml.tf"])
+def test_a_map_fun_fed_by_spark_is_left_with_one_tfm104_at_the_feed(imports, feed, call):
+    source = map_fun(imports=imports, feed=feed, input=PLACEHOLDERS, run=FED)
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert finding.message.startswith(f"{LEFT}`{call}(...)` {SPARK}")
+    assert finding.line == source.splitlines().index(feed.rstrip("\n")) + 1
+    assert result.source == source
+
+
+def test_tfnode_next_batch_in_a_helper_is_the_spark_feed_too():
+    feed = "  def feed_dict(mgr, batch_size):\n    return TFNode.next_batch(mgr, batch_size)\n"
+    source = map_fun(server="TFNode.start_cluster_server(ctx, 1, args.rdma)",
+                     imports="from tensorflowonspark import TFNode\n  ", feed=feed, input=PLACEHOLDERS,
+                     run="        _, step = sess.run([train_op, global_step], feed_dict=feed_dict(ctx.mgr, 8))")
+    (finding,) = [f for f in run(source).findings if f.rule == "TFM104"]
+    assert finding.message.startswith(f"{LEFT}`TFNode.next_batch(...)` {SPARK}")
+    assert finding.line == source.splitlines().index("    return TFNode.next_batch(mgr, batch_size)") + 1
+
+
+def test_a_next_batch_of_another_module_is_no_spark_feed():
+    # mnist.train.next_batch of TensorFlow's tutorials is no TensorFlowOnSpark feed: the program is read as ever.
+    source = map_fun(feed="  batch = mnist.train.next_batch(8)\n")
+    assert not [f for f in run(source).findings if f.rule == "TFM104" and "Spark" in f.message]
+
+
+def test_a_session_of_its_own_in_each_task_is_left_saying_so():
+    # TensorFlowOnSpark's cifar10_train: a server started, no ps tasks, the graph and its session in the task.
+    source = dedent("""\
+        import tensorflow as tf
+        from com.yahoo.ml.tf import TFNode
+
+
+        def main_fun(argv, ctx):
+          cluster_spec, server = TFNode.start_cluster_server(ctx, 1, False)
+          with tf.Graph().as_default():
+            global_step = tf.train.get_or_create_global_step()
+            w = tf.Variable(tf.zeros([3, 1]))
+            loss = tf.reduce_sum(tf.matmul(tf.ones([2, 3]), w))
+            train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+            with tf.train.MonitoredTrainingSession(checkpoint_dir="/tmp/train",
+                                                   hooks=[tf.train.StopAtStepHook(last_step=10)]) as sess:
+              while not sess.should_stop():
+                sess.run(train_op)
+        """)
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert finding.message.startswith(f"{LEFT}MonitoredTrainingSession without master or is_chief: a session in the "
+                                      "task's own process, so each task trains a graph of its own")
+    assert result.source == source
+
+
+def test_a_map_fun_fed_by_spark_whose_session_is_not_read_gets_its_tfm104_at_the_feed_too():
+    # TensorFlowOnSpark's mnist_mlp: a plain Session on the server, the feed read in its loop.
+    source = dedent("""\
+        def main_fun(args, ctx):
+          import tensorflow as tf
+          from tensorflowonspark import TFNode
+
+          cluster, server = TFNode.start_cluster_server(ctx)
+          if ctx.job_name == "ps":
+            server.join()
+          elif ctx.job_name == "worker":
+            with tf.device(tf.train.replica_device_setter(cluster=cluster)):
+              w = tf.Variable(tf.zeros([3, 1]))
+            with tf.Session(server.target) as sess:
+              tf_feed = TFNode.DataFeed(ctx.mgr)
+              while not tf_feed.should_stop():
+                sess.run(w, feed_dict={})
+        """)
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert finding.message.startswith(f"{LEFT}`TFNode.DataFeed(...)` {SPARK}")
+    assert finding.line == 12 and result.source == source
+
+
+# TensorFlowOnSpark 2 running a map_fun on one executor: the task's context, its start_cluster_server raising as
+# TensorFlowOnSpark 2's does under TF 2.
+LAUNCHER = """\
+import sys
+import types
+
+from map_fun_module import map_fun
+
+
+def deprecated(*args, **kwargs):
+    raise Exception("DEPRECATED: Use higher-level APIs like `tf.keras` or `tf.estimator`")
+
+
+job, index, ps_hosts, worker_hosts = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ctx = types.SimpleNamespace(job_name=job, task_index=index, worker_num=index, start_cluster_server=deprecated,
+                            cluster_spec={"ps": ps_hosts.split(","), "worker": worker_hosts.split(",")})
+map_fun(types.SimpleNamespace(rdma=False, steps=6), ctx)
+"""
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspark_2_context(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    portpicker = pytest.importorskip("portpicker")
+    source = map_fun() + "    print('trained steps:', step)\n"
+    migrated = run(source).source
+    assert "start_cluster_server" not in migrated
+    (tmp_path / "map_fun_module.py").write_text(migrated)
+    (tmp_path / "launch.py").write_text(LAUNCHER)
+    ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
+
+    def task(job, index, **kwargs):
+        return subprocess.Popen([sys.executable, "launch.py", job, str(index), ps, ",".join(workers)], cwd=tmp_path,
+                                env=env, stderr=subprocess.STDOUT, stdout=subprocess.PIPE, text=True, **kwargs)
+
+    serving = [task("ps", 0), task("worker", 1)]
+    try:
+        chief = task("worker", 0)
+        out, _ = chief.communicate(timeout=240)
+        assert chief.returncode == 0, out[-3000:]
+        assert "trained steps: 6" in out
+        assert all(process.poll() is None for process in serving)  # serving, not crashed
+    finally:
+        for process in serving:
+            process.kill()
+            process.wait()
