@@ -352,6 +352,23 @@ def test_a_result_of_train_and_evaluate_bound_to_a_name_that_is_read_is_left():
                for f in result.findings)
 
 
+def test_a_functional_model_of_layers_made_before_it_is_left():
+    """github_issue_summarization's seq2seq: the layers are made statement by statement before
+    `model = tf.keras.Model(inputs, outputs)`; moving the model alone into the strategy's scope would leave their
+    variables outside it (compile then refuses them)."""
+    program = NADAM.replace(
+        "    model = image_classifier(hparams)\n",
+        "    inputs = tf.keras.layers.Input(shape=[4, 4, 1], name=\"image\")\n"
+        "    hidden = tf.keras.layers.Dense(units=8, activation=tf.nn.relu)(tf.keras.layers.Flatten()(inputs))\n"
+        "    model = tf.keras.Model(inputs, tf.keras.layers.Dense(3, activation=tf.nn.softmax)(hidden))\n")
+    assert program != NADAM
+    result = run_one(program)
+    assert result.source == program
+    assert any(f.rule == "TFM302" and "`model` is made of Keras layers or tensors made before `model = ...`" in
+               f.message and program.splitlines()[f.line - 1].startswith("    hidden = ")  # not at the Input
+               for f in result.findings), result.findings
+
+
 def test_a_tf1_rmsprop_on_a_model_not_built_when_compiled_is_left():
     """Its slots start at ones right after compile, on variables a model without an input shape has not made."""
     program = MODEL_PY.replace(", input_shape=(params['num_features'],)", "")
