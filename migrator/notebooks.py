@@ -249,7 +249,8 @@ def written_left(notebook: Notebook) -> dict[int, str]:
     for index, target, _ in notebook.written:
         if index in notebook.appended:
             left[index] = "the cell appends to it (`-a`)"
-        elif re.search(r"[{}$~]", target):
+        # A folder a variable names (`{project_folder}/train.py`) is the one folder all the same.
+        elif re.search(r"[{}$~]", re.sub(r"^\{\w+\}/", "", target)):
             left[index] = "its path is known only when the cell runs"
         elif len(paths[_written_path(notebook, target)]) > 1:
             left[index] = "another cell writes the same file"

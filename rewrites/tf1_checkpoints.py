@@ -39,10 +39,13 @@ TF1_SLOTS = {"train.GradientDescentOptimizer": (), "train.MomentumOptimizer": ((
 # A Keras optimizer made by a v2 canned Estimator (by name, with its defaults): its slots, and the
 # hyperparameters the Estimator's checkpoint holds beside them.
 KERAS_SLOTS = {"Adagrad": ("accumulator",), "Adam": ("m", "v"), "Ftrl": ("accumulator", "linear"), "RMSprop": ("rms",),
-               "SGD": ()}
+               "SGD": (), "Nadam": ("m", "v")}
 KERAS_SETTINGS = {"Adagrad": (), "Adam": ("beta_1", "beta_2"), "RMSprop": ("rho", "momentum"), "SGD": ("momentum",),
                   "Ftrl": ("learning_rate_power", "l1_regularization_strength", "l2_regularization_strength", "beta",
-                           "l2_shrinkage_regularization_strength")}
+                           "l2_shrinkage_regularization_strength"), "Nadam": ("beta_1", "beta_2")}
+# What a Keras optimizer keeps beside its slots that the next step reads: its name in the checkpoint, the attribute
+# holding it (made with the slots). Nadam's is the product of its momentum schedule so far.
+KERAS_WEIGHTS = {"Nadam": (("momentum_cache", "_m_cache"),)}
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Slots:
     # An optimizer chosen at run time (rewrites/estimator/faithful_choice.py): each Keras class it may be, and the
     # slots of the TF1 optimizer it stands for (``names`` is empty).
     chosen: tuple[tuple[str, Slots], ...] = ()
+    # TF1's checkpoint names of what the optimizer keeps beside its slots, and its Keras attributes (KERAS_WEIGHTS).
+    weights: tuple[tuple[str, str], ...] = ()
 
     def each(self) -> tuple[Slots, ...]:
         """These slots, or each of a choice."""
@@ -114,7 +119,9 @@ def keras_slots(keras_class: str) -> Slots:
     prefix = f"training/{keras_class}"
     return Slots(tuple((f"{prefix}/{{}}/{slot}", slot) for slot in KERAS_SLOTS[keras_class]),
                  settings=tuple(f"{prefix}/{name}" for name in ("learning_rate", "decay", "iter",
-                                                                  *KERAS_SETTINGS[keras_class])))
+                                                                  *KERAS_SETTINGS[keras_class])),
+                 weights=tuple((f"{prefix}/{name}", attribute)
+                               for name, attribute in KERAS_WEIGHTS.get(keras_class, ())))
 
 
 @dataclass
@@ -141,7 +148,10 @@ def restore_context(parts: list[Part], mod_tables: list[str] = (), step: str = '
         powers=adam and adam[0].optimizer, powers_chosen=bool(adam and adam[0].slots.chosen),
         power_scope=(adam[1].scope if adam[1].power_scope is None else adam[1].power_scope) if adam else "",
         factors="{" + ", ".join(f"{_string(t)}: {f}" for t, f in factors.items()) + "}" if factors else None,
-        mod_tables="[" + ", ".join(mod_tables) + "]" if mod_tables else None, step=step)
+        mod_tables="[" + ", ".join(mod_tables) + "]" if mod_tables else None, step=step,
+        weights=[dict(model=part.variables, optimizer=part.optimizer, names=[(_string(name), attribute)
+                                                                             for name, attribute in part.slots.weights])
+                 for part in parts if part.slots.weights])
 
 
 def restores_shard_slots(partitioner: str | None, slots: Slots | None) -> bool:

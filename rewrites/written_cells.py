@@ -7,9 +7,9 @@ TFM002 written-module
 
 What it does: reports a notebook's `%%writefile` cell writing a Python module that holds TF1 code a rule handles (an
 Estimator program, TF1 cluster code, partitioners, numpy or pandas input functions) that tf-migrate cannot
-migrate as a module of its own: the cell appends to the file (`-a`), its path is known only when it runs (a
-`{variable}` in it), another cell writes the same file, the run migrates that file itself, or the module is not
-valid Python 3. The cell stays as it is.
+migrate as a module of its own: the cell appends to the file (`-a`), its path is known only when it runs (`$VAR`,
+`~`, a `{variable}` other than the one naming the folder it writes in, which is migrated), another cell writes the
+same file, the run migrates that file itself, or the module is not valid Python 3. The cell stays as it is.
 Why: courses and tutorials write their trainer package from notebook cells and run it with `gcloud` or
 `python -m`; without this finding the TF1 code in those cells would stay without a word.
 What may differ: nothing: the cell is unchanged; run it, migrate the file it writes (`tf-migrate trainer/`),

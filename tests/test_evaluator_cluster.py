@@ -161,3 +161,23 @@ def test_generated_evaluator_stops_at_the_checkpoint_of_max_steps(edits, stop):
     bootstrap = code[code.index("def strategy_for_this_task"):code.index("ParameterServerStrategy(")]
     assert 'jobs.pop("evaluator", None)' in bootstrap
     assert bootstrap.index('== "evaluator":') < bootstrap.index("tf.distribute.Server(")
+
+
+def test_a_master_task_trains_as_the_chief(tmp_path):
+    """A kubeflow TFJob's Master, TF1's older name of the chief that RunConfig took as one: ParameterServerStrategy
+    refuses the name, so every task's bootstrap calls it chief."""
+    import portpicker
+
+    cluster = {job: [f"127.0.0.1:{portpicker.pick_unused_port()}"] for job in ("master", "worker", "ps")}
+    arguments = ["--train_steps", str(FIRST_STEPS), "--model_dir", str(tmp_path / "model")]
+    tasks = []
+    try:
+        tasks = [Task(job, cluster, arguments, tmp_path) for job in ("ps", "worker", "master")]
+        assert tasks[-1].wait() == 0, tasks[-1].tail()
+        assert all(task.process.poll() is None for task in tasks[:2]), [task.tail() for task in tasks[:2]]
+    finally:
+        for task in tasks:
+            if task.process.poll() is None:
+                task.process.kill()
+                task.process.wait()
+    assert f"{FIRST_STEPS}/{FIRST_STEPS} - " in tasks[-1].output, tasks[-1].tail()

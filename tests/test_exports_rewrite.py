@@ -225,8 +225,7 @@ def serving():
 
 def main():
     inputs = tf.keras.layers.Input(shape=(3,), name="image")
-    outputs = tf.keras.layers.Dense(2, activation="softmax", name="probs")(inputs)
-    model = tf.keras.Model(inputs, outputs)
+    model = tf.keras.Model(inputs, tf.keras.layers.Dense(2, activation="softmax", name="probs")(inputs))
     model.compile(tf.keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
     estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir="out")
     exporter = tf.estimator.LatestExporter("exporter", serving)

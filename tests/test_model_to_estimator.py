@@ -296,8 +296,10 @@ def test_a_script_at_module_level_moves_only_the_statements_making_the_model():
 @pytest.mark.parametrize("old, new, why", [
     ('    print("accuracy", eval_result["accuracy"]', '    model.save("model.h5")\n    print("accuracy", '
      'eval_result["accuracy"]', "`model` is used here, apart from the statements making the Keras model"),
-    ('optimizer="adam"', "optimizer=tf.keras.optimizers.Nadam(0.01)",
-     "compile's optimizer `tf.keras.optimizers.Nadam(0.01)`: migrated when it is a name"),
+    ('optimizer="adam"', "optimizer=tf.keras.optimizers.Nadam()",
+     "Nadam without a learning rate: TF 1's Keras gave it 0.002 up to TF 1.12, 0.001 from TF 1.13"),
+    ('optimizer="adam"', "optimizer=tf.keras.optimizers.Adamax(0.01)",
+     "compile's optimizer `tf.keras.optimizers.Adamax(0.01)`: migrated when it is a name"),
     ('optimizer="adam"', "optimizer=tf.train.RMSPropOptimizer(0.01)", None),  # built: InputLayer (a control)
     ('eval_result["accuracy"]', 'eval_result["auc"]', "the program reads `auc`"),
     ("keras_model=model, model_dir", "keras_model=model, custom_objects={'f': abs}, model_dir",
@@ -306,8 +308,8 @@ def test_a_script_at_module_level_moves_only_the_statements_making_the_model():
      "    eval_result, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n"
      "    print(list(estimator.predict(make_input_fn(tf.estimator.ModeKeys.PREDICT, 8))))\n",
      "predict() of a model_to_estimator Estimator is not migrated yet"),
-], ids=["the model used after training", "Nadam", "RMSProp on a built model", "a metric it does not report",
-        "custom_objects", "predict"])
+], ids=["the model used after training", "Nadam without a rate", "Adamax", "RMSProp on a built model",
+        "a metric it does not report", "custom_objects", "predict"])
 def test_what_cannot_be_migrated_safely_is_left_saying_why(old, new, why):
     program = IN_ONE_FUNCTION.replace(old, new)
     assert program.count(new) == 1
@@ -317,6 +319,54 @@ def test_what_cannot_be_migrated_safely_is_left_saying_why(old, new, why):
         return
     assert result.source == program
     assert any(f.rule == "TFM302" and why in f.message for f in result.findings), result.findings
+
+
+# kubeflow's github_issue_summarization: a Keras Nadam, and train_and_evaluate's result bound to a name nothing reads.
+NADAM = IN_ONE_FUNCTION.replace('optimizer="adam"', "optimizer=tf.keras.optimizers.Nadam(lr=0.01)").replace(
+    '    eval_result, _ = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n'
+    '    print("accuracy", eval_result["accuracy"], "step", eval_result["global_step"])\n',
+    '    result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n')
+
+
+def test_a_keras_nadam_is_its_legacy_class_with_its_momentum_cache_carried_on_from_tf1():
+    """model_to_estimator trained Keras' legacy Nadam (TF 1's Keras Nadam: the same schedule and epsilon); a TF1
+    checkpoint holds its momentum cache (the product of the momentum schedule so far), which the next step reads."""
+    assert NADAM.count("Nadam(lr=0.01)") == 1 and "    result = " in NADAM
+    result = run_one(NADAM)
+    assert not any(f.safety.name == "MANUAL" for f in result.findings), result.findings
+    code = result.source
+    assert "optimizer=keras.optimizers.legacy.Nadam(lr=0.01)" in code
+    assert '{"training/Nadam/{}/m": "m", "training/Nadam/{}/v": "v"}' in code
+    assert ("    model.optimizer._create_all_weights(model.trainable_variables)\n"
+            '    targets["training/Nadam/momentum_cache"] = [model.optimizer._m_cache]\n') in code
+    assert "result = " not in code
+
+
+def test_a_result_of_train_and_evaluate_bound_to_a_name_that_is_read_is_left():
+    program = NADAM.replace("    result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n",
+                            "    result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)\n"
+                            "    print(result)\n")
+    result = run_one(program)
+    assert result.source == program
+    assert any(f.rule == "TFM302" and "the results of train_and_evaluate are used" in f.message
+               for f in result.findings)
+
+
+def test_a_functional_model_of_layers_made_before_it_is_left():
+    """github_issue_summarization's seq2seq: the layers are made statement by statement before
+    `model = tf.keras.Model(inputs, outputs)`; moving the model alone into the strategy's scope would leave their
+    variables outside it (compile then refuses them)."""
+    program = NADAM.replace(
+        "    model = image_classifier(hparams)\n",
+        "    inputs = tf.keras.layers.Input(shape=[4, 4, 1], name=\"image\")\n"
+        "    hidden = tf.keras.layers.Dense(units=8, activation=tf.nn.relu)(tf.keras.layers.Flatten()(inputs))\n"
+        "    model = tf.keras.Model(inputs, tf.keras.layers.Dense(3, activation=tf.nn.softmax)(hidden))\n")
+    assert program != NADAM
+    result = run_one(program)
+    assert result.source == program
+    assert any(f.rule == "TFM302" and "`model` is made of Keras layers or tensors made before `model = ...`" in
+               f.message and program.splitlines()[f.line - 1].startswith("    hidden = ")  # not at the Input
+               for f in result.findings), result.findings
 
 
 def test_a_tf1_rmsprop_on_a_model_not_built_when_compiled_is_left():
@@ -387,3 +437,24 @@ def test_the_migrated_program_trains_as_model_to_estimator_did(files, entry, tmp
     assert "PARITY: 5 steps match" in done.stdout and "eval loss matches" in done.stdout, done.stdout
     if "exporters=" in files.get("train.py", ""):
         assert "1 export serves alike" in done.stdout, done.stdout
+
+
+@pytest.mark.tensorflow
+@pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("tensorflow", "tf_keras", "portpicker")),
+                    reason="needs the parity extra")
+def test_the_migrated_nadam_resumes_from_the_tf1_checkpoint_and_trains_as_tf1_did(tmp_path):
+    """Both sides carry on from TF1's checkpoint of step 3: the same losses, slots and weights only with Nadam's
+    momentum cache restored too (without it, step 2 after resuming differs by 1e-3)."""
+    from migrator.engine import migrate_group
+    from helpers import ALL_RULES
+
+    for side, text in (("old", NADAM), ("new", migrate_group({"train.py": NADAM}, ALL_RULES, keras="tf_keras")
+                                          ["train.py"].source)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "train.py").write_text(text)
+    environment = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    done = subprocess.run([str(Path(sys.executable).parent / "tf-migrate"), "parity", str(tmp_path / "old/train.py"),
+                           str(tmp_path / "new/train.py"), "--resume", "3", "--steps", "5"], capture_output=True,
+                          text=True, timeout=300, env={**environment, "TMPDIR": str(tmp_path)}, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert "PARITY: 5 steps match" in done.stdout and "8 slots and the step match" in done.stdout, done.stdout

@@ -242,11 +242,12 @@ def test_a_written_module_left_has_its_findings_in_its_cell_and_the_cell_stays(t
 
 @pytest.mark.parametrize("cells, why", [
     (["%%writefile -a trainer/task.py\n" + TRAINER.split("\n", 1)[1]], "the cell appends to it (`-a`)"),
-    (["%%writefile {folder}/task.py\n" + TRAINER.split("\n", 1)[1]], "its path is known only when the cell runs"),
+    (["%%writefile $HOME/task.py\n" + TRAINER.split("\n", 1)[1]], "its path is known only when the cell runs"),
+    (["%%writefile {folder}/{name}.py\n" + TRAINER.split("\n", 1)[1]], "its path is known only when the cell runs"),
     ([TRAINER, TRAINER.replace("def main", "def other")], "another cell writes the same file"),
     (["%%writefile trainer/task.py\nimport tensorflow.compat.v1 as tf\nprint 'py2'\n"
       "estimator = tf.estimator.Estimator(model_fn)\n"], "not valid Python 3"),
-], ids=["appends", "expanded path", "written twice", "python 2"])
+], ids=["appends", "expanded path", "expanded name", "written twice", "python 2"])
 def test_a_cell_whose_module_cannot_be_migrated_on_its_own_is_left_with_tfm002(tmp_path, cli, cells, why):
     path = tmp_path / "n.ipynb"
     path.write_text(notebook_text("import pandas as pd", *cells))
@@ -257,6 +258,21 @@ def test_a_cell_whose_module_cannot_be_migrated_on_its_own_is_left_with_tfm002(t
     cli("n.ipynb")
     assert path.read_bytes() == before
     assert "TFM002" not in cli("--check", "--ignore", "TFM002", "n.ipynb")[1]
+
+
+def test_a_module_written_in_a_folder_a_variable_names_is_migrated_in_its_cell(tmp_path, cli):
+    """Azure ML's notebooks write the training script into `{project_folder}/`: the script is the module the cell
+    holds, whatever the folder; the magic line stays."""
+    path = tmp_path / "n.ipynb"
+    written = WRITTEN_MODEL.replace("%%writefile trainer/model.py", "%%writefile {project_folder}/model.py")
+    path.write_text(notebook_text("project_folder = './run'", written))
+    code, out, err = cli("--check", "n.ipynb")
+    assert code == 1 and "TFM309 [numeric] canned DNNRegressor ->" in out and "TFM002" not in out, out
+    cli("n.ipynb")
+    model = cells_of(path)[2]
+    assert model.startswith("%%writefile {project_folder}/model.py\n") and "DNNRegressor(" not in model
+    assert "model.fit(" in model
+    assert cli("--check", "n.ipynb")[0] == 0
 
 
 def test_a_written_module_the_run_migrates_as_a_file_is_left_in_the_cell(tmp_path, cli):

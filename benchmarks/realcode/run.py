@@ -313,18 +313,19 @@ def last_error_line(text: str) -> str:
 
 
 def stand_in(runs: dict, folder: Path, timeout: float) -> str | None:
-    """Run the entry's stand-in data generator in ``folder``; an error line, or None."""
-    script = runs.get("standin")
-    if not script:
-        return None
-    source = HERE / script
-    code = source.read_text(encoding="utf-8") if script.endswith(".py") and source.is_file() else script
-    try:
-        done = subprocess.run([sys.executable, "-c", code, *runs.get("standin_args", [])], cwd=folder, env=run_env(),
-                              capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return f"the stand-in took more than {timeout:.0f} s"
-    return None if done.returncode == 0 else "stand-in: " + last_error_line(done.stderr + done.stdout)
+    """Run the entry's stand-in data generator (or each of a list, in order) in ``folder``; an error line, or None."""
+    scripts = runs.get("standin") or []
+    for script in [scripts] if isinstance(scripts, str) else scripts:
+        source = HERE / script
+        code = source.read_text(encoding="utf-8") if script.endswith(".py") and source.is_file() else script
+        try:
+            done = subprocess.run([sys.executable, "-c", code, *runs.get("standin_args", [])], cwd=folder,
+                                  env=run_env(), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"the stand-in took more than {timeout:.0f} s"
+        if done.returncode != 0:
+            return "stand-in: " + last_error_line(done.stderr + done.stdout)
+    return None
 
 
 # Jupyter's get_ipython(), which notebooks call for shell commands (tensorboard, ngrok): they do nothing here.

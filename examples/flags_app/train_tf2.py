@@ -92,19 +92,24 @@ def strategy_for_this_task():
   # wait for it forever, tensorflow/tensorflow#46169).
   jobs = resolver.cluster_spec().as_dict()
   jobs.pop("evaluator", None)
+  # TF1's RunConfig took a `master` task (a TFJob's Master) as the chief, the one name
+  # ParameterServerStrategy knows.
+  task_type = "chief" if resolver.task_type == "master" else resolver.task_type
+  if "master" in jobs:
+    jobs["chief"] = jobs.pop("master")
   cluster = tf.train.ClusterSpec(jobs)
-  if resolver.task_type in ("ps", "worker"):
+  if task_type in ("ps", "worker"):
     server = tf.distribute.Server(
         cluster,
-        job_name=resolver.task_type,
+        job_name=task_type,
         task_index=resolver.task_id,
         protocol=resolver.rpc_layer or "grpc",
         start=True)
     server.join()
-  return resolver.task_type, tf.distribute.experimental.ParameterServerStrategy(
+  return task_type, tf.distribute.experimental.ParameterServerStrategy(
       tf.distribute.cluster_resolver.SimpleClusterResolver(
           cluster,
-          task_type=resolver.task_type,
+          task_type=task_type,
           task_id=resolver.task_id,
           rpc_layer=resolver.rpc_layer),
       variable_partitioner=None)

@@ -4,9 +4,11 @@ model_to_estimator trained a Keras optimizer as its legacy class (tensorflow_est
 keras_lib converts a new one), and a TF1 optimizer as it is, wrapped by Keras. The migrated
 compile names what trained: ``"adam"`` -> ``keras.optimizers.legacy.Adam()``,
 ``tf.keras.optimizers.SGD(0.1, momentum=0.9)`` -> ``keras.optimizers.legacy.SGD(0.1,
-momentum=0.9)``, a TF1 optimizer its Keras counterpart with TF1's numbers
-(rewrites/keras_optimizers.py: ``tf.train.RMSPropOptimizer(0.01)`` ->
-``keras.optimizers.legacy.RMSprop(learning_rate=0.01, epsilon=1e-10)``, its slots started at
+momentum=0.9)``, ``tf.keras.optimizers.Nadam(lr=0.001)`` ->
+``keras.optimizers.legacy.Nadam(lr=0.001)`` (TF 1's Keras Nadam: the schedule, its decay
+0.004 and epsilon 1e-7 alike; its rate must be written, as TF 1.12 and 1.13 defaulted it
+differently), a TF1 optimizer its Keras counterpart with TF1's numbers
+(rewrites/keras_optimizers.py: ``tf.train.RMSPropOptimizer(0.01)`` -> ``keras.optimizers.legacy.RMSprop(learning_rate=0.01, epsilon=1e-10)``, its slots started at
 ones after compile). Each comes with the names TF1's checkpoints gave its slots, so the
 migrated program carries on from them.
 """
@@ -35,8 +37,12 @@ LEGACY_ARGUMENTS = {"Adam": ("learning_rate", "beta_1", "beta_2", "epsilon", "am
                     "RMSprop": ("learning_rate", "rho", "momentum", "epsilon", "centered"),
                     "Adagrad": ("learning_rate", "initial_accumulator_value", "epsilon"),
                     "Ftrl": ("learning_rate", "learning_rate_power", "initial_accumulator_value",
-                             "l1_regularization_strength", "l2_regularization_strength")}
+                             "l1_regularization_strength", "l2_regularization_strength"),
+                    "Nadam": ("learning_rate", "beta_1", "beta_2", "epsilon")}
 LEGACY_KEYWORDS = ("lr", "decay", "name", "clipnorm", "clipvalue", "global_clipnorm")
+LEGACY_OWN_KEYWORDS = {"Nadam": ("schedule_decay",)}  # TF 1's Keras Nadam's, which the legacy class takes too
+# Keras optimizers whose default rate TF 1's Keras changed: the migration needs the rate written.
+RATE_DEFAULTS = {"Nadam": "0.002 up to TF 1.12, 0.001 from TF 1.13"}
 BUILT = {"input_shape", "input_dim", "batch_input_shape", "InputLayer", "Input"}  # the model is built as it is made
 
 
@@ -125,9 +131,13 @@ def _translate(given: Value, spelling) -> Optimizer:
 
 def _legacy(call: cst.Call, keras_class: str, spelling) -> Optimizer:
     """A Keras optimizer as its legacy class, which model_to_estimator trained."""
-    bound = bind_arguments(call, (*LEGACY_ARGUMENTS[keras_class], *LEGACY_KEYWORDS))
+    bound = bind_arguments(call, (*LEGACY_ARGUMENTS[keras_class], *LEGACY_KEYWORDS,
+                                  *LEGACY_OWN_KEYWORDS.get(keras_class, ())))
     if bound is None:
         raise NoKerasEquivalent(f"{keras_class} with arguments its legacy class does not take: migrate by hand")
+    if keras_class in RATE_DEFAULTS and not {"learning_rate", "lr"} & set(bound):
+        raise NoKerasEquivalent(f"{keras_class} without a learning rate: TF 1's Keras gave it "
+                                f"{RATE_DEFAULTS[keras_class]}; write the rate the program trained with")
     for flag in ("amsgrad", "centered"):
         if flag in bound and not is_name(bound[flag][1].value, "False"):
             raise NoKerasEquivalent(f"{keras_class}({flag}=...): its slots are not migrated yet; migrate by hand")

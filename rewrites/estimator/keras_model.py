@@ -149,6 +149,7 @@ class KerasModelReader:
                              "stand in one block")
         body = list(block.body)
         span = body[body.index(first):body.index(made)]
+        _layers_made_before(view, body[:body.index(first)], first, name)
         compiles = [Value(node, model.place) for statement in span for node in subtree(statement)
                     if _compiles(node, name)]
         compile = self._one(compiles, model)
@@ -195,6 +196,28 @@ class KerasModelReader:
             if not more:
                 return [statement for statement in span if any(statement is other for other in moved)]
             moved += more
+
+
+INPUTS = {"keras.Input", "keras.layers.Input"}  # they make no variables
+
+
+def _layers_made_before(view: ModuleView, earlier: list[cst.BaseStatement], first: cst.BaseStatement,
+                        name: str) -> None:
+    """A model made of layers (of tensors, a functional model's) made by statements before `name = ...`, which do
+    not move into the strategy's scope with it: their variables would be made outside it (its Inputs make none)."""
+    scope = view.scope(first)
+    read, reading = _names(first), []
+    for statement in reversed(earlier):
+        if _bound(statement, scope) & read:
+            read |= _names(statement)
+            reading.append(statement)
+    for statement in reversed(reading):
+        if any(isinstance(node, cst.Call) and (view.api(node.func) or "").startswith("keras.")
+               and view.api(node.func) not in INPUTS for node in subtree(statement)):
+            raise Unsupported(statement, f"`{name}` is made of Keras layers or tensors made before `{name} = ...` "
+                                         "(here): its statements move into the strategy's scope, these would not, "
+                                         "and their variables must be made in it; make the layers in a function "
+                                         "that returns the compiled model", view.path)
 
 
 def _names(node: cst.CSTNode) -> set[str]:

@@ -418,7 +418,7 @@ class ProgramReader:
         if name is not None:
             reads = results.of_name(view, name)
             plan.target = f"{name.value} = "
-        elif isinstance(small, cst.Expr) and small.value is call:
+        elif isinstance(small, cst.Expr) and small.value is call or _bound_unread(driver):
             return
         else:
             if driver.kind != "evaluate":
@@ -544,6 +544,8 @@ def _eval_result_name(driver: Driver) -> cst.Name | None:
     if assign is None:
         return None
     target = assign.targets[0].target
+    if _bound_unread(driver):
+        return None
     if isinstance(target, cst.Tuple) and len(target.elements) == 2:
         first, second = (element.value for element in target.elements)
         # The export results (`result, export_results = ...`), when nothing reads them.
@@ -552,6 +554,13 @@ def _eval_result_name(driver: Driver) -> cst.Name | None:
             return first
     raise driver.call.fail("the results of train_and_evaluate are used in a way not migrated yet: use "
                            "`eval_result, _ = train_and_evaluate(...)`")
+
+
+def _bound_unread(driver: Driver) -> bool:
+    """``result = <the driver's call>``, and nothing reads ``result``: as if the call stood alone."""
+    assign = _assignment(driver)
+    return assign is not None and isinstance(assign.targets[0].target, cst.Name) and \
+        _unread(driver.call.view, assign.targets[0].target)
 
 
 def _unread(view, name: cst.Name) -> bool:
