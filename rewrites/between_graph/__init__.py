@@ -167,6 +167,7 @@ class _Program:
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
         started = synchronous.chief_start(around, flag, session.name) if flag is not None else []
+        started += monitored.saved(session, self.names, around, _scope(self.view, session.opening))
         outside = [s for s in around if s is not session.loop and s not in started]
         loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
                  for mode in modes}
@@ -218,7 +219,7 @@ class _Program:
         self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
-        self.replaced |= {*removed, *([device.items[0]] if inside else [])}
+        self.replaced |= {*removed, *started, *([device.items[0]] if inside else [])}
         training = ASYNCHRONOUS_TRAINING if not synchronized else SYNCHRONOUS_TRAINING if flag is None else \
             synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test))
         if session.elsewhere is not None:
