@@ -138,6 +138,14 @@ def test_a_saver_saving_into_the_checkpoint_folder_after_the_loop_is_the_manager
     assert any(m.startswith("`sess.graph._unsafe_unfinalize()` let TF1 add ops") for m in messages), messages
 
 
+
+def test_a_saver_made_for_the_supervisor_beside_the_loop_goes_with_it():
+    source = _saved_at_the_end(save="", saver="1").replace("  saver = 1\n", "").replace(
+        "logdir=FLAGS.data_dir, ", "logdir=FLAGS.data_dir, saver=saver, ").replace(
+        "  sv = tf.train.Supervisor(", "  saver = tf.train.Saver(max_to_keep=3)\n  sv = tf.train.Supervisor(")
+    code = migrated(source).source
+    assert "  manager.save()\n" in code and "saver" not in code
+
 @pytest.mark.parametrize("source, where, why", [
     (_saved_at_the_end(save="  saver.save(sess, '/tmp/elsewhere')\n"), "saver.save(", "into another folder"),
     (_saved_at_the_end(logdir=""), "saver.save(", "into another folder"),

@@ -167,7 +167,9 @@ class _Program:
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
         started = synchronous.chief_start(around, flag, session.name) if flag is not None else []
-        started += monitored.saved(session, self.names, around, _scope(self.view, session.opening))
+        # (a Saver made for the session, its Supervisor's or Scaffold's, goes with it)
+        started += monitored.saved(session, self.names, [s for s in around if s not in only.values()],
+                                   _scope(self.view, session.opening))
         outside = [s for s in around if s is not session.loop and s not in started]
         loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
                  for mode in modes}
