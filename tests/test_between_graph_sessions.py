@@ -115,6 +115,48 @@ def test_while_true_under_a_stop_at_step_hook_is_left_with_the_reason():
     assert "while True:" in line and "`while True:` under a StopAtStepHook" in message, (line, message)
 
 
+
+def _saved_at_the_end(save: str = "  saver.save(sess, FLAGS.data_dir)\n",
+                      saver: str = "tf.train.Saver(max_to_keep=None)", logdir: str = "logdir=FLAGS.data_dir, ") -> str:
+    """kubeflow's e2e model.py: a Saver made after the session opens saves once after the loop; the graph
+    unfinalized before it (the Supervisor's logdir where the Saver saves)."""
+    source = MNIST_REPLICA.replace("is_chief=is_chief, init_op", f"is_chief=is_chief, {logdir}init_op")
+    return source.replace(
+        "  local_step = 0\n", f"  sess.graph._unsafe_unfinalize()\n  saver = {saver}\n  local_step = 0\n").replace(
+        '  print("Training elapsed', f'{save}  print("Training elapsed')
+
+
+def test_a_saver_saving_into_the_checkpoint_folder_after_the_loop_is_the_managers_save_when_training_ends():
+    result = migrated(_saved_at_the_end())
+    code = result.source
+    assert ("    if step >= FLAGS.train_steps:\n      break\n  coordinator.join()\n  manager.save()\n"
+            '  print("Training elapsed time') in code
+    assert "saver" not in code and "_unsafe_unfinalize" not in code and "local_step = 0\n" in code
+    messages = [f.message for f in result.findings]
+    assert any(m.startswith("`saver.save(sess, FLAGS.data_dir)` after the loop: the migrated program's "
+                            "CheckpointManager saves when training ends, on the chief") for m in messages), messages
+    assert any(m.startswith("`sess.graph._unsafe_unfinalize()` let TF1 add ops") for m in messages), messages
+
+
+
+def test_a_saver_made_for_the_supervisor_beside_the_loop_goes_with_it():
+    source = _saved_at_the_end(save="", saver="1").replace("  saver = 1\n", "").replace(
+        "logdir=FLAGS.data_dir, ", "logdir=FLAGS.data_dir, saver=saver, ").replace(
+        "  sv = tf.train.Supervisor(", "  saver = tf.train.Saver(max_to_keep=3)\n  sv = tf.train.Supervisor(")
+    code = migrated(source).source
+    assert "  manager.save()\n" in code and "saver" not in code
+
+@pytest.mark.parametrize("source, where, why", [
+    (_saved_at_the_end(save="  saver.save(sess, '/tmp/elsewhere')\n"), "saver.save(", "into another folder"),
+    (_saved_at_the_end(logdir=""), "saver.save(", "into another folder"),
+    (_saved_at_the_end(save="  saver.save(sess, FLAGS.data_dir)\n  saver.save(sess, FLAGS.data_dir)\n"),
+     "saver = tf.train.Saver", "its one use is `saver.save(sess, folder)` after the loop"),
+    (_saved_at_the_end(saver="tf.train.Saver([hid_w])"), "saver = tf.train.Saver", "Saver(var_list=...)"),
+], ids=["another folder", "no checkpoint folder", "saved twice", "some variables"])
+def test_a_saver_saving_otherwise_is_left_with_the_reason(source, where, why):
+    line, message = manual(source)
+    assert where in line and why in message, (line, message)
+
 # -- running it ----------------------------------------------------------------------------------------
 
 

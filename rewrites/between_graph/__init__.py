@@ -201,6 +201,9 @@ class _Program:
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
         started = synchronous.chief_start(around, flag, session.name) if flag is not None else []
+        # (a Saver made for the session, its Supervisor's or Scaffold's, goes with it)
+        started += monitored.saved(session, self.names, [s for s in around if s not in only.values()],
+                                   _scope(self.view, session.opening))
         outside = [s for s in around if s is not session.loop and s not in started]
         stopped = stop_statements(block, session.owners)
         self.supervisors.check_other_uses(session, [*session.statements, session.loop, *started, *stopped],
@@ -260,7 +263,7 @@ class _Program:
         self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
-        self.replaced |= {*removed, *([device.items[0]] if inside else [])}
+        self.replaced |= {*removed, *started, *([device.items[0]] if inside else [])}
         aggregated = AGGREGATED[summed]
         training = ASYNCHRONOUS_TRAINING if not synchronized else \
             SYNCHRONOUS_TRAINING.format(aggregated=aggregated) if flag is None else \

@@ -10,6 +10,10 @@ StopAtStepHook (session.py) and SyncReplicasOptimizer's (synchronous.py): a Summ
 as summaries), a CheckpointSaverHook into the session's checkpoint folder (its saver as the scaffold's), in
 ``hooks`` or ``chief_only_hooks``, which TF1 ran on the chief: the migrated program's chief, its coordinator,
 saves the checkpoints. Anything else, and any other argument, stays manual, named in the TFM104.
+
+Beside the loop of any session (``saved``): a ``saver = tf.train.Saver(...)`` of every variable whose one use is
+``saver.save(sess, <the session's checkpoint folder>)`` after the loop is the CheckpointManager's save when
+training ends; ``sess.graph._unsafe_unfinalize()`` (which let TF1 add ops to a finalized graph) has nothing to do.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from rewrites.syntax import Unsupported, bind_arguments, list_elements, single_assign, source
+from rewrites.syntax import (Unsupported, bind_arguments, is_name, list_elements, single_assign, source,
+                             statement_value, subtree)
 
 SCAFFOLD_API = "train.Scaffold"
 SCAFFOLD = ("init_op", "init_feed_dict", "init_fn", "ready_op", "ready_for_local_init_op", "local_init_op",
@@ -105,6 +110,14 @@ def _of_default_ops(value, apis: set[str], names) -> bool:
 
 def _saver(session, names, saver) -> None:
     """`tf.train.Saver(max_to_keep=N, ...)` of every variable: the CheckpointManager keeps as many."""
+    args = _saver_arguments(names, saver)
+    for key in MANAGER_OPTIONS:
+        if key in args:
+            session.manager[key] = names.code(args[key][1].value)
+
+
+def _saver_arguments(names, saver) -> dict:
+    """The arguments of a `tf.train.Saver(...)` of every variable, written the way the migrated checkpoints are."""
     if not (isinstance(saver, cst.Call) and names.api(saver.func) == "train.Saver"):
         raise Unsupported(saver, "a saver other than tf.train.Saver(...) made for the session: migrate it by hand")
     args = bind_arguments(saver, SAVER)
@@ -113,9 +126,7 @@ def _saver(session, names, saver) -> None:
         raise Unsupported(saver, f"Saver({other}=...) is not migrated: the migrated checkpoints hold every variable "
                                  "and the optimizer; migrate it by hand" if other else "Saver arguments that cannot "
                                  "be read statically")
-    for key in MANAGER_OPTIONS:
-        if key in args:
-            session.manager[key] = names.code(args[key][1].value)
+    return args
 
 
 def _summary_hook(session, names, hook: cst.Call, only_for_session) -> None:
@@ -148,3 +159,59 @@ def _kinds() -> str:
 
 
 HOOKS: dict[str, Callable] = {"train.SummarySaverHook": _summary_hook, "train.CheckpointSaverHook": _checkpoint_hook}
+
+
+UNFINALIZED = ("`{code}` let TF1 add ops to the session's finalized graph: the migrated program has no graph to "
+               "finalize; it is dropped")
+SAVED = ("`{code}` after the loop: the migrated program's CheckpointManager saves when training ends, on the chief "
+         "(into os.path.join({folder}, \"tf2\"), where TF1 wrote the prefix {folder} from every worker)")
+
+
+def saved(session, names, around: list, scope: cst.CSTNode) -> list[cst.BaseStatement]:
+    """The statements ``around`` the session's loop that save its variables when it ends, or that only served TF1's
+    graph: dropped, with a note each (``session.notes``)."""
+    dropped = []
+    after = around[around.index(session.loop) + 1:]
+    for statement in around:
+        value = statement_value(statement)
+        if _is_unfinalize(value, session.name):
+            session.notes.append(("TFM103", statement, UNFINALIZED.format(code=names.code(value))))
+            dropped.append(statement)
+        assign = single_assign(statement)
+        if assign and isinstance(assign[1], cst.Call) and names.api(assign[1].func) == "train.Saver":
+            dropped += _saved_at_the_end(session, names, statement, assign, after, scope)
+    return dropped
+
+
+def _is_unfinalize(value, name: str) -> bool:
+    """`sess.graph._unsafe_unfinalize()`"""
+    return (isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "_unsafe_unfinalize" and isinstance(value.func.value, cst.Attribute)
+            and value.func.value.attr.value == "graph" and is_name(value.func.value.value, name))
+
+
+def _saved_at_the_end(session, names, statement, assign, after: list, scope: cst.CSTNode) -> list:
+    """`saver = tf.train.Saver(...)` and its one `saver.save(sess, folder)` after the loop, into the folder the
+    migrated program checkpoints in."""
+    name, saver = assign
+    _saver_arguments(names, saver)  # its max_to_keep does not matter: it saves once
+    uses = [node for node in subtree(scope) if is_name(node, name)]
+    saves = [s for s in after if _saves(statement_value(s), name, session.name)]
+    if len(uses) != 2 or len(saves) != 1:
+        raise Unsupported(saver, f"`{name}` is migrated where its one use is `{name}.save({session.name}, folder)` "
+                                 "after the loop; migrate its other uses by hand")
+    folder = statement_value(saves[0]).args[1].value
+    if session.checkpoints is None or not folder.deep_equals(session.checkpoints):
+        raise Unsupported(saves[0], f"`{name}.save` into another folder than the session's checkpoints "
+                                    "(the migrated program keeps one CheckpointManager there): migrate it by hand")
+    session.notes.append(("TFM108", saves[0], SAVED.format(code=names.code(statement_value(saves[0])),
+                                                           folder=names.code(folder))))
+    return [statement, saves[0]]
+
+
+def _saves(value, saver: str, session: str) -> bool:
+    """`saver.save(sess, folder)`"""
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "save"
+            and is_name(value.func.value, saver) and len(value.args) == 2
+            and all(arg.keyword is None and arg.star == "" for arg in value.args)
+            and is_name(value.args[0].value, session))

@@ -111,8 +111,9 @@ start, a Supervisor chosen by another test), a plain Session (but an in-graph pr
 the finding names the first variable, optimizer, placeholder, random op or Keras call of another), queue runners
 TFM008 does not read with tf.data, hooks other than StopAtStepHook, SummarySaverHook and a CheckpointSaverHook
 into the session's checkpoint_dir (a LoggingTensorHook, a hook class of the program), Scaffold arguments other
-than those TFM103 carries over (init_fn, a Saver of some variables), layers other than Dense, partitioners other
-than one axis-0 partitioner of get_variable, graph collections, a function of the program (of the graph's module
+than those TFM103 carries over (init_fn, a Saver of some variables), a Saver made beside the loop used otherwise
+than to save once after it into the session's checkpoint folder, layers other than Dense, partitioners other than
+one axis-0 partitioner of get_variable, graph collections, a function of the program (of the graph's module
 or of another one it imports) called in the graph that makes placeholders or layers, reads queues or writes
 summaries, collections or globals, or makes variables other than as TFM103 reads (a function of another module, one
 named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
@@ -270,7 +271,10 @@ What it does: a session that wrote checkpoints (a Supervisor's logdir, a Monitor
 checkpoint_dir) gets a tf.train.CheckpointManager in the tf2 folder of that directory: the migrated program
 resumes from it, or else from the TF1 program's latest checkpoint there (its variables, the optimizer's slots
 and the step), and saves when training ends, keeping as many checkpoints as the session's Saver (a Scaffold's, a
-CheckpointSaverHook's; 5 by default, as TF1).
+CheckpointSaverHook's; 5 by default, as TF1). A `saver = tf.train.Saver(...)` of every variable whose one use is
+`saver.save(sess, <that directory>)` after the loop (kubeflow's e2e MNIST, each worker saving once at the end) is
+that save, written by the chief; `sess.graph._unsafe_unfinalize()` goes, the migrated program having no graph to
+finalize (a TFM103 note).
 Why: TensorFlow 2 has no session to save checkpoints; a run that stops can carry on where it was, from TF1's
 training too.
 What may differ: when checkpoints are written: TF1 also saved on a timer. TF1's own files are only read.
