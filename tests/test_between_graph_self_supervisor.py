@@ -48,7 +48,7 @@ def in_attribute(source: str) -> str:
 
 
 # The evaluator and trainer of test_between_graph_unread, the trainer binding its Supervisor where it builds the graph
-# (given it, a TFM104 of its own): the evaluator's Supervisor, bound in a method placing no graph, is not read.
+# (a TFM104 of its own, in the graph): the evaluator's Supervisor, bound in a method placing no graph, is not read.
 SUPERVISE = ("    self.supervise(graph, init_op, task_index)\n",
              '    self.sv = tf.train.Supervisor(graph, is_chief=task_index == 0, logdir="/tmp/train", '
              'init_op=init_op)\n')
@@ -85,7 +85,7 @@ def test_the_trainers_supervisor_attribute_is_read_and_the_evaluators_is_not():
     result = run(WITH_AN_EVALUATOR)
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
     line = WITH_AN_EVALUATOR.splitlines()[finding.line - 1]
-    assert line.startswith("    self.sv = tf.train.Supervisor(graph, is_chief=")
-    assert finding.message == LEFT + ("Supervisor(graph=...) is not migrated: do its work around the migrated loop "
-                                      "by hand")
+    assert line == "        self.loss, self.train_op, self.global_step = self.model.build_train_graph()"
+    assert finding.message == LEFT + ("`self.loss, self.train_op, self.global_step = self.model.b...` in the graph "
+                                      "assigns to `self.loss`: only assignments to names are migrated")
 

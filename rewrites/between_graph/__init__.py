@@ -18,6 +18,9 @@ import libcst as cst
 from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
+from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
+                                              is_device_block, named_device, uses)
+from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
@@ -26,7 +29,7 @@ from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.suppressions import needed
-from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, is_name, single_assign, source,
+from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, single_assign, source,
                              statement_value, subtree, with_blank_lines)
 from rewrites.tf1_checkpoints import restores_shard_slots
 
@@ -38,7 +41,6 @@ GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", 
 RESTORE = {"restore_tf1_checkpoint": "restore_tf1_checkpoint", "restore_shard_slots": "restore_shard_slots"}
 SERVERS = {"train.Server", "distribute.Server"}
 SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
-DEVICE_SETTER = "train.replica_device_setter"
 ADVICE = {
     "train.start_queue_runners": "queue runners feed a TF1 graph: feed the data as the step's arguments or a "
     "per-worker tf.data dataset by hand",
@@ -80,7 +82,7 @@ class Rewrite(TFCodemod):
             if feed is not None:
                 raise Unsupported(*feed)
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
-            devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
+            devices = [s for s, _ in _statements(original_node) if is_device_block(s, self._names)]
             spelling = Spelling(view, devices)
             names = Names(self._names.api, spelling.code, spelling.spelled,
                           graph_calls.module_code(original_node, self.path))
@@ -103,7 +105,7 @@ class Rewrite(TFCodemod):
                        supervisors: Supervisors) -> cst.Module:
         """A between-graph program whose session is in none of the shapes read: where and why it stopped; an
         in-graph program's plain Session (in_graph.py) migrated."""
-        devices = [s for s, _ in _statements(module) if _is_device_block(s, self._names)]
+        devices = [s for s, _ in _statements(module) if is_device_block(s, self._names)]
         stop = unread.first_stop(module, self._names.api, supervisors, devices)
         if stop is None:
             return updated
@@ -179,16 +181,19 @@ class _Program:
         self.tfos_servers: dict[int, tuple[list[cst.BaseStatement], str]] = {}  # TensorFlowOnSpark's: tfos.py
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
-        found = self._device(opening, block)
+        retry = retried(opening, self.view, self.names.api) if isinstance(opening, cst.With) else None
+        found = self._device(retry.loop, retry.block) if retry is not None else self._device(opening, block)
         if found is not None:  # the graph first: what stops it comes before the session in the source
-            device, outer, code = found
+            device, outer, code, wrapper = found
             inside = code is not outer  # the session's code written in the device block, after the graph
             graph = read_graph(device, self.names, code[0] if inside else None)
         session = read_session(opening, block, self.names, self.supervisors)
+        session.retried = retry.flag if retry is not None else None
         if found is None:
             _refuse_device_from_a_call(block[:block.index(opening)], self.names)
             raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "
                                        "in the same block: migrate the graph by hand")
+        check_graph_argument(session, wrapper, _scope(self.view, opening))
         block = code
         flag = graph.flag
         synchronized = graph.sync_replicas is not None
@@ -215,11 +220,12 @@ class _Program:
         runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
         self._check_names_are_free(block, graph, {id(node) for code in [device, *runs] for node in subtree(code)})
         self._check_graph_stays_in_the_step([*block, *session.kept], graph, {device, *session.statements,
-                                                                            *only.values()}, runs)
+                                                                            *only.values()}, runs, {device, wrapper})
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
         removed = [*graph_statements, *session.statements, *only.values(), *stopped]
+        removed += [s for s in device_binding(device, self.view, _scope(self.view, device)) if s not in removed]
         scope = _scope(self.view, device)
         synchronous.check_flag(flag, session.supervisor, scope, [device, *session.statements, *started])
         if id(server.statement) in self.tfos_servers and not synchronized:
@@ -234,7 +240,7 @@ class _Program:
         for function, module_class in graph.models:
             self.edits.replace(function, [module_class])
             removed.append(function)
-        dataset = self._dataset(graph, device, outer)
+        dataset = self._dataset(graph, wrapper or device, outer)
         tensor = evaluated[0].tensor if evaluated else None
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
         end = "return" if isinstance(scope, cst.FunctionDef) else "raise SystemExit(0)"
@@ -252,6 +258,10 @@ class _Program:
             self.edits.unwrap(device)
         else:
             self.edits.replace(device, new)
+        if wrapper is not None:
+            self.edits.unwrap(wrapper)
+        if retry is not None:
+            self._drop_retries(retry)
         resumed = []
         if session.checkpoints is not None:
             self.edits.add_import("os")
@@ -263,7 +273,8 @@ class _Program:
         self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
-        self.replaced |= {*removed, *started, *([device.items[0]] if inside else [])}
+        self.replaced |= {*removed, *started, *([device.items[0]] if inside else []),
+                          *([wrapper.items[0]] if wrapper is not None else [])}
         aggregated = AGGREGATED[summed]
         training = ASYNCHRONOUS_TRAINING if not synchronized else \
             SYNCHRONOUS_TRAINING.format(aggregated=aggregated) if flag is None else \
@@ -278,6 +289,15 @@ class _Program:
             self.notes.append(("TFM108", session.checkpoints, CHECKPOINTS.format(
                 folder=f"os.path.join({self.names.code(session.checkpoints)}, \"tf2\")")))
 
+    def _drop_retries(self, retry: Retry) -> None:
+        """The retry loop around the session goes (retry.py)."""
+        self.edits.unwrap(retry.loop)
+        self.edits.unwrap(retry.attempt)
+        for statement in retry.dropped:
+            self.edits.remove(statement)
+        self.replaced |= {*retry.dropped, *retry.attempt.handlers}
+        self.notes.append(("TFM103", retry.loop, RETRIED))
+
     def _restore_function(self, device: cst.With, graph: Graph) -> None:
         """restore_tf1_checkpoint, once, before the module-level statement holding the graph."""
         for name in RESTORE.values():
@@ -291,17 +311,22 @@ class _Program:
 
     # -- where the pieces are ---------------------------------------------------------
 
-    def _device(self, opening, block: list) -> tuple[cst.With, list, list] | None:
-        """The device block of the graph, the block holding it, and the statements of the session's code: those
-        after the graph in the same block, or in the device block itself, after the graph's (_graph_end)."""
-        device = next((s for s in reversed(block[:block.index(opening)]) if _is_device_block(s, self.names)), None)
-        if device is not None:
-            return device, block, block
+    def _device(self, opening, block: list) -> tuple[cst.With, list, list, cst.With | None] | None:
+        """The device block of the graph, the block holding it, the statements of the session's code (those after
+        the graph in the same block, or in the device block itself, after the graph's: _graph_end), and the `with
+        tf.Graph().as_default() as graph:` holding nothing but the device block, if it does."""
+        scope = _scope(self.view, opening)
+        for statement in reversed(block[:block.index(opening)]):
+            if is_device_block(statement, self.names) or named_device(statement, scope, self.names):
+                return statement, block, block, None
+            inner = held_by_graph(statement, self.names, scope)
+            if inner is not None:
+                return inner, block, block, statement
         owner = self.view.parent(self.view.parent(opening))
-        if isinstance(owner, cst.With) and _is_device_block(owner, self.names):
+        if isinstance(owner, cst.With) and is_device_block(owner, self.names):
             holder = self.view.parent(owner)
             outer = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) else [owner]
-            return owner, outer, block[_graph_end(block, opening, self.names):]
+            return owner, outer, block[_graph_end(block, opening, self.names):], None
         return None
 
     def _visible_before(self, statement: cst.CSTNode) -> list[cst.BaseStatement]:
@@ -401,15 +426,16 @@ class _Program:
             raise Unsupported(self.view.top_level[bound][0], f"the migrated program defines `{bound}`, which this "
                                                              "module already binds")
 
-    def _check_graph_stays_in_the_step(self, block: list, graph: Graph, gone: set, runs: list) -> None:
+    def _check_graph_stays_in_the_step(self, block: list, graph: Graph, gone: set, runs: list, placed: set) -> None:
         """The graph's tensors live in the step function now: no code but the session's runs (and the feeds they
-        hold) may name them."""
+        hold) may name them. ``placed``: the device block, and the graph block holding it."""
         tensors = graph.tensors
         skipped = {id(node) for run in runs for node in subtree(run)}
         for statement in block:
-            if statement in gone and not isinstance(statement, cst.With) or _is_device_block(statement, self.names):
+            if statement in gone and not isinstance(statement, cst.With) or statement in placed:
                 continue
             skipped |= {id(node.keyword) for node in subtree(statement) if isinstance(node, cst.Arg) and node.keyword}
+            skipped |= {id(node.attr) for node in subtree(statement) if isinstance(node, cst.Attribute)}
             used = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in tensors
                          and id(node) not in skipped), None)
             if used is not None:
@@ -431,7 +457,7 @@ class _Program:
             return []
         before = [s for s in block[:block.index(device)] if (single_assign(s) or ("",))[0] == graph.dataset]
         moved = {id(node) for statement in [*before, device] for node in subtree(statement)}
-        other = next((node for node in _uses(_scope(self.view, device), graph.dataset) if id(node) not in moved), None)
+        other = next((node for node in uses(_scope(self.view, device), graph.dataset) if id(node) not in moved), None)
         if other is not None:
             raise Unsupported(other, f"`{graph.dataset}`, the dataset the graph's iterator reads, is used elsewhere: "
                                      "it moves into the per-worker dataset function; migrate that use by hand")
@@ -492,15 +518,6 @@ def _by_mode(flag, modes: tuple[bool, ...], make, leading_lines=()) -> list[cst.
     if flag is None:
         return make(modes[0])
     return [flag.branches(make(True), make(False), leading_lines)]
-
-
-def _is_device_block(statement, names: Names) -> bool:
-    """`with tf.device(tf.train.replica_device_setter(...)):`"""
-    if not (isinstance(statement, cst.With) and len(statement.items) == 1):
-        return False
-    call = statement.items[0].item
-    return (isinstance(call, cst.Call) and names.api(call.func) == "device" and len(call.args) == 1
-            and isinstance(call.args[0].value, cst.Call) and names.api(call.args[0].value.func) == DEVICE_SETTER)
 
 
 def _refuse_device_from_a_call(before: list, names: Names) -> None:
@@ -590,11 +607,5 @@ def _scope(view: ModuleView, node: cst.CSTNode) -> cst.CSTNode:
 def _only_read_in(scope: cst.CSTNode, name: str, statement: cst.BaseStatement, reads: set[int]) -> bool:
     """``statement`` binds ``name``, which is read, and only in the nodes of ``reads``."""
     target = {id(node) for node in subtree(statement.body[0].targets[0])}
-    uses = [node for node in _uses(scope, name) if id(node) not in target]
-    return bool(uses) and all(id(node) in reads for node in uses)
-
-
-def _uses(code: cst.CSTNode, name: str) -> list[cst.Name]:
-    """The Name nodes of ``name`` in the code, but not `f(name=...)` keywords."""
-    keywords = {id(node.keyword) for node in subtree(code) if isinstance(node, cst.Arg) and node.keyword}
-    return [node for node in subtree(code) if is_name(node, name) and id(node) not in keywords]
+    found = [node for node in uses(scope, name) if id(node) not in target]
+    return bool(found) and all(id(node) in reads for node in found)

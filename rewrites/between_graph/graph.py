@@ -47,6 +47,11 @@ SUMMARIES = {"summary.scalar", "summary.histogram", "summary.image", "summary.au
              "summary.tensor_summary"}
 
 
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What `a, self.b = ...` assigns to, each."""
+    return [e.value for e in target.elements] if isinstance(target, cst.Tuple | cst.List) else [target]
+
+
 def _not_trained(args: dict) -> bool:
     """`trainable=False`, or an integer variable (no dtype: its initial value's), which no optimizer trains."""
     if "trainable" in args:
@@ -152,6 +157,12 @@ class _Reader:
                     s.name.value for s in graph.dataset_statements if isinstance(s, cst.FunctionDef)})
                 self._computation(graph, statement, value)
                 continue
+            small = statement.body[0] if assign is None and value is not None else None
+            target = next((n for t in small.targets for n in _targets(t.target) if not isinstance(n, cst.Name)),
+                          None) if isinstance(small, cst.Assign) else None
+            if target is not None:
+                raise Unsupported(statement, f"`{first_line(statement)}` in the graph assigns to "
+                                             f"`{self.code(target)}`: only assignments to names are migrated")
             if assign is None:
                 raise Unsupported(statement, f"`{first_line(statement)}` in the graph: only assignments are migrated")
             self._assignment(graph, statement, *assign)

@@ -15,7 +15,11 @@ line stays as it was, so the launch scripts still start every task. mnist_replic
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
 and the other clients end, saying so. The session and its loop may be written inside the device block, after
-the graph. The session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets
+the graph. As the cloudml-samples trainers write it, the device block may stand alone in a `with
+tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervisor(graph, ...)`), its device held
+in a name bound once to a replica_device_setter, and the session opened again after an AbortedError (`while
+should_retry: try: ... except tf.errors.AbortedError: should_retry = True`): those go, with a note (the
+ClusterCoordinator runs a failed worker's step again elsewhere). The session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets
 the device filters (a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph
 trained by a SyncReplicasOptimizer
 (synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead; one choosing it
@@ -120,7 +124,9 @@ named elsewhere too, a variable made from its tensors, a placeholder it does not
 every step; the finding names its file and line; one reading a tf.data input: its pipeline is read where the
 graph's own block builds it), the module of such a function turning TF 2's behaviour off when imported, a call
 into another module of the program of anything but a function defined at its top, a function of an imported module
-whose file is not found from the program's folder (the finding names the import), a function defined in the
+whose file is not found from the program's folder (the finding names the import), a graph's device held in a name
+that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
+graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
 graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
 of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the

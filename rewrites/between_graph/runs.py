@@ -28,11 +28,11 @@ def is_run(node, name: str) -> bool:
             and is_name(node.func.value, name))
 
 
-def feed_dict_of(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.BaseExpression:
-    """The feed dict of the run: written in it, or held in the name ``held`` binds."""
+def feed_dict_of(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.BaseExpression | None:
+    """The feed dict of the run: written in it, or held in the name ``held`` binds (None: it feeds nothing)."""
     args = bind_arguments(statement_value(run), RUN)
     if "feed_dict" not in args:
-        return cst.Dict([])
+        return None
     return single_assign(held)[1] if held is not None else args["feed_dict"][1].value
 
 
@@ -54,7 +54,12 @@ def held_feed(run: cst.BaseStatement, statements: list, elsewhere: list) -> cst.
     return held
 
 
-def fed_values(feed_dict, graph: Graph, names: Names) -> list[str]:
+def fed_values(feed_dict, graph: Graph, names: Names, run: cst.BaseStatement) -> list[str]:
+    """The values fed to the graph's placeholders, in their order (``run``: where a run feeding nothing stands)."""
+    if feed_dict is None:
+        if graph.placeholders:
+            raise Unsupported(run, "feed_dict must feed every placeholder, and only them")
+        return []
     if not isinstance(feed_dict, cst.Dict):
         raise Unsupported(feed_dict, "feed_dict must be a dict written in the run")
     fed = {}
@@ -133,7 +138,7 @@ def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.Ba
                                          "TF1 refused once its hooks stopped the session: evaluated after a "
                                          "Supervisor's loop only")
         held = held_feed(statement, after, [])
-        feeds = fed_values(feed_dict_of(statement, held), graph, names)
+        feeds = fed_values(feed_dict_of(statement, held), graph, names, statement)
         replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
             f"evaluate_graph({', '.join(feeds)}).numpy()"))], leading_lines=(held or statement).leading_lines)
         found.append(Evaluation(statement, held, tensor, replacement))

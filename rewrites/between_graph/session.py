@@ -29,6 +29,7 @@ import libcst as cst
 
 from rewrites.between_graph import monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
+from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
                                          is_run)
 from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
@@ -105,6 +106,8 @@ class Session:
     config: cst.BaseExpression | None = None       # the session's ConfigProto
     elsewhere: cst.BaseExpression | None = None    # `FLAGS.existing_servers`: where it holds the servers run elsewhere
     kept: list[cst.BaseStatement] = field(default_factory=list)  # what that branch does besides opening the session
+    graph: cst.BaseExpression | None = None        # a Supervisor's `graph`: the `with tf.Graph().as_default() as g:`
+    retried: str | None = None                     # the flag opening it again after an AbortedError (retry.py)
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -316,7 +319,7 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
     args = bind_arguments(created, SUPERVISOR)
     if args is None:
         raise Unsupported(created, "Supervisor arguments that cannot be read statically")
-    unknown = next((key for key in args if key not in SUPERVISOR_DROPPED), None)
+    unknown = next((key for key in args if key not in {*SUPERVISOR_DROPPED, "graph"}), None)
     if unknown is not None:
         raise Unsupported(args[unknown][1], f"Supervisor({unknown}=...) is not migrated: do its work around the "
                                             "migrated loop by hand")
@@ -332,7 +335,7 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
     return Session(statement, name, _value(opened, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{sv}.should_stop()")], checkpoints=logdir, supervisor=supervisor,
                    arguments=[a.value for made in (call, created, *flagged) for a in made.args],
-                   config=_value(opened, "config"))
+                   config=_value(opened, "config"), graph=_value(args, "graph"))
 
 
 def config_notes(session: Session, names: Names, only_for_session: dict[str, cst.BaseStatement]
@@ -391,18 +394,20 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    runs = [s for s in loop.body.body if any(is_run(node, session.name) for node in subtree(s))]
+    statements = [inner for s in loop.body.body
+                  for inner in (s.body.body if aborts(s, session.retried, names.api) else [s])]
+    runs = [s for s in statements if any(is_run(node, session.name) for node in subtree(s))]
     if len(runs) != 1:
         raise Unsupported(loop, "the loop must run the session exactly once per step")
     run = runs[0]
     kept = _kept(run, graph)
     loss, step = kept.get(graph.loss), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
-    held = held_feed(run, list(loop.body.body), [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
+    held = held_feed(run, statements, [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
     counted = session.last_step is not None or step is not None
     waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
     body, after_run = [], False
-    for statement in loop.body.body:
+    for statement in statements:
         if statement is run:
             body += _stepped(run, held, graph, names, kept, stepping, fetch=waits, counted=counted)
             after_run = True
@@ -413,7 +418,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
             read = loss and after_run and not waits
             body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
-    for node in (n for code in [*header, *(s for s in loop.body.body if s not in (run, held))] for n in subtree(code)):
+    for node in (n for code in [*header, *(s for s in statements if s not in (run, held))] for n in subtree(code)):
         if owned(node, session.owners):
             raise Unsupported(node, f"`{source(node)}` is used besides the one run of each step: migrate that by "
                                     "hand")
@@ -541,7 +546,7 @@ def _stepped(run: cst.BaseStatement, held: cst.BaseStatement | None, graph: Grap
              kept: dict[str, str], stepping: Stepping, *, fetch: bool, counted: bool) -> list[cst.BaseStatement]:
     """`_, step, loss_value = sess.run([train_op, global_step, loss], feed_dict={x: ..., y: ...})`
     -> `loss_value = coordinator.schedule(train_step, args=(...))` (or `train_step(...)`), the step counted."""
-    feeds = fed_values(feed_dict_of(run, held), graph, names)
+    feeds = fed_values(feed_dict_of(run, held), graph, names, run)
     arguments = ["per_worker_iterator"] * bool(graph.elements) + feeds
     step = stepping.call.format(arguments=as_tuple(arguments), listed=", ".join(arguments))
     step += f".{stepping.read}()" if fetch else ""
