@@ -16,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
+from rewrites.between_graph import device_functions, emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
@@ -79,12 +79,13 @@ class Rewrite(TFCodemod):
             feed = tfos.spark_feed(original_node)
             if feed is not None:
                 raise Unsupported(*feed)
+            followed = device_functions.follow(original_node, self._names.api)
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
-            devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names)]
+            devices = [s for s, _ in _statements(original_node) if _is_device_block(s, self._names, followed)]
             spelling = Spelling(view, devices)
             names = Names(self._names.api, spelling.code, spelling.spelled,
                           graph_calls.module_code(original_node, self.path))
-            program = _Program(self, view, spelling, names, supervisors)
+            program = _Program(self, view, spelling, names, supervisors, followed)
             for statement, block in openings:
                 program.migrate(statement, block)
             for rule, node, message in program.notes:
@@ -169,9 +170,10 @@ class _Program:
     """The between-graph programs of one module, migrated into one set of edits."""
 
     def __init__(self, rewrite: Rewrite, view: ModuleView, spelling: Spelling, names: Names,
-                 supervisors: Supervisors) -> None:
+                 supervisors: Supervisors, followed: dict[int, device_functions.DeviceFunction]) -> None:
         self.rewrite, self.view, self.spelling, self.names = rewrite, view, spelling, names
         self.supervisors = supervisors
+        self.followed = followed  # the device blocks whose setter a function of the module makes
         self.edits = ModuleEdits(view)
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
@@ -195,7 +197,7 @@ class _Program:
         summed = synchronized and synchronous.sums(graph.sync_replicas)
         aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
-        server = self._server(self._visible_before(device), session)
+        server = self._server(self._visible_before(device), session, self.followed.get(id(device)))
         only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
@@ -294,11 +296,12 @@ class _Program:
     def _device(self, opening, block: list) -> tuple[cst.With, list, list] | None:
         """The device block of the graph, the block holding it, and the statements of the session's code: those
         after the graph in the same block, or in the device block itself, after the graph's (_graph_end)."""
-        device = next((s for s in reversed(block[:block.index(opening)]) if _is_device_block(s, self.names)), None)
+        device = next((s for s in reversed(block[:block.index(opening)])
+                       if _is_device_block(s, self.names, self.followed)), None)
         if device is not None:
             return device, block, block
         owner = self.view.parent(self.view.parent(opening))
-        if isinstance(owner, cst.With) and _is_device_block(owner, self.names):
+        if isinstance(owner, cst.With) and _is_device_block(owner, self.names, self.followed):
             holder = self.view.parent(owner)
             outer = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) else [owner]
             return owner, outer, block[_graph_end(block, opening, self.names):]
@@ -315,9 +318,18 @@ class _Program:
             node = parent
         return found
 
-    def _server(self, before: list, session: Session) -> synchronous.Server:
-        """The server of `server = Server(cluster, ...)` whose target the session opened."""
+    def _server(self, before: list, session: Session,
+                followed: device_functions.DeviceFunction | None) -> synchronous.Server:
+        """The server of `server = Server(cluster, ...)` whose target the session opened; the one a function
+        returns the target of with the graph's device (device_functions.py), which then returns it."""
         target = session.master
+        if followed is not None:
+            if not is_name(target, followed.target):
+                raise Unsupported(session.opening, f"the session's master is not `{followed.target}`, the target "
+                                                   f"`{followed.function.name.value}()` returns with the device")
+            self.notes += device_functions.migrate(followed, self.edits, _scope(self.view, session.opening))
+            name = followed.server
+            return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
         name = target.value.value if (
             isinstance(target, cst.Attribute) and target.attr.value == "target"
             and isinstance(target.value, cst.Name)) else None
@@ -407,7 +419,8 @@ class _Program:
         tensors = graph.tensors
         skipped = {id(node) for run in runs for node in subtree(run)}
         for statement in block:
-            if statement in gone and not isinstance(statement, cst.With) or _is_device_block(statement, self.names):
+            if statement in gone and not isinstance(statement, cst.With) \
+                    or _is_device_block(statement, self.names, self.followed):
                 continue
             skipped |= {id(node.keyword) for node in subtree(statement) if isinstance(node, cst.Arg) and node.keyword}
             used = next((node for node in subtree(statement) if isinstance(node, cst.Name) and node.value in tensors
@@ -494,8 +507,11 @@ def _by_mode(flag, modes: tuple[bool, ...], make, leading_lines=()) -> list[cst.
     return [flag.branches(make(True), make(False), leading_lines)]
 
 
-def _is_device_block(statement, names: Names) -> bool:
-    """`with tf.device(tf.train.replica_device_setter(...)):`"""
+def _is_device_block(statement, names: Names, followed=()) -> bool:
+    """`with tf.device(tf.train.replica_device_setter(...)):`, or ``followed``, `with tf.device(device):` of a
+    setter a function makes (device_functions.py)."""
+    if id(statement) in followed:
+        return True
     if not (isinstance(statement, cst.With) and len(statement.items) == 1):
         return False
     call = statement.items[0].item
@@ -519,9 +535,9 @@ def _refuse_device_from_a_call(before: list, names: Names) -> None:
                      and isinstance(s.body[0], cst.Assign) and device in _assigned(s.body[0])), None)
         if made is not None:
             raise Unsupported(statement, f"the graph's device `{device}` comes from `{names.code(made)}`: a "
-                                         "replica_device_setter made in another function is not followed; write "
-                                         "`with tf.device(tf.train.replica_device_setter(...)):` here, or migrate "
-                                         "the graph by hand")
+                                         "replica_device_setter made there is not followed (one a function of this "
+                                         "module returns with its server's target is); write `with tf.device(tf.train."
+                                         "replica_device_setter(...)):` here, or migrate the graph by hand")
         return
 
 

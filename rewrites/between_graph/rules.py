@@ -15,9 +15,12 @@ line stays as it was, so the launch scripts still start every task. mnist_replic
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
 and the other clients end, saying so. The session and its loop may be written inside the device block, after
-the graph. The session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets
-the device filters (a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph
-trained by a SyncReplicasOptimizer
+the graph. A device and target a function of the module returns (`device, target = device_and_target()`, the
+function starting the Server, joining it on the ps, and returning `(replica_device_setter(...), server.target)`)
+are read as if made there: the function returns its server instead, and a single-machine run it chose (`return
+(None, "")` under a test) raises, with a note. The session's ConfigProto goes: soft placement is TF2's default,
+and ParameterServerStrategy sets the device filters (a worker sees the ps tasks and the coordinator); other
+options get a TFM103 note. A graph trained by a SyncReplicasOptimizer
 (synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead; one choosing it
 at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas:` wrapping the optimizer, then
 making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
@@ -133,7 +136,9 @@ feed). A module with TF1-only cluster code that makes a session in none of the s
 an attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session
 on no server, which trained the graph in each task's own process) gets one finding too, at the first of them, as
-does a graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`).
+does a graph placed by a replica_device_setter a call returns other than as TFM103 reads it (`device, target =
+device_and_target()` of a function of the module, called once, starting the Server whose target it returns with
+the setter and joining it on the ps).
 One finding per program: at the first thing that stopped it, the graph read before its session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
