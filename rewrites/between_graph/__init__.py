@@ -21,7 +21,7 @@ from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
-                                            read_session, stop_statements)
+                                            read_session, step_result, stop_statements)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -238,6 +238,7 @@ class _Program:
             removed.append(function)
         dataset = self._dataset(graph, device, outer)
         tensor = evaluated[0].tensor if evaluated else None
+        returned = step_result(session, graph)
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
         end = "return" if isinstance(scope, cst.FunctionDef) else "raise SystemExit(0)"
 
@@ -246,7 +247,7 @@ class _Program:
                                                            session.elsewhere, end)
             setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
             return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
-                                                   summed)]
+                                                   summed, returned)]
 
         new = _by_mode(flag, modes, program, device.leading_lines)
         if inside:

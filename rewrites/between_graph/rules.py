@@ -9,7 +9,9 @@ runs its train_op in a MonitoredTrainingSession loop until a StopAtStepHook, or 
 until its own step limit or `if step >= N: break`) becomes a TensorFlow 2 program: TF1's chief worker builds a
 ParameterServerStrategy over the same cluster, creates the variables and a Keras optimizer in its scope, and
 schedules each step, a tf.function running the TF1 operations under a GradientTape, on the workers with a
-ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
+ClusterCoordinator, from the program's own loop; it returns what the run fetched besides the train op and the
+global step (the loss, or one other tensor the graph computes, as an accuracy of the batch), read where the loop
+reads it. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
 line stays as it was, so the launch scripts still start every task. mnist_replica's `--existing_servers` (the
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
