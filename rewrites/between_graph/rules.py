@@ -39,7 +39,8 @@ per-worker dataset. A function of the module the graph calls once that makes var
 helpers returning one: the Deep-MNIST tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of
 its name in CamelCase: its __init__ makes the variables as the function's statements made them, once, in the
 strategy's scope; its __call__ runs the rest in the step; a placeholder the function returns is fed as the graph's
-own. An in-graph
+own; a variable made in a `with tf.name_scope("s"):` block of it (the MNIST tutorials' `inference`, each layer's
+`weights` in a scope of its own) is its attribute `s_weights`, TF1's `s/weights`. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
 a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
