@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,6 +105,45 @@ def test_a_loop_reading_nothing_of_a_step_schedules_without_waiting_and_joins_at
     assert ("  while scheduled_steps < flags.train_steps:\n    batch_x, batch_y = next_batch(i)\n"
             "    coordinator.schedule(train_step, args=(batch_x, batch_y))\n    scheduled_steps += 1\n    i += 1\n"
             "  coordinator.join()\n") in code
+
+
+# The run fetching another tensor of the graph, computed from the batch with the loss (an accuracy of the batch).
+ACCURACY = PS_CLUSTER.replace(
+    "    train_op = optimizer.minimize(loss, global_step=global_step)\n",
+    "    train_op = optimizer.minimize(loss, global_step=global_step)\n"
+    "    mean_error = tf1.reduce_mean(tf1.abs(tf1.matmul(x, weights) + bias - y))\n").replace(
+    "[train_op, global_step, loss],", "[train_op, global_step, mean_error],").replace(
+    "loss_value = sess.run(", "error_value = sess.run(").replace("loss %s\" % (step, loss_value)",
+                                                               "error %s\" % (step, error_value)")
+
+
+def test_a_run_fetching_another_tensor_of_the_graph_gets_it_from_the_step():
+    code = migrated(ACCURACY).source
+    assert ("        mean_error = tf1.reduce_mean(tf1.abs(tf1.matmul(x, weights) + bias - y))\n"
+            "      variables = [weights, bias]\n"
+            "      optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))\n"
+            "      return mean_error\n") in code, code
+    assert ("    error_value = coordinator.schedule(train_step, args=(batch_x, batch_y))\n" in code
+            and 'print("step %d error %s" % (step, error_value.fetch()))' in code), code
+
+
+@pytest.mark.tensorflow
+def test_the_tensor_a_step_returns_is_printed_as_tf1_printed_it(tmp_path):
+    """Run as examples/ps_cluster runs without arguments: on a cluster of its own."""
+    program = tmp_path / "new.py"
+    program.write_text(migrated(ACCURACY).source)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    ran = subprocess.run([sys.executable, str(program), "--train_steps", "3"], capture_output=True, text=True,
+                         env=env, timeout=300, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr[-4000:]
+    assert len(re.findall(r"step \d+ error \d+\.\d+", ran.stdout)) == 3, ran.stdout
+
+
+def test_a_run_fetching_the_loss_and_another_tensor_is_left_with_the_reason():
+    source = ACCURACY.replace("[train_op, global_step, mean_error],", "[train_op, loss, mean_error],")
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert "run() fetches `mean_error` besides `loss`: the step returns one tensor" in finding.message, finding.message
 
 
 def test_a_loss_logged_every_k_steps_is_fetched_only_then():

@@ -189,6 +189,53 @@ def test_a_function_making_variables_from_its_parameters_is_built_from_them():
     assert '"w": inference.w,' in code
 
 
+# The TF1 tutorials' MNIST `inference` shape: a name scope per layer, each binding its own `weights` and `biases`.
+SCOPED = program(
+    "def layers(x, units):\n  with tf1.name_scope(\"hidden\"):\n"
+    "    weights = tf1.Variable(tf1.truncated_normal([NUM_FEATURES, units], stddev=0.5), name=\"weights\")\n"
+    "    biases = tf1.Variable(tf1.zeros([units]), name=\"biases\")\n"
+    "    hidden = tf1.nn.relu(tf1.matmul(x, weights) + biases)\n  with tf1.name_scope(\"linear\"):\n"
+    "    weights = tf1.Variable(tf1.truncated_normal([units, 1], stddev=0.5), name=\"weights\")\n"
+    "    biases = tf1.Variable(tf1.zeros([1]), name=\"biases\")\n"
+    "    prediction = tf1.matmul(hidden, weights) + biases\n  return prediction\n",
+    "    prediction = layers(x, 4)\n    loss = tf1.losses.mean_squared_error(y, prediction + bias)\n")
+
+
+def test_variables_of_a_function_s_name_scopes_are_the_module_s_attributes_named_after_their_scope():
+    result = run(SCOPED)
+    code = result.source
+    assert "TFM104" not in {f.rule for f in result.findings}, result.findings
+    assert run(code).source == code, "a second run changes nothing"
+    assert ("  def __init__(self, units):\n    super().__init__()\n    self.hidden_weights = tf1.Variable("
+            "tf1.truncated_normal([NUM_FEATURES, units], stddev=0.5), name=\"weights\")\n"
+            "    self.hidden_biases = tf1.Variable(tf1.zeros([units]), name=\"biases\")\n"
+            "    self.linear_weights = tf1.Variable(tf1.truncated_normal([units, 1], stddev=0.5), "
+            "name=\"weights\")\n    self.linear_biases = tf1.Variable(tf1.zeros([1]), name=\"biases\")\n\n"
+            "  def __call__(self, x):\n"
+            "    hidden = tf1.nn.relu(tf1.matmul(x, self.hidden_weights) + self.hidden_biases)\n"
+            "    prediction = tf1.matmul(hidden, self.linear_weights) + self.linear_biases\n"
+            "    return prediction\n") in code, code
+    assert ('"hidden/weights": layers.hidden_weights,\n          "hidden/biases": layers.hidden_biases,\n'
+            '          "linear/weights": layers.linear_weights,\n') in code, code
+    assert "name_scope" not in code
+
+
+def test_a_variable_bound_twice_in_one_name_scope_is_named():
+    source = SCOPED.replace("name_scope(\"linear\")", "name_scope(\"hidden\")")
+    (finding,) = [f for f in run(source).findings if f.rule == "TFM104"]
+    assert "`weights` is bound twice in a function making variables" in finding.message, finding.message
+
+
+@pytest.mark.tensorflow
+def test_a_function_of_name_scopes_trains_like_the_tf1_program(tmp_path):
+    from test_parity import assert_parity, parity
+
+    old, new = tmp_path / "old.py", tmp_path / "new.py"
+    old.write_text(SCOPED)
+    new.write_text(run(SCOPED).source)
+    assert_parity(parity(old, new, "--steps", "5"))
+
+
 @pytest.mark.tensorflow
 def test_a_function_making_variables_trains_like_the_tf1_program(tmp_path):
     from test_parity import assert_parity, parity

@@ -289,20 +289,13 @@ def test_name_scopes_seeds_prints_and_strings_in_the_graph():
     assert "name_scope" not in code and '"v"' not in code
 
 
-# The device setter and the server's target made by a function of the program, the graph placed with what it returns.
+# The device setter and the server's target made by a function of another module (one of this module's is followed:
+# test_between_graph_device_functions.py), the graph placed with what it returns.
 DEVICE_FROM_A_FUNCTION = '''import tensorflow.compat.v1 as tf
+from cluster_setup import setter_and_master
 
-tf.app.flags.DEFINE_string("job_name", "", "ps or worker")
 tf.app.flags.DEFINE_integer("task_index", 0, "task")
 FLAGS = tf.app.flags.FLAGS
-
-
-def setter_and_master():
-    cluster = tf.train.ClusterSpec({"ps": ["localhost:2222"], "worker": ["localhost:2223"]})
-    server = tf.train.Server(cluster, job_name=FLAGS.job_name, task_index=FLAGS.task_index)
-    if FLAGS.job_name == "ps":
-        server.join()
-    return tf.train.replica_device_setter(cluster=cluster), server.target
 
 
 def main(_):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
+from rewrites.between_graph import device_functions, emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
                                               is_device_block, named_device, uses)
@@ -24,12 +24,12 @@ from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
-                                            read_session, stop_statements)
+                                            read_session, step_result, stop_statements)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.suppressions import needed
-from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, single_assign, source,
+from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, is_name, single_assign, source,
                              statement_value, subtree, with_blank_lines)
 from rewrites.tf1_checkpoints import restores_shard_slots
 
@@ -81,12 +81,13 @@ class Rewrite(TFCodemod):
             feed = tfos.spark_feed(original_node)
             if feed is not None:
                 raise Unsupported(*feed)
+            followed = device_functions.follow(original_node, self._names.api)
             # The graphs' one-shot iterators go: the datasets they read become TF2's.
-            devices = [s for s, _ in _statements(original_node) if is_device_block(s, self._names)]
+            devices = [s for s, _ in _statements(original_node) if is_device_block(s, self._names, followed)]
             spelling = Spelling(view, devices)
             names = Names(self._names.api, spelling.code, spelling.spelled,
                           graph_calls.module_code(original_node, self.path))
-            program = _Program(self, view, spelling, names, supervisors)
+            program = _Program(self, view, spelling, names, supervisors, followed)
             for statement, block in openings:
                 program.migrate(statement, block)
             for rule, node, message in program.notes:
@@ -171,9 +172,10 @@ class _Program:
     """The between-graph programs of one module, migrated into one set of edits."""
 
     def __init__(self, rewrite: Rewrite, view: ModuleView, spelling: Spelling, names: Names,
-                 supervisors: Supervisors) -> None:
+                 supervisors: Supervisors, followed: dict[int, device_functions.DeviceFunction]) -> None:
         self.rewrite, self.view, self.spelling, self.names = rewrite, view, spelling, names
         self.supervisors = supervisors
+        self.followed = followed  # the device blocks whose setter a function of the module makes
         self.edits = ModuleEdits(view)
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
@@ -200,7 +202,7 @@ class _Program:
         summed = synchronized and synchronous.sums(graph.sync_replicas)
         aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
-        server = self._server(self._visible_before(device), session)
+        server = self._server(self._visible_before(device), session, self.followed.get(id(device)))
         only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
@@ -225,7 +227,8 @@ class _Program:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
         removed = [*graph_statements, *session.statements, *only.values(), *stopped]
-        removed += [s for s in device_binding(device, self.view, _scope(self.view, device)) if s not in removed]
+        if id(device) not in self.followed:  # a followed device's binding goes in device_functions.migrate
+            removed += [s for s in device_binding(device, self.view, _scope(self.view, device)) if s not in removed]
         scope = _scope(self.view, device)
         synchronous.check_flag(flag, session.supervisor, scope, [device, *session.statements, *started])
         if id(server.statement) in self.tfos_servers and not synchronized:
@@ -242,6 +245,7 @@ class _Program:
             removed.append(function)
         dataset = self._dataset(graph, wrapper or device, outer)
         tensor = evaluated[0].tensor if evaluated else None
+        returned = step_result(session, graph, self.names.api)
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
         end = "return" if isinstance(scope, cst.FunctionDef) else "raise SystemExit(0)"
 
@@ -250,7 +254,7 @@ class _Program:
                                                            session.elsewhere, end)
             setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
             return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
-                                                   summed)]
+                                                   summed, returned)]
 
         new = _by_mode(flag, modes, program, device.leading_lines)
         if inside:
@@ -317,13 +321,13 @@ class _Program:
         tf.Graph().as_default() as graph:` holding nothing but the device block, if it does."""
         scope = _scope(self.view, opening)
         for statement in reversed(block[:block.index(opening)]):
-            if is_device_block(statement, self.names) or named_device(statement, scope, self.names):
+            if is_device_block(statement, self.names, self.followed) or named_device(statement, scope, self.names):
                 return statement, block, block, None
             inner = held_by_graph(statement, self.names, scope)
             if inner is not None:
                 return inner, block, block, statement
         owner = self.view.parent(self.view.parent(opening))
-        if isinstance(owner, cst.With) and is_device_block(owner, self.names):
+        if isinstance(owner, cst.With) and is_device_block(owner, self.names, self.followed):
             holder = self.view.parent(owner)
             outer = list(holder.body) if isinstance(holder, (cst.IndentedBlock, cst.Module)) else [owner]
             return owner, outer, block[_graph_end(block, opening, self.names):], None
@@ -340,9 +344,18 @@ class _Program:
             node = parent
         return found
 
-    def _server(self, before: list, session: Session) -> synchronous.Server:
-        """The server of `server = Server(cluster, ...)` whose target the session opened."""
+    def _server(self, before: list, session: Session,
+                followed: device_functions.DeviceFunction | None) -> synchronous.Server:
+        """The server of `server = Server(cluster, ...)` whose target the session opened; the one a function
+        returns the target of with the graph's device (device_functions.py), which then returns it."""
         target = session.master
+        if followed is not None:
+            if not is_name(target, followed.target):
+                raise Unsupported(session.opening, f"the session's master is not `{followed.target}`, the target "
+                                                   f"`{followed.function.name.value}()` returns with the device")
+            self.notes += device_functions.migrate(followed, self.edits, _scope(self.view, session.opening))
+            name = followed.server
+            return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
         name = target.value.value if (
             isinstance(target, cst.Attribute) and target.attr.value == "target"
             and isinstance(target.value, cst.Name)) else None
@@ -536,9 +549,9 @@ def _refuse_device_from_a_call(before: list, names: Names) -> None:
                      and isinstance(s.body[0], cst.Assign) and device in _assigned(s.body[0])), None)
         if made is not None:
             raise Unsupported(statement, f"the graph's device `{device}` comes from `{names.code(made)}`: a "
-                                         "replica_device_setter made in another function is not followed; write "
-                                         "`with tf.device(tf.train.replica_device_setter(...)):` here, or migrate "
-                                         "the graph by hand")
+                                         "replica_device_setter made there is not followed (one a function of this "
+                                         "module returns with its server's target is); write `with tf.device(tf.train."
+                                         "replica_device_setter(...)):` here, or migrate the graph by hand")
         return
 
 

@@ -34,13 +34,13 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 
 
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
-             names: Names, synchronous: bool, evaluated: str | None = None, summed: bool = False
-             ) -> list[cst.BaseStatement]:
+             names: Names, synchronous: bool, evaluated: str | None = None, summed: bool = False,
+             returned: str | None = None) -> list[cst.BaseStatement]:
     """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for
     ``synchronous`` training: a SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the
     coordinator, the per-worker dataset and the step function (and ``evaluated``'s: the graph computing that
     tensor, without training); ``summed``: the workers' gradients summed, not averaged (TF 0.11's
-    SyncReplicasOptimizer)."""
+    SyncReplicasOptimizer); ``returned``: what a step returns, the loss or another tensor its run fetched."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
@@ -52,6 +52,7 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   task=synchronous and names.code(server.task), partitioner=graph.partitioner,
                   variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
                   after_optimizer=after, computation=graph.computation, loss=graph.loss,
+                  returned=returned or graph.loss,
                   variable_names=graph.variable_names,
                   dataset=[names.code(statement).strip() for statement in dataset],
                   dataset_name=graph.dataset, specs=", ".join(specs) if used else "",

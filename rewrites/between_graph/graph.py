@@ -418,7 +418,10 @@ class _Reader:
         graph.variable_names.append(f"*{name}.trainable_variables")
         graph.tracked.append(name)
         for variable, _, made in model.variables:
+            scopes = self.tf1_names.scopes  # a name scope names TF1's Variables
+            self.tf1_names.scopes = (*scopes, *([model.scopes[variable]] if variable in model.scopes else []))
             tf1_name = self._variable_name("Variable", made)
+            self.tf1_names.scopes = scopes
             literal = tf1_name is not None and isinstance(cst.parse_expression(tf1_name), cst.SimpleString)
             graph.tf1_names[tf1_name if literal else None] = f"{name}.{variable}"
         for local, placeholder in model.placeholders.items():

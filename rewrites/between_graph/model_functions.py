@@ -11,7 +11,10 @@ to `__init__`, `__call__` or both, after what reads it.
 
 Read: a function of the module, called once in the module, whose statements are assignments to names: a variable
 (`tf.Variable(...)`, or a function of the module whose last statement is `return tf.Variable(...)`), a placeholder,
-or ops of tensors (graph_calls.py), then one `return` of names. What does not fit is named (Unsupported).
+or ops of tensors (graph_calls.py), then one `return` of names. Statements may stand in `with tf.name_scope("s"):`
+blocks, as in the TF1 tutorials' MNIST `inference`, each layer's `weights` and `biases` in a scope of its own: a
+variable made there is the module's `s_weights` (TF1 named it `s/weights`), read as such by the statements after it
+until the name is bound again. What does not fit is named (Unsupported).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
-from rewrites.syntax import Unsupported, bind_arguments, first_line, single_assign, source, subtree
+from rewrites.syntax import Unsupported, bind_arguments, first_line, single_assign, source, string_value, subtree
 
 
 # Builtins the step may call on what it computes.
@@ -41,6 +44,9 @@ class ModelFunction:
     returned: list[str | None] = field(default_factory=list)  # the names returned (None: another expression)
     built_from: list[cst.Param] = field(default_factory=list)  # the parameters __init__ takes
     called_with: list[cst.Param] = field(default_factory=list)  # and __call__, before the placeholders
+    scopes: dict[str, str] = field(default_factory=dict)  # a variable made in a name scope -> the scope
+    reading: dict[int, dict[str, str]] = field(default_factory=dict)  # id of a statement -> the variables it may
+    # read: the function's name -> the module's attribute holding the variable bound to it there
 
     @property
     def class_name(self) -> str:
@@ -54,7 +60,17 @@ def model_function(call: cst.BaseExpression, module: graph_calls.ModuleCode,
         return None
     function = module.functions[call.func.value]
     return function if any(_variable_call(statement, module, api) is not None
-                           for statement in function.body.body) else None
+                           for statement in _in_name_scopes(function.body.body, api)) else None
+
+
+def _in_name_scopes(statements, api):
+    """The statements, and those of the `with tf.name_scope(...):` blocks among them, however nested."""
+    for statement in statements:
+        items = statement.items if isinstance(statement, cst.With) else ()
+        if len(items) == 1 and isinstance(items[0].item, cst.Call) and api(items[0].item.func) == "name_scope":
+            yield from _in_name_scopes(statement.body.body, api)
+        else:
+            yield statement
 
 
 def _variable_call(statement: cst.CSTNode, module: graph_calls.ModuleCode, api) -> cst.Call | None:
@@ -91,33 +107,61 @@ def read(call: cst.Call, function: cst.FunctionDef, module: graph_calls.ModuleCo
     *statements, last = body or [function]
     model.returned = _returned(last, used)
     bound: set[str] = set()
-    for statement in statements:
+    current: dict[str, str] = {}  # the function's name -> the attribute of the variable it holds
+    for statement, scope in _scoped(statements, api, used):
+        model.reading[id(statement)] = dict(current)
         assign = single_assign(statement)
         if assign is None and _unpacked_names(statement):
             _check_computation(statement, module, api, used)
             model.computation.append(statement)
             bound |= set(_unpacked_names(statement))
+            for name in _unpacked_names(statement):
+                current.pop(name, None)
             continue
         if assign is None:
             raise Unsupported(statement, f"{used}: `{first_line(statement)}` in a function making variables: only "
                                          "assignments to names are migrated")
         name, value = assign
         made = _variable_call(statement, module, api)
+        current.pop(name, None)
         if made is not None:
-            if name in bound:
+            attribute = f"{scope}_{name}" if scope is not None else name
+            if (name in bound and scope is None) or attribute in {v for v, _, _ in model.variables}:
                 raise Unsupported(statement, f"{used}: `{name}` is bound twice in a function making variables")
             _refuse_helper(value, module, api, used)
-            model.variables.append((name, statement, made))
+            model.variables.append((attribute, statement, made))
+            current[name] = attribute
+            if scope is not None:
+                model.scopes[attribute] = scope
         elif isinstance(value, cst.Call) and api(value.func) == "placeholder":
             model.placeholders[name] = value
         else:
             _check_computation(statement, module, api, used)
             model.computation.append(statement)
         bound.add(name)
+    model.reading[id(last)] = current
     model.computation.append(last)
     _check_order(model, used)
     _split_parameters(model, used)
     return model
+
+
+def _scoped(statements: list[cst.BaseStatement], api, used: str, scope: str | None = None):
+    """(statement, the name scope it is in) of the function's statements and of those of its `with
+    tf.name_scope("s"):` blocks, in order: a scope names TF1's ops and variables, which the module's attributes
+    keep."""
+    for statement in statements:
+        items = statement.items if isinstance(statement, cst.With) else ()
+        if not (len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None
+                and api(items[0].item.func) == "name_scope"):
+            yield statement, scope
+            continue
+        args = items[0].item.args
+        name = string_value(args[0].value) if args and args[0].keyword is None else None
+        if name is None or not name.isidentifier() or scope is not None:
+            raise Unsupported(statement, f"{used}: `{first_line(statement)}` in a function making variables: one "
+                                         "name scope of a plain name is read")
+        yield from _scoped(list(statement.body.body), api, used, name)
 
 
 def _unpacked_names(statement: cst.CSTNode) -> list[str]:
@@ -204,7 +248,7 @@ def _split_parameters(model: ModelFunction, used: str) -> None:
             model.built_from.append(param)
         if name in computing or name not in building:
             model.called_with.append(param)
-        if name in model.placeholders or name in {v for v, _, _ in model.variables}:
+        if name in model.placeholders or name in {single_assign(s)[0] for _, s, _ in model.variables}:
             raise Unsupported(param, f"{used}: a parameter of a function making variables is rebound in it")
 
 
@@ -223,12 +267,11 @@ def arguments(model: ModelFunction, call: cst.Call, params: list[cst.Param],
 def module_class(model: ModelFunction, spelled: Callable[[cst.CSTNode], cst.CSTNode], indent: str
                  ) -> cst.ClassDef:
     """The tf.Module replacing the function: variables made in `__init__`, the rest computed in `__call__`."""
-    variables = {name for name, _, _ in model.variables}
-
     def body(statements: list[cst.CSTNode]) -> str:
         lines = []
         for statement in statements:
-            lines += source(spelled(statement).visit(_OnSelf(variables))).rstrip("\n").splitlines()
+            reading = model.reading.get(id(statement), {})
+            lines += source(spelled(statement).visit(_OnSelf(reading))).rstrip("\n").splitlines()
         return "".join(f"{indent * 2}{line}\n" if line.strip() else "\n" for line in lines)
 
     def signature(params: list[cst.Param], placeholders: list[str] = ()) -> str:
@@ -241,6 +284,7 @@ def module_class(model: ModelFunction, spelled: Callable[[cst.CSTNode], cst.CSTN
     init = [statement.with_changes(body=[statement.body[0].with_changes(
         targets=[cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name(variable)))])])
         for variable, statement, _ in model.variables]
+    model.reading |= {id(new): model.reading[id(old)] for new, (_, old, _) in zip(init, model.variables)}
     computation = _with_comments_of(model)
     text = (f"class {model.class_name}(tf.Module):\n"
             f"{indent}\"\"\"`{name}` of the TF1 program: its variables made once, in the strategy's scope; a call "
@@ -261,14 +305,17 @@ def _with_comments_of(model: ModelFunction) -> list[cst.BaseStatement]:
         assign = single_assign(statement)
         if assign and assign[0] in model.placeholders and index + 1 < len(statements):
             comments[id(statements[index + 1])] = [*comments.pop(id(statement), []), *statement.leading_lines]
-    return [statement.with_changes(leading_lines=[*comments[id(statement)], *statement.leading_lines])
-            if id(statement) in comments else statement for statement in model.computation]
+    found = [statement.with_changes(leading_lines=[*comments[id(statement)], *statement.leading_lines])
+             if id(statement) in comments else statement for statement in model.computation]
+    model.reading |= {id(new): model.reading.get(id(old), {}) for new, old in zip(found, model.computation)}
+    return found
 
 
 class _OnSelf(cst.CSTTransformer):
-    """The function's variables read as the module's attributes: `self.W_conv1`."""
+    """The function's variables read as the module's attributes: `self.W_conv1` (``variables``: the function's
+    name -> the attribute)."""
 
-    def __init__(self, variables: set[str]) -> None:
+    def __init__(self, variables: dict[str, str]) -> None:
         self.variables = variables
         self.not_names: set[int] = set()
 
@@ -281,5 +328,5 @@ class _OnSelf(cst.CSTTransformer):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         if original_node.value in self.variables and id(original_node) not in self.not_names:
-            return cst.Attribute(cst.Name("self"), updated_node)
+            return cst.Attribute(cst.Name("self"), cst.Name(self.variables[original_node.value]))
         return updated_node

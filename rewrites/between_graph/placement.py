@@ -16,8 +16,11 @@ from rewrites.syntax import Unsupported, is_name, subtree
 DEVICE_SETTER = "train.replica_device_setter"
 
 
-def is_device_block(statement, names: Names) -> bool:
-    """`with tf.device(tf.train.replica_device_setter(...)):`"""
+def is_device_block(statement, names: Names, followed=()) -> bool:
+    """`with tf.device(tf.train.replica_device_setter(...)):`, or ``followed``, `with tf.device(device):` of a
+    setter a function makes (device_functions.py)."""
+    if id(statement) in followed:
+        return True
     if not (isinstance(statement, cst.With) and len(statement.items) == 1):
         return False
     call = statement.items[0].item

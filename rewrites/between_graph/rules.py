@@ -9,7 +9,9 @@ runs its train_op in a MonitoredTrainingSession loop until a StopAtStepHook, or 
 until its own step limit or `if step >= N: break`) becomes a TensorFlow 2 program: TF1's chief worker builds a
 ParameterServerStrategy over the same cluster, creates the variables and a Keras optimizer in its scope, and
 schedules each step, a tf.function running the TF1 operations under a GradientTape, on the workers with a
-ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
+ClusterCoordinator, from the program's own loop; it returns what the run fetched besides the train op and the
+global step (the loss, or one other tensor the graph computes, as an accuracy of the batch), read where the loop
+reads it. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
 line stays as it was, so the launch scripts still start every task. mnist_replica's `--existing_servers` (the
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
@@ -19,9 +21,13 @@ the graph. As the cloudml-samples trainers write it, the device block may stand 
 tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervisor(graph, ...)`), its device held
 in a name bound once to a replica_device_setter, and the session opened again after an AbortedError (`while
 should_retry: try: ... except tf.errors.AbortedError: should_retry = True`): those go, with a note (the
-ClusterCoordinator runs a failed worker's step again elsewhere). The session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets
-the device filters (a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph
-trained by a SyncReplicasOptimizer
+ClusterCoordinator runs a failed worker's step again elsewhere). A device and target a function of the module
+returns (`device, target = device_and_target()`, the function starting the Server, joining it on the ps, and
+returning `(replica_device_setter(...), server.target)`) are read as if made there: the function returns its
+server instead, and a single-machine run it chose (`return (None, "")` under a test) raises, with a note. The
+session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets the device filters
+(a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph trained by a
+SyncReplicasOptimizer
 (synchronous training) becomes a MultiWorkerMirroredStrategy program every worker runs instead; one choosing it
 at run time, as TensorFlow's mnist_replica example does (`if FLAGS.sync_replicas:` wrapping the optimizer, then
 making its local init ops, chief queue runner and tokens for a Supervisor chosen by the same flag), chooses its
@@ -38,7 +44,8 @@ per-worker dataset. A function of the module the graph calls once that makes var
 helpers returning one: the Deep-MNIST tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of
 its name in CamelCase: its __init__ makes the variables as the function's statements made them, once, in the
 strategy's scope; its __call__ runs the rest in the step; a placeholder the function returns is fed as the graph's
-own. An in-graph
+own; a variable made in a `with tf.name_scope("s"):` block of it (the MNIST tutorials' `inference`, each layer's
+`weights` in a scope of its own) is its attribute `s_weights`, TF1's `s/weights`. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
 a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
@@ -139,7 +146,9 @@ feed). A module with TF1-only cluster code that makes a session in none of the s
 an attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session
 on no server, which trained the graph in each task's own process) gets one finding too, at the first of them, as
-does a graph placed by a replica_device_setter another function returns (`device, target = device_and_target()`).
+does a graph placed by a replica_device_setter a call returns other than as TFM103 reads it (`device, target =
+device_and_target()` of a function of the module, called once, starting the Server whose target it returns with
+the setter and joining it on the ps).
 One finding per program: at the first thing that stopped it, the graph read before its session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.

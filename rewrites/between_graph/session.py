@@ -394,14 +394,10 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    statements = [inner for s in loop.body.body
-                  for inner in (s.body.body if aborts(s, session.retried, names.api) else [s])]
-    runs = [s for s in statements if any(is_run(node, session.name) for node in subtree(s))]
-    if len(runs) != 1:
-        raise Unsupported(loop, "the loop must run the session exactly once per step")
-    run = runs[0]
+    statements = _loop_statements(session, names.api)
+    run = _the_run(session, names.api)
     kept = _kept(run, graph)
-    loss, step = kept.get(graph.loss), kept.get(graph.global_step)
+    loss, step = kept.get(step_result(session, graph, names.api)), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
     held = held_feed(run, statements, [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
     counted = session.last_step is not None or step is not None
@@ -431,6 +427,27 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
     ran = [run, *([held] if held is not None else [])]
     return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph)
+
+
+def _loop_statements(session: Session, api) -> list[cst.BaseStatement]:
+    """The loop's statements, those of a step's `try: ... except AbortedError` in its place (retry.py)."""
+    return [inner for s in session.loop.body.body
+            for inner in (s.body.body if aborts(s, session.retried, api) else [s])]
+
+
+def _the_run(session: Session, api) -> cst.BaseStatement:
+    runs = [s for s in _loop_statements(session, api) if any(is_run(node, session.name) for node in subtree(s))]
+    if len(runs) != 1:
+        raise Unsupported(session.loop, "the loop must run the session exactly once per step")
+    return runs[0]
+
+
+def step_result(session: Session, graph: Graph, api) -> str:
+    """What the step returns: the loss, or the one other tensor the graph computes that the run fetches (an
+    accuracy of the batch), computed from the same forward pass as TF1's run computed it."""
+    run = _the_run(session, api)
+    fetches, _ = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
+    return next((f for f in fetches if f not in (graph.train_op, graph.global_step)), graph.loss)
 
 
 def _limits(session: Session, names: Names, counter: str, breaks: list[cst.If]
@@ -489,9 +506,15 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     fetches, targets = fetched_names(run, args["fetches"][1].value)
     if graph.train_op not in fetches:
         raise Unsupported(value, "a run without the train_op")
-    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step)), None)
+    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step)
+                    and fetch not in graph.computed), None)
     if unknown is not None:
-        raise Unsupported(value, f"run() fetches `{unknown}`: the train_op, the loss and the global step are migrated")
+        raise Unsupported(value, f"run() fetches `{unknown}`: the train_op, the global step and the loss or another "
+                                 "tensor the graph computes are migrated")
+    values = [fetch for fetch in fetches if fetch not in (graph.train_op, graph.global_step)]
+    if len(values) > 1:
+        raise Unsupported(value, f"run() fetches `{values[1]}` besides `{values[0]}`: the step returns one tensor "
+                                 "(the loss, or another the graph computes)")
     return {fetch: target for fetch, target in zip(fetches, targets) if target}
 
 
@@ -550,7 +573,8 @@ def _stepped(run: cst.BaseStatement, held: cst.BaseStatement | None, graph: Grap
     arguments = ["per_worker_iterator"] * bool(graph.elements) + feeds
     step = stepping.call.format(arguments=as_tuple(arguments), listed=", ".join(arguments))
     step += f".{stepping.read}()" if fetch else ""
-    lines = [f"{kept[graph.loss]} = {step}" if graph.loss in kept else step]
+    result = next((fetch for fetch in kept if fetch not in (graph.train_op, graph.global_step)), None)
+    lines = [f"{kept[result]} = {step}" if result is not None else step]
     if counted:
         lines.append(f"{stepping.counter} += 1")
     if graph.global_step in kept:

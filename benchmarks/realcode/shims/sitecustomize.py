@@ -2,6 +2,8 @@
 
 - ``tensorflow.examples.tutorials.mnist.input_data``, the TF1 tutorials' MNIST reader, which TF 2 no longer ships:
   ``mnist_input_data.py`` here, reading the stand-in MNIST file (standins/mnist_npz.py) instead of downloading;
+- ``tensorflow.examples.tutorials.mnist.mnist``, the tutorials' MNIST model (``mnist_tutorial_model.py``), for TF1
+  copies that import it;
 - with ``REALCODE_MNIST`` set (the path of that file), ``tf.keras.datasets.mnist.load_data()`` reads the same file:
   this machine reaches no data server, and Keras' copy of MNIST would be downloaded (and its hash checked);
 - ``azureml`` (a folder here): an offline Azure ML run context, as the SDK gives outside Azure.
@@ -16,6 +18,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TUTORIALS = ("tensorflow.examples", "tensorflow.examples.tutorials", "tensorflow.examples.tutorials.mnist")
 READER = "tensorflow.examples.tutorials.mnist.input_data"
+MODEL = "tensorflow.examples.tutorials.mnist.mnist"
 KERAS_MNIST = ("keras.src.datasets.mnist", "tf_keras.src.datasets.mnist")
 
 
@@ -51,6 +54,8 @@ class _StandIns(importlib.abc.MetaPathFinder):
             return importlib.util.spec_from_loader(name, _Package(), is_package=True)
         if name == READER:
             return importlib.util.spec_from_file_location(name, os.path.join(HERE, "mnist_input_data.py"))
+        if name == MODEL:
+            return importlib.util.spec_from_file_location(name, os.path.join(HERE, "mnist_tutorial_model.py"))
         if name in KERAS_MNIST and os.environ.get("REALCODE_MNIST"):
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):
