@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import monitored, synchronous
+from rewrites.between_graph import beside, monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
-from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
-                                         is_run)
+from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
+                                         held_feed, is_run)
 from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
                              statement_value, subtree)
 
@@ -382,9 +382,10 @@ def last_step(session: Session, graph: Graph, names: Names, only_for_session: di
 
 
 def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cst.CSTNode], stepping: Stepping
-                  ) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement], list]:
+                  ) -> tuple[list[cst.BaseStatement], list[cst.CSTNode], list, list[Evaluation]]:
     """The loop running its steps (with what goes before and after it), the run statement it replaced (and the
-    feed dict it held), notes on it. ``outside``: the code around the loop, which may read what the run fetched.
+    feed dict it held, and the code beside.py replaced), notes on it, the runs evaluating the graph in it.
+    ``outside``: the code around the loop, which may read what the run fetched.
 
     TF1's asynchronous workers trained concurrently, and so do the migrated ones: a step is scheduled without
     waiting for it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th
@@ -392,8 +393,10 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
     runs = [s for s in loop.body.body if any(is_run(node, session.name) for node in subtree(s))]
+    if len(runs) > 1:  # the others evaluate the graph (beside.py)
+        runs = [s for s in runs if beside.trains(s, session.name, graph)]
     if len(runs) != 1:
-        raise Unsupported(loop, "the loop must run the session exactly once per step")
+        raise Unsupported(loop, "the loop must run the session's train_op exactly once per step")
     run = runs[0]
     kept = _kept(run, graph)
     loss, step = kept.get(graph.loss), kept.get(graph.global_step)
@@ -401,6 +404,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     held = held_feed(run, list(loop.body.body), [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
     counted = session.last_step is not None or step is not None
     waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
+    others = beside.loop_runs(session, graph, names, stepping, [run, held])
     body, after_run = [], False
     for statement in loop.body.body:
         if statement is run:
@@ -409,12 +413,13 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         elif statement is held:
             continue
         else:
-            statement = names.spelled(statement)
+            statement = others.rewritten(statement, names.spelled)
             read = loss and after_run and not waits
             body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
+    replaced = {id(n) for node in others.nodes for n in subtree(node)}
     for node in (n for code in [*header, *(s for s in loop.body.body if s not in (run, held))] for n in subtree(code)):
-        if owned(node, session.owners):
+        if owned(node, session.owners) and id(node) not in replaced:
             raise Unsupported(node, f"`{source(node)}` is used besides the one run of each step: migrate that by "
                                     "hand")
     new = loop.with_changes(body=loop.body.with_changes(body=body))
@@ -424,8 +429,8 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         new = new.with_changes(iter=names.spelled(loop.iter))
     before = [f"{stepping.counter} = {stepping.start.format(optimizer=graph.optimizer_name)}"] if counted else []
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
-    ran = [run, *([held] if held is not None else [])]
-    return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph)
+    ran = [run, *([held] if held is not None else []), *others.nodes]
+    return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph), others.evaluations
 
 
 def _limits(session: Session, names: Names, counter: str, breaks: list[cst.If]

@@ -1,0 +1,108 @@
+"""TFM103 on what a session's loop does besides its train step, in the shape of kubeflow's
+monitored_training_session/mnist.py: an accuracy run every N steps, fed a batch of its own, becomes an evaluation
+of the graph's tensor (on the coordinator, once the steps scheduled so far are done); `tf.train.global_step(sess,
+global_step)` the optimizer's step count; a value made in the graph's block from no tensor (the data the loop
+reads) is made before the graph."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_between_graph_shapes import manual, migrated
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+PS_CLUSTER = (EXAMPLES / "ps_cluster" / "train.py").read_text()
+STEP = """      _, step, loss_value = sess.run(
+          [train_op, global_step, loss], feed_dict={x: batch_x, y: batch_y})
+"""
+EVERY_FIVE = """      if i % 5 == 0:
+        eval_feed = {x: batch_x, y: batch_y}
+        mse = sess.run(loss, feed_dict=eval_feed)
+        print("global step %d mse %g" % (tf1.train.global_step(sess, global_step), mse))
+"""
+DATA_IN_THE_GRAPH = ('    y = tf1.placeholder(tf1.float32, [None, 1], name="y")\n',
+                     '    y = tf1.placeholder(tf1.float32, [None, 1], name="y")\n'
+                     '    first = flags.task_index * BATCH_SIZE\n')
+
+
+def with_loop(before: str = EVERY_FIVE, after: str = "", source: str = PS_CLUSTER) -> str:
+    changed = source.replace(STEP, before + STEP + after)
+    assert changed != source
+    return changed
+
+
+def with_data_in_the_graph(source: str) -> str:
+    changed = source.replace(*DATA_IN_THE_GRAPH).replace("= next_batch(i)", "= next_batch(i + first)")
+    assert changed.count("first") == source.count("first") + 2
+    return changed
+
+
+def test_an_accuracy_run_every_n_steps_evaluates_the_model_at_that_step_on_the_coordinator():
+    code = migrated(with_loop()).source
+    assert ("    if i % 5 == 0:\n"
+            "      # Once the steps scheduled so far are done: the model evaluated is that of this step.\n"
+            "      coordinator.join()\n"
+            "      mse = evaluate_graph(batch_x, batch_y).numpy()\n"
+            '      print("global step %d mse %g" % (int(optimizer.iterations), mse))\n'
+            "    loss_value = coordinator.schedule(train_step, args=(batch_x, batch_y))\n") in code
+    assert "  def evaluate_graph(x, y):\n" in code and "    return loss\n" in code
+    assert "sess." not in code and "eval_feed" not in code and "global_step(" not in code
+
+
+def test_a_value_made_in_the_graphs_block_from_no_tensor_is_made_before_the_graph():
+    code = migrated(with_data_in_the_graph(PS_CLUSTER)).source
+    assert ("  first = flags.task_index * BATCH_SIZE\n"
+            "  if not (flags.task_index == 0):\n") in code
+    assert code.count("first = ") == 1 and "next_batch(i + first)" in code
+
+
+@pytest.mark.parametrize("loop, where, why", [
+    (STEP, "while not sess.should_stop():", "run the session's train_op exactly once per step"),
+    (EVERY_FIVE.replace("sess.run(loss,", "sess.run(train_op,"), "mse = sess.run(",
+     "`train_op` in the loop: a tensor the graph computes is evaluated"),
+    (EVERY_FIVE.replace("sess.run(loss,", "sess.run(x,"), "mse = sess.run(",
+     "`x` in the loop: a tensor the graph computes is evaluated"),
+    (EVERY_FIVE.replace("mse = sess.run(loss,", "mse, = sess.run([loss],"), "mse, = sess.run(",
+     "in the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
+    (EVERY_FIVE.replace("eval_feed = {x: batch_x, y: batch_y}", "eval_feed = {x: batch_x}"),
+     "eval_feed = {x: batch_x}", "feed_dict must feed every placeholder"),
+    (EVERY_FIVE + "        print(sess.run(weights, feed_dict={x: batch_x, y: batch_y}))\n",
+     "print(sess.run(weights", "in the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
+    (EVERY_FIVE.replace("% (tf1.train.global_step(sess, global_step), mse)", "% (sess.run(global_step), mse)"),
+     "print(", "in the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
+], ids=["trains twice", "trains under an if", "an input", "a list fetched", "a placeholder not fed", "a run in a print",
+        "the global step run"])
+def test_runs_in_the_loop_not_migrated_safely_are_left_with_the_reason(loop, where, why):
+    line, message = manual(with_loop(loop))
+    assert where in line and why in message, (line, message)
+
+
+def test_two_tensors_evaluated_in_the_loop_are_left_with_the_reason():
+    source = with_loop(EVERY_FIVE.replace(
+        "        print(", "        out = sess.run(predictions, feed_dict={x: batch_x, y: batch_y})\n        print("))
+    source = source.replace("    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n",
+                            "    predictions = tf1.matmul(x, weights) + bias\n"
+                            "    loss = tf1.losses.mean_squared_error(y, predictions)\n")
+    line, message = manual(source)
+    assert "out = sess.run(predictions" in line and "evaluating different tensors" in message, (line, message)
+
+
+@pytest.mark.tensorflow
+def test_the_migrated_loop_evaluates_and_reads_the_global_step_as_it_trains(tmp_path):
+    """On its in-process cluster (1 ps, 1 worker): the evaluation every 5 steps reads the model after the steps
+    scheduled so far, the global step as the optimizer counted them."""
+    path = tmp_path / "tf2.py"
+    path.write_text(migrated(with_data_in_the_graph(with_loop())).source)
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TMPDIR"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, str(path), "--train_steps=12"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    evaluated = re.findall(r"global step (\d+) mse (\S+)", proc.stdout)
+    assert [step for step, _ in evaluated] == ["0", "5", "10"], proc.stdout
+    assert float(evaluated[-1][1]) < float(evaluated[0][1]), evaluated
