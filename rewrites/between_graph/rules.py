@@ -10,7 +10,9 @@ until its own step limit or `if step >= N: break`) becomes a TensorFlow 2 progra
 ParameterServerStrategy over the same cluster, creates the variables and a Keras optimizer in its scope, and
 schedules each step, a tf.function running the TF1 operations under a GradientTape, on the workers with a
 ClusterCoordinator, from the program's own loop. A `value = sess.run(tensor, feed_dict=...)` after the loop
-becomes that tensor computed on the chief with the trained variables. The other workers serve it. The command
+becomes that tensor computed on the chief with the trained variables; one in the loop (an accuracy run every N
+steps) is computed there once the steps scheduled so far are done, `tf.train.global_step(sess, global_step)` the
+optimizer's step count. The other workers serve it. The command
 line stays as it was, so the launch scripts still start every task. mnist_replica's `--existing_servers` (the
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
