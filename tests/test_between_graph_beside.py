@@ -61,6 +61,17 @@ def test_a_value_made_in_the_graphs_block_from_no_tensor_is_made_before_the_grap
     assert code.count("first = ") == 1 and "next_batch(i + first)" in code
 
 
+@pytest.mark.parametrize("made, why", [
+    ("    first = tf1.size(x) * BATCH_SIZE\n", "a TensorFlow op"),
+    ("    size = BATCH_SIZE\n    first = flags.task_index * size\n", "from a name the graph computes"),
+], ids=["op", "graph name"])
+def test_a_value_of_the_graphs_block_otherwise_stays_a_tensor_of_the_step(made, why):
+    """(A guard: what the loop reads of the graph otherwise is still left, as before.)"""
+    source = with_data_in_the_graph(PS_CLUSTER).replace("    first = flags.task_index * BATCH_SIZE\n", made)
+    line, message = manual(source)
+    assert "next_batch(i + first)" in line and "`first`, a tensor of the TF1 graph" in message, (why, message)
+
+
 @pytest.mark.parametrize("loop, where, why", [
     (STEP, "while not sess.should_stop():", "run the session's train_op exactly once per step"),
     (EVERY_FIVE.replace("sess.run(loss,", "sess.run(train_op,"), "mse = sess.run(",
