@@ -11,7 +11,8 @@ becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's gl
 the optimizer's ``iterations``). ``while True:`` ends on the step the run fetched
 (``if step >= N: break``); a feed dict may be held in a name just before its run. A
 ``v = sess.run(tensor, feed_dict=...)`` after the loop evaluates the graph's tensor on the chief,
-with the trained variables. The same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
+with the trained variables; one in the loop besides its train run, the model at that step (beside.py). The
+same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
 an ``if`` opens one session; so does mnist_replica's ``if FLAGS.existing_servers: ...; sess =
 sv.prepare_or_wait_for_session(server_grpc_url, ...) else: sess = sv.prepare_or_wait_for_session(server.target,
 ...)``, the servers running elsewhere where its test holds (``Session.elsewhere``; what else that branch does stays).
