@@ -54,6 +54,17 @@ def test_an_accuracy_run_every_n_steps_evaluates_the_model_at_that_step_on_the_c
     assert "sess." not in code and "eval_feed" not in code and "global_step(" not in code
 
 
+def test_a_run_within_a_statement_is_the_tensor_evaluated_in_its_place():
+    code = migrated(with_loop(EVERY_FIVE.replace(
+        "        eval_feed = {x: batch_x, y: batch_y}\n"
+        "        mse = sess.run(loss, feed_dict=eval_feed)\n", "").replace(
+        "mse))", "sess.run(loss, {x: batch_x, y: batch_y})))"))).source
+    assert ("      coordinator.join()\n"
+            '      print("global step %d mse %g" % (int(optimizer.iterations), '
+            "evaluate_graph(batch_x, batch_y).numpy()))\n") in code
+    assert "sess." not in code
+
+
 def test_a_value_made_in_the_graphs_block_from_no_tensor_is_made_before_the_graph():
     code = migrated(with_data_in_the_graph(PS_CLUSTER)).source
     assert ("  first = flags.task_index * BATCH_SIZE\n"
@@ -83,11 +94,23 @@ def test_a_value_of_the_graphs_block_otherwise_stays_a_tensor_of_the_step(made, 
     (EVERY_FIVE.replace("eval_feed = {x: batch_x, y: batch_y}", "eval_feed = {x: batch_x}"),
      "eval_feed = {x: batch_x}", "feed_dict must feed every placeholder"),
     (EVERY_FIVE + "        print(sess.run(weights, feed_dict={x: batch_x, y: batch_y}))\n",
-     "print(sess.run(weights", "in the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
+     "print(sess.run(weights", "`weights` in the loop: a tensor the graph computes is evaluated"),
     (EVERY_FIVE.replace("% (tf1.train.global_step(sess, global_step), mse)", "% (sess.run(global_step), mse)"),
-     "print(", "in the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
-], ids=["trains twice", "trains under an if", "an input", "a list fetched", "a placeholder not fed", "a run in a print",
-        "the global step run"])
+     "print(", "`global_step` in the loop: a tensor the graph computes is evaluated"),
+    (EVERY_FIVE + "        other_feed = {x: batch_x, y: batch_y}\n"
+                  "        print(sess.run(loss, feed_dict=other_feed))\n",
+     "print(sess.run(loss", "feed_dict must be a dict written in the run"),
+    (EVERY_FIVE.replace("eval_feed = {x: batch_x, y: batch_y}", "eval_feed = {x: batch_x, y: sess.run(y)}"),
+     "eval_feed = {x: batch_x, y: sess.run(y)}", "`y` in the loop: a tensor the graph computes is evaluated"),
+    (EVERY_FIVE.replace("eval_feed = {x: batch_x, y: batch_y}", "eval_feed = {x: batch_x, y: sess.graph}"),
+     "mse = sess.run(loss", "`sess` is used in the loop besides its runs"),
+    (EVERY_FIVE + "        print(sess.run(loss, {x: batch_x, y: batch_y}), sess.graph)\n", "sess.graph)",
+     "`sess` is used in the loop besides its runs"),
+    (EVERY_FIVE + "        print(sess.run(loss, options=None, feed_dict={x: batch_x, y: batch_y}))\n",
+     "print(sess.run(loss", "in the loop, `value = sess.run(tensor, feed_dict=...)` is migrated"),
+], ids=["trains twice", "trains under an if", "an input", "a list fetched", "a placeholder not fed", "a variable run",
+        "the global step run", "a held feed within a statement", "a run in a feed", "the session in a feed",
+        "the session beside a run", "run options"])
 def test_runs_in_the_loop_not_migrated_safely_are_left_with_the_reason(loop, where, why):
     line, message = manual(with_loop(loop))
     assert where in line and why in message, (line, message)

@@ -1,11 +1,11 @@
 """What the session's loop does besides its train step, and the host values the graph's block makes for it.
 
 An accuracy or validation run every N steps, ``if i % 100 == 0: acc = sess.run(accuracy, feed_dict={x: ...,
-keep_prob: 1.0})``, is the graph's tensor computed with the variables as trained so far (runs.py's
-``evaluate_graph``): on the coordinator once the steps scheduled so far are done (``coordinator.join()``), so that
-it evaluates the model at that step, or on every worker of synchronous training. ``tf.train.global_step(sess,
-global_step)`` reads the optimizer's step count from its variable, as TF1 read the global step's. What the loop
-prints stays.
+keep_prob: 1.0})`` (or a run within a statement, ``print(..., sess.run(accuracy, feed_dict={...}))``), is the
+graph's tensor computed with the variables as trained so far (runs.py's ``evaluate_graph``): on the coordinator
+once the steps scheduled so far are done (``coordinator.join()``), so that it evaluates the model at that step, or
+on every worker of synchronous training. ``tf.train.global_step(sess, global_step)`` reads the optimizer's step
+count from its variable, as TF1 read the global step's. What the loop prints stays.
 
 A value made in the graph's block from no tensor of the graph and by no TensorFlow op (MNIST's arrays,
 ``mnist = input_data.read_data_sets(...)``), which the session's code reads, is made once before the migrated
@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from rewrites.between_graph.graph import Graph, Names
-from rewrites.between_graph.runs import RUN, Evaluation, evaluation, is_run
-from rewrites.syntax import bind_arguments, is_name, names_read, single_assign, statement_value, subtree
+from rewrites.between_graph.runs import RUN, Evaluation, evaluated_code, evaluated_tensor, evaluation, is_run
+from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, names_read, single_assign, statement_value,
+                             subtree)
 
 if TYPE_CHECKING:
     from rewrites.between_graph.session import Session, Stepping
@@ -36,11 +37,8 @@ class LoopRuns:
 
     evaluations: list[Evaluation] = field(default_factory=list)
     replacements: dict[cst.CSTNode, object] = field(default_factory=dict)  # statement -> statements, call -> code
-
-    @property
-    def nodes(self) -> list[cst.CSTNode]:
-        """The TF1 code replaced, which names the session and the graph's tensors."""
-        return list(self.replacements)
+    nodes: list[cst.CSTNode] = field(default_factory=list)  # the TF1 code replaced, naming the session and the
+    # graph's tensors: `v = sess.run(...)` and the feed dict it holds, a run within a statement, a global step read
 
     def rewritten(self, statement: cst.BaseStatement, spelled) -> cst.BaseStatement:
         """``statement`` of the loop's body, what it holds replaced, the rest ``spelled`` (in the migrated
@@ -65,28 +63,53 @@ def loop_runs(session: Session, graph: Graph, names: Names, stepping: Stepping,
     nested in its body, and its reads of the global step."""
     found = LoopRuns()
     loop = session.loop
+    read = cst.parse_expression(stepping.start.format(optimizer=graph.optimizer_name))
+    steps = {node: read for node in subtree(loop.body) if isinstance(node, cst.Call)
+             and names.api(node.func) == GLOBAL_STEP_READ and len(node.args) == 2
+             and is_name(node.args[0].value, session.name) and is_name(node.args[1].value, graph.global_step)}
+    found.replacements |= steps
+    found.nodes += list(steps)
     for statement, block in _nested(list(loop.body.body)):
         if statement in step or not isinstance(statement, cst.SimpleStatementLine) \
                 or not any(is_run(node, session.name) for node in subtree(statement)):
             continue
-        elsewhere = [s for s in loop.body.body if s not in block and statement not in list(subtree(s))]
-        evaluated = evaluation(statement, session, graph, names, block, elsewhere, "in the loop")
-        found.evaluations.append(evaluated)
+        value = statement_value(statement)
+        if single_assign(statement) and is_run(value, session.name):
+            elsewhere = [s for s in loop.body.body if s not in block and statement not in list(subtree(s))]
+            evaluated = [evaluation(statement, session, graph, names, block, elsewhere, "in the loop")]
+            found.nodes += [statement, *([evaluated[0].held] if evaluated[0].held is not None else [])]
+        else:
+            evaluated, runs = _within(statement, session, graph, names, steps)
+            found.nodes += runs
+        found.evaluations += evaluated
+        replacement = evaluated[0].replacement
+        use = next((node for node in subtree(replacement) if isinstance(node, (cst.Name, cst.Attribute))
+                    and holder(node) in session.owners), None)
+        if use is not None:  # in what the run feeds
+            raise Unsupported(statement, f"`{holder(use)}` is used in the loop besides its runs: migrate that by hand")
         settle = [cst.parse_statement(f"{line}\n") for line in stepping.end]
         if settle:
             comment = cst.EmptyLine(comment=cst.Comment(SETTLED))
-            settle[0] = settle[0].with_changes(leading_lines=[*evaluated.replacement.leading_lines, comment])
-            evaluated = Evaluation(evaluated.run, evaluated.held, evaluated.tensor,
-                                   evaluated.replacement.with_changes(leading_lines=[]))
-        found.replacements[statement] = [*settle, evaluated.replacement]
-        if evaluated.held is not None:
-            found.replacements[evaluated.held] = []
-    read = stepping.start.format(optimizer=graph.optimizer_name)
-    for node in subtree(loop.body):
-        if isinstance(node, cst.Call) and names.api(node.func) == GLOBAL_STEP_READ and len(node.args) == 2 \
-                and is_name(node.args[0].value, session.name) and is_name(node.args[1].value, graph.global_step):
-            found.replacements[node] = cst.parse_expression(read)
+            settle[0] = settle[0].with_changes(leading_lines=[*replacement.leading_lines, comment])
+            replacement = replacement.with_changes(leading_lines=[])
+        found.replacements[statement] = [*settle, replacement]
+        if evaluated[0].held is not None:
+            found.replacements[evaluated[0].held] = []
     return found
+
+
+def _within(statement: cst.SimpleStatementLine, session: Session, graph: Graph, names: Names,
+            steps: dict[cst.CSTNode, cst.BaseExpression]) -> tuple[list[Evaluation], list[cst.Call]]:
+    """Runs within a statement, `print("accuracy", sess.run(accuracy, feed_dict={...}))`: each the graph's tensor
+    computed, `evaluate_graph(...).numpy()`, the rest of the statement as it was (its global step reads
+    ``steps``' code). (The evaluations, the runs.)"""
+    runs = [node for node in subtree(statement) if is_run(node, session.name)]
+    tensors = [evaluated_tensor(run, statement, session, graph, "in the loop") for run in runs]
+    feeds = [bind_arguments(run, RUN).get("feed_dict") for run in runs]
+    codes = {run: cst.parse_expression(evaluated_code(feed[1].value if feed else cst.Dict([]), graph, names))
+             for run, feed in zip(runs, feeds)}
+    replacement = statement.visit(_Rewritten(steps | codes, names.spelled))
+    return [Evaluation(statement, None, tensor, replacement) for tensor in tensors], runs
 
 
 def _nested(block: list) -> list[tuple[cst.BaseStatement, list]]:

@@ -128,7 +128,18 @@ def evaluation(statement: cst.BaseStatement, session: Session, graph: Graph, nam
     """`value = sess.run(tensor, feed_dict=...)` (of ``block``; its feed dict, held in a name, read nowhere else
     there or ``elsewhere``): `value = evaluate_graph(...).numpy()`."""
     value, assign = statement_value(statement), single_assign(statement)
-    args = bind_arguments(value, RUN) if assign and is_run(value, session.name) else None
+    tensor = evaluated_tensor(value if assign and is_run(value, session.name) else None, statement, session, graph,
+                              where)
+    held = held_feed(statement, block, elsewhere)
+    replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
+        evaluated_code(feed_dict_of(statement, held), graph, names)))], leading_lines=(held or statement).leading_lines)
+    return Evaluation(statement, held, tensor, replacement)
+
+
+def evaluated_tensor(run: cst.Call | None, statement: cst.BaseStatement, session: Session, graph: Graph,
+                     where: str) -> str:
+    """The tensor of the graph ``run`` (`sess.run(tensor, feed_dict=...)`, in ``statement``) evaluates."""
+    args = bind_arguments(run, RUN) if run is not None else None
     fetched = args["fetches"][1].value if args and "fetches" in args else None
     if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
         raise Unsupported(statement, f"{where}, `value = {session.name}.run(tensor, feed_dict=...)` is migrated "
@@ -141,11 +152,11 @@ def evaluation(statement: cst.BaseStatement, session: Session, graph: Graph, nam
     if graph.elements:
         raise Unsupported(statement, f"`{tensor}` evaluated {where} of a graph reading a tf.data iterator: only a "
                                      "graph fed through placeholders is evaluated")
-    held = held_feed(statement, block, elsewhere)
-    feeds = fed_values(feed_dict_of(statement, held), graph, names)
-    replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
-        f"evaluate_graph({', '.join(feeds)}).numpy()"))], leading_lines=(held or statement).leading_lines)
-    return Evaluation(statement, held, tensor, replacement)
+    return tensor
+
+
+def evaluated_code(feed_dict: cst.BaseExpression, graph: Graph, names: Names) -> str:
+    return f"evaluate_graph({', '.join(fed_values(feed_dict, graph, names))}).numpy()"
 
 
 def check_one_tensor(found: list[Evaluation]) -> None:
