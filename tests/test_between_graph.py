@@ -175,7 +175,7 @@ def test_a_loss_read_after_the_loop_is_fetched_each_step():
      "    hidden = tf1.layers.dense(tf1.concat([x, x], 1), 4)\n"
      "    loss = tf1.losses.mean_squared_error(y, tf1.matmul(x, weights) + bias)\n", "tf1.layers.dense"),
     ("feed_dict={x: batch_x, y: batch_y})", "feed_dict={x: batch_x})", "feed_dict"),
-    ("      i += 1\n", "      i += 1\n      print(sess.run(weights))\n", "while not sess.should_stop()"),
+    ("      i += 1\n", "      i += 1\n      print(sess.run(weights))\n", "print(sess.run(weights))"),
     ("    weights = tf1.get_variable(\"weights\", [NUM_FEATURES, 1])\n",
      "    weights = tf1.get_variable(\"weights\", [NUM_FEATURES, 1], regularizer=l2)\n", "get_variable"),
     ("  with tf1.device(tf1.train.replica_device_setter(", "  with tf1.name_scope(tf1.train.replica_device_setter(",

@@ -18,10 +18,11 @@ import libcst as cst
 from rewrites.base import TFCodemod
 from rewrites.between_graph import device_functions, emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
+from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
                                               is_device_block, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
-from rewrites.between_graph.runs import Evaluation, evaluations
+from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
                                             read_session, step_result, stop_statements)
@@ -217,9 +218,12 @@ class _Program:
                                           _scope(self.view, opening))
         loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
                  for mode in modes}
-        _, ran, notes = loops[modes[-1]]
+        _, ran, notes, in_loop = loops[modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
+        check_one_tensor([*in_loop, *evaluated])
         runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
+        host = host_values(device, graph, self.names, [*block, *session.kept],
+                           {id(node) for code in [device, *runs] for node in subtree(code)})
         self._check_names_are_free(block, graph, {id(node) for code in [device, *runs] for node in subtree(code)})
         self._check_graph_stays_in_the_step([*block, *session.kept], graph, {device, *session.statements,
                                                                             *only.values()}, runs, {device, wrapper})
@@ -244,7 +248,7 @@ class _Program:
             self.edits.replace(function, [module_class])
             removed.append(function)
         dataset = self._dataset(graph, wrapper or device, outer)
-        tensor = evaluated[0].tensor if evaluated else None
+        tensor = next((e.tensor for e in [*in_loop, *evaluated]), None)
         returned = step_result(session, graph, self.names.api)
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
         end = "return" if isinstance(scope, cst.FunctionDef) else "raise SystemExit(0)"
@@ -257,6 +261,8 @@ class _Program:
                                                    summed, returned)]
 
         new = _by_mode(flag, modes, program, device.leading_lines)
+        if host:  # made where TF1 made them, before the graph
+            new = [*(self.spelling.spelled(statement) for statement in host), *new]
         if inside:
             self.edits.insert_before(device, new)
             self.edits.unwrap(device)

@@ -119,29 +119,53 @@ def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.Ba
     for statement in after:
         if not any(is_run(node, session.name) for node in subtree(statement)):
             continue
-        value, assign = statement_value(statement), single_assign(statement)
-        args = bind_arguments(value, RUN) if assign and is_run(value, session.name) else None
-        fetched = args["fetches"][1].value if args and "fetches" in args else None
-        if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
-            raise Unsupported(statement, f"after the loop, `value = {session.name}.run(tensor, feed_dict=...)` "
-                                         "is migrated (the tensor computed with the trained variables); other uses "
-                                         f"of `{session.name}` are not")
-        tensor = fetched.value
-        if tensor not in {*graph.computed, graph.loss} - {None}:
-            raise Unsupported(fetched, f"`{tensor}` after the loop: a tensor the graph computes is evaluated; "
-                                             "the train_op, the global step or an input is not")
-        if graph.elements:
-            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a graph reading a tf.data "
-                                         "iterator: only a graph fed through placeholders is evaluated")
+        found.append(evaluation(statement, session, graph, names, after, [], "after the loop"))
         if session.supervisor is None:
-            raise Unsupported(statement, f"`{tensor}` evaluated after the loop of a MonitoredTrainingSession, which "
-                                         "TF1 refused once its hooks stopped the session: evaluated after a "
-                                         "Supervisor's loop only")
-        held = held_feed(statement, after, [])
-        feeds = fed_values(feed_dict_of(statement, held), graph, names, statement)
-        replacement = statement.with_changes(body=[statement.body[0].with_changes(value=cst.parse_expression(
-            f"evaluate_graph({', '.join(feeds)}).numpy()"))], leading_lines=(held or statement).leading_lines)
-        found.append(Evaluation(statement, held, tensor, replacement))
-    if len({evaluation.tensor for evaluation in found}) > 1:
-        raise Unsupported(found[1].run, "runs after the loop evaluating different tensors: one is migrated")
+            raise Unsupported(statement, f"`{found[-1].tensor}` evaluated after the loop of a "
+                                         "MonitoredTrainingSession, which TF1 refused once its hooks stopped the "
+                                         "session: evaluated after a Supervisor's loop only")
+    check_one_tensor(found)
     return found
+
+
+def evaluation(statement: cst.BaseStatement, session: Session, graph: Graph, names: Names, block: list,
+               elsewhere: list, where: str) -> Evaluation:
+    """`value = sess.run(tensor, feed_dict=...)` (of ``block``; its feed dict, held in a name, read nowhere else
+    there or ``elsewhere``): `value = evaluate_graph(...).numpy()`."""
+    value, assign = statement_value(statement), single_assign(statement)
+    tensor = evaluated_tensor(value if assign and is_run(value, session.name) else None, statement, session, graph,
+                              where)
+    held = held_feed(statement, block, elsewhere)
+    code = cst.parse_expression(evaluated_code(feed_dict_of(statement, held), graph, names, statement))
+    replacement = statement.with_changes(body=[statement.body[0].with_changes(value=code)],
+                                         leading_lines=(held or statement).leading_lines)
+    return Evaluation(statement, held, tensor, replacement)
+
+
+def evaluated_tensor(run: cst.Call | None, statement: cst.BaseStatement, session: Session, graph: Graph,
+                     where: str) -> str:
+    """The tensor of the graph ``run`` (`sess.run(tensor, feed_dict=...)`, in ``statement``) evaluates."""
+    args = bind_arguments(run, RUN) if run is not None else None
+    fetched = args["fetches"][1].value if args and "fetches" in args else None
+    if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
+        raise Unsupported(statement, f"{where}, `value = {session.name}.run(tensor, feed_dict=...)` is migrated "
+                                     f"(the tensor computed with the trained variables); other uses of "
+                                     f"`{session.name}` are not")
+    tensor = fetched.value
+    if tensor not in {*graph.computed, graph.loss} - {None}:
+        raise Unsupported(fetched, f"`{tensor}` {where}: a tensor the graph computes is evaluated; the train_op, "
+                                   "the global step or an input is not")
+    if graph.elements:
+        raise Unsupported(statement, f"`{tensor}` evaluated {where} of a graph reading a tf.data iterator: only a "
+                                     "graph fed through placeholders is evaluated")
+    return tensor
+
+
+def evaluated_code(feed_dict: cst.BaseExpression | None, graph: Graph, names: Names, run: cst.CSTNode) -> str:
+    return f"evaluate_graph({', '.join(fed_values(feed_dict, graph, names, run))}).numpy()"
+
+
+def check_one_tensor(found: list[Evaluation]) -> None:
+    if len({evaluation.tensor for evaluation in found}) > 1:
+        raise Unsupported(found[1].run, "the session's runs (in or after its loop) evaluating different tensors: "
+                                        "one is migrated")

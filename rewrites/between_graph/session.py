@@ -11,7 +11,8 @@ becomes a step scheduled on a worker, ``should_stop()`` the step limit (TF1's gl
 the optimizer's ``iterations``). ``while True:`` ends on the step the run fetched
 (``if step >= N: break``); a feed dict may be held in a name just before its run. A
 ``v = sess.run(tensor, feed_dict=...)`` after the loop evaluates the graph's tensor on the chief,
-with the trained variables. The same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
+with the trained variables; one in the loop besides its train run, the model at that step (beside.py). The
+same ``sess = sv.prepare_or_wait_for_session(...)`` in both branches of
 an ``if`` opens one session; so does mnist_replica's ``if FLAGS.existing_servers: ...; sess =
 sv.prepare_or_wait_for_session(server_grpc_url, ...) else: sess = sv.prepare_or_wait_for_session(server.target,
 ...)``, the servers running elsewhere where its test holds (``Session.elsewhere``; what else that branch does stays).
@@ -27,11 +28,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import monitored, synchronous
+from rewrites.between_graph import beside, monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
-from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
-                                         is_run)
+from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
+                                         held_feed, is_run)
 from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
                              statement_value, subtree)
 
@@ -385,9 +386,10 @@ def last_step(session: Session, graph: Graph, names: Names, only_for_session: di
 
 
 def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cst.CSTNode], stepping: Stepping
-                  ) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement], list]:
+                  ) -> tuple[list[cst.BaseStatement], list[cst.CSTNode], list, list[Evaluation]]:
     """The loop running its steps (with what goes before and after it), the run statement it replaced (and the
-    feed dict it held), notes on it. ``outside``: the code around the loop, which may read what the run fetched.
+    feed dict it held, and the code beside.py replaced), notes on it, the runs evaluating the graph in it.
+    ``outside``: the code around the loop, which may read what the run fetched.
 
     TF1's asynchronous workers trained concurrently, and so do the migrated ones: a step is scheduled without
     waiting for it; its loss is fetched where the loop reads it (every step if it prints each one, every k-th
@@ -395,13 +397,14 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
     statements = _loop_statements(session, names.api)
-    run = _the_run(session, names.api)
+    run = _the_run(session, names.api, graph)
     kept = _kept(run, graph)
     loss, step = kept.get(step_result(session, graph, names.api)), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
     held = held_feed(run, statements, [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
     counted = session.last_step is not None or step is not None
     waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
+    others = beside.loop_runs(session, graph, names, stepping, [run, held])
     body, after_run = [], False
     for statement in statements:
         if statement is run:
@@ -410,12 +413,13 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         elif statement is held:
             continue
         else:
-            statement = names.spelled(statement)
+            statement = others.rewritten(statement, names.spelled)
             read = loss and after_run and not waits
             body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
+    replaced = {id(n) for node in others.nodes for n in subtree(node)}
     for node in (n for code in [*header, *(s for s in statements if s not in (run, held))] for n in subtree(code)):
-        if owned(node, session.owners):
+        if owned(node, session.owners) and id(node) not in replaced:
             raise Unsupported(node, f"`{source(node)}` is used besides the one run of each step: migrate that by "
                                     "hand")
     new = loop.with_changes(body=loop.body.with_changes(body=body))
@@ -425,8 +429,8 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         new = new.with_changes(iter=names.spelled(loop.iter))
     before = [f"{stepping.counter} = {stepping.start.format(optimizer=graph.optimizer_name)}"] if counted else []
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
-    ran = [run, *([held] if held is not None else [])]
-    return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph)
+    ran = [run, *([held] if held is not None else []), *others.nodes]
+    return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph), others.evaluations
 
 
 def _loop_statements(session: Session, api) -> list[cst.BaseStatement]:
@@ -435,17 +439,19 @@ def _loop_statements(session: Session, api) -> list[cst.BaseStatement]:
             for inner in (s.body.body if aborts(s, session.retried, api) else [s])]
 
 
-def _the_run(session: Session, api) -> cst.BaseStatement:
+def _the_run(session: Session, api, graph: Graph) -> cst.BaseStatement:
     runs = [s for s in _loop_statements(session, api) if any(is_run(node, session.name) for node in subtree(s))]
+    if len(runs) > 1:  # the others evaluate the graph (beside.py)
+        runs = [s for s in runs if beside.trains(s, session.name, graph)]
     if len(runs) != 1:
-        raise Unsupported(session.loop, "the loop must run the session exactly once per step")
+        raise Unsupported(session.loop, "the loop must run the session's train_op exactly once per step")
     return runs[0]
 
 
 def step_result(session: Session, graph: Graph, api) -> str:
     """What the step returns: the loss, or the one other tensor the graph computes that the run fetches (an
     accuracy of the batch), computed from the same forward pass as TF1's run computed it."""
-    run = _the_run(session, api)
+    run = _the_run(session, api, graph)
     fetches, _ = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
     return next((f for f in fetches if f not in (graph.train_op, graph.global_step)), graph.loss)
 
