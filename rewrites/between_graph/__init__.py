@@ -234,6 +234,9 @@ class _Program:
         for function, module_class in graph.models:
             self.edits.replace(function, [module_class])
             removed.append(function)
+        for batches, pipeline in graph.returns:  # a function building the graph's input returns its dataset
+            self.edits.replace(batches, [pipeline])
+            removed.append(batches)
         dataset = self._dataset(graph, device, outer)
         tensor = evaluated[0].tensor if evaluated else None
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
