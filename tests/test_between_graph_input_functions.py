@@ -24,7 +24,9 @@ def read_examples(path, batch_size=100, num_epochs=None):
   def scale(x, y):
     return x / 2.0, y
   return tf.compat.v1.data.make_one_shot_iterator(
-      records.repeat(num_epochs).map(scale).batch(batch_size, drop_remainder=True)).get_next()
+      records.repeat(num_epochs)
+      .map(scale)
+      .batch(batch_size, drop_remainder=True)).get_next()
 '''
 
 MAP_FUN = '''
@@ -64,8 +66,8 @@ def test_a_function_returning_its_pipeline_s_batches_builds_the_per_worker_datas
     compile(code, "migrated.py", "exec")
     assert run(code).source == code, "a second run changes nothing"
     # The function returns its pipeline, as it built it.
-    assert ('    return x / 2.0, y\n  return records.repeat(num_epochs).map(scale).batch(batch_size, '
-            'drop_remainder=True)\n\n\ndef map_fun') in code
+    assert ('    return x / 2.0, y\n  return (records.repeat(num_epochs)\n      .map(scale)\n      .batch(batch_size, '
+            'drop_remainder=True))\n\n\ndef map_fun') in code
     # Its call, and what the graph computed for it alone, build the dataset on each worker.
     assert ('    def dataset_fn():\n      """TF1\'s input pipeline, on each worker."""\n'
             '      # The input, read with tf.data\n      num_epochs = None if args.epochs == 0 else args.epochs\n'

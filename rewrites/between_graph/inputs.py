@@ -42,9 +42,14 @@ def bound(pipeline: cst.BaseExpression, statements: list[cst.BaseStatement]) -> 
     name = next((name for name in DATASET_NAMES if name not in taken), None)
     if name is None:
         raise Unsupported(pipeline, f"the iterator's dataset needs a name, and {', '.join(DATASET_NAMES)} are taken")
-    if "\n" in source(pipeline) and not pipeline.lpar:  # lines of a call's argument: one expression in parentheses
-        pipeline = pipeline.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-    return name, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], pipeline)])
+    return name, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], _enclosed(pipeline))])
+
+
+def _enclosed(pipeline: cst.BaseExpression) -> cst.BaseExpression:
+    """The pipeline, in parentheses if it is the lines of a call's argument: one expression."""
+    if "\n" in source(pipeline) and not pipeline.lpar:
+        return pipeline.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return pipeline
 
 
 def check(dataset: str | None, statements: list[cst.BaseStatement], device: cst.With) -> None:
@@ -162,7 +167,7 @@ def _own_nodes(node: cst.CSTNode):
 def returning_pipeline(function: cst.FunctionDef) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
     """(the function's return of its iterator's batches, the return of its pipeline replacing it)."""
     last = function.body.body[-1]
-    pipeline = _pipeline_of(last.body[0].value.func.value)
+    pipeline = _enclosed(_pipeline_of(last.body[0].value.func.value))
     return last, last.with_changes(body=[last.body[0].with_changes(value=pipeline)])
 
 
