@@ -78,6 +78,17 @@ def test_a_function_returning_its_pipeline_s_batches_builds_the_per_worker_datas
     assert "make_one_shot_iterator" not in code and "path = " not in code.split("def step(")[1]
 
 
+def test_an_iterator_made_just_before_the_return_of_its_batches_goes_with_it():
+    """`iterator = dataset.make_one_shot_iterator()` then `return iterator.get_next()`: the pipeline returned."""
+    program = PROGRAM.replace(
+        "  return tf.compat.v1.data.make_one_shot_iterator(\n      records.repeat(num_epochs)\n",
+        "  iterator = records.repeat(num_epochs).make_one_shot_iterator()\n  return iterator.get_next()\n")
+    program = program.replace("      .map(scale)\n      .batch(batch_size, drop_remainder=True)).get_next()\n", "")
+    result = run(program)
+    assert "TFM104" not in {f.rule for f in result.findings}, result.findings
+    assert "    return x / 2.0, y\n  return records.repeat(num_epochs)\n\n\ndef map_fun" in result.source
+
+
 def test_what_the_graph_s_own_pipeline_alone_reads_moves_into_the_dataset_function_too():
     """Left in the step, the dataset function would read names it does not have."""
     imports = READER[:READER.index("\n\ndef")]

@@ -235,7 +235,7 @@ class _Program:
             self.edits.replace(function, [module_class])
             removed.append(function)
         for batches, pipeline in graph.returns:  # a function building the graph's input returns its dataset
-            self.edits.replace(batches, [pipeline])
+            self.edits.replace(batches, pipeline)
             removed.append(batches)
         dataset = self._dataset(graph, device, outer)
         tensor = evaluated[0].tensor if evaluated else None

@@ -94,8 +94,8 @@ class Graph:
     dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
     iterator: str | None = None
     dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
-    returns: list[tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]] = field(default_factory=list)  # a function
-    # of the module's return of its iterator's batches, its return of the pipeline in place (inputs.py)
+    returns: list[tuple[cst.SimpleStatementLine, list]] = field(default_factory=list)  # a function of the module's
+    # statements making its iterator and returning its batches, what replaces them: its pipeline's return (inputs.py)
     elements: list[str] = field(default_factory=list)  # the names of get_next()'s tensors, in order
     packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
@@ -146,7 +146,7 @@ class _Reader:
                 graph.dataset_statements.append(statement)
                 continue
             if (found := inputs.input_function(value, self.module, self.api)) is not None:
-                self._input_function(graph, statement, value, *found)
+                self._input_function(graph, statement, value, found)
                 continue
             if (function := model_functions.model_function(value, self.module, self.api)) is not None:
                 self._model(graph, statement, value, function)
@@ -475,15 +475,14 @@ class _Reader:
         for name in graph.elements:
             graph.shapes[name] = f"{name}_spec.shape"
 
-    def _input_function(self, graph: Graph, statement, call: cst.Call, function: cst.FunctionDef,
-                        pipeline: cst.BaseExpression) -> None:
+    def _input_function(self, graph: Graph, statement, call: cst.Call, edits: list) -> None:
         """`x, y = read_examples(path, 100, epochs)`, a function of the module returning its pipeline's batches:
         it returns the pipeline now, the call building the per-worker dataset (inputs.py)."""
         if graph.dataset is not None:
             raise Unsupported(call, "two iterators in the graph: one input is migrated")
         graph.dataset, bound = inputs.bound(call, graph.dataset_statements)
         graph.dataset_statements.append(bound)
-        graph.returns.append(inputs.returning_pipeline(function))
+        graph.returns += edits
         self._batch(graph, statement)
 
     def _into_dataset(self, graph: Graph, device: cst.With, until) -> None:

@@ -6,7 +6,8 @@ other code, which runs in the step.
 
 Or the graph calls a function of its module that builds the pipeline (`x, y = read_examples(path, 100, epochs)`)
 and returns its iterator's batches (`return tf.compat.v1.data.make_one_shot_iterator(<pipeline>).get_next()`, as
-TFM008 writes a queue-runner function's): the function returns the pipeline instead, and its call, bound to a name,
+TFM008 writes a queue-runner function's, or `iterator = <pipeline>.make_one_shot_iterator()` then `return
+iterator.get_next()`): the function returns the pipeline instead, and its call, bound to a name,
 is the per-worker dataset function's; the same batches, in the same order. Called nowhere else, it may not make
 variables, placeholders, queues or summaries; one of another module is left (the migration edits only the graph's).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
-from rewrites.syntax import Unsupported, children, first_line, names_read, single_assign, source, subtree
+from rewrites.syntax import Unsupported, children, first_line, name_reads, names_read, single_assign, source, subtree
 
 ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
 DATASET_NAMES = ("dataset", "records", "input_dataset")
@@ -98,10 +99,11 @@ def in_order(statements: list[cst.BaseStatement], graph: list[cst.BaseStatement]
     return sorted(statements, key=lambda statement: order.get(id(statement), len(graph)))
 
 
-def input_function(value, module: graph_calls.ModuleCode, api) -> tuple[cst.FunctionDef, cst.BaseExpression] | None:
-    """(the function, the pipeline it returns the batches of) when ``value`` calls a function of the program
-    ending in `return <a one-shot iterator of a pipeline>.get_next()`; Unsupported when the function is not one the
-    migration may change into returning the pipeline."""
+def input_function(value, module: graph_calls.ModuleCode, api
+                   ) -> list[tuple[cst.SimpleStatementLine, list[cst.SimpleStatementLine]]] | None:
+    """The edits making the function ``value`` calls return its pipeline (returning_pipeline()) when it is a
+    function of the program ending in `return <a one-shot iterator of a pipeline>.get_next()`; Unsupported when the
+    function is not one the migration may change so."""
     if not isinstance(value, cst.Call):
         return None
     if isinstance(value.func, cst.Name) and value.func.value in module.functions:
@@ -110,8 +112,8 @@ def input_function(value, module: graph_calls.ModuleCode, api) -> tuple[cst.Func
         other, function = found
     else:
         return None
-    pipeline = _returned_pipeline(function, other.api if other else api)
-    if pipeline is None:
+    returned = _returned_pipeline(function, other.api if other else api)
+    if returned is None:
         return None
     call = f"`{first_line(value)}` in the graph"
     if other is not None:
@@ -131,29 +133,35 @@ def input_function(value, module: graph_calls.ModuleCode, api) -> tuple[cst.Func
             raise Unsupported(node, f"{where} calls `{first_line(node)}` of the program, which the migration does "
                                     "not follow there; migrate it by hand")
         graph_calls.refuse(node, api, where, DATASET_REFUSED)
-    return function, pipeline
+    return returning_pipeline(*returned)
 
 
 # What a function building the dataset may not do: all a step may not, but read tf.data.
 DATASET_REFUSED = tuple(rule for rule in graph_calls.REFUSED if rule[1] is not graph_calls.READS_DATA)
 
 
-def _returned_pipeline(function: cst.FunctionDef, api) -> cst.BaseExpression | None:
-    """The pipeline of the function's last statement, `return <one-shot iterator>.get_next()` (its only return)."""
+def _returned_pipeline(function: cst.FunctionDef, api
+                       ) -> tuple[list[cst.SimpleStatementLine], cst.BaseExpression] | None:
+    """(the statements making the iterator and returning its batches, its pipeline): the function's last, and only,
+    return is `return <one-shot iterator>.get_next()`, the iterator made there or just before (`iterator =
+    <one-shot iterator>`, read nowhere else)."""
     body = function.body.body
     last = body[-1] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
     value = last.body[0].value if last is not None and isinstance(last.body[0], cst.Return) else None
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args
             and value.func.attr.value == "get_next"):
         return None
-    iterator = value.func.value
+    iterator, made = value.func.value, [last]
+    if isinstance(iterator, cst.Name) and len(body) > 1 and (assign := single_assign(body[-2])) is not None \
+            and assign[0] == iterator.value and len(name_reads(function.body, iterator.value)) == 2:
+        iterator, made = assign[1], [body[-2], last]
     pipeline = iterated(iterator, api)
     if pipeline is None and isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) \
             and iterator.func.attr.value == "make_one_shot_iterator" and not iterator.args:
         pipeline = iterator.func.value
     if pipeline is None or sum(isinstance(node, cst.Return) for node in _own_nodes(function.body)) != 1:
         return None
-    return pipeline
+    return made, pipeline
 
 
 def _own_nodes(node: cst.CSTNode):
@@ -164,13 +172,10 @@ def _own_nodes(node: cst.CSTNode):
             yield from _own_nodes(child)
 
 
-def returning_pipeline(function: cst.FunctionDef) -> tuple[cst.SimpleStatementLine, cst.SimpleStatementLine]:
-    """(the function's return of its iterator's batches, the return of its pipeline replacing it)."""
-    last = function.body.body[-1]
-    pipeline = _enclosed(_pipeline_of(last.body[0].value.func.value))
-    return last, last.with_changes(body=[last.body[0].with_changes(value=pipeline)])
-
-
-def _pipeline_of(iterator: cst.Call) -> cst.BaseExpression:
-    """`make_one_shot_iterator(<pipeline>)` or `<pipeline>.make_one_shot_iterator()`: the pipeline."""
-    return iterator.args[0].value if iterator.args else iterator.func.value
+def returning_pipeline(made: list[cst.SimpleStatementLine], pipeline: cst.BaseExpression
+                       ) -> list[tuple[cst.SimpleStatementLine, list[cst.SimpleStatementLine]]]:
+    """The function's statements making its iterator and returning its batches, each with what replaces it: the
+    return of the pipeline."""
+    last = made[-1]
+    returned = last.with_changes(body=[last.body[0].with_changes(value=_enclosed(pipeline))])
+    return [*((statement, []) for statement in made[:-1]), (last, [returned])]
