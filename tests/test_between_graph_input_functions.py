@@ -76,6 +76,17 @@ def test_a_function_returning_its_pipeline_s_batches_builds_the_per_worker_datas
     assert "per_worker_iterator = iter(coordinator.create_per_worker_dataset(dataset_fn))" in code
     assert "      def step(x, y_):\n        with tf.GradientTape() as tape:\n          loss = " in code
     assert "make_one_shot_iterator" not in code and "path = " not in code.split("def step(")[1]
+    # An input that may end (`repeat(num_epochs)`) stops the loop where it does, as TF1's session stopped.
+    assert ("    try:\n      while scheduled_steps < args.steps:\n        coordinator.schedule(train_step, args=("
+            "per_worker_iterator,))\n        scheduled_steps += 1\n        step = scheduled_steps\n      coordinator"
+            ".join()\n    except tf.errors.OutOfRangeError:  # TF1's session stopped there too\n      scheduled_steps = "
+            "int(optimizer.iterations)\n      step = scheduled_steps\n") in code
+    assert "may end" in " ".join(f.message for f in result.findings if f.rule == "TFM103")
+
+
+def test_an_input_repeated_without_end_is_run_without_waiting_for_its_end():
+    code = run(PROGRAM.replace("records.repeat(num_epochs)", "records.repeat()")).source
+    assert "ClusterCoordinator(strategy)" in code and "OutOfRangeError" not in code
 
 
 def test_an_iterator_made_just_before_the_return_of_its_batches_goes_with_it():
@@ -129,7 +140,9 @@ def test_an_input_function_the_migration_cannot_carry_over_leaves_the_program_sa
 
 
 @pytest.mark.tensorflow
-def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path):
+@pytest.mark.parametrize("epochs, steps, trained", [(0, 6, 6), (1, 20, 8)], ids=["endless", "one epoch"])
+def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs, steps, trained):
+    """16 rows in batches of 4: one epoch is 4 steps on each worker, where TF1's sessions stopped."""
     import os
     import subprocess
     import sys
@@ -140,7 +153,7 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path):
     rows = np.arange(48, dtype=np.float32).reshape(16, 3) / 48
     np.savez(tmp_path / "train.npz", x=rows, y=rows.sum(axis=1, keepdims=True))
     (tmp_path / "map_fun_module.py").write_text(run(PROGRAM).source)
-    (tmp_path / "launch.py").write_text(LAUNCHER.replace("steps=6)", "steps=6, epochs=0, data='.')"))
+    (tmp_path / "launch.py").write_text(LAUNCHER.replace("steps=6)", f"steps={steps}, epochs={epochs}, data='.')"))
     ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -153,7 +166,7 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path):
         chief = task("worker", 0)
         out, _ = chief.communicate(timeout=240)
         assert chief.returncode == 0, out[-3000:]
-        assert "trained steps: 6" in out
+        assert f"trained steps: {trained}\n" in out, out[-3000:]
         assert all(process.poll() is None for process in serving)
     finally:
         for process in serving:

@@ -99,6 +99,12 @@ def in_order(statements: list[cst.BaseStatement], graph: list[cst.BaseStatement]
     return sorted(statements, key=lambda statement: order.get(id(statement), len(graph)))
 
 
+def may_end(statements: list[cst.BaseStatement]) -> bool:
+    """Whether the pipeline these statements build may end: none repeats it without a count (`.repeat()`)."""
+    return not any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value ==
+                   "repeat" and not node.args for statement in statements for node in subtree(statement))
+
+
 def input_function(value, module: graph_calls.ModuleCode, api
                    ) -> list[tuple[cst.SimpleStatementLine, list[cst.SimpleStatementLine]]] | None:
     """The edits making the function ``value`` calls return its pipeline (returning_pipeline()) when it is a

@@ -31,7 +31,8 @@ keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's su
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
 training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
 per-worker dataset, and so does one a function of the module the graph calls once builds and returns the batches
-of (`return make_one_shot_iterator(<pipeline>).get_next()`): the function returns the pipeline. A function of the
+of (`return make_one_shot_iterator(<pipeline>).get_next()`): the function returns the pipeline; an input that may
+end (no `.repeat()` without a count) stops the loop where it ends, as TF1's session stopped. A function of the
 module the graph calls once that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
 tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of its name in CamelCase: its __init__
 makes the variables as the function's statements made them, once, in the strategy's scope; its __call__ runs the
