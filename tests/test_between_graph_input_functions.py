@@ -129,8 +129,11 @@ def test_what_the_graph_s_own_pipeline_alone_reads_moves_into_the_dataset_functi
     (PROGRAM.replace("read_examples(path, 4, num_epochs)", "read_examples(path, 4, w)"),
      "x, y_ = read_examples(path, 4, w)", "the graph's input reads `w`, a tensor of the graph: the per-worker dataset "
      "function building it has none"),
+    (PROGRAM.replace("    with tf.train.MonitoredTrainingSession(", "    print(num_epochs)\n    with tf.train."
+                     "MonitoredTrainingSession("), "print(num_epochs)", "`num_epochs`, a tensor of the TF1 graph, is "
+     "used outside the session's run"),
 ], ids=["called elsewhere too", "a placeholder", "a function of the program", "a name the step reads too",
-        "a tensor of the graph"])
+        "a tensor of the graph", "a name read after the graph"])
 def test_an_input_function_the_migration_cannot_carry_over_leaves_the_program_saying_why(program, line, message):
     result = run(program)
     assert result.source == program

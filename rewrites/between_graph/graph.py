@@ -94,6 +94,8 @@ class Graph:
     dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
     iterator: str | None = None
     dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
+    input_names: list[str] = field(default_factory=list)  # what the graph computed for its input alone: moved
+    # into the dataset function (inputs.py)
     returns: list[tuple[cst.SimpleStatementLine, list]] = field(default_factory=list)  # a function of the module's
     # statements making its iterator and returning its batches, what replaces them: its pipeline's return (inputs.py)
     elements: list[str] = field(default_factory=list)  # the names of get_next()'s tensors, in order
@@ -106,9 +108,10 @@ class Graph:
 
     @property
     def tensors(self) -> set[str]:
-        """The names bound to the graph's tensors, which only exist in the step function once migrated."""
+        """The names bound to the graph's tensors, which only exist in the step (or dataset) function once
+        migrated."""
         return {*self.placeholders, *self.elements, self.loss, self.train_op, self.global_step, self.iterator,
-                *self.computed} - {None}
+                *self.computed, *self.input_names} - {None}
 
     @property
     def inputs(self) -> list[str]:
@@ -495,8 +498,9 @@ class _Reader:
         for statement in moved:
             graph.computation.remove(self.code(statement).strip())
             graph.computed.remove(single_assign(statement)[0])
+            graph.input_names.append(single_assign(statement)[0])
         graph.dataset_statements = inputs.in_order([*moved, *graph.dataset_statements], statements,
-                                                   graph.tensors | set(graph.variable_names))
+                                                   graph.tensors - {*graph.input_names} | {*graph.variable_names})
 
     # -- layers --------------------------------------------------------------------------------
 
