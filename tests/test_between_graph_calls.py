@@ -246,16 +246,29 @@ def test_a_function_making_variables_trains_like_the_tf1_program(tmp_path):
     assert_parity(parity(old, new, "--steps", "5"))
 
 
-def test_a_function_reading_a_dataset_leaves_the_program():
+def test_a_function_reading_a_dataset_otherwise_than_returning_its_batches_leaves_the_program():
     """Called at every step, it would start its iterator anew: the first batch at every step."""
+    where, said = manual(program(
+        "def batches(x, y):\n"
+        "  iterator = tf1.data.make_initializable_iterator(tf1.data.Dataset.from_tensors((x, y)))\n"
+        "  return iterator.get_next()\n",
+        "    bx, by = batches(x, y)\n    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
+    assert where.startswith("iterator = tf1.data.make_initializable_iterator(")
+    assert "`batches(x, y)` in the graph calls tf.data." in said and "anew at every step" in said, said
+    # What the migration reads instead: the pipeline in the graph's block, or a function's returned batches.
+    assert ("make_one_shot_iterator(dataset).get_next()`) or return those batches from a function of the graph's "
+            "module, whose dataset becomes the per-worker dataset_fn") in said
+
+
+def test_a_function_returning_the_batches_of_a_pipeline_of_the_graph_s_tensors_leaves_the_program():
+    """The per-worker dataset function its pipeline moves to has none of the graph's tensors."""
     where, said = manual(program(
         "def batches(x, y):\n"
         "  return tf1.data.make_one_shot_iterator(tf1.data.Dataset.from_tensors((x, y))).get_next()\n",
         "    bx, by = batches(x, y)\n    loss = tf1.losses.mean_squared_error(by, tf1.matmul(bx, weights) + bias)\n"))
-    assert where.startswith("return tf1.data.make_one_shot_iterator(")
-    assert "`batches(x, y)` in the graph calls tf.data." in said and "anew at every step" in said, said
-    # What the migration reads instead: the pipeline in the graph's block, as the per-worker dataset_fn.
-    assert "make_one_shot_iterator(dataset).get_next()`), whose dataset becomes the per-worker dataset_fn" in said
+    assert where == "bx, by = batches(x, y)"
+    assert said.endswith("the graph's input reads `x`, a tensor of the graph: the per-worker dataset function "
+                         "building it has none; migrate it by hand"), said
 
 
 @pytest.mark.parametrize("functions, graph, message", [
@@ -323,8 +336,9 @@ HELPER = ("import tensorflow.compat.v1 as tf\n\n\ndef weight_variable(shape):\n"
      "`model.inference(x)` in the graph calls tf.layers.dense, which makes variables"),
     ("import tensorflow.compat.v1 as tf\n\n\ndef inference(x):\n"
      "  return tf.data.Dataset.from_tensors(x).make_one_shot_iterator().get_next()\n",
-     "`model.inference(x)` in the graph calls tf.data.Iterator.get_next, which reads a tf.data input: the step "
-     "would start it anew at every step"),
+     "`model.inference(x)` in the graph builds its tf.data input in model.py: that function would return the "
+     "pipeline, for the per-worker dataset function, not its iterator's batches, an edit of its module the "
+     "migration does not make"),
     ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n\n\ndef inference(x):\n  return x\n",
      "`model.inference(x)` in the graph: its module, imported by the migrated program, calls tf.disable_v2_behavior"
      ", which turns TF 2's behaviour off for the migrated program; remove that from the module by hand (line 2 of "

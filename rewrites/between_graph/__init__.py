@@ -247,6 +247,9 @@ class _Program:
         for function, module_class in graph.models:
             self.edits.replace(function, [module_class])
             removed.append(function)
+        for batches, pipeline in graph.returns:  # a function building the graph's input returns its dataset
+            self.edits.replace(batches, pipeline)
+            removed.append(batches)
         dataset = self._dataset(graph, wrapper or device, outer)
         tensor = next((e.tensor for e in [*in_loop, *evaluated]), None)
         returned = step_result(session, graph, self.names.api)

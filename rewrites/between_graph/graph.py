@@ -99,6 +99,10 @@ class Graph:
     dataset: str | None = None                   # the name of the dataset a one-shot iterator reads
     iterator: str | None = None
     dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
+    input_names: list[str] = field(default_factory=list)  # what the graph computed for its input alone: moved
+    # into the dataset function (inputs.py)
+    returns: list[tuple[cst.SimpleStatementLine, list]] = field(default_factory=list)  # a function of the module's
+    # statements making its iterator and returning its batches, what replaces them: its pipeline's return (inputs.py)
     elements: list[str] = field(default_factory=list)  # the names of get_next()'s tensors, in order
     packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
@@ -109,9 +113,10 @@ class Graph:
 
     @property
     def tensors(self) -> set[str]:
-        """The names bound to the graph's tensors, which only exist in the step function once migrated."""
+        """The names bound to the graph's tensors, which only exist in the step (or dataset) function once
+        migrated."""
         return {*self.placeholders, *self.elements, self.loss, self.train_op, self.global_step, self.iterator,
-                *self.computed} - {None}
+                *self.computed, *self.input_names} - {None}
 
     @property
     def inputs(self) -> list[str]:
@@ -148,6 +153,9 @@ class _Reader:
             if inputs.is_mapped_function(statement):
                 graph.dataset_statements.append(statement)
                 continue
+            if (found := inputs.input_function(value, self.module, self.api)) is not None:
+                self._input_function(graph, statement, value, found)
+                continue
             if (function := model_functions.model_function(value, self.module, self.api)) is not None:
                 self._model(graph, statement, value, function)
                 continue
@@ -168,6 +176,7 @@ class _Reader:
             self._assignment(graph, statement, *assign)
         if not (graph.loss and graph.train_op and graph.variables):
             raise Unsupported(device, "the graph needs variables, a loss and `train_op = optimizer.minimize(loss)`")
+        self._into_dataset(graph, device, until)
         inputs.check(graph.dataset, graph.dataset_statements, device)
         if graph.partitioner is not None:
             lookup = next((node for node in subtree(device) if isinstance(node, cst.Call)
@@ -468,6 +477,11 @@ class _Reader:
         elif not (isinstance(source_of, cst.Name) and source_of.value == graph.iterator):
             raise Unsupported(value, "get_next() of an iterator other than a one-shot iterator of the graph's dataset "
                                      "(initializable iterators run an initializer in the session): migrate it by hand")
+        self._batch(graph, statement)
+        return True
+
+    def _batch(self, graph: Graph, statement) -> None:
+        """`x, y = <the iterator's next batch>`: the step's inputs."""
         target = statement.body[0].targets[0].target if isinstance(statement.body[0], cst.Assign) \
             and len(statement.body[0].targets) == 1 else None
         names = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
@@ -477,7 +491,30 @@ class _Reader:
         graph.packed = isinstance(target, (cst.Tuple, cst.List))
         for name in graph.elements:
             graph.shapes[name] = f"{name}_spec.shape"
-        return True
+
+    def _input_function(self, graph: Graph, statement, call: cst.Call, edits: list) -> None:
+        """`x, y = read_examples(path, 100, epochs)`, a function of the module returning its pipeline's batches:
+        it returns the pipeline now, the call building the per-worker dataset (inputs.py)."""
+        if graph.dataset is not None:
+            raise Unsupported(call, "two iterators in the graph: one input is migrated")
+        graph.dataset, bound = inputs.bound(call, graph.dataset_statements)
+        graph.dataset_statements.append(bound)
+        graph.returns += edits
+        self._batch(graph, statement)
+
+    def _into_dataset(self, graph: Graph, device: cst.With, until) -> None:
+        """What the graph computes for its input alone (`files = tf.gfile.Glob(...)`, `num_epochs = ...`): moved
+        out of the step into the per-worker dataset function, in the order of the graph."""
+        statements = list(self._statements(device, until))
+        moved = inputs.computed_for(graph.dataset_statements, {
+            assign[0]: s for s in statements
+            if (assign := single_assign(s)) is not None and self.code(s).strip() in graph.computation})
+        for statement in moved:
+            graph.computation.remove(self.code(statement).strip())
+            graph.computed.remove(single_assign(statement)[0])
+            graph.input_names.append(single_assign(statement)[0])
+        graph.dataset_statements = inputs.in_order([*moved, *graph.dataset_statements], statements,
+                                                   graph.tensors - {*graph.input_names} | {*graph.variable_names})
 
     # -- layers --------------------------------------------------------------------------------
 

@@ -29,6 +29,10 @@ from rewrites.syntax import Unsupported, children, first_line
 MAKES_VARIABLES = "makes variables: the step function would make them again at every step; make them in the " \
                   "graph's own block (or Keras layers in the strategy's scope) by hand"
 ITERATORS = ("make_one_shot_iterator", "make_initializable_iterator", "get_next")  # methods of TF1's datasets
+READS_DATA = ("reads a tf.data input: the step would start it anew at every step; build the pipeline and its one-shot "
+              "iterator in the graph's own block (`x, y = tf.compat.v1.data.make_one_shot_iterator(dataset)."
+              "get_next()`) or return those batches from a function of the graph's module, whose dataset becomes "
+              "the per-worker dataset_fn")
 REFUSED: tuple[tuple[Callable[[str], bool], str], ...] = (
     (lambda api: api in ("Variable", "get_variable", "get_local_variable", "variable_scope", "make_template")
      or api.startswith(("layers.", "keras.layers.", "contrib.layers.", "contrib.slim.", "contrib.rnn."))
@@ -41,9 +45,7 @@ REFUSED: tuple[tuple[Callable[[str], bool], str], ...] = (
         "train.batch", "train.shuffle_batch", "train.batch_join", "train.shuffle_batch_join", "train.maybe_batch",
         "train.limit_epochs", "train.slice_input_producer"),
      "reads TF1's input queues: a TF 2 step cannot run them; feed the batches as a tf.data dataset by hand"),
-    (lambda api: api.startswith("data."), "reads a tf.data input: the step would start it anew at every step; "
-     "build the pipeline and its one-shot iterator in the graph's own block (`x, y = tf.compat.v1.data."
-     "make_one_shot_iterator(dataset).get_next()`), whose dataset becomes the per-worker dataset_fn"),
+    (lambda api: api.startswith("data."), READS_DATA),
     (lambda api: api in ("add_to_collection", "add_to_collections", "get_collection", "get_collection_ref")
      or api.startswith("summary."), "writes to the TF1 graph's collections or summaries: the "
      "migrated step has none"),

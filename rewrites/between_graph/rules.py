@@ -42,12 +42,15 @@ MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Sav
 keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
 training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
-per-worker dataset. A function of the module the graph calls once that makes variables (with tf.Variable, or
-helpers returning one: the Deep-MNIST tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of
-its name in CamelCase: its __init__ makes the variables as the function's statements made them, once, in the
-strategy's scope; its __call__ runs the rest in the step; a placeholder the function returns is fed as the graph's
-own; a variable made in a `with tf.name_scope("s"):` block of it (the MNIST tutorials' `inference`, each layer's
-`weights` in a scope of its own) is its attribute `s_weights`, TF1's `s/weights`. An in-graph
+per-worker dataset, and so does one a function of the module the graph calls once builds and returns the batches
+of (`return make_one_shot_iterator(<pipeline>).get_next()`): the function returns the pipeline; an input that may
+end (no `.repeat()` without a count) stops the loop where it ends, as TF1's session stopped. A function of the
+module the graph calls once that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
+tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of its name in CamelCase: its __init__
+makes the variables as the function's statements made them, once, in the strategy's scope; its __call__ runs the
+rest in the step; a placeholder the function returns is fed as the graph's own; a variable made in a `with
+tf.name_scope("s"):` block of it (the MNIST tutorials' `inference`, each layer's `weights` in a scope of its own)
+is its attribute `s_weights`, TF1's `s/weights`. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
 a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
@@ -131,10 +134,11 @@ or of another one it imports) called in the graph that makes placeholders or lay
 summaries, collections or globals, or makes variables other than as TFM103 reads (a function of another module, one
 named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
 every step; the finding names its file and line; one reading a tf.data input: its pipeline is read where the
-graph's own block builds it), the module of such a function turning TF 2's behaviour off when imported, a call
-into another module of the program of anything but a function defined at its top, a function of an imported module
-whose file is not found from the program's folder (the finding names the import), a graph's device held in a name
-that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
+graph's own block builds it, or returned as a one-shot iterator's batches by a function of the graph's module called
+nowhere else, of no tensor of the graph), the module of such a function turning TF 2's behaviour off when imported,
+a call into another module of the program of anything but a function defined at its top, a function of an imported
+module whose file is not found from the program's folder (the finding names the import), a graph's device held in
+a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
 graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
 graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
 of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`

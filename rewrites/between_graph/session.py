@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import beside, monitored, synchronous
+from rewrites.between_graph import beside, inputs, monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
@@ -77,6 +77,9 @@ class Stepping:
     end: tuple[str, ...]      # statements after the loop
 
 
+INPUT_ENDS = ("a tf.data input that may end (no `.repeat()` without a count): TF1's session stopped cleanly where a "
+              "worker's input ended, and so does the migrated loop, on the first worker's (each TF1 worker trained on "
+              "until its own ended)")
 # Asynchronous (ParameterServerStrategy): scheduled on a worker without waiting, joined at the end.
 SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetch", "scheduled_steps",
                      "int({optimizer}.iterations)", ("coordinator.join()",))
@@ -430,7 +433,28 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     before = [f"{stepping.counter} = {stepping.start.format(optimizer=graph.optimizer_name)}"] if counted else []
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
     ran = [run, *([held] if held is not None else []), *others.nodes]
-    return [*map(cst.parse_statement, before), new, *after], ran, _step_notes(run, loop, graph), others.evaluations
+    notes = _step_notes(run, loop, graph)
+    if stepping is SCHEDULED and graph.elements and inputs.may_end(
+            [*graph.dataset_statements, *(new for _, news in graph.returns for new in news)]):
+        notes.append(("TFM103", loop, INPUT_ENDS))
+        # Where it ended: the steps trained, as TF1's global step said.
+        ended = [*before, *([f"{step} = {stepping.counter}"] if counted and step is not None else [])]
+        return [*map(cst.parse_statement, before), _until_input_ends([new, *after], ended)], ran, notes, \
+            others.evaluations
+    return [*map(cst.parse_statement, before), new, *after], ran, notes, others.evaluations
+
+
+def _until_input_ends(statements: list[cst.BaseStatement], ended: list[str]) -> cst.Try:
+    """The loop, stopping where its input ends, as TF1's session did (an OutOfRangeError stopped it cleanly), then
+    running ``ended``."""
+    first = statements[0]
+    handler = cst.ExceptHandler(
+        body=cst.IndentedBlock([cst.parse_statement(line) for line in ended] or [
+            cst.SimpleStatementLine([cst.Pass()])], header=cst.TrailingWhitespace(
+                whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment("# TF1's session stopped there too"))),
+        type=cst.parse_expression("tf.errors.OutOfRangeError"))
+    return cst.Try(body=cst.IndentedBlock([first.with_changes(leading_lines=[]), *statements[1:]]),
+                   handlers=[handler], leading_lines=first.leading_lines)
 
 
 def _loop_statements(session: Session, api) -> list[cst.BaseStatement]:
