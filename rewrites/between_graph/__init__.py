@@ -18,7 +18,7 @@ import libcst as cst
 from rewrites.base import TFCodemod
 from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
-from rewrites.between_graph.runs import Evaluation, evaluations
+from rewrites.between_graph.runs import Evaluation, evaluations, summary_writes
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
                                             read_session, stop_statements)
@@ -57,6 +57,10 @@ EXISTING_SERVERS = ("; where `{test}`, the servers run elsewhere: the program st
                     "drives them and the other clients end")
 SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
              "the loop with a tf.summary.create_file_writer if you need them")
+
+SUMMARY_WRITES = ("the run's merged summaries, written to a TF1 summary writer: the migrated step makes none and the "
+                  "program writes none; log from the loop with a tf.summary.create_file_writer on the chief if you "
+                  "need them")
 
 
 class Rewrite(TFCodemod):
@@ -196,7 +200,9 @@ class _Program:
         aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session)
-        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
+        session.written, fetched = summary_writes(session.loop, session.name, graph)
+        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes,
+                                          also=[*session.written, *fetched])
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
@@ -274,6 +280,8 @@ class _Program:
         self.notes += graph.notes + notes + session.notes + config_notes(session, self.names, only)
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
+        if session.written:
+            self.notes.append(("TFM109", session.written[0], SUMMARY_WRITES))
         if session.checkpoints is not None:
             self.notes.append(("TFM108", session.checkpoints, CHECKPOINTS.format(
                 folder=f"os.path.join({self.names.code(session.checkpoints)}, \"tf2\")")))
@@ -350,7 +358,7 @@ class _Program:
         return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
 
     def _only_for_the_session(self, block: list, session: Session, graph: Graph, device: cst.With,
-                              keep_chief: bool) -> dict[str, cst.CSTNode]:
+                              keep_chief: bool, also: list[cst.CSTNode]) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
         ConfigProto, an init_op, a Saver) or of the device setter (`worker_device = ...`), or of those: they go
         with them. The chief's test stays if asked, the checkpoint folder always."""
@@ -367,7 +375,8 @@ class _Program:
                 candidates[assign[0]] = statement
         # The checkpoints' folder stays: the migrated program's are there.
         folder = {id(node) for node in subtree(session.checkpoints)} if session.checkpoints is not None else set()
-        reads = {id(node) for argument in [*session.arguments, *device.items] for node in subtree(argument)} - folder
+        reads = {id(node) for argument in [*session.arguments, *device.items, *also] for node in subtree(argument)} \
+            - folder
         found: dict[str, cst.CSTNode] = {}
         while True:
             more = {name: statement for name, statement in candidates.items() if name not in found

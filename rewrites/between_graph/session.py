@@ -105,6 +105,7 @@ class Session:
     config: cst.BaseExpression | None = None       # the session's ConfigProto
     elsewhere: cst.BaseExpression | None = None    # `FLAGS.existing_servers`: where it holds the servers run elsewhere
     kept: list[cst.BaseStatement] = field(default_factory=list)  # what that branch does besides opening the session
+    written: list[cst.BaseStatement] = field(default_factory=list)  # the loop's writes of fetched summaries: gone
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -396,6 +397,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         raise Unsupported(loop, "the loop must run the session exactly once per step")
     run = runs[0]
     kept = _kept(run, graph)
+    _check_summaries_only_written(session, run, graph)
     loss, step = kept.get(graph.loss), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
     held = held_feed(run, list(loop.body.body), [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
@@ -403,6 +405,8 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     waits = loss is not None and any(is_name(node, loss) for code in outside for node in subtree(code))
     body, after_run = [], False
     for statement in loop.body.body:
+        if statement in session.written:
+            continue
         if statement is run:
             body += _stepped(run, held, graph, names, kept, stepping, fetch=waits, counted=counted)
             after_run = True
@@ -413,7 +417,8 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
             read = loss and after_run and not waits
             body.append(statement.visit(_Fetch(loss, stepping.read)) if read else statement)
     header = [loop.iter] if isinstance(loop, cst.For) else conditions
-    for node in (n for code in [*header, *(s for s in loop.body.body if s not in (run, held))] for n in subtree(code)):
+    for node in (n for code in [*header, *(s for s in loop.body.body if s not in (run, held, *session.written))]
+                 for n in subtree(code)):
         if owned(node, session.owners):
             raise Unsupported(node, f"`{source(node)}` is used besides the one run of each step: migrate that by "
                                     "hand")
@@ -484,10 +489,25 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     fetches, targets = fetched_names(run, args["fetches"][1].value)
     if graph.train_op not in fetches:
         raise Unsupported(value, "a run without the train_op")
-    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step)), None)
+    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step,
+                                                                *graph.merged)), None)
     if unknown is not None:
         raise Unsupported(value, f"run() fetches `{unknown}`: the train_op, the loss and the global step are migrated")
-    return {fetch: target for fetch, target in zip(fetches, targets) if target}
+    return {fetch: target for fetch, target in zip(fetches, targets) if target and fetch not in graph.merged}
+
+
+def _check_summaries_only_written(session: Session, run: cst.BaseStatement, graph: Graph) -> None:
+    """What the run fetched of the merged summaries is only written to a summary writer (runs.summary_writes):
+    the migrated step makes no summaries."""
+    if not graph.merged:
+        return
+    fetches, targets = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
+    summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged and target}
+    used = next((node for statement in session.loop.body.body if statement not in (run, *session.written)
+                 for node in subtree(statement) if isinstance(node, cst.Name) and node.value in summaries), None) if summaries else None
+    if used is not None:
+        raise Unsupported(used, f"`{used.value}`, the summaries the run fetched, is used besides writing them to a "
+                                "summary writer: the migrated step makes no TF1 summaries; migrate that by hand")
 
 
 class _Fetch(cst.CSTTransformer):
