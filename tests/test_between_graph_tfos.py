@@ -332,3 +332,12 @@ def test_merged_summaries_read_besides_their_writer_are_left():
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
     assert "`summary`, the summaries the run fetched, is used besides writing them" in finding.message
     assert result.source == source
+
+
+def test_tf1_names_of_a_map_fun_importing_tensorflow_itself_are_respelled():
+    # TensorFlowOnSpark's map_fun imports TensorFlow in its body: the module binds no `tf` of its own.
+    source = map_fun(input=DATASET.replace("tf.ones([64, 3])", "tf.truncated_normal([64, 3])"),
+                     feed="  tf.logging.info('started')\n")
+    code = run(source).source
+    assert "tf.random.truncated_normal([64, 3])" in code and "tf.compat.v1.logging.info('started')" in code
+    assert code.startswith("import tensorflow as tf\n")
