@@ -170,4 +170,5 @@ def _shuffled_files(value, api) -> bool:
         return False
     keywords = {arg.keyword.value: arg.value for arg in value.args if arg.keyword}
     return len(value.args) == 1 + len(keywords) and "seed" not in keywords and not (
-        "shuffle" in keywords and not (isinstance(keywords["shuffle"], cst.Name) and keywords["shuffle"].value == "True"))
+        "shuffle" in keywords and not (isinstance(keywords["shuffle"], cst.Name)
+                                       and keywords["shuffle"].value == "True"))

@@ -89,7 +89,8 @@ def fetched_names(statement, fetches) -> tuple[list[str], list[str | None]]:
     return [item.value for item in items], targets
 
 
-def summary_writes(loop: cst.While | cst.For, name: str, graph: Graph) -> tuple[list[cst.BaseStatement], list[cst.Name]]:
+def summary_writes(loop: cst.While | cst.For, name: str, graph: Graph
+                   ) -> tuple[list[cst.BaseStatement], list[cst.Name]]:
     """What the loop's run fetched of the merged summaries, written to a TF1 summary writer (`writer.add_summary(
     summary, step)`, or an `if` doing only that): those statements, and the fetches naming the summaries (in any
     run of the loop: migrated_loop says what else stops it). They go with TF1's summaries (TFM109); migrated_loop

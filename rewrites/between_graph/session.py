@@ -31,8 +31,8 @@ from rewrites.between_graph import monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.runs import (RUN, as_tuple, feed_dict_of, fed_values, fetched_names, held_feed,
                                          is_run)
-from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
-                             statement_value, subtree)
+from rewrites.syntax import (Unsupported, bind_arguments, first_line, holder, is_name, list_elements, single_assign,
+                             source, statement_value, subtree)
 
 MONITORED_TRAINING_SESSION = ("master", "is_chief", "checkpoint_dir", "scaffold", "hooks", "chief_only_hooks",
                               "save_checkpoint_secs", "save_summaries_steps", "save_summaries_secs", "config",
@@ -396,6 +396,10 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     if len(runs) != 1:
         raise Unsupported(loop, "the loop must run the session exactly once per step")
     run = runs[0]
+    if isinstance(run, cst.If):
+        raise Unsupported(run, f"`{first_line(run)}` in the loop chooses the runs of a step: one run of the train_op "
+                               "a step is migrated, not an `if` choosing between training and other runs (a mode "
+                               "flag's inference); migrate it by hand")
     kept = _kept(run, graph)
     _check_summaries_only_written(session, run, graph)
     loss, step = kept.get(graph.loss), kept.get(graph.global_step)
@@ -504,7 +508,7 @@ def _check_summaries_only_written(session: Session, run: cst.BaseStatement, grap
     fetches, targets = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
     summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged and target}
     used = next((node for statement in session.loop.body.body if statement not in (run, *session.written)
-                 for node in subtree(statement) if isinstance(node, cst.Name) and node.value in summaries), None) if summaries else None
+                 for node in subtree(statement) if isinstance(node, cst.Name) and node.value in summaries), None)
     if used is not None:
         raise Unsupported(used, f"`{used.value}`, the summaries the run fetched, is used besides writing them to a "
                                 "summary writer: the migrated step makes no TF1 summaries; migrate that by hand")
