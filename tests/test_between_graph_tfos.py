@@ -376,3 +376,12 @@ def test_a_mode_flag_choosing_training_or_inference_runs_in_the_loop_is_left_nam
     assert '`if args.mode == "train":` in the loop chooses the runs of a step' in finding.message
     assert finding.line == source.splitlines().index('        if args.mode == "train":') + 1
     assert result.source == source
+
+
+def test_a_name_of_the_pipeline_read_after_the_graph_is_left():
+    source = map_fun(imports="import os\n  ", feed=PARSERS, input=FILES) + "    print(pattern)\n"
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert "`pattern`, part of its pipeline, is used elsewhere: it moves into the per-worker dataset function" \
+        in finding.message
+    assert finding.line == len(source.splitlines()) and result.source == source

@@ -16,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
+from rewrites.between_graph import emit, graph_calls, in_graph, inputs, monitored, synchronous, tfos, unread
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.runs import Evaluation, evaluations, summary_writes
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
@@ -440,10 +440,12 @@ class _Program:
             return []
         before = [s for s in block[:block.index(device)] if (single_assign(s) or ("",))[0] == graph.dataset]
         moved = {id(node) for statement in [*before, device] for node in subtree(statement)}
-        other = next((node for node in _uses(_scope(self.view, device), graph.dataset) if id(node) not in moved), None)
-        if other is not None:
-            raise Unsupported(other, f"`{graph.dataset}`, the dataset the graph's iterator reads, is used elsewhere: "
-                                     "it moves into the per-worker dataset function; migrate that use by hand")
+        for name in [graph.dataset, *(name for s in graph.dataset_statements for name in inputs.names_bound(s))]:
+            other = next((node for node in _uses(_scope(self.view, device), name) if id(node) not in moved), None)
+            if other is not None:
+                what = "the dataset the graph's iterator reads" if name == graph.dataset else "part of its pipeline"
+                raise Unsupported(other, f"`{name}`, {what}, is used elsewhere: it moves into the per-worker "
+                                         "dataset function; migrate that use by hand")
         for statement in before:
             self.edits.remove(statement)
         return [*before, *graph.dataset_statements]

@@ -104,6 +104,11 @@ def _iterated(value, api) -> str | None:
     return None
 
 
+def names_bound(statement) -> set[str]:
+    """The names a statement of the pipeline binds (a function's name, for one it maps)."""
+    return {statement.name.value} if isinstance(statement, cst.FunctionDef) else _bound(statement) or set()
+
+
 def _bound(statement) -> set[str] | None:
     """The names `name = value` binds; those an `if` binds in each of its branches, the same in each (without an
     `else`: only names it rebinds, read in its own assignments); None for any other statement."""
