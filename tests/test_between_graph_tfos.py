@@ -52,6 +52,32 @@ FED = """\
         batch_xs, batch_ys = feed_dict(tf_feed.next_batch(args.batch_size))
         _, step = sess.run([train_op, global_step], feed_dict={x: batch_xs, y_: batch_ys})"""
 
+# TensorFlowOnSpark's mnist/tf map_fun: files read with tf.data, their format chosen by a flag in the graph.
+FILES = """\
+      folder = ctx.absolute_path(args.images)
+      pattern = os.path.join(folder, args.format, "part-*")
+      ds = tf.data.Dataset.list_files(pattern)
+      ds = ds.shard(len(ctx.cluster_spec["worker"]), task_index).repeat()
+      if args.format == "csv":
+        ds = ds.interleave(tf.data.TextLineDataset, cycle_length=2, block_length=1)
+        parse = parse_csv
+      else:  # "tfr"
+        ds = ds.interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=1)
+        parse = parse_tfr
+      ds = ds.map(parse).batch(8)
+      iterator = ds.make_one_shot_iterator()
+      x, y_ = iterator.get_next()"""
+PARSERS = """\
+  def parse_csv(line):
+    values = tf.decode_csv(line, record_defaults=[[0.0]] * 4)
+    return tf.stack(values[:3]), tf.stack(values[3:])
+
+  def parse_tfr(record):
+    features = tf.parse_single_example(record, {"x": tf.FixedLenFeature([3], tf.float32),
+                                                "y": tf.FixedLenFeature([1], tf.float32)})
+    return features["x"], features["y"]
+"""
+
 
 def map_fun(server="ctx.start_cluster_server(1, args.rdma)", imports="", feed="", input=DATASET, run=RUN):
     return MAP_FUN.format(server=server, imports=imports, feed=feed, input=input, run=run)
@@ -176,6 +202,7 @@ def test_a_map_fun_fed_by_spark_whose_session_is_not_read_gets_its_tfm104_at_the
 # TensorFlowOnSpark 2 running a map_fun on one executor: the task's context, its start_cluster_server raising as
 # TensorFlowOnSpark 2's does under TF 2.
 LAUNCHER = """\
+import os
 import sys
 import types
 
@@ -188,20 +215,41 @@ def deprecated(*args, **kwargs):
 
 job, index, ps_hosts, worker_hosts = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 ctx = types.SimpleNamespace(job_name=job, task_index=index, worker_num=index, start_cluster_server=deprecated,
-                            cluster_spec={"ps": ps_hosts.split(","), "worker": worker_hosts.split(",")})
-map_fun(types.SimpleNamespace(rdma=False, steps=6), ctx)
+                            cluster_spec={"ps": ps_hosts.split(","), "worker": worker_hosts.split(",")},
+                            absolute_path=os.path.abspath)
+map_fun(types.SimpleNamespace(rdma=False, steps=6, images="data", format=sys.argv[5]), ctx)
 """
 
 
+def write_files(folder) -> None:
+    """Four files of TFRecords (x: 3 floats, y: 1) and the same as CSV lines, in folder/tfr and folder/csv."""
+    import tensorflow as tf
+
+    for kind in ("tfr", "csv"):
+        (folder / kind).mkdir(parents=True)
+    for part in range(4):
+        rows = [[float(part), float(i), 1.0, float(part + i)] for i in range(16)]
+        with tf.io.TFRecordWriter(str(folder / "tfr" / f"part-{part}")) as writer:
+            for row in rows:
+                feature = {"x": tf.train.Feature(float_list=tf.train.FloatList(value=row[:3])),
+                           "y": tf.train.Feature(float_list=tf.train.FloatList(value=row[3:]))}
+                writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+        (folder / "csv" / f"part-{part}").write_text("".join(",".join(map(str, row)) + "\n" for row in rows))
+
+
 @pytest.mark.tensorflow
-def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspark_2_context(tmp_path):
+@pytest.mark.parametrize("input, format", [(DATASET, "-"), (FILES, "tfr"), (FILES, "csv")],
+                         ids=["tensors", "files-tfr", "files-csv"])
+def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspark_2_context(tmp_path, input, format):
     import os
     import subprocess
     import sys
 
     portpicker = pytest.importorskip("portpicker")
-    source = map_fun() + "    print('trained steps:', step)\n"
+    source = map_fun(imports="import os\n  ", feed=PARSERS, input=input) + "    print('trained steps:', step)\n"
     migrated = run(source).source
+    if input is FILES:
+        write_files(tmp_path / "data")
     assert "start_cluster_server" not in migrated
     (tmp_path / "map_fun_module.py").write_text(migrated)
     (tmp_path / "launch.py").write_text(LAUNCHER)
@@ -209,7 +257,8 @@ def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspa
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def task(job, index, **kwargs):
-        return subprocess.Popen([sys.executable, "launch.py", job, str(index), ps, ",".join(workers)], cwd=tmp_path,
+        return subprocess.Popen([sys.executable, "launch.py", job, str(index), ps, ",".join(workers), format],
+                                cwd=tmp_path,
                                 env=env, stderr=subprocess.STDOUT, stdout=subprocess.PIPE, text=True, **kwargs)
 
     serving = [task("ps", 0), task("worker", 1)]
@@ -223,3 +272,116 @@ def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspa
         for process in serving:
             process.kill()
             process.wait()
+
+
+
+
+def test_an_if_choosing_how_the_files_are_read_goes_into_the_dataset_function_as_the_same_if():
+    result = run(map_fun(imports="import os\n  ", feed=PARSERS, input=FILES))
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    code = result.source
+    dataset_fn = code[code.index("def dataset_fn():"):code.index("return ds\n")]
+    # What the pipeline reads is made in the dataset function too, the flag's `if` as it was; nothing in the step.
+    for line in ("folder = ctx.absolute_path(args.images)", 'pattern = os.path.join(folder, args.format, "part-*")',
+                 'if args.format == "csv":\n        ds = ds.interleave(tf.data.TextLineDataset, cycle_length=2, '
+                 'block_length=1)\n        parse = parse_csv\n      else:  # "tfr"\n        ds = ds.interleave(',
+                 "ds = ds.map(parse).batch(8)"):
+        assert line in dataset_fn
+    step = code[code.index("def train_step"):]
+    assert "ds" not in step.split("return strategy.run")[0].split() and "parse" not in step
+
+
+@pytest.mark.parametrize("change, where, message", [
+    ('folder = ctx.absolute_path(args.images)', 'folder = tf.identity(ctx.absolute_path(args.images))\n'
+     '      print(folder)', None),
+    ("ds = ds.shard(len(ctx.cluster_spec[\"worker\"]), task_index).repeat()",
+     "ds = ds.interleave(tf.data.TFRecordDataset).shard(2, task_index)",
+     "`ds.interleave(tf.data.TFRecordDataset).shard(2, task_index)`: each TF1 worker read its own shard; the "
+     "migrated workers all make the chief's per-worker dataset"),
+], ids=["read-by-the-graph-too", "shard-of-records"])
+def test_what_the_per_worker_dataset_cannot_take_is_left_with_one_tfm104(change, where, message):
+    source = map_fun(imports="import os\n  ", feed=PARSERS, input=FILES.replace(change, where))
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    if message is None:  # the folder is read besides the pipeline: it cannot move into the dataset function
+        assert "`folder`, which the graph's input reads, is computed in the graph" in finding.message
+    else:
+        assert message in finding.message
+    assert result.source == source
+
+
+def test_a_shard_of_the_shuffled_file_names_by_the_task_index_is_kept_with_a_note():
+    result = run(map_fun(imports="import os\n  ", feed=PARSERS, input=FILES))
+    (note,) = [f for f in result.findings if "list_files shuffled without a seed" in f.message]
+    assert note.rule == "TFM103" and note.safety.value == "numeric"
+    seeded = FILES.replace("list_files(pattern)", "list_files(pattern, seed=1)")
+    (finding,) = [f for f in run(map_fun(imports="import os\n  ", feed=PARSERS, input=seeded)).findings
+                  if f.rule == "TFM104"]
+    assert "each TF1 worker read its own shard" in finding.message
+
+
+SUMMARIES = """\
+      tf.summary.scalar("loss", loss)
+      summary_op = tf.summary.merge_all()
+      init_op = tf.global_variables_initializer()
+
+    writer = tf.summary.FileWriter("tensorboard_%d" % task_index, graph=tf.get_default_graph())
+    with tf.train.MonitoredTrainingSession(master=server.target, is_chief=(task_index == 0),
+                                           scaffold=tf.train.Scaffold(init_op=init_op, summary_op=summary_op),
+                                           hooks=[tf.train.StopAtStepHook(last_step=args.steps)]) as sess:
+      while not sess.should_stop():
+        _, summary, step = sess.run([train_op, summary_op, global_step])
+        if task_index == 0:
+          writer.add_summary(summary, step)
+"""
+
+
+def test_merged_summaries_a_run_fetches_for_a_summary_writer_go_with_the_writer():
+    source = map_fun().split("\n    with tf.train.MonitoredTrainingSession")[0] + "\n" + SUMMARIES
+    result = run(source)
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    code = result.source
+    assert "summary" not in code.replace("tf.summary ops", "") and "writer" not in code
+    assert "      coordinator.schedule(train_step, args=(per_worker_iterator,))\n      scheduled_steps += 1\n" \
+           "      step = scheduled_steps\n    coordinator.join()" in code
+    (note,) = [f for f in result.findings if f.message.startswith("the run's merged summaries")]
+    assert note.rule == "TFM109" and note.line == source.splitlines().index("        if task_index == 0:") + 1
+
+
+def test_merged_summaries_read_besides_their_writer_are_left():
+    source = (map_fun().split("\n    with tf.train.MonitoredTrainingSession")[0] + "\n"
+              + SUMMARIES.replace("writer.add_summary(summary, step)", "writer.add_summary(summary, step)\n"
+                                  "        print(len(summary))"))
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert "`summary`, the summaries the run fetched, is used besides writing them" in finding.message
+    assert result.source == source
+
+
+def test_tf1_names_of_a_map_fun_importing_tensorflow_itself_are_respelled():
+    # TensorFlowOnSpark's map_fun imports TensorFlow in its body: the module binds no `tf` of its own.
+    source = map_fun(input=DATASET.replace("tf.ones([64, 3])", "tf.truncated_normal([64, 3])"),
+                     feed="  tf.logging.info('started')\n")
+    code = run(source).source
+    assert "tf.random.truncated_normal([64, 3])" in code and "tf.compat.v1.logging.info('started')" in code
+    assert code.startswith("import tensorflow as tf\n")
+
+
+def test_a_mode_flag_choosing_training_or_inference_runs_in_the_loop_is_left_naming_the_if():
+    # TensorFlowOnSpark's mnist/tf map_fun: `--mode inference` runs the predictions, not the train_op.
+    source = map_fun(run='        if args.mode == "train":\n          _, step = sess.run([train_op, global_step])\n'
+                         '        else:\n          print(sess.run(loss))')
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert '`if args.mode == "train":` in the loop chooses the runs of a step' in finding.message
+    assert finding.line == source.splitlines().index('        if args.mode == "train":') + 1
+    assert result.source == source
+
+
+def test_a_name_of_the_pipeline_read_after_the_graph_is_left():
+    source = map_fun(imports="import os\n  ", feed=PARSERS, input=FILES) + "    print(pattern)\n"
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert "`pattern`, part of its pipeline, is used elsewhere: it moves into the per-worker dataset function" \
+        in finding.message
+    assert finding.line == len(source.splitlines()) and result.source == source

@@ -22,8 +22,7 @@ def main(args: list[str]) -> None:
     else:
         path, args = os.path.abspath(args[0]), args[1:]
         sys.path.insert(0, os.path.dirname(path))
-    with open(path, encoding="utf-8") as file:
-        give_v1([path, *tf1_era_modules(file.read(), path, {})])
+    give_v1([path, *tf1_era_modules(path, path, {})])
     give_python_keras()
     give_tf1_private_names(RENAMED)
     sys.argv = [path, *args]

@@ -16,13 +16,14 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import device_functions, emit, graph_calls, in_graph, monitored, synchronous, tfos, unread
-from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
+from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, inputs, monitored, synchronous,
+                                    tfos, unread)
 from rewrites.between_graph.beside import host_values
+from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
                                               is_device_block, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
-from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations
+from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, summary_writes
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
                                             read_session, step_result, stop_statements)
@@ -60,6 +61,10 @@ EXISTING_SERVERS = ("; where `{test}`, the servers run elsewhere: the program st
                     "drives them and the other clients end")
 SUMMARIES = ("tf.summary ops fed TF1's summary writers: the migrated step computes the same without them; log from "
              "the loop with a tf.summary.create_file_writer if you need them")
+
+SUMMARY_WRITES = ("the run's merged summaries, written to a TF1 summary writer: the migrated step makes none and the "
+                  "program writes none; log from the loop with a tf.summary.create_file_writer on the chief if you "
+                  "need them")
 
 
 class Rewrite(TFCodemod):
@@ -204,7 +209,9 @@ class _Program:
         aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session, self.followed.get(id(device)))
-        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes)
+        session.written, fetched = summary_writes(session.loop, session.name, graph)
+        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes,
+                                          also=[*session.written, *fetched])
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
@@ -298,6 +305,8 @@ class _Program:
         self.notes += graph.notes + notes + session.notes + config_notes(session, self.names, only)
         if graph.summaries:
             self.notes.append(("TFM109", graph.summaries[0], SUMMARIES))
+        if session.written:
+            self.notes.append(("TFM109", session.written[0], SUMMARY_WRITES))
         if session.checkpoints is not None:
             self.notes.append(("TFM108", session.checkpoints, CHECKPOINTS.format(
                 folder=f"os.path.join({self.names.code(session.checkpoints)}, \"tf2\")")))
@@ -397,7 +406,7 @@ class _Program:
         return synchronous.Server(name, f"{name}.server_def.cluster", f"{name}.server_def.protocol", None)
 
     def _only_for_the_session(self, block: list, session: Session, graph: Graph, device: cst.With,
-                              keep_chief: bool) -> dict[str, cst.CSTNode]:
+                              keep_chief: bool, also: list[cst.CSTNode]) -> dict[str, cst.CSTNode]:
         """name -> `name = value` statements that only make an argument of the session or its Supervisor (hooks, a
         ConfigProto, an init_op, a Saver) or of the device setter (`worker_device = ...`), or of those: they go
         with them. The chief's test stays if asked, the checkpoint folder always."""
@@ -414,7 +423,8 @@ class _Program:
                 candidates[assign[0]] = statement
         # The checkpoints' folder stays: the migrated program's are there.
         folder = {id(node) for node in subtree(session.checkpoints)} if session.checkpoints is not None else set()
-        reads = {id(node) for argument in [*session.arguments, *device.items] for node in subtree(argument)} - folder
+        reads = {id(node) for argument in [*session.arguments, *device.items, *also] for node in subtree(argument)} \
+            - folder
         found: dict[str, cst.CSTNode] = {}
         while True:
             more = {name: statement for name, statement in candidates.items() if name not in found
@@ -479,10 +489,12 @@ class _Program:
             return []
         before = [s for s in block[:block.index(device)] if (single_assign(s) or ("",))[0] == graph.dataset]
         moved = {id(node) for statement in [*before, device] for node in subtree(statement)}
-        other = next((node for node in uses(_scope(self.view, device), graph.dataset) if id(node) not in moved), None)
-        if other is not None:
-            raise Unsupported(other, f"`{graph.dataset}`, the dataset the graph's iterator reads, is used elsewhere: "
-                                     "it moves into the per-worker dataset function; migrate that use by hand")
+        for name in [graph.dataset, *(name for s in graph.dataset_statements for name in inputs.names_bound(s))]:
+            other = next((node for node in uses(_scope(self.view, device), name) if id(node) not in moved), None)
+            if other is not None:
+                what = "the dataset the graph's iterator reads" if name == graph.dataset else "part of its pipeline"
+                raise Unsupported(other, f"`{name}`, {what}, is used elsewhere: it moves into the per-worker "
+                                         "dataset function; migrate that use by hand")
         for statement in before:
             self.edits.remove(statement)
         return [*before, *graph.dataset_statements]

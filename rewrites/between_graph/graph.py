@@ -107,6 +107,7 @@ class Graph:
     packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
     summaries: list[cst.BaseStatement] = field(default_factory=list)  # `tf.summary.scalar(...)`: dropped
+    merged: list[str] = field(default_factory=list)  # `summary_op = tf.summary.merge_all()`: a run may fetch it
     models: list[tuple[cst.FunctionDef, cst.ClassDef]] = field(default_factory=list)  # a function making variables,
     # the tf.Module replacing it (model_functions.py)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
@@ -137,7 +138,12 @@ class _Reader:
 
     def read(self, device: cst.With, until: cst.BaseStatement | None = None) -> Graph:
         graph = Graph()
-        for statement in self._statements(device, until):
+        statements = list(self._statements(device, until))
+        pipeline = {id(statement) for statement in inputs.pipeline(statements, self.api)}
+        for statement in statements:
+            if id(statement) in pipeline:
+                graph.dataset_statements.append(statement)
+                continue
             value = statement_value(statement)
             if isinstance(value, cst.Call) and self.api(value.func) in SUMMARIES and single_assign(statement) is None:
                 graph.summaries.append(statement)
@@ -178,6 +184,8 @@ class _Reader:
             raise Unsupported(device, "the graph needs variables, a loss and `train_op = optimizer.minimize(loss)`")
         self._into_dataset(graph, device, until)
         inputs.check(graph.dataset, graph.dataset_statements, device)
+        if (sharded := inputs.shard_note(graph.dataset_statements, self.api)) is not None:
+            graph.notes.append(("TFM103", *sharded))
         if graph.partitioner is not None:
             lookup = next((node for node in subtree(device) if isinstance(node, cst.Call)
                            and self.api(node.func) == "nn.embedding_lookup"), None)
@@ -243,6 +251,7 @@ class _Reader:
             graph.global_step = target
         elif api in SESSION_ONLY or synchronous.is_hook(value, graph.optimizer_name):
             graph.session_only[target] = statement
+            graph.merged += [target] if api == "summary.merge_all" else []
         elif api is not None and api.startswith("train.") and api.endswith("Optimizer"):
             self._optimizer(graph, target, value)
         elif self._is_minimize(value, graph):

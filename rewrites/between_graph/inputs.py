@@ -2,7 +2,10 @@
 tf.data one: the datasets it is made of (the file names'), the function it maps over the records, and
 ``x, y = tf.compat.v1.data.make_one_shot_iterator(<the pipeline>).get_next()``. All of it moves into the
 per-worker dataset function, the pipeline bound to a name of its own there; none of it may be read by the graph's
-other code, which runs in the step.
+other code, which runs in the step. Read back from the iterator (pipeline()), the pipeline is the statements binding
+the dataset and those binding what only they read (`file_pattern = os.path.join(folder, "part-*")`, `parse =
+parse_csv`), an `if` choosing among such assignments too (`if args.format == "csv": ds = ds.interleave(
+tf.data.TextLineDataset); parse = parse_csv else: ...`): it stays the same `if` in the dataset function.
 
 Or the graph calls a function of its module that builds the pipeline (`x, y = read_examples(path, 100, epochs)`)
 and returns its iterator's batches (`return tf.compat.v1.data.make_one_shot_iterator(<pipeline>).get_next()`, as
@@ -17,7 +20,8 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
-from rewrites.syntax import Unsupported, children, first_line, name_reads, names_read, single_assign, source, subtree
+from rewrites.syntax import (Unsupported, children, first_line, name_reads, names_read, single_assign, source,
+                             statement_value, subtree)
 
 ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
 DATASET_NAMES = ("dataset", "records", "input_dataset")
@@ -61,15 +65,132 @@ def check(dataset: str | None, statements: list[cst.BaseStatement], device: cst.
             raise Unsupported(statements[0], "a tf.data pipeline (or a function) in the graph no iterator reads")
         return
     inside = {id(node) for statement in statements for node in subtree(statement)}
+    computed = {name.value for node in subtree(device) if isinstance(node, cst.AssignTarget) and id(node) not in inside
+                for name in subtree(node.target) if isinstance(name, cst.Name)}
+    read = next((node for statement in statements if not isinstance(statement, cst.FunctionDef)
+                 for node in _reads(statement) if node.value in computed), None)
+    if read is not None:
+        raise Unsupported(read, f"`{read.value}`, which the graph's input reads, is computed in the graph (in the "
+                                "step, once migrated): only what the pipeline itself binds moves into the per-worker "
+                                "dataset function; compute it before the graph")
     for statement in statements:
-        name = statement.name.value if isinstance(statement, cst.FunctionDef) else single_assign(statement)[0]
-        if name == dataset:
+        for name in [statement.name.value] if isinstance(statement, cst.FunctionDef) else sorted(_bound(statement)):
+            if name == dataset:
+                continue
+            reads = [node for node in names_read(device) if node.value == name]
+            outside = next((node for node in reads if id(node) not in inside), None)
+            if outside is not None or not reads:
+                raise Unsupported(statement, f"`{name}` is part of the graph's input and moves into the per-worker "
+                                             "dataset function: only the tf.data pipeline the iterator reads may use "
+                                             "it")
+
+
+def pipeline(statements: list[cst.BaseStatement], api) -> list[cst.BaseStatement]:
+    """The ``statements`` building the dataset whose one-shot iterator the graph reads, before that iterator: each
+    binding the dataset, or names that only the pipeline's later statements read, or an `if` doing so in each
+    branch."""
+    at, dataset = next(((index, name) for index, statement in enumerate(statements)
+                        if (name := _iterated(statement_value(statement), api))), (0, None))
+    found, needed = [], {dataset}
+    for index in range(at - 1, -1, -1):
+        statement, later = statements[index], statements[index + 1:]
+        binds = _bound(statement)
+        if not binds or not binds & needed or any(
+                name != dataset and any(node.value == name for other in later if other not in found
+                                        for node in names_read(other)) for name in binds):
             continue
-        reads = [node for node in names_read(device) if node.value == name]
-        outside = next((node for node in reads if id(node) not in inside), None)
-        if outside is not None or not reads:
-            raise Unsupported(statement, f"`{name}` is part of the graph's input and moves into the per-worker "
-                                         "dataset function: only the tf.data pipeline the iterator reads may use it")
+        found.insert(0, statement)
+        needed |= {node.value for node in _reads(statement)}
+    return found
+
+
+def _iterated(value, api) -> str | None:
+    """The dataset name of `ds.make_one_shot_iterator()` / `make_one_shot_iterator(ds)` (`.get_next()` of it)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "get_next":
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return None
+    if api(value.func) in ITERATOR_FUNCTIONS and len(value.args) == 1 and isinstance(value.args[0].value, cst.Name):
+        return value.args[0].value.value
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "make_one_shot_iterator" \
+            and isinstance(value.func.value, cst.Name) and not value.args:
+        return value.func.value.value
+    return None
+
+
+def names_bound(statement) -> set[str]:
+    """The names a statement of the pipeline binds (a function's name, for one it maps)."""
+    return {statement.name.value} if isinstance(statement, cst.FunctionDef) else _bound(statement) or set()
+
+
+def _bound(statement) -> set[str] | None:
+    """The names `name = value` binds; those an `if` binds in each of its branches, the same in each (without an
+    `else`: only names it rebinds, read in its own assignments); None for any other statement."""
+    if isinstance(statement, cst.If):
+        branches = [statement.body.body]
+        orelse = statement.orelse
+        while isinstance(orelse, cst.If):
+            branches.append(orelse.body.body)
+            orelse = orelse.orelse
+        names = [{name for line in branch for name in _bound(line) or {None}} for branch in branches]
+        if orelse is not None:
+            names.append({name for line in orelse.body.body for name in _bound(line) or {None}})
+        if None in set().union(*names) or any(group != names[0] for group in names):
+            return None
+        if orelse is None and not names[0] <= {node.value for node in _reads(statement)}:
+            return None
+        return names[0]
+    assign = single_assign(statement)
+    return {assign[0]} if assign is not None else None
+
+
+def _reads(statement) -> list[cst.Name]:
+    """The names an assignment (or an `if` of assignments) reads: not those it binds."""
+    if isinstance(statement, cst.If):
+        return [*names_read(statement.test), *(node for line in statement.body.body for node in _reads(line)),
+                *(_reads(statement.orelse) if isinstance(statement.orelse, cst.If) else
+                  (node for line in statement.orelse.body.body for node in _reads(line)) if statement.orelse else ())]
+    value = statement_value(statement)
+    return names_read(value) if value is not None else []
+
+
+def shard_note(statements: list[cst.BaseStatement], api) -> tuple[cst.CSTNode, str] | None:
+    """A `shard(n, index)` of the pipeline by anything but a number: TF1's worker read its own shard, the migrated
+    workers all make the chief's dataset function (ParameterServerStrategy's per-worker datasets are alike). Kept,
+    with a note, where it shards the file names `list_files` shuffled without a seed (each TF1 worker read a random
+    share of the files each epoch, and so does each migrated one); refused otherwise."""
+    files = set()  # the names holding shuffled file names where the statement stands
+    for statement in statements:
+        for node in subtree(statement):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value ==
+                    "shard" and len(node.args) == 2 and not isinstance(node.args[1].value, cst.Integer)):
+                continue
+            sharded = node.func.value
+            if isinstance(sharded, cst.Name) and sharded.value in files or _shuffled_files(sharded, api):
+                return node, SHARDED_FILES.format(shard=source(node))
+            raise Unsupported(node, f"`{source(node)}`: each TF1 worker read its own shard; the migrated workers "
+                                    "all make the chief's per-worker dataset (ParameterServerStrategy's are alike), "
+                                    "whose index is the chief's: shard the file names of an unseeded `list_files`, "
+                                    "or give each worker its data by hand")
+        assign = single_assign(statement)
+        files = files - (_bound(statement) or set()) | ({assign[0]} if assign and _shuffled_files(assign[1], api)
+                                                         else set())
+    return None
+
+
+SHARDED_FILES = ("`{shard}` of the file names list_files shuffled without a seed: each TF1 worker read a random share "
+                 "of the files each epoch; the migrated workers all make the chief's per-worker dataset, its index "
+                 "the chief's, and each reads a random share of the same size")
+
+
+def _shuffled_files(value, api) -> bool:
+    """`tf.data.Dataset.list_files(pattern)`: its file names shuffled, without a seed (TF1's default)."""
+    if not (isinstance(value, cst.Call) and api(value.func) == "data.Dataset.list_files"):
+        return False
+    keywords = {arg.keyword.value: arg.value for arg in value.args if arg.keyword}
+    return len(value.args) == 1 + len(keywords) and "seed" not in keywords and not (
+        "shuffle" in keywords and not (isinstance(keywords["shuffle"], cst.Name)
+                                       and keywords["shuffle"].value == "True"))
 
 
 def computed_for(pipeline: list[cst.BaseStatement], computed: dict[str, cst.BaseStatement]) -> list[cst.BaseStatement]:

@@ -148,7 +148,9 @@ a name in the one method of its class binding it, which places the graph; used i
 there), a MonitoredTrainingSession with neither master nor is_chief (each task trains a graph of its own), a
 TensorFlowOnSpark map_fun reading the batches Spark feeds its executor (InputMode.SPARK: ctx.get_data_feed,
 TFNode.DataFeed, TFNode.next_batch; the coordinator's dataset_fn runs on remote workers, which cannot read that
-feed). A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
+feed), a tf.data pipeline reading a name the step computes or `shard(n, <task index>)` of anything but the file
+names an unseeded list_files shuffled (every worker makes the chief's dataset function), an `if` in the loop
+choosing the runs of a step (a mode flag's training or inference). A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
 an attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
 session made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session
 on no server, which trained the graph in each task's own process) gets one finding too, at the first of them, as
@@ -348,7 +350,9 @@ Finding:
 TFM109 between-graph-summaries
 
 What it does: tf.summary operations in the graph, which only fed TF1's summary writers, go, and so do a
-MonitoredTrainingSession's SummarySaverHook and its Scaffold's summary_op (each with a finding of its own).
+MonitoredTrainingSession's SummarySaverHook and its Scaffold's summary_op (each with a finding of its own), and the
+merged summaries a run fetches only to write them to a FileWriter (`writer.add_summary(summary, step)`), the
+writer with them.
 Why: the migrated step has no session that writes them; they do not change what the step computes.
 What may differ: nothing the program computes; to keep the summaries, log from the loop with a
 tf.summary.create_file_writer.

@@ -94,6 +94,40 @@ def fetched_names(statement, fetches) -> tuple[list[str], list[str | None]]:
     return [item.value for item in items], targets
 
 
+def summary_writes(loop: cst.While | cst.For, name: str, graph: Graph
+                   ) -> tuple[list[cst.BaseStatement], list[cst.Name]]:
+    """What the loop's run fetched of the merged summaries, written to a TF1 summary writer (`writer.add_summary(
+    summary, step)`, or an `if` doing only that): those statements, and the fetches naming the summaries (in any
+    run of the loop: migrated_loop says what else stops it). They go with TF1's summaries (TFM109); migrated_loop
+    refuses any other use of what the run fetched of them."""
+    fetched = []
+    for call in (node for node in subtree(loop) if graph.merged and is_run(node, name)):
+        fetches = (bind_arguments(call, RUN) or {}).get("fetches")
+        items = [] if fetches is None else [e.value for e in fetches[1].value.elements] \
+            if isinstance(fetches[1].value, (cst.List, cst.Tuple)) else [fetches[1].value]
+        fetched += [item for item in items if isinstance(item, cst.Name) and item.value in graph.merged]
+    runs = [s for s in loop.body.body if any(is_run(node, name) for node in subtree(s))]
+    if not (fetched and len(runs) == 1 and is_run(value := statement_value(runs[0]), name)):
+        return [], fetched
+    try:
+        fetches, targets = fetched_names(runs[0], bind_arguments(value, RUN)["fetches"][1].value)
+    except (Unsupported, KeyError, TypeError):
+        return [], fetched
+    summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged}
+    written = [statement for statement in loop.body.body if _writes(statement, summaries) or (
+        isinstance(statement, cst.If) and statement.orelse is None
+        and all(_writes(line, summaries) for line in statement.body.body))]
+    return written, fetched
+
+
+def _writes(statement, summaries: set[str | None]) -> bool:
+    """`writer.add_summary(summary, ...)` of one of the ``summaries``."""
+    value = statement_value(statement) if isinstance(statement, cst.SimpleStatementLine) else None
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "add_summary" and single_assign(statement) is None and bool(value.args)
+            and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in summaries)
+
+
 def as_tuple(items: list[str]) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 

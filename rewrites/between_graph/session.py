@@ -33,8 +33,8 @@ from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
                                          held_feed, is_run)
-from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
-                             statement_value, subtree)
+from rewrites.syntax import (Unsupported, bind_arguments, first_line, holder, is_name, list_elements, single_assign,
+                             source, statement_value, subtree)
 
 MONITORED_TRAINING_SESSION = ("master", "is_chief", "checkpoint_dir", "scaffold", "hooks", "chief_only_hooks",
                               "save_checkpoint_secs", "save_summaries_steps", "save_summaries_secs", "config",
@@ -112,6 +112,7 @@ class Session:
     kept: list[cst.BaseStatement] = field(default_factory=list)  # what that branch does besides opening the session
     graph: cst.BaseExpression | None = None        # a Supervisor's `graph`: the `with tf.Graph().as_default() as g:`
     retried: str | None = None                     # the flag opening it again after an AbortedError (retry.py)
+    written: list[cst.BaseStatement] = field(default_factory=list)  # the loop's writes of fetched summaries: gone
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -399,9 +400,14 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    statements = _loop_statements(session, names.api)
+    statements = [s for s in _loop_statements(session, names.api) if s not in session.written]
     run = _the_run(session, names.api, graph)
+    if isinstance(run, cst.If):
+        raise Unsupported(run, f"`{first_line(run)}` in the loop chooses the runs of a step: one run of the train_op "
+                               "a step is migrated, not an `if` choosing between training and other runs (a mode "
+                               "flag's inference); migrate it by hand")
     kept = _kept(run, graph)
+    _check_summaries_only_written(session, run, graph)
     loss, step = kept.get(step_result(session, graph, names.api)), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
     held = held_feed(run, statements, [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
@@ -477,7 +483,7 @@ def step_result(session: Session, graph: Graph, api) -> str:
     accuracy of the batch), computed from the same forward pass as TF1's run computed it."""
     run = _the_run(session, api, graph)
     fetches, _ = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
-    return next((f for f in fetches if f not in (graph.train_op, graph.global_step)), graph.loss)
+    return next((f for f in fetches if f not in (graph.train_op, graph.global_step, *graph.merged)), graph.loss)
 
 
 def _limits(session: Session, names: Names, counter: str, breaks: list[cst.If]
@@ -536,16 +542,30 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     fetches, targets = fetched_names(run, args["fetches"][1].value)
     if graph.train_op not in fetches:
         raise Unsupported(value, "a run without the train_op")
-    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step)
-                    and fetch not in graph.computed), None)
+    unknown = next((fetch for fetch in fetches if fetch not in (graph.train_op, graph.loss, graph.global_step,
+                                                                *graph.merged) and fetch not in graph.computed), None)
     if unknown is not None:
         raise Unsupported(value, f"run() fetches `{unknown}`: the train_op, the global step and the loss or another "
                                  "tensor the graph computes are migrated")
-    values = [fetch for fetch in fetches if fetch not in (graph.train_op, graph.global_step)]
+    values = [fetch for fetch in fetches if fetch not in (graph.train_op, graph.global_step, *graph.merged)]
     if len(values) > 1:
         raise Unsupported(value, f"run() fetches `{values[1]}` besides `{values[0]}`: the step returns one tensor "
                                  "(the loss, or another the graph computes)")
-    return {fetch: target for fetch, target in zip(fetches, targets) if target}
+    return {fetch: target for fetch, target in zip(fetches, targets) if target and fetch not in graph.merged}
+
+
+def _check_summaries_only_written(session: Session, run: cst.BaseStatement, graph: Graph) -> None:
+    """What the run fetched of the merged summaries is only written to a summary writer (runs.summary_writes):
+    the migrated step makes no summaries."""
+    if not graph.merged:
+        return
+    fetches, targets = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
+    summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged and target}
+    used = next((node for statement in session.loop.body.body if statement not in (run, *session.written)
+                 for node in subtree(statement) if isinstance(node, cst.Name) and node.value in summaries), None)
+    if used is not None:
+        raise Unsupported(used, f"`{used.value}`, the summaries the run fetched, is used besides writing them to a "
+                                "summary writer: the migrated step makes no TF1 summaries; migrate that by hand")
 
 
 class _Fetch(cst.CSTTransformer):

@@ -89,6 +89,8 @@ class Spelling:
         view = self.view
         reassigned = view._module_aliases.get(TF)
         imported = view.imported(TF)
+        if imported is None and TF not in view.top_level and _imported_in_functions(view.module):
+            imported = "tensorflow"  # TensorFlowOnSpark's map_fun: `import tensorflow as tf` in the function only
         rebinding = Rebinding("none")
         self._find_rebindings(view.module.body, rebinding)
         rebinding.plain_import = any(isinstance(small, cst.Import) and _imports_tf(small) and not _imports_v1_as_tf(small)
@@ -308,6 +310,14 @@ def _imports_tf(statement: cst.Import | cst.ImportFrom) -> bool:
     """An import binding `tf` to TensorFlow or its compat.v1."""
     return _imports_v1_as_tf(statement) or (isinstance(statement, cst.Import) and all(
         alias.evaluated_alias == TF and alias.evaluated_name == "tensorflow" for alias in statement.names))
+
+
+def _imported_in_functions(module: cst.Module) -> bool:
+    """`tf` bound only in functions, and only by `import tensorflow as tf`."""
+    binds = [node for node in subtree(module) if isinstance(node, (cst.Import, cst.ImportFrom))
+             and not isinstance(node.names, cst.ImportStar)
+             and any((alias.evaluated_alias or alias.evaluated_name) == TF for alias in node.names)]
+    return bool(binds) and all(isinstance(node, cst.Import) and _imports_as_tf(node, "tensorflow") for node in binds)
 
 
 def _imports_as_tf(statement: cst.Import, module: str) -> bool:
