@@ -156,7 +156,8 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs
     rows = np.arange(48, dtype=np.float32).reshape(16, 3) / 48
     np.savez(tmp_path / "train.npz", x=rows, y=rows.sum(axis=1, keepdims=True))
     (tmp_path / "map_fun_module.py").write_text(run(PROGRAM).source)
-    (tmp_path / "launch.py").write_text(LAUNCHER.replace("steps=6)", f"steps={steps}, epochs={epochs}, data='.')"))
+    (tmp_path / "launch.py").write_text(LAUNCHER.replace(
+        'steps=6, images="data", format=sys.argv[5])', f"steps={steps}, epochs={epochs}, data='.')"))
     ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 

@@ -304,7 +304,8 @@ def test_what_the_per_worker_dataset_cannot_take_is_left_with_one_tfm104(change,
     result = run(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
     if message is None:  # the folder is read besides the pipeline: it cannot move into the dataset function
-        assert "`folder`, which the graph's input reads, is computed in the graph" in finding.message
+        assert "`folder` is part of the graph's input and moves into the per-worker dataset function" in \
+            finding.message
     else:
         assert message in finding.message
     assert result.source == source
