@@ -176,3 +176,25 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs
         for process in serving:
             process.kill()
             process.wait()
+
+
+def test_batches_unpacked_in_a_name_scope_then_returned_are_the_function_s_pipeline_too():
+    """tensorflow/ecosystem's MNIST `inputs()`: the batches bound to names in `with tf.name_scope("input"):`, then
+    returned."""
+    reader = READER.replace('''  return tf.compat.v1.data.make_one_shot_iterator(
+      records.repeat(num_epochs)
+      .map(scale)
+      .batch(batch_size, drop_remainder=True)).get_next()
+''', '''  with tf.name_scope("input"):
+    x, y = tf.compat.v1.data.make_one_shot_iterator(
+        records.repeat(num_epochs).map(scale).batch(batch_size, drop_remainder=True)).get_next()
+    return x, y
+''')
+    result = run(reader + MAP_FUN)
+    assert "TFM104" not in {f.rule for f in result.findings}, result.findings
+    assert ('  with tf.compat.v1.name_scope("input"):\n    return records.repeat(num_epochs).map(scale).batch(batch_size, '
+            'drop_remainder=True)\n\n\ndef map_fun') in result.source
+    assert "      dataset = read_examples(path, 4, num_epochs)\n" in result.source
+    # Returned besides the batches, the names are the function's own: it is left.
+    kept = reader.replace("    return x, y\n", "    print(x)\n    return x, y\n")
+    assert run(kept + MAP_FUN).source == kept + MAP_FUN

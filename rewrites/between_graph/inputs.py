@@ -10,7 +10,9 @@ tf.data.TextLineDataset); parse = parse_csv else: ...`): it stays the same `if` 
 Or the graph calls a function of its module that builds the pipeline (`x, y = read_examples(path, 100, epochs)`)
 and returns its iterator's batches (`return tf.compat.v1.data.make_one_shot_iterator(<pipeline>).get_next()`, as
 TFM008 writes a queue-runner function's, or `iterator = <pipeline>.make_one_shot_iterator()` then `return
-iterator.get_next()`): the function returns the pipeline instead, and its call, bound to a name,
+iterator.get_next()`, or the batches unpacked then returned, `images, labels = ...get_next()` `return images,
+labels`, in a `with tf.name_scope("input"):` block the function ends with or not): the function returns the
+pipeline instead, and its call, bound to a name,
 is the per-worker dataset function's; the same batches, in the same order. Called nowhere else, it may not make
 variables, placeholders, queues or summaries; one of another module is left (the migration edits only the graph's).
 """
@@ -272,16 +274,20 @@ def _returned_pipeline(function: cst.FunctionDef, api
     """(the statements making the iterator and returning its batches, its pipeline): the function's last, and only,
     return is `return <one-shot iterator>.get_next()`, the iterator made there or just before (`iterator =
     <one-shot iterator>`, read nowhere else)."""
-    body = function.body.body
+    body = _last_block(function.body.body)
     last = body[-1] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
     value = last.body[0].value if last is not None and isinstance(last.body[0], cst.Return) else None
+    made = [last]
+    if _returns_unpacked(value, body, function):  # `images, labels = <iterator>.get_next()` `return images, labels`
+        value, made = body[-2].body[0].value, [body[-2], last]
+        body = body[:-1]
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args
             and value.func.attr.value == "get_next"):
         return None
-    iterator, made = value.func.value, [last]
+    iterator = value.func.value
     if isinstance(iterator, cst.Name) and len(body) > 1 and (assign := single_assign(body[-2])) is not None \
             and assign[0] == iterator.value and len(name_reads(function.body, iterator.value)) == 2:
-        iterator, made = assign[1], [body[-2], last]
+        iterator, made = assign[1], [body[-2], *made]
     pipeline = iterated(iterator, api)
     if pipeline is None and isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) \
             and iterator.func.attr.value == "make_one_shot_iterator" and not iterator.args:
@@ -289,6 +295,29 @@ def _returned_pipeline(function: cst.FunctionDef, api
     if pipeline is None or sum(isinstance(node, cst.Return) for node in _own_nodes(function.body)) != 1:
         return None
     return made, pipeline
+
+
+def _last_block(body) -> list[cst.BaseStatement]:
+    """The statements the function ends with: those of a `with tf.name_scope("input"):` block it ends in."""
+    while body and isinstance(body[-1], cst.With) and len(body[-1].items) == 1:
+        body = list(body[-1].body.body)
+    return list(body)
+
+
+def _returns_unpacked(value, body: list, function: cst.FunctionDef) -> bool:
+    """`return images, labels` of the names the statement before binds (`images, labels = ...`), read nowhere
+    else in the function (but in the functions it defines, their own)."""
+    if not (isinstance(value, cst.Tuple) and len(body) > 1
+            and all(isinstance(element.value, cst.Name) for element in value.elements)):
+        return False
+    names = [element.value.value for element in value.elements]
+    before = body[-2]
+    targets = before.body[0].targets if isinstance(before, cst.SimpleStatementLine) and isinstance(
+        before.body[0], cst.Assign) else []
+    unpacked = targets[0].target if len(targets) == 1 else None
+    return (isinstance(unpacked, cst.Tuple) and [getattr(e.value, "value", None) for e in unpacked.elements] == names
+            and all(sum(len(name_reads(statement, name)) for statement in function.body.body
+                        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))) == 2 for name in names))
 
 
 def _own_nodes(node: cst.CSTNode):

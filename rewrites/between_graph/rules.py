@@ -43,8 +43,9 @@ keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's su
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
 training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
 per-worker dataset, and so does one a function of the module the graph calls once builds and returns the batches
-of (`return make_one_shot_iterator(<pipeline>).get_next()`): the function returns the pipeline; an input that may
-end (no `.repeat()` without a count) stops the loop where it ends, as TF1's session stopped. A function of the
+of (`return make_one_shot_iterator(<pipeline>).get_next()`, or those batches unpacked into names it returns): the
+function returns the pipeline; an input that may end (no `.repeat()` without a count) stops the loop where it ends,
+as TF1's session stopped. A function of the
 module the graph calls once that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
 tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of its name in CamelCase: its __init__
 makes the variables as the function's statements made them, once, in the strategy's scope; its __call__ runs the
@@ -150,13 +151,13 @@ TensorFlowOnSpark map_fun reading the batches Spark feeds its executor (InputMod
 TFNode.DataFeed, TFNode.next_batch; the coordinator's dataset_fn runs on remote workers, which cannot read that
 feed), a tf.data pipeline reading a name the step computes or `shard(n, <task index>)` of anything but the file
 names an unseeded list_files shuffled (every worker makes the chief's dataset function), an `if` in the loop
-choosing the runs of a step (a mode flag's training or inference). A module with TF1-only cluster code that makes a session in none of the shapes read (a Supervisor kept in
-an attribute bound elsewhere; a session a function returns; a graph under replica_device_setter trained by a
-session made elsewhere: the finding names the parameter the function is given it by, and a caller's plain Session
-on no server, which trained the graph in each task's own process) gets one finding too, at the first of them, as
-does a graph placed by a replica_device_setter a call returns other than as TFM103 reads it (`device, target =
-device_and_target()` of a function of the module, called once, starting the Server whose target it returns with
-the setter and joining it on the ps).
+choosing the runs of a step (a mode flag's training or inference). A module with TF1-only cluster code that makes
+a session in none of the shapes read (a Supervisor kept in an attribute bound elsewhere; a session a function
+returns; a graph under replica_device_setter trained by a session made elsewhere: the finding names the parameter
+the function is given it by, and a caller's plain Session on no server, which trained the graph in each task's own
+process) gets one finding too, at the first of them, as does a graph placed by a replica_device_setter a call
+returns other than as TFM103 reads it (`device, target = device_and_target()` of a function of the module, called
+once, starting the Server whose target it returns with the setter and joining it on the ps).
 One finding per program: at the first thing that stopped it, the graph read before its session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.
