@@ -6,6 +6,8 @@ migration cannot carry over is left with one TFM104 saying why (rewrites/between
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from helpers import run
 from test_between_graph_tfos import LAUNCHER
@@ -143,9 +145,11 @@ def test_an_input_function_the_migration_cannot_carry_over_leaves_the_program_sa
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("epochs, steps, trained", [(0, 6, 6), (1, 20, 8)], ids=["endless", "one epoch"])
+@pytest.mark.parametrize("epochs, steps, trained", [(0, 6, {6}), (1, 20, set(range(4, 9)))],
+                         ids=["endless", "one epoch"])
 def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs, steps, trained):
-    """16 rows in batches of 4: one epoch is 4 steps on each worker, where TF1's sessions stopped."""
+    """16 rows in batches of 4: one epoch is 4 steps on each worker, where TF1's sessions stopped. The first worker
+    to run out stops the loop (the TFM103 note): its 4 steps, and those the other ran by then, are trained."""
     import os
     import subprocess
     import sys
@@ -170,7 +174,8 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs
         chief = task("worker", 0)
         out, _ = chief.communicate(timeout=240)
         assert chief.returncode == 0, out[-3000:]
-        assert f"trained steps: {trained}\n" in out, out[-3000:]
+        ended = re.search(r"^trained steps: (\d+)$", out, re.MULTILINE)
+        assert ended is not None and int(ended.group(1)) in trained, out[-3000:]
         assert all(process.poll() is None for process in serving)
     finally:
         for process in serving:
