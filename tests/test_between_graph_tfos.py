@@ -368,14 +368,15 @@ def test_tf1_names_of_a_map_fun_importing_tensorflow_itself_are_respelled():
     assert code.startswith("import tensorflow as tf\n")
 
 
-def test_a_mode_flag_choosing_training_or_inference_runs_in_the_loop_is_left_naming_the_if():
-    # TensorFlowOnSpark's mnist/tf map_fun: `--mode inference` runs the predictions, not the train_op.
+def test_a_mode_flag_whose_other_branch_runs_the_graph_within_a_statement_is_left_naming_the_run():
+    # TensorFlowOnSpark's mnist/tf map_fun: `--mode inference` runs the predictions, not the train_op (modes.py,
+    # tests/test_between_graph_modes.py); a run within a statement there is not migrated.
     source = map_fun(run='        if args.mode == "train":\n          _, step = sess.run([train_op, global_step])\n'
                          '        else:\n          print(sess.run(loss))')
     result = run(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
-    assert '`if args.mode == "train":` in the loop chooses the runs of a step' in finding.message
-    assert finding.line == source.splitlines().index('        if args.mode == "train":') + 1
+    assert "the branch not training must run the graph's tensors once" in finding.message
+    assert finding.line == source.splitlines().index("          print(sess.run(loss))") + 1
     assert result.source == source
 
 

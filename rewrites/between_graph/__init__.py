@@ -19,14 +19,15 @@ from rewrites.base import TFCodemod
 from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, inputs, monitored, synchronous,
                                     tfos, unread)
 from rewrites.between_graph.beside import host_values
+from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
                                               is_device_block, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, summary_writes
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
-                                            distinct_openings, last_step, migrated_loop, opens_session, owned,
-                                            read_session, step_result, stop_statements)
+                                            distinct_openings, last_step, loop_statements, migrated_loop,
+                                            opens_session, owned, read_session, step_result, stop_statements)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -38,7 +39,7 @@ from rewrites.tf1_checkpoints import restores_shard_slots
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
 GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", "checkpoint", "manager", "dataset_fn",
                    "per_worker_iterator", "scheduled_steps", "trained_steps", "scaled_loss", "tf1_checkpoint",
-                   "restored_steps", "evaluate_graph")
+                   "restored_steps", "evaluate_graph", "evaluate_batch", "worker_iterator")
 # The module-level functions resuming from TF1's checkpoints, and restoring the slots of shards.
 RESTORE = {"restore_tf1_checkpoint": "restore_tf1_checkpoint", "restore_shard_slots": "restore_shard_slots"}
 SERVERS = {"train.Server", "distribute.Server"}
@@ -209,7 +210,8 @@ class _Program:
         aggregates = synchronous.AGGREGATES[summed]
         modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
         server = self._server(self._visible_before(device), session, self.followed.get(id(device)))
-        session.written, fetched = summary_writes(session.loop, session.name, graph)
+        session.mode = read_mode(session, graph)
+        session.written, fetched = summary_writes(loop_statements(session, self.names.api), session.name, graph)
         only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes,
                                           also=[*session.written, *fetched])
         last_step(session, graph, self.names, only)
@@ -267,8 +269,12 @@ class _Program:
             head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names,
                                                            session.elsewhere, end)
             setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
+            if session.mode is not None:  # serving the coordinator where the flag chooses training (modes.py)
+                head, chosen = [], (session.mode, head)
+            else:
+                chosen = None
             return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
-                                                   summed, returned)]
+                                                   summed, returned, chosen)]
 
         new = _by_mode(flag, modes, program, device.leading_lines)
         if host:  # made where TF1 made them, before the graph
@@ -510,6 +516,9 @@ class _Program:
             trained = restores_shard_slots(graph.partitioner, graph.slots)
             save = [cst.parse_statement(f"if int({graph.optimizer_name}.iterations) > restored_steps:\n"
                                         "    manager.save()\n" if trained else "manager.save()\n")]
+            if session.mode is not None:  # every worker evaluating on its own (modes.py): the chief saves
+                chief = session.is_chief.with_changes(lpar=[], rpar=[])
+                save = [cst.If(test=self.spelling.spelled(chief), body=cst.IndentedBlock(save))]
         loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
         replaced = {e.run: [e.replacement] for e in evaluated}
         replaced |= {e.held: [] for e in evaluated if e.held is not None} | {statement: [] for statement in dropped}

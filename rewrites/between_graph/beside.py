@@ -48,15 +48,6 @@ class LoopRuns:
         return statement.visit(_Rewritten(self.replacements, spelled))
 
 
-def trains(statement: cst.BaseStatement, session: str, graph: Graph) -> bool:
-    """`sess.run(train_op, ...)` or `... = sess.run([train_op, ...], ...)`: the run of a step."""
-    value = statement_value(statement)
-    args = bind_arguments(value, RUN) if is_run(value, session) else None
-    fetches = args["fetches"][1].value if args and "fetches" in args else None
-    items = [e.value for e in fetches.elements] if isinstance(fetches, (cst.List, cst.Tuple)) else [fetches]
-    return any(is_name(item, graph.train_op) for item in items)
-
-
 def loop_runs(session: Session, graph: Graph, names: Names, stepping: Stepping,
               step: list[cst.BaseStatement]) -> LoopRuns:
     """The runs of the session's loop besides its ``step`` (the train run and the feed dict it holds), however
@@ -69,17 +60,20 @@ def loop_runs(session: Session, graph: Graph, names: Names, stepping: Stepping,
              and is_name(node.args[0].value, session.name) and is_name(node.args[1].value, graph.global_step)}
     found.replacements |= steps
     found.nodes += list(steps)
+    # (the branch of a flag's `if` not training is modes.py's)
+    other = {id(node) for s in (session.mode.other if session.mode is not None else []) for node in subtree(s)}
     for statement, block in _nested(list(loop.body.body)):
-        if statement in step or not isinstance(statement, cst.SimpleStatementLine) \
+        if statement in step or id(statement) in other or not isinstance(statement, cst.SimpleStatementLine) \
                 or not any(is_run(node, session.name) for node in subtree(statement)):
             continue
         value = statement_value(statement)
         if single_assign(statement) and is_run(value, session.name):
             elsewhere = [s for s in loop.body.body if s not in block and statement not in list(subtree(s))]
-            evaluated = [evaluation(statement, session, graph, names, block, elsewhere, "in the loop")]
+            evaluated = [evaluation(statement, session, graph, names, block, elsewhere, "in the loop",
+                                    stepping.schedules)]
             found.nodes += [statement, *([evaluated[0].held] if evaluated[0].held is not None else [])]
         else:
-            evaluated, runs = _within(statement, session, graph, names, steps)
+            evaluated, runs = _within(statement, session, graph, names, steps, stepping.schedules)
             found.nodes += runs
         found.evaluations += evaluated
         replacement = evaluated[0].replacement
@@ -99,12 +93,12 @@ def loop_runs(session: Session, graph: Graph, names: Names, stepping: Stepping,
 
 
 def _within(statement: cst.SimpleStatementLine, session: Session, graph: Graph, names: Names,
-            steps: dict[cst.CSTNode, cst.BaseExpression]) -> tuple[list[Evaluation], list[cst.Call]]:
+            steps: dict[cst.CSTNode, cst.BaseExpression], batches: bool) -> tuple[list[Evaluation], list[cst.Call]]:
     """Runs within a statement, `print("accuracy", sess.run(accuracy, feed_dict={...}))`: each the graph's tensor
     computed, `evaluate_graph(...).numpy()`, the rest of the statement as it was (its global step reads
     ``steps``' code). (The evaluations, the runs.)"""
     runs = [node for node in subtree(statement) if is_run(node, session.name)]
-    tensors = [evaluated_tensor(run, statement, session, graph, "in the loop") for run in runs]
+    tensors = [evaluated_tensor(run, statement, session, graph, "in the loop", batches) for run in runs]
     feeds = [bind_arguments(run, RUN).get("feed_dict") for run in runs]
     codes = {run: cst.parse_expression(evaluated_code(feed[1].value if feed else None, graph, names, run))
              for run, feed in zip(runs, feeds)}

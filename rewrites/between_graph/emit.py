@@ -35,12 +35,14 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
              names: Names, synchronous: bool, evaluated: str | None = None, summed: bool = False,
-             returned: str | None = None) -> list[cst.BaseStatement]:
+             returned: str | None = None, chosen: tuple | None = None) -> list[cst.BaseStatement]:
     """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for
     ``synchronous`` training: a SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the
     coordinator, the per-worker dataset and the step function (and ``evaluated``'s: the graph computing that
     tensor, without training); ``summed``: the workers' gradients summed, not averaged (TF 0.11's
-    SyncReplicasOptimizer); ``returned``: what a step returns, the loss or another tensor its run fetched."""
+    SyncReplicasOptimizer); ``returned``: what a step returns, the loss or another tensor its run fetched;
+    ``chosen``: (a flag's Mode choosing training or not, the statements serving the coordinator): the coordinator's
+    program where it trains, each worker's own (`evaluate_batch`) otherwise (modes.py)."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
@@ -58,7 +60,10 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   dataset_name=graph.dataset, specs=", ".join(specs) if used else "",
                   parameters=["iterator"] * bool(graph.elements) + graph.placeholders, inputs=graph.inputs,
                   arguments=_step_arguments(graph), evaluated=evaluated, placeholders=graph.placeholders,
-                  signature=_signature(graph))
+                  signature=_signature(graph), mode=chosen and names.code(chosen[0].test),
+                  training_first=chosen and chosen[0].training_first, predicted=chosen and chosen[0].returned,
+                  head=[line for statement in (chosen[1] if chosen else [])
+                        for line in cst.Module([statement.with_changes(leading_lines=[])]).code.splitlines()])
     return _parsed(text)
 
 

@@ -94,19 +94,21 @@ def fetched_names(statement, fetches) -> tuple[list[str], list[str | None]]:
     return [item.value for item in items], targets
 
 
-def summary_writes(loop: cst.While | cst.For, name: str, graph: Graph
+def summary_writes(statements: list[cst.BaseStatement], name: str, graph: Graph
                    ) -> tuple[list[cst.BaseStatement], list[cst.Name]]:
-    """What the loop's run fetched of the merged summaries, written to a TF1 summary writer (`writer.add_summary(
-    summary, step)`, or an `if` doing only that): those statements, and the fetches naming the summaries (in any
-    run of the loop: migrated_loop says what else stops it). They go with TF1's summaries (TFM109); migrated_loop
+    """What the loop's run (of its ``statements``) fetched of the merged summaries, written to a TF1 summary writer
+    (`writer.add_summary(summary, step)`, or an `if` doing only that): those statements, and the fetches naming the
+    summaries (in any run of the loop: migrated_loop says what else stops it). They go with TF1's summaries (TFM109); migrated_loop
     refuses any other use of what the run fetched of them."""
     fetched = []
-    for call in (node for node in subtree(loop) if graph.merged and is_run(node, name)):
+    for call in (node for s in statements for node in subtree(s) if graph.merged and is_run(node, name)):
         fetches = (bind_arguments(call, RUN) or {}).get("fetches")
         items = [] if fetches is None else [e.value for e in fetches[1].value.elements] \
             if isinstance(fetches[1].value, (cst.List, cst.Tuple)) else [fetches[1].value]
         fetched += [item for item in items if isinstance(item, cst.Name) and item.value in graph.merged]
-    runs = [s for s in loop.body.body if any(is_run(node, name) for node in subtree(s))]
+    runs = [s for s in statements if any(is_run(node, name) for node in subtree(s))]
+    if len(runs) > 1:  # the others evaluate the graph (beside.py)
+        runs = [s for s in runs if trains(s, name, graph)]
     if not (fetched and len(runs) == 1 and is_run(value := statement_value(runs[0]), name)):
         return [], fetched
     try:
@@ -114,7 +116,7 @@ def summary_writes(loop: cst.While | cst.For, name: str, graph: Graph
     except (Unsupported, KeyError, TypeError):
         return [], fetched
     summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged}
-    written = [statement for statement in loop.body.body if _writes(statement, summaries) or (
+    written = [statement for statement in statements if _writes(statement, summaries) or (
         isinstance(statement, cst.If) and statement.orelse is None
         and all(_writes(line, summaries) for line in statement.body.body))]
     return written, fetched
@@ -126,6 +128,15 @@ def _writes(statement, summaries: set[str | None]) -> bool:
     return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value == "add_summary" and single_assign(statement) is None and bool(value.args)
             and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in summaries)
+
+
+def trains(statement: cst.BaseStatement, session: str, graph: Graph) -> bool:
+    """`sess.run(train_op, ...)` or `... = sess.run([train_op, ...], ...)`: the run of a step."""
+    value = statement_value(statement)
+    args = bind_arguments(value, RUN) if is_run(value, session) else None
+    fetches = args["fetches"][1].value if args and "fetches" in args else None
+    items = [e.value for e in fetches.elements] if isinstance(fetches, (cst.List, cst.Tuple)) else [fetches]
+    return any(is_name(item, graph.train_op) for item in items)
 
 
 def as_tuple(items: list[str]) -> str:
@@ -163,12 +174,12 @@ def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.Ba
 
 
 def evaluation(statement: cst.BaseStatement, session: Session, graph: Graph, names: Names, block: list,
-               elsewhere: list, where: str) -> Evaluation:
+               elsewhere: list, where: str, batches: bool = False) -> Evaluation:
     """`value = sess.run(tensor, feed_dict=...)` (of ``block``; its feed dict, held in a name, read nowhere else
-    there or ``elsewhere``): `value = evaluate_graph(...).numpy()`."""
+    there or ``elsewhere``): `value = evaluate_graph(...).numpy()` (``batches``: see evaluated_tensor)."""
     value, assign = statement_value(statement), single_assign(statement)
     tensor = evaluated_tensor(value if assign and is_run(value, session.name) else None, statement, session, graph,
-                              where)
+                              where, batches)
     held = held_feed(statement, block, elsewhere)
     code = cst.parse_expression(evaluated_code(feed_dict_of(statement, held), graph, names, statement))
     replacement = statement.with_changes(body=[statement.body[0].with_changes(value=code)],
@@ -177,8 +188,10 @@ def evaluation(statement: cst.BaseStatement, session: Session, graph: Graph, nam
 
 
 def evaluated_tensor(run: cst.Call | None, statement: cst.BaseStatement, session: Session, graph: Graph,
-                     where: str) -> str:
-    """The tensor of the graph ``run`` (`sess.run(tensor, feed_dict=...)`, in ``statement``) evaluates."""
+                     where: str, batches: bool = False) -> str:
+    """The tensor of the graph ``run`` (`sess.run(tensor, feed_dict=...)`, in ``statement``) evaluates.
+    ``batches``: of a graph reading a tf.data iterator too, on the next batch of a worker's iterator, as TF1's run
+    read the next batch of its worker's (a ParameterServerStrategy's loop, a step scheduled on a worker)."""
     args = bind_arguments(run, RUN) if run is not None else None
     fetched = args["fetches"][1].value if args and "fetches" in args else None
     if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
@@ -189,14 +202,18 @@ def evaluated_tensor(run: cst.Call | None, statement: cst.BaseStatement, session
     if tensor not in {*graph.computed, graph.loss} - {None}:
         raise Unsupported(fetched, f"`{tensor}` {where}: a tensor the graph computes is evaluated; the train_op, "
                                    "the global step or an input is not")
-    if graph.elements:
+    if graph.elements and not batches:
         raise Unsupported(statement, f"`{tensor}` evaluated {where} of a graph reading a tf.data iterator: only a "
-                                     "graph fed through placeholders is evaluated")
+                                     "graph fed through placeholders is evaluated, or one reading its iterator in an "
+                                     "asynchronous (ParameterServerStrategy) loop")
     return tensor
 
 
 def evaluated_code(feed_dict: cst.BaseExpression | None, graph: Graph, names: Names, run: cst.CSTNode) -> str:
-    return f"evaluate_graph({', '.join(fed_values(feed_dict, graph, names, run))}).numpy()"
+    fed = fed_values(feed_dict, graph, names, run)
+    if graph.elements:  # on a worker, its iterator's next batch
+        return f"coordinator.schedule(evaluate_graph, args={as_tuple(['per_worker_iterator', *fed])}).fetch()"
+    return f"evaluate_graph({', '.join(fed)}).numpy()"
 
 
 def check_one_tensor(found: list[Evaluation]) -> None:

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import beside, inputs, monitored, synchronous
+from rewrites.between_graph import beside, inputs, modes, monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
-                                         held_feed, is_run)
+                                         held_feed, is_run, trains)
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, holder, is_name, list_elements, single_assign,
                              source, statement_value, subtree)
 
@@ -75,6 +75,7 @@ class Stepping:
     counter: str              # the steps run so far: TF1's global step once they are done
     start: str                # its value before the loop, from `{optimizer}`
     end: tuple[str, ...]      # statements after the loop
+    schedules: bool           # steps run on a worker, reading its iterator: so can an evaluation (runs.py)
 
 
 INPUT_ENDS = ("a tf.data input that may end (no `.repeat()` without a count): TF1's session stopped cleanly where a "
@@ -82,9 +83,9 @@ INPUT_ENDS = ("a tf.data input that may end (no `.repeat()` without a count): TF
               "until its own ended)")
 # Asynchronous (ParameterServerStrategy): scheduled on a worker without waiting, joined at the end.
 SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetch", "scheduled_steps",
-                     "int({optimizer}.iterations)", ("coordinator.join()",))
+                     "int({optimizer}.iterations)", ("coordinator.join()",), True)
 # Synchronous (MultiWorkerMirroredStrategy): every worker runs each step together.
-SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", ())
+SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", (), False)
 
 
 @dataclass
@@ -113,6 +114,7 @@ class Session:
     graph: cst.BaseExpression | None = None        # a Supervisor's `graph`: the `with tf.Graph().as_default() as g:`
     retried: str | None = None                     # the flag opening it again after an AbortedError (retry.py)
     written: list[cst.BaseStatement] = field(default_factory=list)  # the loop's writes of fetched summaries: gone
+    mode: modes.Mode | None = None                 # a flag choosing in the loop: training or not (modes.py)
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -400,14 +402,14 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     under an `if`), the step count is the steps scheduled, and the loop ends by joining the coordinator.
     Synchronous steps are read the same way, where the loop reads them."""
     loop = session.loop
-    statements = [s for s in _loop_statements(session, names.api) if s not in session.written]
+    statements = [s for s in loop_statements(session, names.api) if s not in session.written]
     run = _the_run(session, names.api, graph)
     if isinstance(run, cst.If):
         raise Unsupported(run, f"`{first_line(run)}` in the loop chooses the runs of a step: one run of the train_op "
                                "a step is migrated, not an `if` choosing between training and other runs (a mode "
                                "flag's inference); migrate it by hand")
     kept = _kept(run, graph)
-    _check_summaries_only_written(session, run, graph)
+    _check_summaries_only_written(session, run, graph, names.api)
     loss, step = kept.get(step_result(session, graph, names.api)), kept.get(graph.global_step)
     conditions, tests = _limits(session, names, stepping.counter, _breaks(loop))
     held = held_feed(run, statements, [loop.test if isinstance(loop, cst.While) else loop.iter, *outside])
@@ -431,6 +433,8 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         if owned(node, session.owners) and id(node) not in replaced:
             raise Unsupported(node, f"`{source(node)}` is used besides the one run of each step: migrate that by "
                                     "hand")
+    if session.mode is not None and body:  # the `if`'s comments before the training loop's first statement
+        body[0] = body[0].with_changes(leading_lines=[*session.mode.statement.leading_lines, *body[0].leading_lines])
     new = loop.with_changes(body=loop.body.with_changes(body=body))
     if isinstance(loop, cst.While):
         new = new.with_changes(test=cst.parse_expression(" and ".join(tests)))
@@ -440,14 +444,34 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
     ran = [run, *([held] if held is not None else []), *others.nodes]
     notes = _step_notes(run, loop, graph)
+    chosen = [new, *after]
+    if session.mode is not None:
+        chosen = [_chosen(session, graph, names, conditions, [new, *after], ran, notes)]
     if stepping is SCHEDULED and graph.elements and inputs.may_end(
             [*graph.dataset_statements, *(new for _, news in graph.returns for new in news)]):
         notes.append(("TFM103", loop, INPUT_ENDS))
         # Where it ended: the steps trained, as TF1's global step said.
         ended = [*before, *([f"{step} = {stepping.counter}"] if counted and step is not None else [])]
-        return [*map(cst.parse_statement, before), _until_input_ends([new, *after], ended)], ran, notes, \
+        return [*map(cst.parse_statement, before), _until_input_ends(chosen, ended)], ran, notes, \
             others.evaluations
-    return [*map(cst.parse_statement, before), new, *after], ran, notes, others.evaluations
+    return [*map(cst.parse_statement, before), *chosen], ran, notes, others.evaluations
+
+
+def _chosen(session: Session, graph: Graph, names: Names, conditions: list, training: list[cst.BaseStatement],
+            ran: list, notes: list) -> cst.If:
+    """The flag's `if` choosing the ``training`` loop or one running the graph otherwise (modes.py); what that
+    one ran joins ``ran``, its note ``notes``."""
+    mode = session.mode
+    if conditions:
+        raise Unsupported(session.loop, f"`{first_line(mode.statement)}` in a loop with conditions of its own: "
+                                        "the loop not training stops when TF1's session did; migrate it by hand")
+    other = modes.migrated_branch(mode, session, graph, names)
+    last = session.last_step
+    limit = f"int({graph.optimizer_name}.iterations) >= {names.code(last)}" if last is not None else None
+    ran.append(mode.run)
+    notes.append(("TFM103", mode.statement, modes.ON_ITS_OWN.format(test=names.code(mode.test),
+                                                                     tensors=mode.returned)))
+    return modes.chosen(mode, training, other, limit, names)
 
 
 def _until_input_ends(statements: list[cst.BaseStatement], ended: list[str]) -> cst.Try:
@@ -463,16 +487,19 @@ def _until_input_ends(statements: list[cst.BaseStatement], ended: list[str]) -> 
                    handlers=[handler], leading_lines=first.leading_lines)
 
 
-def _loop_statements(session: Session, api) -> list[cst.BaseStatement]:
-    """The loop's statements, those of a step's `try: ... except AbortedError` in its place (retry.py)."""
+def loop_statements(session: Session, api) -> list[cst.BaseStatement]:
+    """The loop's statements, those of a step's `try: ... except AbortedError` in its place (retry.py), those of
+    the branch training in that of an `if` choosing it (modes.py)."""
+    mode = session.mode.statement if session.mode is not None else None
     return [inner for s in session.loop.body.body
-            for inner in (s.body.body if aborts(s, session.retried, api) else [s])]
+            for inner in (s.body.body if aborts(s, session.retried, api) else
+                          session.mode.training if s is mode else [s])]
 
 
 def _the_run(session: Session, api, graph: Graph) -> cst.BaseStatement:
-    runs = [s for s in _loop_statements(session, api) if any(is_run(node, session.name) for node in subtree(s))]
+    runs = [s for s in loop_statements(session, api) if any(is_run(node, session.name) for node in subtree(s))]
     if len(runs) > 1:  # the others evaluate the graph (beside.py)
-        runs = [s for s in runs if beside.trains(s, session.name, graph)]
+        runs = [s for s in runs if trains(s, session.name, graph)]
     if len(runs) != 1:
         raise Unsupported(session.loop, "the loop must run the session's train_op exactly once per step")
     return runs[0]
@@ -554,14 +581,14 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     return {fetch: target for fetch, target in zip(fetches, targets) if target and fetch not in graph.merged}
 
 
-def _check_summaries_only_written(session: Session, run: cst.BaseStatement, graph: Graph) -> None:
+def _check_summaries_only_written(session: Session, run: cst.BaseStatement, graph: Graph, api) -> None:
     """What the run fetched of the merged summaries is only written to a summary writer (runs.summary_writes):
     the migrated step makes no summaries."""
     if not graph.merged:
         return
     fetches, targets = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
     summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged and target}
-    used = next((node for statement in session.loop.body.body if statement not in (run, *session.written)
+    used = next((node for statement in loop_statements(session, api) if statement not in (run, *session.written)
                  for node in subtree(statement) if isinstance(node, cst.Name) and node.value in summaries), None)
     if used is not None:
         raise Unsupported(used, f"`{used.value}`, the summaries the run fetched, is used besides writing them to a "
