@@ -164,8 +164,8 @@ def test_summaries_written_beside_a_run_evaluating_the_graph_go_with_the_writer(
                               "          if task_index == 0:\n"
                               "            writer.add_summary(summary, step)")
     source = training_only(summaries).replace(
-        "      train_op = tf.train", "      tf.summary.scalar(\"loss\", loss)\n      summary_op = tf.summary.merge_all()"
-                                    "\n      train_op = tf.train").replace(
+        "      train_op = tf.train",
+        "      tf.summary.scalar(\"loss\", loss)\n      summary_op = tf.summary.merge_all()\n      train_op = tf.train").replace(
         "    with tf.train.MonitoredTrainingSession(",
         "    writer = tf.summary.FileWriter(\"logs\")\n    with tf.train.MonitoredTrainingSession(")
     result = run(source)

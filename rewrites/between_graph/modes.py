@@ -127,13 +127,21 @@ def migrated_branch(mode: Mode, session: Session, graph: Graph, names: Names) ->
     return new
 
 
-def chosen(mode: Mode, training: list[cst.BaseStatement], other: list[cst.BaseStatement], last_step: str | None,
-           names: Names) -> cst.If:
-    """`if flag: <the training loop> else: <the loop running the graph otherwise>` (in the program's order): the
-    latter runs the branch once, then on until the step limit (the checkpoint's step, standing still) or the
-    input's end."""
-    stop = [cst.parse_statement(f"if {last_step}:\n    break  # TF1's StopAtStepHook: the checkpoint's step\n")] \
-        if last_step is not None else []
+def loops(session: Session, graph: Graph, names: Names, conditions: list, training: list[cst.BaseStatement],
+          ran: list, notes: list) -> cst.If:
+    """`if flag: <the ``training`` loop> else: <the loop running the graph otherwise>` (in the program's order):
+    the latter runs the branch once, then on until the step limit (the checkpoint's step, standing still) or the
+    input's end. What it ran joins ``ran``, its note ``notes``."""
+    mode = session.mode
+    if conditions:
+        raise Unsupported(session.loop, f"`{first_line(mode.statement)}` in a loop with conditions of its own: "
+                                        "the loop not training stops when TF1's session did; migrate it by hand")
+    other = migrated_branch(mode, session, graph, names)
+    ran.append(mode.run)
+    notes.append(("TFM103", mode.statement, ON_ITS_OWN.format(test=names.code(mode.test), tensors=mode.returned)))
+    stop = [] if session.last_step is None else [cst.parse_statement(
+        f"if int({graph.optimizer_name}.iterations) >= {names.code(session.last_step)}:\n"
+        "    break  # TF1's StopAtStepHook: the checkpoint's step\n")]
     loop = cst.While(test=cst.Name("True"), body=cst.IndentedBlock([*other, *stop]))
     branches = [training, [loop]] if mode.training_first else [[loop], training]
     first = branches[0][0]

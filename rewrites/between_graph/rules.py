@@ -13,8 +13,11 @@ ClusterCoordinator, from the program's own loop; it returns what the run fetched
 global step (the loss, or one other tensor the graph computes, as an accuracy of the batch), read where the loop
 reads it. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables; one in the loop (an accuracy run every N
-steps) is computed there once the steps scheduled so far are done, `tf.train.global_step(sess, global_step)` the
-optimizer's step count. The other workers serve it. The command
+steps) is computed there once the steps scheduled so far are done (of a tf.data graph: on a worker, of its next
+batch), `tf.train.global_step(sess, global_step)` the optimizer's step count. The other workers serve it. A flag
+choosing in the loop between training and running the graph's tensors otherwise (TensorFlowOnSpark's `if
+args.mode == "train": ... else: labels, preds = sess.run([label, prediction])`) makes the same choice at run
+time: otherwise each worker runs them on its own input, with the variables restored from the checkpoint. The command
 line stays as it was, so the launch scripts still start every task. mnist_replica's `--existing_servers` (the
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
@@ -151,7 +154,8 @@ TensorFlowOnSpark map_fun reading the batches Spark feeds its executor (InputMod
 TFNode.DataFeed, TFNode.next_batch; the coordinator's dataset_fn runs on remote workers, which cannot read that
 feed), a tf.data pipeline reading a name the step computes or `shard(n, <task index>)` of anything but the file
 names an unseeded list_files shuffled (every worker makes the chief's dataset function), an `if` in the loop
-choosing the runs of a step (a mode flag's training or inference). A module with TF1-only cluster code that makes
+choosing the runs of a step (but a flag's, training or running a tf.data graph's tensors once otherwise, in a
+`while not sess.should_stop():` holding nothing else). A module with TF1-only cluster code that makes
 a session in none of the shapes read (a Supervisor kept in an attribute bound elsewhere; a session a function
 returns; a graph under replica_device_setter trained by a session made elsewhere: the finding names the parameter
 the function is given it by, and a caller's plain Session on no server, which trained the graph in each task's own

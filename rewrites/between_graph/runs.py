@@ -98,8 +98,8 @@ def summary_writes(statements: list[cst.BaseStatement], name: str, graph: Graph
                    ) -> tuple[list[cst.BaseStatement], list[cst.Name]]:
     """What the loop's run (of its ``statements``) fetched of the merged summaries, written to a TF1 summary writer
     (`writer.add_summary(summary, step)`, or an `if` doing only that): those statements, and the fetches naming the
-    summaries (in any run of the loop: migrated_loop says what else stops it). They go with TF1's summaries (TFM109); migrated_loop
-    refuses any other use of what the run fetched of them."""
+    summaries (in any run of the loop: migrated_loop says what else stops it). They go with TF1's summaries
+    (TFM109); migrated_loop refuses any other use of what the run fetched of them."""
     fetched = []
     for call in (node for s in statements for node in subtree(s) if graph.merged and is_run(node, name)):
         fetches = (bind_arguments(call, RUN) or {}).get("fetches")

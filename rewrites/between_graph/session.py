@@ -85,7 +85,8 @@ INPUT_ENDS = ("a tf.data input that may end (no `.repeat()` without a count): TF
 SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetch", "scheduled_steps",
                      "int({optimizer}.iterations)", ("coordinator.join()",), True)
 # Synchronous (MultiWorkerMirroredStrategy): every worker runs each step together.
-SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", (), False)
+SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", (),
+                       False)
 
 
 @dataclass
@@ -446,7 +447,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     notes = _step_notes(run, loop, graph)
     chosen = [new, *after]
     if session.mode is not None:
-        chosen = [_chosen(session, graph, names, conditions, [new, *after], ran, notes)]
+        chosen = [modes.loops(session, graph, names, conditions, [new, *after], ran, notes)]
     if stepping is SCHEDULED and graph.elements and inputs.may_end(
             [*graph.dataset_statements, *(new for _, news in graph.returns for new in news)]):
         notes.append(("TFM103", loop, INPUT_ENDS))
@@ -455,23 +456,6 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         return [*map(cst.parse_statement, before), _until_input_ends(chosen, ended)], ran, notes, \
             others.evaluations
     return [*map(cst.parse_statement, before), *chosen], ran, notes, others.evaluations
-
-
-def _chosen(session: Session, graph: Graph, names: Names, conditions: list, training: list[cst.BaseStatement],
-            ran: list, notes: list) -> cst.If:
-    """The flag's `if` choosing the ``training`` loop or one running the graph otherwise (modes.py); what that
-    one ran joins ``ran``, its note ``notes``."""
-    mode = session.mode
-    if conditions:
-        raise Unsupported(session.loop, f"`{first_line(mode.statement)}` in a loop with conditions of its own: "
-                                        "the loop not training stops when TF1's session did; migrate it by hand")
-    other = modes.migrated_branch(mode, session, graph, names)
-    last = session.last_step
-    limit = f"int({graph.optimizer_name}.iterations) >= {names.code(last)}" if last is not None else None
-    ran.append(mode.run)
-    notes.append(("TFM103", mode.statement, modes.ON_ITS_OWN.format(test=names.code(mode.test),
-                                                                     tensors=mode.returned)))
-    return modes.chosen(mode, training, other, limit, names)
 
 
 def _until_input_ends(statements: list[cst.BaseStatement], ended: list[str]) -> cst.Try:
