@@ -180,7 +180,9 @@ def test_summaries_written_beside_a_run_evaluating_the_graph_go_with_the_writer(
      "migrated in a `while not sess.should_stop():` loop holding nothing but that `if`"),
     ("sess.run([label, predicted])", "sess.run([label, x])",
      "`x`, run in the branch not training, is no tensor the graph computes"),
-], ids=["a-second-run", "more-than-the-if-in-the-loop", "an-input"])
+    ("                                           checkpoint_dir=args.model,\n", "",
+     "with no checkpoints: TF1's workers ran it with the variables the chief initialized"),
+], ids=["a-second-run", "more-than-the-if-in-the-loop", "an-input", "no-checkpoints"])
 def test_what_the_mode_flag_cannot_take_is_left_with_one_tfm104(old, new, message):
     source = map_fun().replace(old, new)
     result = run(source)

@@ -11,7 +11,8 @@ The migrated program makes the same choice at run time. Training, it is the coor
 worker serves a coordinator: each makes the variables with tf.distribute's default strategy, restores the same
 checkpoint, and evaluates the tensors of its own input's batches (dataset_fn, of its own task), `evaluate_batch`,
 doing with them what the branch did; it stops as TF1's session did. The loop is that of a
-``while not sess.should_stop():`` holding nothing but the `if`, of a graph reading a tf.data iterator.
+``while not sess.should_stop():`` holding nothing but the `if`, of a graph reading a tf.data iterator, in a
+session with checkpoints (without one, TF1's workers shared the chief's initial values).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ if TYPE_CHECKING:
     from rewrites.between_graph.session import Session
 
 ON_ITS_OWN = ("`{test}` chooses training or running the graph otherwise, at run time as in TF1: otherwise, each worker "
-              "runs `{tensors}` on its own input's batches with the variables restored from the checkpoint (without "
-              "one, each worker's own initial values, where TF1's workers shared the chief's), and the chief saves "
-              "the checkpoint when the loop ends, as TF1's did")
+              "runs `{tensors}` on its own input's batches with the variables restored from the checkpoint (TF1's "
+              "chief restored them for all; with none to restore, each worker has initial values of its own, where "
+              "TF1's shared the chief's), and the chief saves the checkpoint when the loop ends, as TF1's did")
 
 
 @dataclass
@@ -80,6 +81,10 @@ def _check(mode: Mode, session: Session, graph: Graph) -> None:
     if not graph.elements or graph.placeholders:
         raise Unsupported(mode.statement, f"{where}: migrated for a graph reading a tf.data iterator, and only it; "
                                           "migrate it by hand")
+    if session.checkpoints is None:
+        raise Unsupported(mode.statement, f"{where}, with no checkpoints: TF1's workers ran it with the variables the "
+                                          "chief initialized, which no checkpoint gives the migrated workers; migrate "
+                                          "it by hand")
     if graph.sync_replicas is not None:
         raise Unsupported(mode.statement, f"{where}: migrated for asynchronous training; migrate it by hand")
     calls = [node for node in subtree(mode.test) if isinstance(node, cst.Call)]
