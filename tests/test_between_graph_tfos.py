@@ -373,6 +373,7 @@ def test_a_mode_flag_whose_other_branch_runs_the_graph_within_a_statement_is_lef
     # tests/test_between_graph_modes.py); a run within a statement there is not migrated.
     source = map_fun(run='        if args.mode == "train":\n          _, step = sess.run([train_op, global_step])\n'
                          '        else:\n          print(sess.run(loss))')
+    source = source.replace("is_chief=(task_index == 0),", "is_chief=(task_index == 0), checkpoint_dir=args.model,")
     result = run(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
     assert "the branch not training must run the graph's tensors once" in finding.message
