@@ -76,10 +76,10 @@ def loop_runs(session: Session, graph: Graph, names: Names, stepping: Stepping,
         value = statement_value(statement)
         if single_assign(statement) and is_run(value, session.name):
             elsewhere = [s for s in loop.body.body if s not in block and statement not in list(subtree(s))]
-            evaluated = [evaluation(statement, session, graph, names, block, elsewhere, "in the loop")]
+            evaluated = [evaluation(statement, session, graph, names, block, elsewhere, "in the loop", stepping)]
             found.nodes += [statement, *([evaluated[0].held] if evaluated[0].held is not None else [])]
         else:
-            evaluated, runs = _within(statement, session, graph, names, steps)
+            evaluated, runs = _within(statement, session, graph, names, steps, stepping)
             found.nodes += runs
         found.evaluations += evaluated
         replacement = evaluated[0].replacement
@@ -99,14 +99,15 @@ def loop_runs(session: Session, graph: Graph, names: Names, stepping: Stepping,
 
 
 def _within(statement: cst.SimpleStatementLine, session: Session, graph: Graph, names: Names,
-            steps: dict[cst.CSTNode, cst.BaseExpression]) -> tuple[list[Evaluation], list[cst.Call]]:
+            steps: dict[cst.CSTNode, cst.BaseExpression], stepping: Stepping
+            ) -> tuple[list[Evaluation], list[cst.Call]]:
     """Runs within a statement, `print("accuracy", sess.run(accuracy, feed_dict={...}))`: each the graph's tensor
     computed, `evaluate_graph(...).numpy()`, the rest of the statement as it was (its global step reads
     ``steps``' code). (The evaluations, the runs.)"""
     runs = [node for node in subtree(statement) if is_run(node, session.name)]
-    tensors = [evaluated_tensor(run, statement, session, graph, "in the loop") for run in runs]
+    tensors = [evaluated_tensor(run, statement, session, graph, "in the loop", stepping) for run in runs]
     feeds = [bind_arguments(run, RUN).get("feed_dict") for run in runs]
-    codes = {run: cst.parse_expression(evaluated_code(feed[1].value if feed else None, graph, names, run))
+    codes = {run: cst.parse_expression(evaluated_code(feed[1].value if feed else None, graph, names, run, stepping))
              for run, feed in zip(runs, feeds)}
     replacement = statement.visit(_Rewritten(steps | codes, names.spelled))
     return [Evaluation(statement, None, tensor, replacement) for tensor in tensors], runs

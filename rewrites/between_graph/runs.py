@@ -18,7 +18,7 @@ from rewrites.between_graph.graph import Graph, Names
 from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, statement_value, subtree
 
 if TYPE_CHECKING:
-    from rewrites.between_graph.session import Session
+    from rewrites.between_graph.session import Session, Stepping
 
 RUN = ("fetches", "feed_dict", "options", "run_metadata")
 
@@ -100,13 +100,15 @@ def summary_writes(loop: cst.While | cst.For, name: str, graph: Graph
     summary, step)`, or an `if` doing only that): those statements, and the fetches naming the summaries (in any
     run of the loop: migrated_loop says what else stops it). They go with TF1's summaries (TFM109); migrated_loop
     refuses any other use of what the run fetched of them."""
-    fetched = []
+    fetched, fetching = [], []
     for call in (node for node in subtree(loop) if graph.merged and is_run(node, name)):
         fetches = (bind_arguments(call, RUN) or {}).get("fetches")
         items = [] if fetches is None else [e.value for e in fetches[1].value.elements] \
             if isinstance(fetches[1].value, (cst.List, cst.Tuple)) else [fetches[1].value]
-        fetched += [item for item in items if isinstance(item, cst.Name) and item.value in graph.merged]
-    runs = [s for s in loop.body.body if any(is_run(node, name) for node in subtree(s))]
+        summaries = [item for item in items if isinstance(item, cst.Name) and item.value in graph.merged]
+        fetched += summaries
+        fetching += [id(call)] if summaries else []
+    runs = [s for s in loop.body.body if any(is_run(node, name) and id(node) in fetching for node in subtree(s))]
     if not (fetched and len(runs) == 1 and is_run(value := statement_value(runs[0]), name)):
         return [], fetched
     try:
@@ -163,22 +165,23 @@ def evaluations(session: Session, graph: Graph, names: Names, after: list[cst.Ba
 
 
 def evaluation(statement: cst.BaseStatement, session: Session, graph: Graph, names: Names, block: list,
-               elsewhere: list, where: str) -> Evaluation:
+               elsewhere: list, where: str, stepping: Stepping | None = None) -> Evaluation:
     """`value = sess.run(tensor, feed_dict=...)` (of ``block``; its feed dict, held in a name, read nowhere else
-    there or ``elsewhere``): `value = evaluate_graph(...).numpy()`."""
+    there or ``elsewhere``): `value = evaluate_graph(...).numpy()` (``stepping``: how the loop's steps run)."""
     value, assign = statement_value(statement), single_assign(statement)
     tensor = evaluated_tensor(value if assign and is_run(value, session.name) else None, statement, session, graph,
-                              where)
+                              where, stepping)
     held = held_feed(statement, block, elsewhere)
-    code = cst.parse_expression(evaluated_code(feed_dict_of(statement, held), graph, names, statement))
+    code = cst.parse_expression(evaluated_code(feed_dict_of(statement, held), graph, names, statement, stepping))
     replacement = statement.with_changes(body=[statement.body[0].with_changes(value=code)],
                                          leading_lines=(held or statement).leading_lines)
     return Evaluation(statement, held, tensor, replacement)
 
 
 def evaluated_tensor(run: cst.Call | None, statement: cst.BaseStatement, session: Session, graph: Graph,
-                     where: str) -> str:
-    """The tensor of the graph ``run`` (`sess.run(tensor, feed_dict=...)`, in ``statement``) evaluates."""
+                     where: str, stepping: Stepping | None = None) -> str:
+    """The tensor of the graph ``run`` (`sess.run(tensor, feed_dict=...)`, in ``statement``) evaluates; of a graph
+    reading a tf.data iterator, in the loop only (``stepping``: how its steps run), for the input's next batch."""
     args = bind_arguments(run, RUN) if run is not None else None
     fetched = args["fetches"][1].value if args and "fetches" in args else None
     if not (isinstance(fetched, cst.Name) and set(args) <= {"fetches", "feed_dict"}):
@@ -189,14 +192,21 @@ def evaluated_tensor(run: cst.Call | None, statement: cst.BaseStatement, session
     if tensor not in {*graph.computed, graph.loss} - {None}:
         raise Unsupported(fetched, f"`{tensor}` {where}: a tensor the graph computes is evaluated; the train_op, "
                                    "the global step or an input is not")
-    if graph.elements:
-        raise Unsupported(statement, f"`{tensor}` evaluated {where} of a graph reading a tf.data iterator: only a "
-                                     "graph fed through placeholders is evaluated")
+    if graph.elements and stepping is None:
+        raise Unsupported(statement, f"`{tensor}` evaluated {where} of a graph reading a tf.data iterator: in the "
+                                     "loop only (for the input's next batch, as TF1's run read it)")
     return tensor
 
 
-def evaluated_code(feed_dict: cst.BaseExpression | None, graph: Graph, names: Names, run: cst.CSTNode) -> str:
-    return f"evaluate_graph({', '.join(fed_values(feed_dict, graph, names, run))}).numpy()"
+def evaluated_code(feed_dict: cst.BaseExpression | None, graph: Graph, names: Names, run: cst.CSTNode,
+                   stepping: Stepping | None = None) -> str:
+    """The tensor computed for what ``run`` feeds (on the chief), or of a graph reading a tf.data iterator, for
+    the input's next batch where the loop's steps run (``stepping``: on a worker, or on every worker)."""
+    fed = fed_values(feed_dict, graph, names, run)
+    if not graph.elements:
+        return f"evaluate_graph({', '.join(fed)}).numpy()"
+    arguments = ["per_worker_iterator", *fed]
+    return stepping.evaluate.format(arguments=as_tuple(arguments), listed=", ".join(arguments))
 
 
 def check_one_tensor(found: list[Evaluation]) -> None:

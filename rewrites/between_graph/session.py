@@ -75,6 +75,7 @@ class Stepping:
     counter: str              # the steps run so far: TF1's global step once they are done
     start: str                # its value before the loop, from `{optimizer}`
     end: tuple[str, ...]      # statements after the loop
+    evaluate: str             # a tensor evaluated for the input's next batch (a tf.data graph's), as `call`
 
 
 INPUT_ENDS = ("a tf.data input that may end (no `.repeat()` without a count): TF1's session stopped cleanly where a "
@@ -82,9 +83,11 @@ INPUT_ENDS = ("a tf.data input that may end (no `.repeat()` without a count): TF
               "until its own ended)")
 # Asynchronous (ParameterServerStrategy): scheduled on a worker without waiting, joined at the end.
 SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetch", "scheduled_steps",
-                     "int({optimizer}.iterations)", ("coordinator.join()",))
+                     "int({optimizer}.iterations)", ("coordinator.join()",),
+                     "coordinator.schedule(evaluate_graph, args={arguments}).fetch()")
 # Synchronous (MultiWorkerMirroredStrategy): every worker runs each step together.
-SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", ())
+SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", (),
+                       "evaluate_graph({listed}).numpy()")
 
 
 @dataclass
