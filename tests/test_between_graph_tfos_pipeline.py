@@ -116,3 +116,28 @@ def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the
         for process in serving:
             process.kill()
             process.wait()
+
+
+EXPORT = '''
+
+def export_fun(args):
+  import tensorflow as tf
+
+  x = tf.placeholder(tf.float32, [None, 3], name="x")
+  w = tf.Variable(tf.zeros([3, 1]), name="w")
+  prediction = tf.matmul(x, w, name="prediction")
+  saver = tf.train.Saver()
+  with tf.Session() as sess:
+    saver.restore(sess, tf.train.latest_checkpoint(args.model))
+    tf.saved_model.simple_save(sess, args.export_dir, {"x": x}, {"prediction": prediction})
+'''
+
+
+def test_a_function_of_the_module_exporting_a_tf1_graph_of_its_own_is_left_naming_its_first_graph_only_use():
+    # TensorFlowOnSpark's export_fun: an inference graph restored from the checkpoint in a session of its own.
+    source = supervised() + EXPORT
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert "`placeholder` in `export_fun()` still needs TF1's graph mode" in finding.message
+    assert finding.line == source.splitlines().index('  x = tf.placeholder(tf.float32, [None, 3], name="x")') + 1
+    assert result.source == source

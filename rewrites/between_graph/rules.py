@@ -13,8 +13,8 @@ ClusterCoordinator, from the program's own loop; it returns what the run fetched
 global step (the loss, or one other tensor the graph computes, as an accuracy of the batch), read where the loop
 reads it. A `value = sess.run(tensor, feed_dict=...)` after the loop
 becomes that tensor computed on the chief with the trained variables; one in the loop (an accuracy run every N
-steps) is computed there once the steps scheduled so far are done, `tf.train.global_step(sess, global_step)` the
-optimizer's step count. The other workers serve it. The command
+steps) is computed there once the steps scheduled so far are done (of a graph reading a tf.data iterator, for
+the input's next batch, on a worker), `tf.train.global_step(sess, global_step)` the optimizer's step count. The other workers serve it. The command
 line stays as it was, so the launch scripts still start every task. mnist_replica's `--existing_servers` (the
 Server made only under `if not FLAGS.existing_servers:`, the session opened on a worker's URL where the flag
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
