@@ -86,16 +86,21 @@ def test_an_accuracy_of_a_tf_data_graph_evaluated_after_the_loop_is_left():
 
 
 @pytest.mark.tensorflow
-def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the_accuracy(tmp_path):
+@pytest.mark.parametrize("one_pass", [False, True], ids=["repeated", "one pass"])
+def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the_accuracy(tmp_path, one_pass):
     import os
     import re
     import subprocess
     import sys
 
     portpicker = pytest.importorskip("portpicker")
-    migrated = run(supervised()).source
+    source = supervised()
+    launcher = LAUNCHER.replace("format=sys.argv[5]", "format=sys.argv[5], model='model'")
+    if one_pass:  # 8 batches a worker, read by steps and evaluations: the loop stops where the first ends
+        source, launcher = source.replace(".repeat().batch(8)", ".batch(8)"), launcher.replace("steps=6", "steps=60")
+    migrated = run(source).source
     (tmp_path / "map_fun_module.py").write_text(migrated)
-    (tmp_path / "launch.py").write_text(LAUNCHER.replace("format=sys.argv[5]", "format=sys.argv[5], model='model'"))
+    (tmp_path / "launch.py").write_text(launcher)
     ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
@@ -108,9 +113,13 @@ def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the
         chief = task("worker", 0)
         out, _ = chief.communicate(timeout=240)
         assert chief.returncode == 0, out[-3000:]
-        assert "trained steps: 6" in out
-        # Steps 0 and 4: the accuracy of a batch (8 examples), a number the evaluation fetched.
-        assert [step for step, _ in re.findall(r"step: (\d+) accuracy: ([0-9.]+)\n", out)] == ["0", "4"], out
+        # Steps 0, 4, ...: the accuracy of a batch (8 examples), a number the evaluation fetched.
+        evaluated = [int(step) for step, _ in re.findall(r"step: (\d+) accuracy: ([0-9.]+)\n", out)]
+        trained = int(re.findall(r"trained steps: (\d+)", out)[-1])
+        if one_pass:
+            assert 1 <= trained <= 16 and evaluated == list(range(0, trained, 4))[:len(evaluated)], out[-3000:]
+        else:
+            assert trained == 6 and evaluated == [0, 4], out
         assert all(process.poll() is None for process in serving)  # serving, not crashed
     finally:
         for process in serving:
