@@ -165,6 +165,11 @@ class Rewrite(TFCodemod):
         if any(isinstance(node, (cst.Return, cst.Yield, cst.Global, cst.Nonlocal, cst.FunctionDef, cst.ClassDef))
                for s in block for node in subtree(s)):
             return None
+        queues = {target.value for s in body if (made := self._call_of(s, (PRODUCER,))) is not None
+                  and isinstance(target := made[0], cst.Name)} - {queue}
+        if any(self._call_of(s, (PRODUCER,)) or any(isinstance(n, cst.Name) and n.value in queues for n in subtree(s))
+               for s in block):
+            return None  # examples made of the records of two queues (images' and labels' files): not done
         later = [node for s in body[end + 1:] for node in subtree(s)]
         if nested:  # a `with` block: the function's other code runs after it too
             inside = {id(node) for s in body for node in subtree(s)}

@@ -129,8 +129,13 @@ def test_a_keyword_read_an_unread_key_and_a_shuffle_decided_at_run_time_are_foll
     ("shuffle=False", "shuffle=args.shuffle"),
     ("reader = tf.TextLineReader(skip_header_lines=header)", "reader = make_reader()"),
     ("  reader = tf.TextLineReader", "  if header:\n    return None\n  reader = tf.TextLineReader"),
+    # Images and labels in files of their own, each read by a reader of its own (TensorFlowOnSpark's CSV MNIST).
+    ("  reader = tf.TextLineReader(skip_header_lines=header)\n",
+     "  labels = tf.train.string_input_producer(label_paths, num_epochs=epochs, shuffle=False)\n"
+     "  reader = tf.TextLineReader(skip_header_lines=header)\n"
+     "  _, label_line = tf.TextLineReader().read(labels)\n"),
 ], ids=["read_up_to", "enqueue_many", "dynamic_pad", "key read", "example read after", "queue read after",
-        "match_filenames_once", "shuffle at run time", "unknown reader", "a return inside"])
+        "match_filenames_once", "shuffle at run time", "unknown reader", "a return inside", "two queues"])
 def test_pipelines_it_cannot_follow_stay_as_they_are(before, after):
     assert INLINE.count(before) == 1
     source = INLINE.replace(before, after)

@@ -132,7 +132,9 @@ def make_tf2(edits: ModuleEdits, spelling: Spelling, replaced: set[cst.CSTNode],
     view = edits.view
     blocker = spelling.graph_only_use(replaced)
     if blocker is not None:
-        raise Unsupported(blocker, f"`{view.api(blocker)}` still needs TF1's graph mode, which the migrated "
+        function = view.enclosing_function(blocker)
+        where = f" in `{function.name.value}()`" if function is not None else ""
+        raise Unsupported(blocker, f"`{view.api(blocker)}`{where} still needs TF1's graph mode, which the migrated "
                                    "program does not run in: migrate it by hand")
     for statement in spelling.graph_mode_switches():
         edits.remove(statement)

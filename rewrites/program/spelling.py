@@ -227,12 +227,12 @@ class Spelling:
                 and self.view.api(value.func) in GRAPH_MODE_SWITCHES]
 
     def graph_only_use(self, skip: set[cst.CSTNode] = frozenset()) -> cst.CSTNode | None:
-        """A use of what needs TF1's graph mode, outside ``skip`` (code the migration removes or replaces)."""
+        """The first use (in the source's order) of what needs TF1's graph mode, outside ``skip`` (code the
+        migration removes or replaces)."""
         inside = {id(node) for removed in skip for node in subtree(removed)}
-        for node in self._references(self.view.module):
-            if id(node) not in inside and self.view.api(node) in GRAPH_ONLY:
-                return node
-        return None
+        return min((node for node in self._references(self.view.module)
+                    if id(node) not in inside and self.view.api(node) in GRAPH_ONLY), key=self.view.position,
+                   default=None)
 
     def gone_use(self, skip: set[cst.CSTNode] = frozenset()) -> cst.CSTNode | None:
         """A use of what TF 2 has not even in compat.v1 (``tf.contrib``), outside ``skip``."""
