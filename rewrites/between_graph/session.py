@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import beside, inputs, monitored, synchronous
+from rewrites.between_graph import beside, inputs, monitored, synchronous, unlimited
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
@@ -113,6 +113,10 @@ class Session:
     graph: cst.BaseExpression | None = None        # a Supervisor's `graph`: the `with tf.Graph().as_default() as g:`
     retried: str | None = None                     # the flag opening it again after an AbortedError (retry.py)
     written: list[cst.BaseStatement] = field(default_factory=list)  # the loop's writes of fetched summaries: gone
+    timer: tuple[cst.BaseExpression | None, cst.BaseExpression | None] = (None, None)  # the seconds / steps
+    # between the checkpoints it saved, as given
+    unlimited: bool = False                        # its loop has no step limit (unlimited.py)
+    saved_every: str | None = None                 # then the seconds between the checkpoints the loop saves
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -313,7 +317,8 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
                    stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
                    hooks=_value(args, "hooks"), scaffold=_value(args, "scaffold"),
                    chief_hooks=_value(args, "chief_only_hooks"), arguments=[a.value for a in call.args],
-                   config=_value(args, "config"))
+                   config=_value(args, "config"),
+                   timer=(_value(args, "save_checkpoint_secs"), _value(args, "save_checkpoint_steps")))
 
 
 def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
@@ -340,7 +345,7 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
     return Session(statement, name, _value(opened, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{sv}.should_stop()")], checkpoints=logdir, supervisor=supervisor,
                    arguments=[a.value for made in (call, created, *flagged) for a in made.args],
-                   config=_value(opened, "config"), graph=_value(args, "graph"))
+                   config=_value(opened, "config"), graph=_value(args, "graph"), timer=(save, None))
 
 
 def config_notes(session: Session, names: Names, only_for_session: dict[str, cst.BaseStatement]
@@ -447,6 +452,11 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         ended = [*before, *([f"{step} = {stepping.counter}"] if counted and step is not None else [])]
         return [*map(cst.parse_statement, before), _until_input_ends([new, *after], ended)], ran, notes, \
             others.evaluations
+    if session.unlimited:
+        secs = unlimited.timer(*session.timer) if session.checkpoints is not None else None
+        session.saved_every = secs
+        notes.append(("TFM103", loop, unlimited.UNLIMITED.format(secs=secs) if secs else unlimited.UNLIMITED_UNSAVED))
+        return [*map(cst.parse_statement, before), new], ran, notes, others.evaluations
     return [*map(cst.parse_statement, before), new, *after], ran, notes, others.evaluations
 
 
@@ -511,9 +521,7 @@ def _limits(session: Session, names: Names, counter: str, breaks: list[cst.If]
     tests = [names.code(condition) for condition in conditions]
     if session.last_step is not None:
         tests.append(f"{counter} < {names.code(session.last_step)}")
-    if not tests and not breaks:
-        raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
-                                "training stops, e.g. `while not sv.should_stop() and step < N:`")
+    session.unlimited = not tests and not breaks
     return conditions, tests or ["True"]
 
 
