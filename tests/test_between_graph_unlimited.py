@@ -46,3 +46,13 @@ def test_a_session_saving_every_n_steps_without_a_step_limit_leaves_the_program(
     line, message = manual(source)
     assert "save_checkpoint_steps=100" in line
     assert "TF1's session saved a checkpoint every `100` steps: say when training stops" in message, message
+
+
+def test_synchronous_steps_without_a_step_limit_leave_the_program():
+    """Every worker would save on a timer of its own, out of step with the others."""
+    example = (Path(__file__).resolve().parent.parent / "examples" / "sync_replicas" / "train.py").read_text()
+    source = example.replace(",\n           tf.train.StopAtStepHook(last_step=TRAIN_STEPS)]", "]")
+    assert source != example
+    line, message = manual(source)
+    assert line.strip() == "while not sess.should_stop():"
+    assert "the loop has no step limit, its steps synchronous" in message, message

@@ -146,7 +146,8 @@ module whose file is not found from the program's folder (the finding names the 
 a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
 graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
 graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
-of its own, a loop with no step limit whose session saved every N steps (`save_checkpoint_steps`), a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
+of its own, a loop with no step limit whose session saved every N steps (`save_checkpoint_steps`) or whose steps are
+synchronous, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
 session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
 a name in the one method of its class binding it, which places the graph; used in another method, the finding is

@@ -453,6 +453,8 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         return [*map(cst.parse_statement, before), _until_input_ends([new, *after], ended)], ran, notes, \
             others.evaluations
     if session.unlimited:
+        if stepping is not SCHEDULED:
+            raise Unsupported(loop, unlimited.SYNCHRONOUS)
         secs = unlimited.timer(*session.timer) if session.checkpoints is not None else None
         session.saved_every = secs
         notes.append(("TFM103", loop, unlimited.UNLIMITED.format(secs=secs) if secs else unlimited.UNLIMITED_UNSAVED))

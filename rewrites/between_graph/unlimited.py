@@ -2,7 +2,8 @@
 not end (tensorflow/ecosystem's docker MNIST trainer). TF1 trained until the task was stopped, saving checkpoints on
 its session's timer (a MonitoredTrainingSession's `save_checkpoint_secs`, a Supervisor's `save_model_secs`: 600 by
 default); the migrated loop schedules steps until the program is stopped, and its chief saves a checkpoint on the
-same timer. A session saving every N steps instead (`save_checkpoint_steps`) is named (Unsupported).
+same timer. A session saving every N steps instead (`save_checkpoint_steps`), and synchronous steps (every worker
+saving on a timer of its own), are named (Unsupported).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import libcst as cst
 
 from rewrites.syntax import Unsupported, is_name, source
 
-UNLIMITED = ("the loop has no step limit: TF1 trained until its tasks were stopped, and so does the migrated loop; "
-             "its chief saves a checkpoint every {secs} seconds, as TF1's session did")
-UNLIMITED_UNSAVED = "the loop has no step limit: TF1 trained until its tasks were stopped, and so does the migrated loop"
+UNLIMITED_UNSAVED = ("the loop has no step limit: TF1 trained until its tasks were stopped, and so does the "
+                     "migrated loop")
+UNLIMITED = UNLIMITED_UNSAVED + "; its chief saves a checkpoint every {secs} seconds, as TF1's session did"
+SYNCHRONOUS = ("the loop has no step limit, its steps synchronous: every worker would save on a timer of its own, "
+               "out of step; say when training stops, e.g. `while not sv.should_stop() and step < N:`")
 
 
 def timer(secs: cst.BaseExpression | None, steps: cst.BaseExpression | None) -> str | None:
