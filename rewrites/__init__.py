@@ -108,6 +108,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "mnist_tutorial_model",
+        triggers=("tutorials.mnist import mnist",),
+        rules=(
+            Rule("TFM012", "mnist-tutorial-model", E,
+                 "the TF1 tutorials' MNIST model module (tensorflow.examples.tutorials.mnist.mnist: inference, loss, "
+                 "training, evaluation, its constants) -> what of it the program uses, written in the module"),
+        ),
+    ),
+    Family(
         "queue_inputs",
         triggers=("input_producer",),
         rules=(

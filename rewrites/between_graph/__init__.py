@@ -17,14 +17,14 @@ import libcst as cst
 
 from rewrites.base import TFCodemod
 from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, inputs, monitored, synchronous,
-                                    tfos, unread)
+                                    tfos, unlimited, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
                                               is_device_block, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
-from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, summary_writes
+from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, global_step_reads, summary_writes
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, loop_statements, migrated_loop,
                                             opens_session, owned, read_session, step_result, stop_statements)
@@ -221,6 +221,8 @@ class _Program:
         # (a Saver made for the session, its Supervisor's or Scaffold's, goes with it)
         started += monitored.saved(session, self.names, [s for s in around if s not in only.values()],
                                    _scope(self.view, session.opening))
+        step_reads, step_functions = global_step_reads(around, session, graph, self.names)
+        started += step_reads
         outside = [s for s in around if s is not session.loop and s not in started]
         stopped = stop_statements(block, session.owners)
         self.supervisors.check_other_uses(session, [*session.statements, session.loop, *started, *stopped],
@@ -235,7 +237,8 @@ class _Program:
                            {id(node) for code in [device, *runs] for node in subtree(code)})
         self._check_names_are_free(block, graph, {id(node) for code in [device, *runs] for node in subtree(code)})
         self._check_graph_stays_in_the_step([*block, *session.kept], graph, {device, *session.statements,
-                                                                            *only.values()}, runs, {device, wrapper})
+                                                                            *only.values()}, [*runs, *step_reads],
+                                            {device, wrapper})
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
@@ -255,6 +258,9 @@ class _Program:
             self.edits.remove(statement)
         for function, module_class in graph.models:
             self.edits.replace(function, [module_class])
+            removed.append(function)
+        for function in [*graph.training_functions, *step_functions]:
+            self.edits.remove(function)
             removed.append(function)
         for batches, pipeline in graph.returns:  # a function building the graph's input returns its dataset
             self.edits.replace(batches, pipeline)
@@ -519,6 +525,9 @@ class _Program:
             if session.mode is not None:  # every worker evaluating on its own (modes.py): the chief saves
                 chief = session.is_chief.with_changes(lpar=[], rpar=[])
                 save = [cst.If(test=self.spelling.spelled(chief), body=cst.IndentedBlock(save))]
+        if session.saved_every is not None:  # no end: the chief saves on TF1's timer
+            self.edits.add_import("time")
+            loop, save = unlimited.saving(loop, session.saved_every), []
         loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
         replaced = {e.run: [e.replacement] for e in evaluated}
         replaced |= {e.held: [] for e in evaluated if e.held is not None} | {statement: [] for statement in dropped}

@@ -23,7 +23,7 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import graph_calls, inputs, model_functions, synchronous
+from rewrites.between_graph import graph_calls, inputs, model_functions, synchronous, training_functions
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -110,6 +110,7 @@ class Graph:
     merged: list[str] = field(default_factory=list)  # `summary_op = tf.summary.merge_all()`: a run may fetch it
     models: list[tuple[cst.FunctionDef, cst.ClassDef]] = field(default_factory=list)  # a function making variables,
     # the tf.Module replacing it (model_functions.py)
+    training_functions: list[cst.FunctionDef] = field(default_factory=list)  # gone (training_functions.py)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
     @property
@@ -161,6 +162,10 @@ class _Reader:
                 continue
             if (found := inputs.input_function(value, self.module, self.api)) is not None:
                 self._input_function(graph, statement, value, found)
+                continue
+            training = training_functions.read(value, self.module, self.api, self._is_step, SUMMARIES)
+            if training is not None:
+                self._training(graph, statement, value, training)
                 continue
             if (function := model_functions.model_function(value, self.module, self.api)) is not None:
                 self._model(graph, statement, value, function)
@@ -339,12 +344,15 @@ class _Reader:
                                     "variable; choose one, or write a Partitioner that decides by shape")
         graph.partitioner = self.code(node)
 
-    def _optimizer(self, graph: Graph, target: str, call: cst.Call) -> None:
+    def _optimizer(self, graph: Graph, target: str, call: cst.Call,
+                   spelled: Callable[[cst.CSTNode], cst.CSTNode] | None = None) -> None:
+        """``spelled``: how the call is written in the migrated program (of a training function: with the graph's
+        arguments)."""
         if self.api(call.func) == synchronous.API:
             self._sync_replicas(graph, target, call)
             return
         try:
-            code = keras_optimizers.optimizer(self.api(call.func), self.spelled(call))
+            code = keras_optimizers.optimizer(self.api(call.func), (spelled or self.spelled)(call))
         except keras_code.NoKerasEquivalent as problem:
             raise Unsupported(call, str(problem)) from None
         if code.safety.value == "numeric":
@@ -379,6 +387,34 @@ class _Reader:
         target, call = single_assign(wrapper)
         graph.flag.check = self._sync_replicas(graph, target, call, synchronous.setup_names(graph.flag))
         return True
+
+    def _is_step(self, api: str | None, call: cst.Call) -> bool:
+        return api in GLOBAL_STEP or self._is_step_counter(api, call)
+
+    def _training(self, graph: Graph, statement, call: cst.Call, found: training_functions.TrainingFunction) -> None:
+        """`train_op = training(loss, rate)`: its optimizer, made with the graph's arguments, minimizing the graph's
+        loss; the step counted by the optimizer (training_functions.py)."""
+        assign = single_assign(statement)
+        used = f"`{first_line(call)}` in the graph"
+        if assign is None or graph.optimizer_name is not None:
+            raise Unsupported(statement, f"{used} makes an optimizer: migrated as `train_op = training(...)`, the "
+                                         "graph's one optimizer")
+        found.arguments = {name: self.spelled(value) for name, value in found.arguments.items()}
+        args = bind_arguments(found.minimize, MINIMIZE)
+        loss = found.arguments.get(args["loss"][1].value.value) if args and "loss" in args \
+            and isinstance(args["loss"][1].value, cst.Name) else None
+        step = args.get("global_step") if args else None
+        if args is None or "var_list" in args or not isinstance(loss, cst.Name) or found.step is None \
+                or step is None or not is_name(step[1].value, found.step[0]):
+            raise Unsupported(found.minimize, f"{used}: minimize(loss, global_step=...) of a loss the graph names, "
+                                              "over every variable, advancing the function's global step is migrated")
+        self._optimizer(graph, found.optimizer[0], found.optimizer[1], lambda node: training_functions.substituted(
+            self.spelled(node), found, graph.tensors, used))
+        graph.step_name = self._variable_name(self.api(found.step[1].func), found.step[1]) or graph.step_name \
+            if self.api(found.step[1].func) not in GLOBAL_STEP else graph.step_name
+        graph.loss, graph.train_op = loss.value, assign[0]
+        graph.summaries += found.summaries
+        graph.training_functions.append(found.function)
 
     def _is_minimize(self, value, graph: Graph) -> bool:
         return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)

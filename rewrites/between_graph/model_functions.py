@@ -19,6 +19,7 @@ until the name is bound again. What does not fit is named (Unsupported).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -286,9 +287,13 @@ def module_class(model: ModelFunction, spelled: Callable[[cst.CSTNode], cst.CSTN
         for variable, statement, _ in model.variables]
     model.reading |= {id(new): model.reading[id(old)] for new, (_, old, _) in zip(init, model.variables)}
     computation = _with_comments_of(model)
+    said = (f"`{name}` of the TF1 program: its variables made once, in the strategy's scope; a call computes with",
+            f"them what `{name}` computed.")
+    if len(indent) + 3 + len(said[0]) > 100:  # a long name: wrapped to the generated code's lines
+        said = tuple(textwrap.wrap(" ".join(said), 100 - len(indent) - 3))
+    described = f"\n{indent}".join(said)
     text = (f"class {model.class_name}(tf.Module):\n"
-            f"{indent}\"\"\"`{name}` of the TF1 program: its variables made once, in the strategy's scope; a call "
-            f"computes with\n{indent}them what `{name}` computed.\"\"\"\n\n"
+            f"{indent}\"\"\"{described}\"\"\"\n\n"
             f"{indent}def __init__({signature(model.built_from)}):\n"
             f"{indent * 2}super().__init__()\n{body(init)}\n"
             f"{indent}def __call__({signature(model.called_with, list(model.placeholders))}):\n"

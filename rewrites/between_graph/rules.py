@@ -6,7 +6,8 @@ TFM103 between-graph-program
 What it does: a between-graph training program (each task starts a Server for its job name and task index,
 parameter server tasks join(), every worker builds the graph under tf.device(replica_device_setter(...)) and
 runs its train_op in a MonitoredTrainingSession loop until a StopAtStepHook, or in a Supervisor's session loop
-until its own step limit or `if step >= N: break`) becomes a TensorFlow 2 program: TF1's chief worker builds a
+until its own step limit or `if step >= N: break`, or until its tasks are stopped: a loop with no step limit
+over an input that does not end, whose chief then saves a checkpoint on TF1's session's timer) becomes a TensorFlow 2 program: TF1's chief worker builds a
 ParameterServerStrategy over the same cluster, creates the variables and a Keras optimizer in its scope, and
 schedules each step, a tf.function running the TF1 operations under a GradientTape, on the workers with a
 ClusterCoordinator, from the program's own loop; it returns what the run fetched besides the train op and the
@@ -54,7 +55,10 @@ tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of its 
 makes the variables as the function's statements made them, once, in the strategy's scope; its __call__ runs the
 rest in the step; a placeholder the function returns is fed as the graph's own; a variable made in a `with
 tf.name_scope("s"):` block of it (the MNIST tutorials' `inference`, each layer's `weights` in a scope of its own)
-is its attribute `s_weights`, TF1's `s/weights`. An in-graph
+is its attribute `s_weights`, TF1's `s/weights`. One making the optimizer and the global step and returning
+`optimizer.minimize(loss, global_step=...)` (the MNIST tutorials' `train_op = training(loss, learning_rate)`) gives
+the TF2 optimizer, made with the graph's arguments; the function goes, and so does a function of the module the
+session reads the global step back with (`get_global_step(sess.graph)`: the optimizer's step). An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
 a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
@@ -145,7 +149,8 @@ module whose file is not found from the program's folder (the finding names the 
 a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
 graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
 graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
-of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
+of its own, a loop with no step limit whose session saved every N steps (`save_checkpoint_steps`) or whose steps are
+synchronous, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
 session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
 a name in the one method of its class binding it, which places the graph; used in another method, the finding is

@@ -220,3 +220,50 @@ def check_one_tensor(found: list[Evaluation]) -> None:
     if len({evaluation.tensor for evaluation in found}) > 1:
         raise Unsupported(found[1].run, "the session's runs (in or after its loop) evaluating different tensors: "
                                         "one is migrated")
+
+
+# The global step read back from the graph: TF1's functions, and what a function of the module doing so calls.
+STEP_GETTERS = {"train.get_global_step", "train.get_or_create_global_step"}
+GRAPH_READS = {"get_default_graph", "get_collection", "get_tensor_by_name", "len"}
+
+
+def global_step_reads(around: list, session: Session, graph: Graph, names: Names
+                      ) -> tuple[list[cst.BaseStatement], list[cst.FunctionDef]]:
+    """`step_op = tf.train.get_global_step()` (or `get_global_step(sess.graph)`, a function of the module reading
+    the graph's GLOBAL_STEP collection or its `global_step:0` tensor, as tensorflow/ecosystem's YARN trainer does)
+    in the session's block before its loop: the graph's global step under that name, which a run fetches. Those
+    statements, and the functions of the module only they called: both go."""
+    found, functions = [], []
+    for statement in around[:around.index(session.loop)]:
+        assign = single_assign(statement)
+        value = assign[1] if assign else None
+        if not isinstance(value, cst.Call) or not all(is_name(arg.value, "None") or _is_graph(arg.value, session.name)
+                                                      for arg in value.args) or len(value.args) > 1:
+            continue
+        function = names.module.functions.get(value.func.value) if isinstance(value.func, cst.Name) else None
+        if names.api(value.func) in STEP_GETTERS or function is not None and _reads_global_step(function):
+            found.append(statement)
+            functions += [function] if function is not None and names.module.names[function.name.value] == 2 else []
+    if not found:
+        return [], []
+    if len(found) > 1 or graph.global_step is not None:
+        raise Unsupported(found[-1], f"`{single_assign(found[-1])[0]}`, the global step read back from the graph "
+                                     "under a second name: fetch the one the graph binds")
+    graph.global_step = single_assign(found[0])[0]
+    return found, functions
+
+
+def _is_graph(node: cst.BaseExpression, session: str) -> bool:
+    """`sess.graph`"""
+    return isinstance(node, cst.Attribute) and node.attr.value == "graph" and is_name(node.value, session)
+
+
+def _reads_global_step(function: cst.FunctionDef) -> bool:
+    """Does ``function`` only look the global step up in a graph (its GLOBAL_STEP collection, its `global_step:0`
+    tensor), as tf.train.get_global_step does?"""
+    nodes = list(subtree(function.body))
+    calls = [node.func for node in nodes if isinstance(node, cst.Call)]
+    looked_up = any(isinstance(node, cst.Attribute) and node.attr.value == "GLOBAL_STEP" for node in nodes)
+    return looked_up and all(
+        (func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)) in GRAPH_READS
+        for func in calls)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import beside, inputs, modes, monitored, synchronous
+from rewrites.between_graph import beside, inputs, modes, monitored, synchronous, unlimited
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
@@ -116,6 +116,10 @@ class Session:
     retried: str | None = None                     # the flag opening it again after an AbortedError (retry.py)
     written: list[cst.BaseStatement] = field(default_factory=list)  # the loop's writes of fetched summaries: gone
     mode: modes.Mode | None = None                 # a flag choosing in the loop: training or not (modes.py)
+    timer: tuple[cst.BaseExpression | None, cst.BaseExpression | None] = (None, None)  # the seconds / steps
+    # between the checkpoints it saved, as given
+    unlimited: bool = False                        # its loop has no step limit (unlimited.py)
+    saved_every: str | None = None                 # then the seconds between the checkpoints the loop saves
 
     @property
     def statements(self) -> list[cst.BaseStatement]:
@@ -316,7 +320,8 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
                    stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
                    hooks=_value(args, "hooks"), scaffold=_value(args, "scaffold"),
                    chief_hooks=_value(args, "chief_only_hooks"), arguments=[a.value for a in call.args],
-                   config=_value(args, "config"))
+                   config=_value(args, "config"),
+                   timer=(_value(args, "save_checkpoint_secs"), _value(args, "save_checkpoint_steps")))
 
 
 def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
@@ -343,7 +348,7 @@ def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For,
     return Session(statement, name, _value(opened, "master"), args["is_chief"][1].value, loop,
                    stops=[cst.parse_expression(f"{sv}.should_stop()")], checkpoints=logdir, supervisor=supervisor,
                    arguments=[a.value for made in (call, created, *flagged) for a in made.args],
-                   config=_value(opened, "config"), graph=_value(args, "graph"))
+                   config=_value(opened, "config"), graph=_value(args, "graph"), timer=(save, None))
 
 
 def config_notes(session: Session, names: Names, only_for_session: dict[str, cst.BaseStatement]
@@ -455,6 +460,16 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
         ended = [*before, *([f"{step} = {stepping.counter}"] if counted and step is not None else [])]
         return [*map(cst.parse_statement, before), _until_input_ends(chosen, ended)], ran, notes, \
             others.evaluations
+    if session.unlimited:
+        if stepping is not SCHEDULED:
+            raise Unsupported(loop, unlimited.SYNCHRONOUS)
+        if session.mode is not None:
+            raise Unsupported(loop, "a loop with no step limit chooses between training and other runs: migrate it "
+                                    "by hand")
+        secs = unlimited.timer(*session.timer) if session.checkpoints is not None else None
+        session.saved_every = secs
+        notes.append(("TFM103", loop, unlimited.UNLIMITED.format(secs=secs) if secs else unlimited.UNLIMITED_UNSAVED))
+        return [*map(cst.parse_statement, before), new], ran, notes, others.evaluations
     return [*map(cst.parse_statement, before), *chosen], ran, notes, others.evaluations
 
 
@@ -522,9 +537,7 @@ def _limits(session: Session, names: Names, counter: str, breaks: list[cst.If]
     tests = [names.code(condition) for condition in conditions]
     if session.last_step is not None:
         tests.append(f"{counter} < {names.code(session.last_step)}")
-    if not tests and not breaks:
-        raise Unsupported(loop, "the loop has no step limit (the Supervisor stops it from outside): say when "
-                                "training stops, e.g. `while not sv.should_stop() and step < N:`")
+    session.unlimited = not tests and not breaks
     return conditions, tests or ["True"]
 
 
