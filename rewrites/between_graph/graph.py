@@ -101,8 +101,10 @@ class Graph:
     dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
     input_names: list[str] = field(default_factory=list)  # what the graph computed for its input alone: moved
     # into the dataset function (inputs.py)
-    returns: list[tuple[cst.SimpleStatementLine, list]] = field(default_factory=list)  # a function of the module's
-    # statements making its iterator and returning its batches, what replaces them: its pipeline's return (inputs.py)
+    returns: list[tuple[cst.SimpleStatementLine, list, object]] = field(default_factory=list)  # a function's
+    # statements making its iterator and returning its batches, what replaces them (its pipeline's return), and its
+    # module (a graph_calls.ModuleCode; None: the graph's) (inputs.py)
+    input_call: cst.Call | None = None  # the call of that function
     elements: list[str] = field(default_factory=list)  # the names of get_next()'s tensors, in order
     packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
@@ -501,14 +503,16 @@ class _Reader:
         for name in graph.elements:
             graph.shapes[name] = f"{name}_spec.shape"
 
-    def _input_function(self, graph: Graph, statement, call: cst.Call, edits: list) -> None:
+    def _input_function(self, graph: Graph, statement, call: cst.Call, found: tuple) -> None:
         """`x, y = read_examples(path, 100, epochs)`, a function of the module returning its pipeline's batches:
         it returns the pipeline now, the call building the per-worker dataset (inputs.py)."""
         if graph.dataset is not None:
             raise Unsupported(call, "two iterators in the graph: one input is migrated")
         graph.dataset, bound = inputs.bound(call, graph.dataset_statements)
         graph.dataset_statements.append(bound)
-        graph.returns += edits
+        home, edits = found
+        graph.input_call = call
+        graph.returns += [(batches, pipeline, home) for batches, pipeline in edits]
         self._batch(graph, statement)
 
     def _into_dataset(self, graph: Graph, device: cst.With, until) -> None:

@@ -19,6 +19,9 @@ variables, placeholders, queues or summaries; one of another module is left (the
 
 from __future__ import annotations
 
+import os
+import re
+
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
@@ -229,10 +232,10 @@ def may_end(statements: list[cst.BaseStatement]) -> bool:
 
 
 def input_function(value, module: graph_calls.ModuleCode, api
-                   ) -> list[tuple[cst.SimpleStatementLine, list[cst.SimpleStatementLine]]] | None:
-    """The edits making the function ``value`` calls return its pipeline (returning_pipeline()) when it is a
-    function of the program ending in `return <a one-shot iterator of a pipeline>.get_next()`; Unsupported when the
-    function is not one the migration may change so."""
+                   ) -> tuple[graph_calls.ModuleCode | None, list[tuple[cst.SimpleStatementLine, list]]] | None:
+    """(its module, None for the graph's own; the edits making it return its pipeline: returning_pipeline()) of the
+    function ``value`` calls, when it is a function of the program ending in `return <a one-shot iterator of a
+    pipeline>.get_next()`; Unsupported when the function is not one the migration may change so."""
     if not isinstance(value, cst.Call):
         return None
     if isinstance(value.func, cst.Name) and value.func.value in module.functions:
@@ -241,28 +244,48 @@ def input_function(value, module: graph_calls.ModuleCode, api
         other, function = found
     else:
         return None
-    returned = _returned_pipeline(function, other.api if other else api)
+    home = other or module
+    returned = _returned_pipeline(function, home.api or api)
     if returned is None:
         return None
     call = f"`{first_line(value)}` in the graph"
-    if other is not None:
-        raise Unsupported(value, f"{call} builds its tf.data input in {other.file}: that function would return the "
-                                 "pipeline, for the per-worker dataset function, not its iterator's batches, an edit "
-                                 "of its module the migration does not make; make it so by hand, or build the "
-                                 "pipeline in the graph's block")
-    if module.names[function.name.value] != 2 or function.decorators:
-        raise Unsupported(value, f"{call} builds its tf.data input in a function the module names elsewhere too: "
+    if other is not None and graph_calls.in_run(other.path, module.run) is None:
+        raise Unsupported(value, f"{call} builds its tf.data input in {other.file}, which is not migrated with this "
+                                 "file: that function would return the pipeline now, for the per-worker dataset "
+                                 "function; give tf-migrate both files (or their folder)")
+    if _named_elsewhere(value, function, module, other) or function.decorators:
+        raise Unsupported(value, f"{call} builds its tf.data input in a function the program names elsewhere too: "
                                  "it would return the pipeline now, for the per-worker dataset function; migrate "
                                  "it by hand")
     where = f"{call}, building the per-worker dataset,"
-    for node in graph_calls.in_order(function.body):
-        if isinstance(node, cst.Call) and graph_calls.other_function(node.func, module) is not None \
-                or isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in \
-                module.functions:
-            raise Unsupported(node, f"{where} calls `{first_line(node)}` of the program, which the migration does "
-                                    "not follow there; migrate it by hand")
-        graph_calls.refuse(node, api, where, DATASET_REFUSED)
-    return returning_pipeline(*returned)
+    try:
+        for node in graph_calls.in_order(function.body):
+            if isinstance(node, cst.Call) and graph_calls.other_function(node.func, home) is not None \
+                    or isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in \
+                    home.functions:
+                raise Unsupported(node, f"{where} calls `{first_line(node)}` of the program, which the migration "
+                                        "does not follow there; migrate it by hand")
+            graph_calls.refuse(node, home.api or api, where, DATASET_REFUSED)
+    except Unsupported as problem:
+        if other is None:
+            raise
+        raise Unsupported(value, f"{problem} (line {other.position(problem.node)[0]} of {other.file}: "
+                                 f"`{first_line(problem.node)}`)") from None
+    return other, returning_pipeline(*returned)
+
+
+def _named_elsewhere(call: cst.Call, function: cst.FunctionDef, module: graph_calls.ModuleCode,
+                     other: graph_calls.ModuleCode | None) -> bool:
+    """Whether the program names the input function anywhere but at its definition and the graph's call (and
+    its import, `from model import input_fn`): in the graph's module, its own, or another file of the run."""
+    name = function.name.value
+    if other is None:
+        return module.names[name] != 2
+    used = call.func.value if isinstance(call.func, cst.Name) else call.func.attr.value
+    mentioned = re.compile(rf"\b{re.escape(name)}\b")
+    return module.names[used] != (2 if isinstance(call.func, cst.Name) else 1) or other.names[name] != 1 or any(
+        mentioned.search(text) for path, text in module.run.items()
+        if os.path.abspath(path) not in {os.path.abspath(other.path), os.path.abspath(module.path)})
 
 
 # What a function building the dataset may not do: all a step may not, but read tf.data.

@@ -1,8 +1,8 @@
 """Where the worker's graph is placed: `with tf.device(tf.train.replica_device_setter(...)):`, or `with
 tf.device(device_fn):` of a ``device_fn`` bound once to one in the function (the binding goes with the graph), the
 device block alone in a `with tf.Graph().as_default() as graph:` whose graph the Supervisor is given
-(`Supervisor(graph, ...)`, as the cloudml-samples trainers build theirs): that block goes too, the migrated program
-having no graph.
+(`Supervisor(graph, ...)`, as the cloudml-samples trainers build theirs), or a `with tf.Graph().as_default():` holding
+both the device block and the session: that block goes too, the migrated program having no graph.
 """
 
 from __future__ import annotations
@@ -75,6 +75,16 @@ def _bindings(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, cst.Base
             target = node.name if isinstance(node, cst.AsName) else node.target
             found += [(node, None)] if any(is_name(n, name) for n in subtree(target)) else []
     return found
+
+
+def graph_block(device: cst.With, opening: cst.CSTNode, view, names: Names) -> cst.With | None:
+    """`with tf.Graph().as_default():` whose block holds both the device block and the session (the census
+    trainers' `run()`): it goes, the migrated program having no graph."""
+    holder = view.parent(view.parent(device))
+    if not (isinstance(holder, cst.With) and len(holder.items) == 1 and holder.items[0].asname is None
+            and _makes_a_graph(holder.items[0].item, names)):
+        return None
+    return holder if view.parent(view.parent(opening)) is holder else None
 
 
 def _makes_a_graph(call, names: Names) -> bool:

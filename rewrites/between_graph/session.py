@@ -441,7 +441,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     ran = [run, *([held] if held is not None else []), *others.nodes]
     notes = _step_notes(run, loop, graph)
     if stepping is SCHEDULED and graph.elements and inputs.may_end(
-            [*graph.dataset_statements, *(new for _, news in graph.returns for new in news)]):
+            [*graph.dataset_statements, *(new for _, news, _ in graph.returns for new in news)]):
         notes.append(("TFM103", loop, INPUT_ENDS))
         # Where it ended: the steps trained, as TF1's global step said.
         ended = [*before, *([f"{step} = {stepping.counter}"] if counted and step is not None else [])]
