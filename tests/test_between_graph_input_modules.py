@@ -38,6 +38,13 @@ def input_fn(filenames, num_epochs=None, shuffle=True, batch_size=4):
     return iterator.get_next()
 '''
 
+# census' own: the label popped from the batch the function returns.
+POPPED = MODEL.replace('''    features = dict(zip(CSV_COLUMNS, columns))
+    return features, features.pop("label")''', "    return dict(zip(CSV_COLUMNS, columns))").replace(
+    "    return iterator.get_next()\n", '''    features = iterator.get_next()
+    return features, features.pop("label")
+''')
+
 TASK = '''\
 """Trains the model between graphs: a ps and workers of TF_CONFIG's cluster."""
 import argparse
@@ -127,6 +134,26 @@ def test_the_input_function_of_another_module_returns_its_pipeline_for_the_per_w
     assert again["task"].source == task.source and again["model"].source == model.source, "not idempotent"
 
 
+def test_what_the_function_returns_of_its_batch_maps_its_pipeline(tmp_path):
+    """`features = iterator.get_next()` `return features, features.pop("label")`: the pipeline's map computes it."""
+    results = migrated(tmp_path, model=POPPED)
+    assert "ClusterCoordinator(strategy)" in results["task"].source
+    assert ('    return (dataset.repeat(num_epochs).batch(\n        batch_size).map(lambda features: (features, '
+            'features.pop("label"))))\n') in results["model"].source
+
+
+@pytest.mark.parametrize("returned", [
+    "    features = iterator.get_next()\n    return features, tf.shape(features)\n",
+    "    features = iterator.get_next()\n    print(features)\n    return features, features.pop('label')\n",
+], ids=["a TensorFlow op", "the batch read before"])
+def test_a_return_of_the_batch_a_map_would_not_compute_the_same_is_not_read(tmp_path, returned):
+    model = POPPED.replace('''    features = iterator.get_next()
+    return features, features.pop("label")
+''', returned)
+    where, said = manual(tmp_path, model=model)
+    assert where == CALL and "which reads a tf.data input" in said, said
+
+
 def manual(tmp_path, **changes):
     results = migrated(tmp_path, **changes)
     assert "ClusterCoordinator" not in results["task"].source
@@ -158,7 +185,8 @@ def test_an_input_function_of_another_module_the_migration_cannot_change_leaves_
 
 
 @pytest.mark.tensorflow
-def test_the_migrated_pair_trains_on_a_ps_and_two_workers(tmp_path):
+@pytest.mark.parametrize("model", [MODEL, POPPED], ids=["batches returned", "a label popped from the batch"])
+def test_the_migrated_pair_trains_on_a_ps_and_two_workers(tmp_path, model):
     """TF_CONFIG's cluster: the chief's coordinator runs 10 steps on the workers, each reading the CSV file."""
     import json
     import os
@@ -166,7 +194,7 @@ def test_the_migrated_pair_trains_on_a_ps_and_two_workers(tmp_path):
     import sys
 
     portpicker = pytest.importorskip("portpicker")
-    results = migrated(tmp_path)
+    results = migrated(tmp_path, model=model)
     folder = tmp_path / "trainer"
     for name, result in results.items():
         (folder / f"{name}.py").write_text(result.source)

@@ -8,7 +8,8 @@ at every step: the program is left, naming what the function does and where.
 A function of another module of the program (`import model` then `model.inference(x)`, `from trainer.model
 import inference`: a file found from the graph's, read from disk) is read the same way, and called from its module
 as TF1 did; what stops it is named with its file and line, and so is its module's code run on import that a TF 2
-program cannot run. A call into such a module of anything but a function defined at its top is left, and so is a
+program cannot run (its input function, inputs.py, is changed with the graph's module when given with it). A call
+into such a module of anything but a function defined at its top is left, and so is a
 function of an imported module whose file is not found (named with its import).
 """
 

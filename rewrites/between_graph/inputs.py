@@ -11,10 +11,13 @@ Or the graph calls a function of its module that builds the pipeline (`x, y = re
 and returns its iterator's batches (`return tf.compat.v1.data.make_one_shot_iterator(<pipeline>).get_next()`, as
 TFM008 writes a queue-runner function's, or `iterator = <pipeline>.make_one_shot_iterator()` then `return
 iterator.get_next()`, or the batches unpacked then returned, `images, labels = ...get_next()` `return images,
-labels`, in a `with tf.name_scope("input"):` block the function ends with or not): the function returns the
-pipeline instead, and its call, bound to a name,
-is the per-worker dataset function's; the same batches, in the same order. Called nowhere else, it may not make
-variables, placeholders, queues or summaries; one of another module is left (the migration edits only the graph's).
+labels`, in a `with tf.name_scope("input"):` block the function ends with or not; or an expression of the batch,
+`features = iterator.get_next()` `return features, features.pop(LABEL)`, which a map of the pipeline computes):
+the function returns the pipeline instead, and its call, bound to a name, is the per-worker dataset function's; the
+same batches, in the same order. Called nowhere else in the program, it may not make variables, placeholders,
+queues or summaries. A function of another module given with the graph's (census' `model.input_fn` in
+trainer/model.py) is changed the same way, that module made a TF2 module (the migrated program imports it): the
+engine migrates both files or neither (a rewrite's ``other_modules``).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import re
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
-from rewrites.syntax import (Unsupported, children, first_line, name_reads, names_read, single_assign, source,
-                             statement_value, subtree)
+from rewrites.syntax import (Unsupported, children, first_line, is_name, name_reads, names_read, single_assign,
+                             source, statement_value, subtree)
 
 ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
 DATASET_NAMES = ("dataset", "records", "input_dataset")
@@ -300,8 +303,11 @@ def _returned_pipeline(function: cst.FunctionDef, api
     body = _last_block(function.body.body)
     last = body[-1] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
     value = last.body[0].value if last is not None and isinstance(last.body[0], cst.Return) else None
-    made = [last]
+    made, mapped = [last], None
     if _returns_unpacked(value, body, function):  # `images, labels = <iterator>.get_next()` `return images, labels`
+        value, made = body[-2].body[0].value, [body[-2], last]
+        body = body[:-1]
+    elif (mapped := _returned_of_batch(value, body, function)) is not None:  # `return features, features.pop(...)`
         value, made = body[-2].body[0].value, [body[-2], last]
         body = body[:-1]
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args
@@ -317,7 +323,43 @@ def _returned_pipeline(function: cst.FunctionDef, api
         pipeline = iterator.func.value
     if pipeline is None or sum(isinstance(node, cst.Return) for node in _own_nodes(function.body)) != 1:
         return None
-    return made, pipeline
+    return made, pipeline if mapped is None else _mapped(pipeline, mapped)
+
+
+def _returned_of_batch(value, body: list, function: cst.FunctionDef) -> cst.Lambda | None:
+    """`lambda features: (features, features.pop(LABEL))` of `features = <iterator>.get_next()` then `return
+    features, features.pop(LABEL)`: what the function returns of the batch, and the batch read nowhere else. Only
+    names, constants, items, attributes and the batch's own methods: a map of the pipeline computes it the same."""
+    before = single_assign(body[-2]) if value is not None and len(body) > 1 else None
+    if before is None or not (isinstance(before[1], cst.Call) and isinstance(before[1].func, cst.Attribute)
+                              and before[1].func.attr.value == "get_next"):
+        return None
+    name = before[0]
+    reads = name_reads(value, name)
+    if not reads or len(name_reads(function.body, name)) != len(reads) + 1:  # and its assignment
+        return None
+    for node in subtree(value):
+        if isinstance(node, cst.Call) and not (isinstance(node.func, cst.Attribute) and is_name(node.func.value, name)):
+            return None
+        if not isinstance(node, _BATCH_EXPRESSIONS):
+            return None
+    return cst.Lambda(cst.Parameters([cst.Param(cst.Name(name))]), value.with_changes(
+        lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if isinstance(value, cst.Tuple) else value)
+
+
+# What an expression of the batch may be made of.
+_BATCH_EXPRESSIONS = (cst.Tuple, cst.List, cst.Element, cst.Name, cst.Attribute, cst.Subscript, cst.SubscriptElement,
+                      cst.Index, cst.Call, cst.Arg, cst.SimpleString, cst.Integer, cst.Comma, cst.Dot,
+                      cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftParen, cst.RightParen,
+                      cst.ParenthesizedWhitespace, cst.SimpleWhitespace, cst.TrailingWhitespace, cst.Newline,
+                      cst.EmptyLine, cst.Comment)
+
+
+def _mapped(pipeline: cst.BaseExpression, function: cst.Lambda) -> cst.Call:
+    """`<pipeline>.map(lambda batch: ...)`."""
+    if not isinstance(pipeline, (cst.Name, cst.Attribute, cst.Call)) and not pipeline.lpar:
+        pipeline = pipeline.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(cst.Attribute(pipeline, cst.Name("map")), [cst.Arg(function)])
 
 
 def _last_block(body) -> list[cst.BaseStatement]:
