@@ -154,6 +154,25 @@ def test_a_return_of_the_batch_a_map_would_not_compute_the_same_is_not_read(tmp_
     assert where == CALL and "which reads a tf.data input" in said, said
 
 
+EVALUATION = '''    if is_chief:
+        evaluation_graph = tf.Graph()
+        with evaluation_graph.as_default():
+            eval_features, eval_labels = model.input_fn(args.eval_files, num_epochs=1, shuffle=False)
+'''
+
+
+def test_a_call_in_another_tf1_graph_reads_the_pipeline_s_iterator_as_the_function_did(tmp_path):
+    """census' evaluation graph, built in a graph of its own for its hook, calls the input function too: that call
+    makes the one-shot iterator the function made before, in that graph."""
+    task = TASK.replace("    with tf.Graph().as_default():\n", EVALUATION + "    with tf.Graph().as_default():\n")
+    results = migrated(tmp_path, task=task)
+    assert "ClusterCoordinator(strategy)" in results["task"].source
+    assert ("        with evaluation_graph.as_default():\n            eval_features, eval_labels = tf.compat.v1.data."
+            "make_one_shot_iterator(\n                model.input_fn(args.eval_files, num_epochs=1, shuffle=False)"
+            ").get_next()\n") in results["task"].source
+    assert "    return (dataset.repeat(num_epochs).batch(" in results["model"].source
+
+
 def manual(tmp_path, **changes):
     results = migrated(tmp_path, **changes)
     assert "ClusterCoordinator" not in results["task"].source
@@ -169,7 +188,8 @@ def manual(tmp_path, **changes):
      "for the per-worker dataset function; give tf-migrate both files (or their folder)"),
     ({"task": TASK.replace("def main(args):\n", "def evaluate(args):\n    return model.input_fn(args.eval_files)\n\n\n"
                                                 "def main(args):\n")},
-     "builds its tf.data input in a function the program names elsewhere too: it would return the pipeline now"),
+     "builds its tf.data input in a function the program names elsewhere too (but calls in another TF1 graph, "
+     "`with graph.as_default():`): it would return the pipeline now"),
     ({"model": MODEL + "\n\ndef serving_input_fn():\n    return tf.placeholder(tf.string, [None])\n"},
      "`model.input_fn(` in the graph builds its input in model.py, which becomes a TF2 module: `placeholder` still "
      "needs TF1's graph mode, which the migrated program does not run in: migrate it by hand (line 25 of model.py: "

@@ -3,7 +3,8 @@
 For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter; graph_calls.py the
 functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
 fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
-graph's tf.data input as TFM008 writes a queue-runner one); unread.py places the finding of a program whose
+graph's tf.data input as TFM008 writes a queue-runner one, input_functions.py a function of the program building
+it, in the graph's module or another); unread.py places the finding of a program whose
 session is read in none of those shapes; tfos.py reads a TensorFlowOnSpark map_fun (its server, and the finding of
 one fed by Spark); emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
 MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled tf.compat.v1.X
@@ -19,8 +20,8 @@ from dataclasses import replace
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, inputs, monitored, synchronous,
-                                    tfos, unread)
+from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, input_functions, inputs,
+                                    monitored, synchronous, tfos, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, graph_block, held_by_graph,
@@ -278,6 +279,8 @@ class _Program:
         for function, module_class in graph.models:
             self.edits.replace(function, [module_class])
             removed.append(function)
+        for call in graph.iterated_elsewhere:  # other TF1 graphs read its dataset's batches as they did
+            self.edits.expressions[call] = input_functions.iterated_call(self.spelling.spelled(call))
         for batches, pipeline, home in graph.returns:  # a function building the graph's input returns its dataset
             if home is None:
                 self.edits.replace(batches, pipeline)

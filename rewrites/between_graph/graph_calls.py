@@ -8,7 +8,7 @@ at every step: the program is left, naming what the function does and where.
 A function of another module of the program (`import model` then `model.inference(x)`, `from trainer.model
 import inference`: a file found from the graph's, read from disk) is read the same way, and called from its module
 as TF1 did; what stops it is named with its file and line, and so is its module's code run on import that a TF 2
-program cannot run (its input function, inputs.py, is changed with the graph's module when given with it). A call
+program cannot run (its input function, input_functions.py, is changed with the graph's module when given with it). A call
 into such a module of anything but a function defined at its top is left, and so is a
 function of an imported module whose file is not found (named with its import).
 """
@@ -83,6 +83,7 @@ class ModuleCode:
     run: dict[str, str] = field(default_factory=dict)  # the texts of the files migrated with the graph's, by path
     path: str = ""  # another module's file, and its view (the nodes of its functions are the view's)
     view: Tree | None = None
+    tree: cst.Module | None = None  # the module itself
 
 
 def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
@@ -260,7 +261,7 @@ def module_code(module: cst.Module, path: str) -> ModuleCode:
     found = ModuleCode({statement.name.value: statement for statement in module.body
                         if isinstance(statement, cst.FunctionDef)},
                        names=Counter(node.value for node in in_order(module) if isinstance(node, cst.Name)),
-                       indent=module.default_indent)
+                       indent=module.default_indent, tree=module)
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             for name, candidates in _imported(small):

@@ -136,8 +136,9 @@ summaries, collections or globals, or makes variables other than as TFM103 reads
 named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
 every step; the finding names its file and line; one reading a tf.data input: its pipeline is read where the
 graph's own block builds it, or returned as a one-shot iterator's batches (or an expression of them,
-`features, features.pop(LABEL)`) by a function called nowhere else, of no tensor of the graph: of the graph's
-module, or of another given with it, which is changed with it and becomes a TF2 module), the module of such a function turning TF 2's behaviour off when imported,
+`features, features.pop(LABEL)`) by a function called nowhere else (but in another TF1 graph of the graph's
+module, `with graph.as_default():`, where the call reads the returned pipeline's one-shot iterator), of no tensor
+of the graph: of the graph's module, or of another given with it, which is changed with it and becomes a TF2 module), the module of such a function turning TF 2's behaviour off when imported,
 a call into another module of the program of anything but a function defined at its top, a function of an imported
 module whose file is not found from the program's folder (the finding names the import), a graph's device held in
 a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
