@@ -173,6 +173,18 @@ def test_a_call_in_another_tf1_graph_reads_the_pipeline_s_iterator_as_the_functi
     assert "    return (dataset.repeat(num_epochs).batch(" in results["model"].source
 
 
+def test_the_tf1_graph_holding_the_graph_and_its_session_goes_with_its_name_unused(tmp_path):
+    """`with tf.Graph().as_default() as g:` around the device block and the session: the migrated program runs
+    eagerly (ParameterServerStrategy cannot start in a graph); a graph named and used besides is left, said."""
+    named = TASK.replace("    with tf.Graph().as_default():\n", "    with tf.Graph().as_default() as g:\n")
+    results = migrated(tmp_path, task=named)
+    assert "ClusterCoordinator(strategy)" in results["task"].source and "as_default" not in results["task"].source
+    used = named.replace('        print("trained steps:", step)\n', '        print("trained steps:", step, g)\n')
+    where, said = manual(tmp_path / "used", task=used)
+    assert where == 'print("trained steps:", step, g)'
+    assert "`g`, the TF1 graph the session trains, is used besides: the migrated program has no graph" in said
+
+
 def manual(tmp_path, **changes):
     results = migrated(tmp_path, **changes)
     assert "ClusterCoordinator" not in results["task"].source

@@ -311,7 +311,7 @@ class _Program:
             self.edits.replace(device, new)
         if wrapper is not None:
             self.edits.unwrap(wrapper)
-        elif (holder := graph_block(device, session.opening, self.view, self.names)) is not None:
+        elif (holder := graph_block(device, session.opening, self.view, self.names, scope)) is not None:
             self.edits.unwrap(holder)
         if retry is not None:
             self._drop_retries(retry)

@@ -11,7 +11,7 @@ import libcst as cst
 
 from rewrites.between_graph.graph import Names
 from rewrites.between_graph.session import Session
-from rewrites.syntax import Unsupported, is_name, subtree
+from rewrites.syntax import Unsupported, first_line, is_name, subtree
 
 DEVICE_SETTER = "train.replica_device_setter"
 
@@ -77,14 +77,22 @@ def _bindings(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, cst.Base
     return found
 
 
-def graph_block(device: cst.With, opening: cst.CSTNode, view, names: Names) -> cst.With | None:
+def graph_block(device: cst.With, opening: cst.CSTNode, view, names: Names, scope: cst.CSTNode) -> cst.With | None:
     """`with tf.Graph().as_default():` whose block holds both the device block and the session (the census
-    trainers' `run()`): it goes, the migrated program having no graph."""
+    trainers' `run()`): it goes, the migrated program having no graph (Unsupported where ``scope``, the function
+    holding it, uses the graph it names, `as graph`)."""
     holder = view.parent(view.parent(device))
-    if not (isinstance(holder, cst.With) and len(holder.items) == 1 and holder.items[0].asname is None
-            and _makes_a_graph(holder.items[0].item, names)):
+    if not (isinstance(holder, cst.With) and len(holder.items) == 1 and _makes_a_graph(holder.items[0].item, names)
+            and view.parent(view.parent(opening)) is holder):
         return None
-    return holder if view.parent(view.parent(opening)) is holder else None
+    name = holder.items[0].asname.name if holder.items[0].asname is not None else None
+    if name is not None:
+        use = next((node for node in uses(scope, name.value) if node is not name), None) \
+            if isinstance(name, cst.Name) else name
+        if use is not None:
+            raise Unsupported(use, f"`{first_line(name)}`, the TF1 graph the session trains, is used besides: the "
+                                   "migrated program has no graph; migrate that use by hand")
+    return holder
 
 
 def _makes_a_graph(call, names: Names) -> bool:

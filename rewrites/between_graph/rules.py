@@ -20,7 +20,8 @@ Server made only under `if not FLAGS.existing_servers:`, the session opened on a
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
 and the other clients end, saying so. The session and its loop may be written inside the device block, after
 the graph. As the cloudml-samples trainers write it, the device block may stand alone in a `with
-tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervisor(graph, ...)`), its device held
+tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervisor(graph, ...)`) (or, as the
+census trainers write it, a `with tf.Graph().as_default():` holds both the graph and its session), its device held
 in a name bound once to a replica_device_setter, and the session opened again after an AbortedError (`while
 should_retry: try: ... except tf.errors.AbortedError: should_retry = True`): those go, with a note (the
 ClusterCoordinator runs a failed worker's step again elsewhere). A device and target a function of the module
