@@ -75,10 +75,11 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     if not program_families and not any(todo.values()):
         return {path: with_unused_suppressions(Result(text), path, text, enabled) for path, text in sources.items()}
     states: dict[str, _FileState | FileError] = {}
+    first = {path: [f for f in todo[path] if f.kind == "file" and not f.after_programs] for path in sources}
     for path, text in sources.items():
         if todo[path]:
-            states[path] = _per_file(_FileState(path, [text]), [
-                f for f in todo[path] if f.kind == "file" and not f.after_programs], enabled, keras)
+            states[path] = _per_file(_FileState(path, [text]), first[path], enabled, keras, sources)
+    _other_modules(states, sources, first, enabled, keras)
     for family in program_families:
         modules = {path: state for path, state in states.items() if isinstance(state, _FileState)}
         modules.update((path, _FileState(path, [text])) for path, text in sources.items() if path not in states)
@@ -91,7 +92,7 @@ def migrate_group(sources: dict[str, str], enabled: Collection[str], keras: str 
     for path, state in states.items():
         last = [family for family in todo[path] if family.after_programs]
         if last and isinstance(state, _FileState):
-            states[path] = _per_file(state, last, enabled, keras)
+            states[path] = _per_file(state, last, enabled, keras, sources)
     results: dict[str, Result | FileError] = {}
     for path, text in sources.items():
         state = states.get(path)
@@ -122,6 +123,8 @@ class _FileState:
     findings: list[Finding] = field(default_factory=list)
     suppressed: list[Finding] = field(default_factory=list)
     program: tuple[str, ...] = ()
+    # Other modules a rewrite of this file changed with it: path -> (the family, their new text, its findings).
+    other_modules: dict[str, tuple[str, str, list]] = field(default_factory=dict)
     printed: str = ""  # libcst's printing of the user's text, once a family changed it
 
     def parsed(self):
@@ -183,7 +186,8 @@ def _wrapped(module):
     return Parsed(module)
 
 
-def _per_file(state: _FileState, families: list[Family], enabled, keras: str) -> _FileState | FileError:
+def _per_file(state: _FileState, families: list[Family], enabled, keras: str,
+              run: dict[str, str] | None = None) -> _FileState | FileError:
     from libcst.codemod import CodemodContext
 
     path = state.path
@@ -192,14 +196,41 @@ def _per_file(state: _FileState, families: list[Family], enabled, keras: str) ->
             wrapper = state.parsed()
             rewrite = family.load()(CodemodContext(filename=path), enabled, path, keras)
             rewrite.suppressions = suppressions.of(state.texts[-1])
+            rewrite.run = run or {path: state.texts[0]}
             try:
                 code = _transform(rewrite, wrapper).code
             except Exception as error:  # a bug in a rewrite must not cost the user their file
                 return FileError(path, f"internal error in rewrite {family.module!r}: {error!r}; file left unchanged")
             state.advance(code, rewrite.findings, rewrite.suppressed, family.module, enabled)
+            state.other_modules.update((other, (family.module, *change))
+                                       for other, change in rewrite.other_modules.items())
     except FileError as error:
         return error
     return state
+
+
+def _other_modules(states: dict, sources: dict[str, str], families: dict[str, list[Family]], enabled,
+                   keras: str) -> None:
+    """The changes a file's rewrite made to other modules of the group (a between-graph program's input function
+    in its model module): each such module migrates again from its edited text, and the two files change together
+    or neither does."""
+    for path, state in list(states.items()):
+        for other, (family, code, reported) in getattr(state, "other_modules", {}).items():
+            target = _state_path(sources, other)
+            edited = _FileState(target, [sources[target]])
+            findings = [Finding(target, line, column, rule, RULES[rule].safety, message)
+                        for rule, line, column, message in reported]
+            try:
+                edited.advance(code, findings, [], family, enabled)
+                done = _per_file(edited, families[target], enabled, keras, sources)
+                if isinstance(done, FileError):
+                    raise done
+            except FileError as error:
+                states[path], states[target] = (FileError(each, f"{error.message} ({os.path.basename(target)}, "
+                                                                "changed with it)") for each in (path, target))
+                continue
+            states[target] = done
+            done.program = state.program = (path, target)
 
 
 def _transform(rewrite, wrapper):

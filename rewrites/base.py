@@ -250,6 +250,7 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
 
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider)
     suppressions: Suppressions | None = None  # the file's `# tf-migrate: ignore` comments, set by the engine
+    run: dict[str, str] = {}  # the texts of the files migrated with this one (its group), by path, set by the engine
 
     # No rewrite uses libcst's matcher decorators: their bookkeeping on every node made a pass 4x slower.
     # (__init__ does not set them up either.)
@@ -269,6 +270,9 @@ class TFCodemod(TFNameReader, VisitorBasedCodemodCommand):
         self._tf2_alias: str | None = None
         self._tf2_alias_imported = False
         self._replaced: list[cst.CSTNode] = []
+        # Another module of the run the rewrite changes with this one (all or nothing): its path -> (its new text,
+        # [(rule, line, column, message)] its findings).
+        self.other_modules: dict[str, tuple[str, list[tuple[str, int, int, str]]]] = {}
 
     # -- names --------------------------------------------------------------
 

@@ -336,9 +336,9 @@ HELPER = ("import tensorflow.compat.v1 as tf\n\n\ndef weight_variable(shape):\n"
      "`model.inference(x)` in the graph calls tf.layers.dense, which makes variables"),
     ("import tensorflow.compat.v1 as tf\n\n\ndef inference(x):\n"
      "  return tf.data.Dataset.from_tensors(x).make_one_shot_iterator().get_next()\n",
-     "`model.inference(x)` in the graph builds its tf.data input in model.py: that function would return the "
-     "pipeline, for the per-worker dataset function, not its iterator's batches, an edit of its module the "
-     "migration does not make"),
+     "`model.inference(x)` in the graph builds its tf.data input in model.py, which is not migrated with this "
+     "file: that function would return the pipeline now, for the per-worker dataset function; give tf-migrate "
+     "both files (or their folder)"),
     ("import tensorflow.compat.v1 as tf\ntf.disable_v2_behavior()\n\n\ndef inference(x):\n  return x\n",
      "`model.inference(x)` in the graph: its module, imported by the migrated program, calls tf.disable_v2_behavior"
      ", which turns TF 2's behaviour off for the migrated program; remove that from the module by hand (line 2 of "

@@ -118,7 +118,8 @@ def test_what_the_graph_s_own_pipeline_alone_reads_moves_into_the_dataset_functi
 @pytest.mark.parametrize("program, line, message", [
     (PROGRAM + "\n\ndef evaluate(args):\n  return read_examples(args.eval, 4)\n", "x, y_ = read_examples(path, 4, "
      "num_epochs)", "`read_examples(path, 4, num_epochs)` in the graph builds its tf.data input in a function the "
-     "module names elsewhere too: it would return the pipeline now, for the per-worker dataset function"),
+     "program names elsewhere too (but calls in another TF1 graph, `with graph.as_default():`): it would return the "
+     "pipeline now, for the per-worker dataset function"),
     (PROGRAM.replace('  data = np.load(path)\n', '  data = np.load(path)\n  keep = tf.placeholder(tf.float32)\n'),
      "keep = tf.placeholder(tf.float32)", "`read_examples(path, 4, num_epochs)` in the graph, building the "
      "per-worker dataset, calls tf.placeholder, which makes a placeholder"),

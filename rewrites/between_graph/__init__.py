@@ -3,7 +3,8 @@
 For developers: the TF1 shape is read in graph.py (the graph under replica_device_setter; graph_calls.py the
 functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
 fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
-graph's tf.data input as TFM008 writes a queue-runner one); unread.py places the finding of a program whose
+graph's tf.data input as TFM008 writes a queue-runner one, input_functions.py a function of the program building
+it, in the graph's module or another); unread.py places the finding of a program whose
 session is read in none of those shapes; tfos.py reads a TensorFlowOnSpark map_fun (its server, and the finding of
 one fed by Spark); emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
 MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled tf.compat.v1.X
@@ -13,15 +14,18 @@ rules.py.
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, inputs, monitored, synchronous,
-                                    tfos, unlimited, unread)
+from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, input_functions, inputs,
+                                    monitored, synchronous, tfos, unlimited, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
-from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
+from rewrites.between_graph.placement import (check_graph_argument, device_binding, graph_block, held_by_graph,
                                               is_device_block, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, global_step_reads, summary_writes
@@ -32,8 +36,8 @@ from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
 from rewrites.suppressions import needed
-from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, is_name, single_assign, source,
-                             statement_value, subtree, with_blank_lines)
+from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, first_line, is_name, single_assign,
+                             source, statement_value, subtree, with_blank_lines)
 from rewrites.tf1_checkpoints import restores_shard_slots
 
 # Names the migrated program defines (and `optimizer`, for one made in its minimize call).
@@ -93,7 +97,7 @@ class Rewrite(TFCodemod):
             devices = [s for s, _ in _statements(original_node) if is_device_block(s, self._names, followed)]
             spelling = Spelling(view, devices)
             names = Names(self._names.api, spelling.code, spelling.spelled,
-                          graph_calls.module_code(original_node, self.path))
+                          replace(graph_calls.module_code(original_node, self.path), run=self.run, path=self.path))
             program = _Program(self, view, spelling, names, supervisors, followed)
             for statement, block in openings:
                 program.migrate(statement, block)
@@ -102,11 +106,14 @@ class Rewrite(TFCodemod):
                     raise Unsupported(node, needed(rule, self.enabled, message))
             emit.make_tf2(program.edits, spelling, program.replaced, self.generated_imports())
             code = program.edits.apply()
+            others = {path: _other_module(home, edits, call, self.path)
+                      for path, (home, edits, call) in program.other_edits.items()}
         except Unsupported as problem:
             self.report("TFM104", problem.node, f"between-graph program left as it is: {problem}")
             return updated_node
         for rule, node, message in program.notes:
             self.report(rule, node, message)
+        self.other_modules.update(others)
         return cst.parse_module(code)
 
     def _report_unread(self, module: cst.Module, updated: cst.Module,
@@ -175,6 +182,22 @@ class Rewrite(TFCodemod):
         return found
 
 
+def _other_module(home: graph_calls.ModuleCode, edits: ModuleEdits, call: cst.Call, path: str
+                  ) -> tuple[str, list[tuple[str, int, int, str]]]:
+    """The new code of another module whose function builds the graph's input, a TF2 module now (the migrated
+    program imports it), and its TFM103 findings, at each return changed; Unsupported at the graph's ``call``."""
+    try:
+        emit.make_tf2(edits, Spelling(home.view, set(edits.statements)), set(edits.statements), {})
+    except Unsupported as problem:
+        raise Unsupported(call, f"`{source(call).split('(')[0]}(` in the graph builds its input in {home.file}, "
+                                f"which becomes a TF2 module: {problem} (line {home.position(problem.node)[0]} of "
+                                f"{home.file}: `{first_line(problem.node)}`)") from None
+    return edits.apply(), [("TFM103", *home.position(statement), "the function builds the per-worker dataset of the "
+                            f"between-graph program of {os.path.basename(path)} now: it returns its tf.data "
+                            "pipeline, not its one-shot iterator's batches") for statement, new in
+                           edits.statements.items() if new]
+
+
 class _Program:
     """The between-graph programs of one module, migrated into one set of edits."""
 
@@ -184,6 +207,8 @@ class _Program:
         self.supervisors = supervisors
         self.followed = followed  # the device blocks whose setter a function of the module makes
         self.edits = ModuleEdits(view)
+        # Another module's functions building the graph's input: its path -> (its code, the edits of it).
+        self.other_edits: dict[str, tuple[graph_calls.ModuleCode, ModuleEdits, cst.Call]] = {}  # and the call
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
         self.restore_written = False
@@ -262,9 +287,15 @@ class _Program:
         for function in [*graph.training_functions, *step_functions]:
             self.edits.remove(function)
             removed.append(function)
-        for batches, pipeline in graph.returns:  # a function building the graph's input returns its dataset
-            self.edits.replace(batches, pipeline)
-            removed.append(batches)
+        for call in graph.iterated_elsewhere:  # other TF1 graphs read its dataset's batches as they did
+            self.edits.expressions[call] = input_functions.iterated_call(self.spelling.spelled(call))
+        for batches, pipeline, home in graph.returns:  # a function building the graph's input returns its dataset
+            if home is None:
+                self.edits.replace(batches, pipeline)
+                removed.append(batches)
+            else:
+                self.other_edits.setdefault(home.path, (home, ModuleEdits(home.view), graph.input_call))[1].replace(
+                    batches, pipeline)
         dataset = self._dataset(graph, wrapper or device, outer)
         tensor = next((e.tensor for e in [*in_loop, *evaluated]), None)
         returned = step_result(session, graph, self.names.api)
@@ -292,6 +323,8 @@ class _Program:
             self.edits.replace(device, new)
         if wrapper is not None:
             self.edits.unwrap(wrapper)
+        elif (holder := graph_block(device, session.opening, self.view, self.names, scope)) is not None:
+            self.edits.unwrap(holder)
         if retry is not None:
             self._drop_retries(retry)
         resumed = []

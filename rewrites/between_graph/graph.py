@@ -23,7 +23,8 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import graph_calls, inputs, model_functions, synchronous, training_functions
+from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, synchronous,
+                                    training_functions)
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -101,8 +102,11 @@ class Graph:
     dataset_statements: list[cst.BaseStatement] = field(default_factory=list)  # building it, in the graph
     input_names: list[str] = field(default_factory=list)  # what the graph computed for its input alone: moved
     # into the dataset function (inputs.py)
-    returns: list[tuple[cst.SimpleStatementLine, list]] = field(default_factory=list)  # a function of the module's
-    # statements making its iterator and returning its batches, what replaces them: its pipeline's return (inputs.py)
+    returns: list[tuple[cst.SimpleStatementLine, list, object]] = field(default_factory=list)  # a function's
+    # statements making its iterator and returning its batches, what replaces them (its pipeline's return), and its
+    # module (a graph_calls.ModuleCode; None: the graph's) (input_functions.py)
+    input_call: cst.Call | None = None  # the call of that function
+    iterated_elsewhere: list[cst.Call] = field(default_factory=list)  # its calls in other TF1 graphs (input_functions.py)
     elements: list[str] = field(default_factory=list)  # the names of get_next()'s tensors, in order
     packed: bool = False                               # `x, y = iterator.get_next()`: a tuple unpacked
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
@@ -160,7 +164,7 @@ class _Reader:
             if inputs.is_mapped_function(statement):
                 graph.dataset_statements.append(statement)
                 continue
-            if (found := inputs.input_function(value, self.module, self.api)) is not None:
+            if (found := input_functions.input_function(value, self.module, self.api)) is not None:
                 self._input_function(graph, statement, value, found)
                 continue
             training = training_functions.read(value, self.module, self.api, self._is_step, SUMMARIES)
@@ -537,14 +541,17 @@ class _Reader:
         for name in graph.elements:
             graph.shapes[name] = f"{name}_spec.shape"
 
-    def _input_function(self, graph: Graph, statement, call: cst.Call, edits: list) -> None:
+    def _input_function(self, graph: Graph, statement, call: cst.Call, found: tuple) -> None:
         """`x, y = read_examples(path, 100, epochs)`, a function of the module returning its pipeline's batches:
-        it returns the pipeline now, the call building the per-worker dataset (inputs.py)."""
+        it returns the pipeline now, the call building the per-worker dataset (input_functions.py)."""
         if graph.dataset is not None:
             raise Unsupported(call, "two iterators in the graph: one input is migrated")
         graph.dataset, bound = inputs.bound(call, graph.dataset_statements)
         graph.dataset_statements.append(bound)
-        graph.returns += edits
+        home, edits, elsewhere = found
+        graph.input_call = call
+        graph.iterated_elsewhere = elsewhere
+        graph.returns += [(batches, pipeline, home) for batches, pipeline in edits]
         self._batch(graph, statement)
 
     def _into_dataset(self, graph: Graph, device: cst.With, until) -> None:

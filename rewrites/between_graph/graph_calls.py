@@ -8,7 +8,8 @@ at every step: the program is left, naming what the function does and where.
 A function of another module of the program (`import model` then `model.inference(x)`, `from trainer.model
 import inference`: a file found from the graph's, read from disk) is read the same way, and called from its module
 as TF1 did; what stops it is named with its file and line, and so is its module's code run on import that a TF 2
-program cannot run. A call into such a module of anything but a function defined at its top is left, and so is a
+program cannot run (its input function, input_functions.py, is changed with the graph's module when given with it). A call
+into such a module of anything but a function defined at its top is left, and so is a
 function of an imported module whose file is not found (named with its import).
 """
 
@@ -79,6 +80,10 @@ class ModuleCode:
     loaded: dict[str, ModuleCode | None] = field(default_factory=dict)  # the other modules read so far, by file
     names: Counter = field(default_factory=Counter)  # how often the module names each name
     indent: str = "    "
+    run: dict[str, str] = field(default_factory=dict)  # the texts of the files migrated with the graph's, by path
+    path: str = ""  # another module's file, and its view (the nodes of its functions are the view's)
+    view: Tree | None = None
+    tree: cst.Module | None = None  # the module itself
 
 
 def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
@@ -152,16 +157,24 @@ def _load(where: str, module: ModuleCode) -> ModuleCode | None:
     """The code of the module in file ``where`` (None: it cannot be read)."""
     if where not in module.loaded:
         try:
-            with open(where, encoding="utf-8") as file:
-                view = Tree({where: file.read()}, exists=os.path.isfile).view(where)
+            text = in_run(where, module.run)
+            if text is None:
+                with open(where, encoding="utf-8") as file:
+                    text = file.read()
+            view = Tree({where: text}, exists=os.path.isfile).view(where)
         except (OSError, UnicodeDecodeError, cst.ParserSyntaxError):
             module.loaded[where] = None
         else:
             module.loaded[where] = replace(
                 module_code(view.module, where), file=os.path.basename(where), api=view.api, position=view.position,
                 module_level=[s for s in view.module.body if isinstance(s, cst.SimpleStatementLine)],
-                loaded=module.loaded)
+                loaded=module.loaded, run=module.run, path=where, view=view)
     return module.loaded[where]
+
+
+def in_run(where: str, run: dict[str, str]) -> str | None:
+    """The text of file ``where`` when it is migrated with the graph's (None: it is not)."""
+    return next((text for path, text in run.items() if os.path.abspath(path) == os.path.abspath(where)), None)
 
 
 def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef, used: str, seen: set) -> None:
@@ -248,7 +261,7 @@ def module_code(module: cst.Module, path: str) -> ModuleCode:
     found = ModuleCode({statement.name.value: statement for statement in module.body
                         if isinstance(statement, cst.FunctionDef)},
                        names=Counter(node.value for node in in_order(module) if isinstance(node, cst.Name)),
-                       indent=module.default_indent)
+                       indent=module.default_indent, tree=module)
     for statement in module.body:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
             for name, candidates in _imported(small):

@@ -6,15 +6,7 @@ other code, which runs in the step. Read back from the iterator (pipeline()), th
 the dataset and those binding what only they read (`file_pattern = os.path.join(folder, "part-*")`, `parse =
 parse_csv`), an `if` choosing among such assignments too (`if args.format == "csv": ds = ds.interleave(
 tf.data.TextLineDataset); parse = parse_csv else: ...`): it stays the same `if` in the dataset function.
-
-Or the graph calls a function of its module that builds the pipeline (`x, y = read_examples(path, 100, epochs)`)
-and returns its iterator's batches (`return tf.compat.v1.data.make_one_shot_iterator(<pipeline>).get_next()`, as
-TFM008 writes a queue-runner function's, or `iterator = <pipeline>.make_one_shot_iterator()` then `return
-iterator.get_next()`, or the batches unpacked then returned, `images, labels = ...get_next()` `return images,
-labels`, in a `with tf.name_scope("input"):` block the function ends with or not): the function returns the
-pipeline instead, and its call, bound to a name,
-is the per-worker dataset function's; the same batches, in the same order. Called nowhere else, it may not make
-variables, placeholders, queues or summaries; one of another module is left (the migration edits only the graph's).
+A function of the program building the pipeline and returning its batches: input_functions.py.
 """
 
 from __future__ import annotations
@@ -22,8 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
-from rewrites.syntax import (Unsupported, children, first_line, name_reads, names_read, single_assign, source,
-                             statement_value, subtree)
+from rewrites.syntax import Unsupported, names_read, single_assign, source, statement_value, subtree
 
 ITERATOR_FUNCTIONS = {"data.make_one_shot_iterator"}
 DATASET_NAMES = ("dataset", "records", "input_dataset")
@@ -49,10 +40,10 @@ def bound(pipeline: cst.BaseExpression, statements: list[cst.BaseStatement]) -> 
     name = next((name for name in DATASET_NAMES if name not in taken), None)
     if name is None:
         raise Unsupported(pipeline, f"the iterator's dataset needs a name, and {', '.join(DATASET_NAMES)} are taken")
-    return name, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], _enclosed(pipeline))])
+    return name, cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], enclosed(pipeline))])
 
 
-def _enclosed(pipeline: cst.BaseExpression) -> cst.BaseExpression:
+def enclosed(pipeline: cst.BaseExpression) -> cst.BaseExpression:
     """The pipeline, in parentheses if it is the lines of a call's argument: one expression."""
     if "\n" in source(pipeline) and not pipeline.lpar:
         return pipeline.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -226,112 +217,3 @@ def may_end(statements: list[cst.BaseStatement]) -> bool:
     """Whether the pipeline these statements build may end: none repeats it without a count (`.repeat()`)."""
     return not any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value ==
                    "repeat" and not node.args for statement in statements for node in subtree(statement))
-
-
-def input_function(value, module: graph_calls.ModuleCode, api
-                   ) -> list[tuple[cst.SimpleStatementLine, list[cst.SimpleStatementLine]]] | None:
-    """The edits making the function ``value`` calls return its pipeline (returning_pipeline()) when it is a
-    function of the program ending in `return <a one-shot iterator of a pipeline>.get_next()`; Unsupported when the
-    function is not one the migration may change so."""
-    if not isinstance(value, cst.Call):
-        return None
-    if isinstance(value.func, cst.Name) and value.func.value in module.functions:
-        other, function = None, module.functions[value.func.value]
-    elif (found := graph_calls.other_function(value.func, module)) is not None:
-        other, function = found
-    else:
-        return None
-    returned = _returned_pipeline(function, other.api if other else api)
-    if returned is None:
-        return None
-    call = f"`{first_line(value)}` in the graph"
-    if other is not None:
-        raise Unsupported(value, f"{call} builds its tf.data input in {other.file}: that function would return the "
-                                 "pipeline, for the per-worker dataset function, not its iterator's batches, an edit "
-                                 "of its module the migration does not make; make it so by hand, or build the "
-                                 "pipeline in the graph's block")
-    if module.names[function.name.value] != 2 or function.decorators:
-        raise Unsupported(value, f"{call} builds its tf.data input in a function the module names elsewhere too: "
-                                 "it would return the pipeline now, for the per-worker dataset function; migrate "
-                                 "it by hand")
-    where = f"{call}, building the per-worker dataset,"
-    for node in graph_calls.in_order(function.body):
-        if isinstance(node, cst.Call) and graph_calls.other_function(node.func, module) is not None \
-                or isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in \
-                module.functions:
-            raise Unsupported(node, f"{where} calls `{first_line(node)}` of the program, which the migration does "
-                                    "not follow there; migrate it by hand")
-        graph_calls.refuse(node, api, where, DATASET_REFUSED)
-    return returning_pipeline(*returned)
-
-
-# What a function building the dataset may not do: all a step may not, but read tf.data.
-DATASET_REFUSED = tuple(rule for rule in graph_calls.REFUSED if rule[1] is not graph_calls.READS_DATA)
-
-
-def _returned_pipeline(function: cst.FunctionDef, api
-                       ) -> tuple[list[cst.SimpleStatementLine], cst.BaseExpression] | None:
-    """(the statements making the iterator and returning its batches, its pipeline): the function's last, and only,
-    return is `return <one-shot iterator>.get_next()`, the iterator made there or just before (`iterator =
-    <one-shot iterator>`, read nowhere else)."""
-    body = _last_block(function.body.body)
-    last = body[-1] if body and isinstance(body[-1], cst.SimpleStatementLine) else None
-    value = last.body[0].value if last is not None and isinstance(last.body[0], cst.Return) else None
-    made = [last]
-    if _returns_unpacked(value, body, function):  # `images, labels = <iterator>.get_next()` `return images, labels`
-        value, made = body[-2].body[0].value, [body[-2], last]
-        body = body[:-1]
-    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args
-            and value.func.attr.value == "get_next"):
-        return None
-    iterator = value.func.value
-    if isinstance(iterator, cst.Name) and len(body) > 1 and (assign := single_assign(body[-2])) is not None \
-            and assign[0] == iterator.value and len(name_reads(function.body, iterator.value)) == 2:
-        iterator, made = assign[1], [body[-2], *made]
-    pipeline = iterated(iterator, api)
-    if pipeline is None and isinstance(iterator, cst.Call) and isinstance(iterator.func, cst.Attribute) \
-            and iterator.func.attr.value == "make_one_shot_iterator" and not iterator.args:
-        pipeline = iterator.func.value
-    if pipeline is None or sum(isinstance(node, cst.Return) for node in _own_nodes(function.body)) != 1:
-        return None
-    return made, pipeline
-
-
-def _last_block(body) -> list[cst.BaseStatement]:
-    """The statements the function ends with: those of a `with tf.name_scope("input"):` block it ends in."""
-    while body and isinstance(body[-1], cst.With) and len(body[-1].items) == 1:
-        body = list(body[-1].body.body)
-    return list(body)
-
-
-def _returns_unpacked(value, body: list, function: cst.FunctionDef) -> bool:
-    """`return images, labels` of the names the statement before binds (`images, labels = ...`), read nowhere
-    else in the function (but in the functions it defines, their own)."""
-    if not (isinstance(value, cst.Tuple) and len(body) > 1
-            and all(isinstance(element.value, cst.Name) for element in value.elements)):
-        return False
-    names = [element.value.value for element in value.elements]
-    before = body[-2]
-    targets = before.body[0].targets if isinstance(before, cst.SimpleStatementLine) and isinstance(
-        before.body[0], cst.Assign) else []
-    unpacked = targets[0].target if len(targets) == 1 else None
-    return (isinstance(unpacked, cst.Tuple) and [getattr(e.value, "value", None) for e in unpacked.elements] == names
-            and all(sum(len(name_reads(statement, name)) for statement in function.body.body
-                        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef))) == 2 for name in names))
-
-
-def _own_nodes(node: cst.CSTNode):
-    """The nodes of a function's body, not those of the functions (or lambdas) it defines."""
-    for child in children(node):
-        yield child
-        if not isinstance(child, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            yield from _own_nodes(child)
-
-
-def returning_pipeline(made: list[cst.SimpleStatementLine], pipeline: cst.BaseExpression
-                       ) -> list[tuple[cst.SimpleStatementLine, list[cst.SimpleStatementLine]]]:
-    """The function's statements making its iterator and returning its batches, each with what replaces it: the
-    return of the pipeline."""
-    last = made[-1]
-    returned = last.with_changes(body=[last.body[0].with_changes(value=_enclosed(pipeline))])
-    return [*((statement, []) for statement in made[:-1]), (last, [returned])]

@@ -1,8 +1,8 @@
 """Where the worker's graph is placed: `with tf.device(tf.train.replica_device_setter(...)):`, or `with
 tf.device(device_fn):` of a ``device_fn`` bound once to one in the function (the binding goes with the graph), the
 device block alone in a `with tf.Graph().as_default() as graph:` whose graph the Supervisor is given
-(`Supervisor(graph, ...)`, as the cloudml-samples trainers build theirs): that block goes too, the migrated program
-having no graph.
+(`Supervisor(graph, ...)`, as the cloudml-samples trainers build theirs), or a `with tf.Graph().as_default():` holding
+both the device block and the session: that block goes too, the migrated program having no graph.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import libcst as cst
 
 from rewrites.between_graph.graph import Names
 from rewrites.between_graph.session import Session
-from rewrites.syntax import Unsupported, is_name, subtree
+from rewrites.syntax import Unsupported, first_line, is_name, subtree
 
 DEVICE_SETTER = "train.replica_device_setter"
 
@@ -75,6 +75,24 @@ def _bindings(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, cst.Base
             target = node.name if isinstance(node, cst.AsName) else node.target
             found += [(node, None)] if any(is_name(n, name) for n in subtree(target)) else []
     return found
+
+
+def graph_block(device: cst.With, opening: cst.CSTNode, view, names: Names, scope: cst.CSTNode) -> cst.With | None:
+    """`with tf.Graph().as_default():` whose block holds both the device block and the session (the census
+    trainers' `run()`): it goes, the migrated program having no graph (Unsupported where ``scope``, the function
+    holding it, uses the graph it names, `as graph`)."""
+    holder = view.parent(view.parent(device))
+    if not (isinstance(holder, cst.With) and len(holder.items) == 1 and _makes_a_graph(holder.items[0].item, names)
+            and view.parent(view.parent(opening)) is holder):
+        return None
+    name = holder.items[0].asname.name if holder.items[0].asname is not None else None
+    if name is not None:
+        use = next((node for node in uses(scope, name.value) if node is not name), None) \
+            if isinstance(name, cst.Name) else name
+        if use is not None:
+            raise Unsupported(use, f"`{first_line(name)}`, the TF1 graph the session trains, is used besides: the "
+                                   "migrated program has no graph; migrate that use by hand")
+    return holder
 
 
 def _makes_a_graph(call, names: Names) -> bool:

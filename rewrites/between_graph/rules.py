@@ -24,7 +24,8 @@ Server made only under `if not FLAGS.existing_servers:`, the session opened on a
 holds): with the flag, the program starts no server, TF1's chief's client drives the servers running elsewhere
 and the other clients end, saying so. The session and its loop may be written inside the device block, after
 the graph. As the cloudml-samples trainers write it, the device block may stand alone in a `with
-tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervisor(graph, ...)`), its device held
+tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervisor(graph, ...)`) (or, as the
+census trainers write it, a `with tf.Graph().as_default():` holds both the graph and its session), its device held
 in a name bound once to a replica_device_setter, and the session opened again after an AbortedError (`while
 should_retry: try: ... except tf.errors.AbortedError: should_retry = True`): those go, with a note (the
 ClusterCoordinator runs a failed worker's step again elsewhere). A device and target a function of the module
@@ -142,8 +143,10 @@ or of another one it imports) called in the graph that makes placeholders or lay
 summaries, collections or globals, or makes variables other than as TFM103 reads (a function of another module, one
 named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
 every step; the finding names its file and line; one reading a tf.data input: its pipeline is read where the
-graph's own block builds it, or returned as a one-shot iterator's batches by a function of the graph's module called
-nowhere else, of no tensor of the graph), the module of such a function turning TF 2's behaviour off when imported,
+graph's own block builds it, or returned as a one-shot iterator's batches (or an expression of them,
+`features, features.pop(LABEL)`) by a function called nowhere else (but in another TF1 graph of the graph's
+module, `with graph.as_default():`, where the call reads the returned pipeline's one-shot iterator), of no tensor
+of the graph: of the graph's module, or of another given with it, which is changed with it and becomes a TF2 module), the module of such a function turning TF 2's behaviour off when imported,
 a call into another module of the program of anything but a function defined at its top, a function of an imported
 module whose file is not found from the program's folder (the finding names the import), a graph's device held in
 a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a

@@ -454,7 +454,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     if session.mode is not None:
         chosen = [modes.loops(session, graph, names, conditions, [new, *after], ran, notes)]
     if stepping is SCHEDULED and graph.elements and inputs.may_end(
-            [*graph.dataset_statements, *(new for _, news in graph.returns for new in news)]):
+            [*graph.dataset_statements, *(new for _, news, _ in graph.returns for new in news)]):
         notes.append(("TFM103", loop, INPUT_ENDS))
         # Where it ended: the steps trained, as TF1's global step said.
         ended = [*before, *([f"{step} = {stepping.counter}"] if counted and step is not None else [])]
