@@ -204,9 +204,10 @@ def manual(tmp_path, **changes):
      "`with graph.as_default():`): it would return the pipeline now"),
     ({"model": MODEL + "\n\ndef serving_input_fn():\n    return tf.placeholder(tf.string, [None])\n"},
      "`model.input_fn(` in the graph builds its input in model.py, which becomes a TF2 module: `placeholder` in "
-     "`serving_input_fn()` still needs TF1's graph mode, which the migrated program does not run in: migrate it by hand (line 25 of model.py: "
-     "`tf.placeholder`)"),
-    ({"model": MODEL.replace("    if shuffle:\n", "    tf.summary.scalar('files', tf.size(filenames))\n    if shuffle:\n")},
+     "`serving_input_fn()` still needs TF1's graph mode, which the migrated program does not run in: migrate it by "
+     "hand (line 25 of model.py: `tf.placeholder`)"),
+    ({"model": MODEL.replace("    if shuffle:\n",
+                             "    tf.summary.scalar('files', tf.size(filenames))\n    if shuffle:\n")},
      "building the per-worker dataset, calls tf.summary.scalar, which writes to the TF1 graph's collections or "
      "summaries: the migrated step has none (line 17 of model.py: `tf.summary.scalar('files', tf.size(filenames))`)"),
 ], ids=["model.py not given", "called elsewhere too", "model.py not a TF2 module", "the function does more"])
