@@ -20,8 +20,11 @@ from rewrites.between_graph import (device_functions, emit, graph_calls, in_grap
                                     tfos, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
+from rewrites.between_graph.local import LOCAL, session_master
+from rewrites.between_graph.local import TRAINING as LOCAL_TRAINING
+from rewrites.between_graph.local import check as check_local
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, held_by_graph,
-                                              is_device_block, named_device, uses)
+                                              is_device_block, local_of, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, summary_writes
 from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
@@ -207,8 +210,16 @@ class _Program:
         synchronized = graph.sync_replicas is not None
         summed = synchronized and synchronous.sums(graph.sync_replicas)
         aggregates = synchronous.AGGREGATES[summed]
-        modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
-        server = self._server(self._visible_before(device), session, self.followed.get(id(device)))
+        local = local_of(device, _scope(self.view, device), self.names)  # trained without a cluster too
+        check_local(local, flag, synchronized, device, _scope(self.view, device), session.opening)
+        # synchronous or not, where chosen; asynchronous on the cluster, local without
+        modes = (True, False) if flag is not None else (False, LOCAL) if local is not None else (synchronized,)
+        chooser = flag or local
+        before = self._visible_before(device)
+        if local is not None:  # the cluster's branch: what it binds is the cluster's
+            session.master = session_master(session.master, local)
+            before = [*reversed(local.branch.body.body), *before]
+        server = self._server(before, session, self.followed.get(id(device)))
         session.written, fetched = summary_writes(session.loop, session.name, graph)
         only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes,
                                           also=[*session.written, *fetched])
@@ -225,7 +236,7 @@ class _Program:
                                           _scope(self.view, opening))
         loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
                  for mode in modes}
-        _, ran, notes, in_loop = loops[modes[-1]]
+        _, ran, notes, in_loop = loops[False if local is not None else modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
         check_one_tensor([*in_loop, *evaluated])
         runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
@@ -238,6 +249,8 @@ class _Program:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
         removed = [*graph_statements, *session.statements, *only.values(), *stopped]
+        if local is not None:  # the local branch bound nothing the migrated program has; nor does `target = ...`
+            removed += [local.cluster_binding(name) for name in sorted(local.names)]
         if id(device) not in self.followed:  # a followed device's binding goes in device_functions.migrate
             removed += [s for s in device_binding(device, self.view, _scope(self.view, device)) if s not in removed]
         scope = _scope(self.view, device)
@@ -249,6 +262,11 @@ class _Program:
         if synchronized:
             notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code, flag)
             synchronous.without_servers(server, scope, session.master, self.edits, self.names, flag)
+        if local is not None:  # the `if` goes with what it bound, or its `else:` alone
+            if all(statement in removed for statement in local.branch.body.body):
+                removed.append(local.branch)
+            else:
+                self.edits.expressions[local.branch.orelse] = cst.RemoveFromParent()
         for statement in removed:
             self.edits.remove(statement)
         for function, module_class in graph.models:
@@ -267,10 +285,10 @@ class _Program:
             head = [] if mode else emit.serve_unless_chief(server.name, session.is_chief, unled, self.names,
                                                            session.elsewhere, end)
             setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
-            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
-                                                   summed, returned)]
+            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode is True, tensor,
+                                                   summed, returned, local=mode == LOCAL)]
 
-        new = _by_mode(flag, modes, program, device.leading_lines)
+        new = _by_mode(chooser, modes, program, device.leading_lines)
         if host:  # made where TF1 made them, before the graph
             new = [*(self.spelling.spelled(statement) for statement in host), *new]
         if inside:
@@ -288,8 +306,9 @@ class _Program:
             if True in modes:
                 self.edits.add_import("tempfile")
             self._restore_function(device, graph)
-            resumed = _by_mode(flag, modes, lambda mode: emit.checkpoints(graph, session, self.names, RESTORE, mode))
-        loop = _by_mode(flag, modes, lambda mode: loops[mode][0])
+            resumed = _by_mode(chooser, modes, lambda mode: emit.checkpoints(graph, session, self.names, RESTORE,
+                                                                             mode is True))
+        loop = _by_mode(chooser, modes, lambda mode: loops[mode][0])
         self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
@@ -299,6 +318,8 @@ class _Program:
         training = ASYNCHRONOUS_TRAINING if not synchronized else \
             SYNCHRONOUS_TRAINING.format(aggregated=aggregated) if flag is None else \
             synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test), aggregated=aggregated)
+        if local is not None:
+            training += LOCAL_TRAINING.format(test=self.names.code(local.branch.test))
         if session.elsewhere is not None:
             training += EXISTING_SERVERS.format(test=self.names.code(session.elsewhere))
         self.notes.append(("TFM103", opening, training))
@@ -547,11 +568,12 @@ class _Program:
             self.edits.expressions[value.func] = cst.parse_expression("tf.random.set_seed")
 
 
-def _by_mode(flag, modes: tuple[bool, ...], make, leading_lines=()) -> list[cst.BaseStatement]:
-    """``make(synchronous)``'s statements, or where a flag chooses, `if flag: make(True) else: make(False)`."""
+def _by_mode(flag, modes: tuple, make, leading_lines=()) -> list[cst.BaseStatement]:
+    """``make(mode)``'s statements, or where a flag (or a Local) chooses, `if flag: make(modes[0]) else:
+    make(modes[1])`."""
     if flag is None:
         return make(modes[0])
-    return [flag.branches(make(True), make(False), leading_lines)]
+    return [flag.branches(make(modes[0]), make(modes[1]), leading_lines)]
 
 
 def _refuse_device_from_a_call(before: list, names: Names) -> None:

@@ -139,8 +139,9 @@ graph's own block builds it, or returned as a one-shot iterator's batches by a f
 nowhere else, of no tensor of the graph), the module of such a function turning TF 2's behaviour off when imported,
 a call into another module of the program of anything but a function defined at its top, a function of an imported
 module whose file is not found from the program's folder (the finding names the import), a graph's device held in
-a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
-graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
+a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other;
+migrated where that `else:` binds the device, the session's master and its config to `''`/None alone: the same
+model then trains in the process, by the same test), a graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
 graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
 of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
