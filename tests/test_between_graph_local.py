@@ -149,3 +149,60 @@ def test_on_a_cluster_the_migrated_trainer_runs_as_ps_and_two_workers(tmp_path):
     chief = run_as_cluster(str(tmp_path / "tf2.py"), 2, tmp_path)
     assert chief.returncode == 0, chief.stderr[-3000:]
     assert re.findall(r"step (\d+) loss", chief.stdout) == STEPS
+
+
+# The trainer as Cloud ML Engine ran it: its task and cluster in TF_CONFIG, the chief a `master` job.
+MAIN = TRAINER[TRAINER.index("def main():"):TRAINER.index('if __name__ == "__main__":')]
+MASTER_TRAINER = TRAINER.replace("import argparse\n", "import json\nimport os\n").replace(MAIN, '''\
+def main():
+  env = json.loads(os.environ.get("TF_CONFIG", "{}"))
+  task = env.get("task") or {"type": "master", "index": 0}
+  cluster = tf.train.ClusterSpec(env["cluster"]) if env.get("cluster") else None
+  if task["type"] == "ps":
+    tf.train.Server(cluster, job_name="ps", task_index=task["index"]).join()
+  else:
+    Trainer(cluster, task["index"], task["type"]).run_training()
+
+
+''').replace("  def __init__(self, cluster, task_index):\n",
+             "  def __init__(self, cluster, task_index, task_type):\n    self.task_type = task_type\n").replace(
+    'job_name="worker", task_index=self.task_index', "job_name=self.task_type, task_index=self.task_index").replace(
+    "is_chief=self.task_index == 0", 'is_chief=self.task_type == "master"')
+
+
+def test_a_chief_named_master_is_the_coordinator_and_leaves_the_strategy_s_cluster():
+    assert 'jobs.pop("master", None)' in run(MASTER_TRAINER).source
+    assert 'jobs.pop("master", None)' not in run(TRAINER).source
+
+
+@pytest.mark.tensorflow
+def test_a_cluster_of_a_master_ps_and_two_workers_in_tf_config_runs_the_migrated_trainer(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import portpicker
+
+    program = tmp_path / "tf2.py"
+    program.write_text(run(MASTER_TRAINER).source)
+    hosts = [f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(4)]
+    cluster = {"master": hosts[:1], "ps": hosts[1:2], "worker": hosts[2:]}
+
+    def environment(job, index):
+        env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+        return {**env, "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": job, "index": index}})}
+
+    serving = [subprocess.Popen([sys.executable, str(program)], env=environment(job, index), cwd=tmp_path,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for job, index in [("ps", 0), ("worker", 0), ("worker", 1)]]
+    try:
+        chief = subprocess.run([sys.executable, str(program)], env=environment("master", 0), cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300)
+        assert all(task.poll() is None for task in serving)  # serving, not crashed
+    finally:
+        for task in serving:
+            task.kill()
+            task.wait()
+    assert chief.returncode == 0, chief.stderr[-3000:]
+    assert re.findall(r"step (\d+) loss", chief.stdout) == STEPS

@@ -286,7 +286,8 @@ class _Program:
                                                            session.elsewhere, end)
             setup = flag.setup_and_check(self.names, aggregates) if flag is not None and mode else []
             return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode is True, tensor,
-                                                   summed, returned, local=mode == LOCAL)]
+                                                   summed, returned, local=mode == LOCAL,
+                                                   master=emit.names_a_master_job(self.view.module))]
 
         new = _by_mode(chooser, modes, program, device.leading_lines)
         if host:  # made where TF1 made them, before the graph
