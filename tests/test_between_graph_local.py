@@ -206,3 +206,28 @@ def test_a_cluster_of_a_master_ps_and_two_workers_in_tf_config_runs_the_migrated
             task.wait()
     assert chief.returncode == 0, chief.stderr[-3000:]
     assert re.findall(r"step (\d+) loss", chief.stdout) == STEPS
+
+
+# TF 0.12's newer API tried first in the graph, the older one its fallback (the cloudml-samples trainers).
+INITIALIZER = "        init_op = tf.global_variables_initializer()\n"
+TRIED = ("        try:\n          init_op = tf.global_variables_initializer()\n"
+         "        except AttributeError:\n          init_op = tf.initialize_all_variables()\n")
+
+
+def test_a_newer_api_tried_before_an_older_one_is_read_as_the_newer():
+    assert INITIALIZER in TRAINER
+    result = run(TRAINER.replace(INITIALIZER, TRIED))
+    assert not [f for f in result.findings if f.safety == "manual"], result.findings
+    assert result.source == run(TRAINER).source
+
+
+@pytest.mark.parametrize("source", [
+    TRAINER.replace(INITIALIZER, TRIED.replace("AttributeError", "ValueError")),
+    TRAINER.replace(INITIALIZER, TRIED.replace("          init_op = tf.initialize_all_variables()",
+                                               "          init = tf.initialize_all_variables()")),
+], ids=["another-exception", "another-name"])
+def test_another_try_in_the_graph_leaves_the_program(source):
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert source.splitlines()[finding.line - 1] == "        try:"
+    assert finding.message == LEFT + "`try:` in the graph: only assignments are migrated"

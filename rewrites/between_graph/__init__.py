@@ -20,6 +20,7 @@ from rewrites.between_graph import (device_functions, emit, graph_calls, in_grap
                                     tfos, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
+from rewrites.between_graph.fallbacks import fallbacks
 from rewrites.between_graph.local import LOCAL, session_master
 from rewrites.between_graph.local import TRAINING as LOCAL_TRAINING
 from rewrites.between_graph.local import check as check_local
@@ -445,8 +446,8 @@ class _Program:
                 candidates[assign[0]] = statement
         # The checkpoints' folder stays: the migrated program's are there.
         folder = {id(node) for node in subtree(session.checkpoints)} if session.checkpoints is not None else set()
-        reads = {id(node) for argument in [*session.arguments, *device.items, *also] for node in subtree(argument)} \
-            - folder
+        reads = {id(node) for argument in [*session.arguments, *device.items, *also, *fallbacks(device)]
+                 for node in subtree(argument)} - folder
         found: dict[str, cst.CSTNode] = {}
         while True:
             more = {name: statement for name, statement in candidates.items() if name not in found
