@@ -35,7 +35,8 @@ class Trainer(object):
       server = tf.train.Server(self.cluster, job_name="worker", task_index=self.task_index)
       target = server.target
       device_fn = tf.train.replica_device_setter(cluster=self.cluster)
-      config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:%d" % self.task_index])
+      device_filters = ["/job:ps", "/job:worker/task:%d" % self.task_index]
+      config = tf.ConfigProto(device_filters=device_filters)
     else:
       target = ""
       device_fn = ""
@@ -93,8 +94,10 @@ def test_training_without_a_cluster_too_is_migrated_under_the_same_test(source):
                                      "process, as TF1's local session trained it: its variables made in the default "
                                      "strategy's scope, each step run in turn")
     migrated = result.source
-    for gone in ("device_fn", "target", "config", "replica_device_setter", "Supervisor", "= ''", '= ""'):
+    for gone in ("device_fn", "target", "config", "device_filters", "replica_device_setter", "Supervisor", "= ''",
+                 '= ""'):
         assert gone not in migrated, gone
+    assert ("server = tf.distribute.Server(" in migrated) == (source is TRAINER)
     assert migrated.count("    if self.cluster:\n") == 2 + (source is TRAINER)  # the graph's, the loop's (the server)
     assert migrated.count("    else:\n") == 2
     assert migrated.count("strategy = tf.distribute.get_strategy()") == 1

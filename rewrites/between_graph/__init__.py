@@ -222,8 +222,11 @@ class _Program:
             before = [*reversed(local.branch.body.body), *before]
         server = self._server(before, session, self.followed.get(id(device)))
         session.written, fetched = summary_writes(session.loop, session.name, graph)
-        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes,
-                                          also=[*session.written, *fetched])
+        # (what a Local's cluster branch binds for the session goes with it, as its `else:` does; not the server)
+        cluster_branch, unbound = ([s for s in local.branch.body.body if (single_assign(s) or ("",))[0] != server.name],
+                                   [local.branch.orelse]) if local is not None else ([], [])
+        only = self._only_for_the_session([*block, *outer, *cluster_branch], session, graph, device,
+                                          keep_chief=False in modes, also=[*session.written, *fetched, *unbound])
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
@@ -250,8 +253,6 @@ class _Program:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
         removed = [*graph_statements, *session.statements, *only.values(), *stopped]
-        if local is not None:  # the local branch bound nothing the migrated program has; nor does `target = ...`
-            removed += [local.cluster_binding(name) for name in sorted(local.names)]
         if id(device) not in self.followed:  # a followed device's binding goes in device_functions.migrate
             removed += [s for s in device_binding(device, self.view, _scope(self.view, device)) if s not in removed]
         scope = _scope(self.view, device)

@@ -57,9 +57,6 @@ class Local:
                 return assign[1]
         return None
 
-    def cluster_binding(self, name: str) -> cst.BaseStatement:
-        return next(s for s in self.branch.body.body if (single_assign(s) or ("",))[0] == name)
-
 
 def local_branch(scope: cst.CSTNode, bindings: list, code, spelled) -> Local | None:
     """The Local of a device name whose ``bindings`` ((node, value): placement._bindings) are two: a setter in the

@@ -130,6 +130,7 @@ def device_binding(device: cst.With, view, scope: cst.CSTNode) -> list[cst.BaseS
 
 
 def uses(code: cst.CSTNode, name: str) -> list[cst.Name]:
-    """The Name nodes of ``name`` in the code, but not `f(name=...)` keywords."""
+    """The Name nodes of ``name`` in the code, but not `f(name=...)` keywords nor `x.name` attributes."""
     keywords = {id(node.keyword) for node in subtree(code) if isinstance(node, cst.Arg) and node.keyword}
+    keywords |= {id(node.attr) for node in subtree(code) if isinstance(node, cst.Attribute)}
     return [node for node in subtree(code) if is_name(node, name) and id(node) not in keywords]
