@@ -234,3 +234,31 @@ def test_another_try_in_the_graph_leaves_the_program(source):
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
     assert source.splitlines()[finding.line - 1] == "        try:"
     assert finding.message == LEFT + "`try:` in the graph: only assignments are migrated"
+
+
+# The trainer reading a tf.data input that ends (no repeat): TF1's session stopped there, on the cluster or not.
+PLACEHOLDERS = ("        x = tf.placeholder(tf.float32, [None, 2])\n"
+                "        y = tf.placeholder(tf.float32, [None, 1])\n")
+DATASET = ("        dataset = tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(1)\n"
+           "        x, y = tf.data.make_one_shot_iterator(dataset).get_next()\n")
+ENDING = TRAINER.replace(PLACEHOLDERS, DATASET).replace(", feed_dict={x: FEATURES, y: LABELS})", ")")
+
+
+def test_an_input_that_ends_stops_the_loop_there_without_a_cluster_too():
+    assert PLACEHOLDERS in TRAINER and "feed_dict" not in ENDING
+    migrated = run(ENDING).source
+    assert migrated.count("    except tf.errors.OutOfRangeError:  # TF1's session stopped there too\n") == 2
+
+
+@pytest.mark.tensorflow
+def test_without_a_cluster_the_migrated_trainer_stops_where_its_input_ends_as_tf1_did(tmp_path):
+    from test_examples import run_command
+
+    (tmp_path / "tf1.py").write_text(ENDING)
+    (tmp_path / "tf2.py").write_text(run(ENDING).source)
+    old, new = (run_command([str(tmp_path / name)]) for name in ("tf1.py", "tf2.py"))
+    for done in (old, new):
+        assert done.returncode == 0, done.stderr[-3000:]
+    losses = [re.findall(r"step (\d+) loss (\S+)", done.stdout) for done in (old, new)]
+    assert [step for step, _ in losses[1]] == ["1", "2", "3", "4"]
+    assert losses[0] == losses[1]

@@ -28,7 +28,7 @@ from rewrites.between_graph.placement import (check_graph_argument, device_bindi
                                               is_device_block, local_of, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, summary_writes
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
+from rewrites.between_graph.session import (IN_PROCESS, SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, migrated_loop, opens_session, owned,
                                             read_session, step_result, stop_statements)
 from rewrites.program.edits import ModuleEdits
@@ -238,8 +238,8 @@ class _Program:
         stopped = stop_statements(block, session.owners)
         self.supervisors.check_other_uses(session, [*session.statements, session.loop, *started, *stopped],
                                           _scope(self.view, opening))
-        loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
-                 for mode in modes}
+        steppings = {True: SYNCHRONOUS, False: SCHEDULED, LOCAL: IN_PROCESS}
+        loops = {mode: migrated_loop(session, graph, self.names, outside, steppings[mode]) for mode in modes}
         _, ran, notes, in_loop = loops[False if local is not None else modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
         check_one_tensor([*in_loop, *evaluated])

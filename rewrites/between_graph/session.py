@@ -85,6 +85,8 @@ SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetc
                      "int({optimizer}.iterations)", ("coordinator.join()",))
 # Synchronous (MultiWorkerMirroredStrategy): every worker runs each step together.
 SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", ())
+# Without a cluster (local.py): this process runs each step in turn.
+IN_PROCESS = Stepping(SYNCHRONOUS.call, SYNCHRONOUS.read, SYNCHRONOUS.counter, SYNCHRONOUS.start, ())
 
 
 @dataclass
@@ -440,7 +442,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     after = [cst.parse_statement(f"{line}\n") for line in stepping.end]
     ran = [run, *([held] if held is not None else []), *others.nodes]
     notes = _step_notes(run, loop, graph)
-    if stepping is SCHEDULED and graph.elements and inputs.may_end(
+    if stepping is not SYNCHRONOUS and graph.elements and inputs.may_end(
             [*graph.dataset_statements, *(new for _, news in graph.returns for new in news)]):
         notes.append(("TFM103", loop, INPUT_ENDS))
         # Where it ended: the steps trained, as TF1's global step said.
