@@ -28,9 +28,10 @@ and its config in `if self.cluster:` and bind them to `''`/None in its `else:` (
 program chooses by the same test: the coordinator on the cluster, the default strategy and each step run in the
 process without (an ending tf.data input stops either loop, as TF1's session stopped); a chief named `master`
 (Cloud ML Engine's TF_CONFIG) is the coordinator's task, left out of the strategy's cluster. A device and target a
-function of the module returns (`device, target = device_and_target()`, the function starting the Server, joining
-it on the ps, and returning `(replica_device_setter(...), server.target)`) are read as if made there: the function returns its
-server instead, and a single-machine run it chose (`return (None, "")` under a test) raises, with a note. The
+function of the module returns (`device, target = device_and_target()`, the function starting the Server, joining it
+on the ps, and returning `(replica_device_setter(...), server.target)`) are read as if made there: the function
+returns its server instead, and a single-machine run it chose (`return (None, "")` under a test) raises, with a
+note. The
 session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets the device filters
 (a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph trained by a
 SyncReplicasOptimizer
@@ -146,8 +147,9 @@ module whose file is not found from the program's folder (the finding names the 
 a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other;
 migrated where that `else:` binds the device, the session's master and its config to `''`/None alone: the same
 model then trains in the process, by the same test), a graph statement assigning to an attribute (`self.tensors =
-...`), a function defined in the graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
-of its own, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
+...`), a function defined in the graph's block called there (only one its tf.data pipeline maps is read), `while
+True:` without an `if ...: break` of its own, a feed dict held in a name read elsewhere, a session opened on another
+target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
 session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
 a name in the one method of its class binding it, which places the graph; used in another method, the finding is
