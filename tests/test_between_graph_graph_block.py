@@ -143,9 +143,9 @@ def test_a_device_held_in_a_name_places_the_graph_and_goes_with_it(source):
 
 
 @pytest.mark.parametrize("source, at, why", [
-    (LOCAL_TOO, "    with tf.device(device_fn):",
-     "the graph's device `device_fn` is a replica_device_setter in one branch and `''` in another, where the program "
-     "trains without the cluster: only training on the cluster is migrated; migrate the program by hand"),
+    (LOCAL_TOO.replace("device_fn = ''", "device_fn = '/cpu:0'"), "    with tf.device(device_fn):",
+     "the graph's device `device_fn` is a replica_device_setter in one branch and `'/cpu:0'` in another, where the "
+     "program trains without the cluster: only training on the cluster is migrated; migrate the program by hand"),
     (NAMED_DEVICE.replace("    sv.stop()\n", "    sv.stop()\n    print(device_fn)\n"), "    print(device_fn)",
      "`device_fn`, the graph's device, is used besides placing it: migrate that use by hand"),
 ], ids=["another-device-without-a-cluster", "device-used-elsewhere"])

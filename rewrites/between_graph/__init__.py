@@ -25,11 +25,15 @@ from rewrites.between_graph import (device_functions, emit, graph_calls, in_grap
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
+from rewrites.between_graph.fallbacks import fallbacks
+from rewrites.between_graph.local import LOCAL, session_master
+from rewrites.between_graph.local import TRAINING as LOCAL_TRAINING
+from rewrites.between_graph.local import check as check_local
 from rewrites.between_graph.placement import (check_graph_argument, device_binding, graph_block, held_by_graph,
-                                              is_device_block, named_device, uses)
+                                              is_device_block, local_of, named_device, uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, global_step_reads, summary_writes
-from rewrites.between_graph.session import (SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
+from rewrites.between_graph.session import (IN_PROCESS, SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, loop_statements, migrated_loop,
                                             opens_session, owned, read_session, step_result, stop_statements)
 from rewrites.program.edits import ModuleEdits
@@ -233,12 +237,26 @@ class _Program:
         synchronized = graph.sync_replicas is not None
         summed = synchronized and synchronous.sums(graph.sync_replicas)
         aggregates = synchronous.AGGREGATES[summed]
-        modes = (True, False) if flag is not None else (synchronized,)  # synchronous or not, where chosen
-        server = self._server(self._visible_before(device), session, self.followed.get(id(device)))
+        local = local_of(device, _scope(self.view, device), self.names)  # trained without a cluster too
+        check_local(local, flag, synchronized, device, _scope(self.view, device), session.opening)
+        # synchronous or not, where chosen; asynchronous on the cluster, local without
+        modes = (True, False) if flag is not None else (False, LOCAL) if local is not None else (synchronized,)
+        chooser = flag or local
+        before = self._visible_before(device)
+        if local is not None:  # the cluster's branch: what it binds is the cluster's
+            session.master = session_master(session.master, local)
+            before = [*reversed(local.branch.body.body), *before]
+        server = self._server(before, session, self.followed.get(id(device)))
         session.mode = read_mode(session, graph)
+        if session.mode is not None and local is not None:
+            raise Unsupported(session.mode.statement, "a program training without a cluster too chooses in its loop "
+                                                      "between training and other runs: migrate it by hand")
         session.written, fetched = summary_writes(loop_statements(session, self.names.api), session.name, graph)
-        only = self._only_for_the_session([*block, *outer], session, graph, device, keep_chief=False in modes,
-                                          also=[*session.written, *fetched])
+        # (what a Local's cluster branch binds for the session goes with it, as its `else:` does; not the server)
+        cluster_branch, unbound = ([s for s in local.branch.body.body if (single_assign(s) or ("",))[0] != server.name],
+                                   [local.branch.orelse]) if local is not None else ([], [])
+        only = self._only_for_the_session([*block, *outer, *cluster_branch], session, graph, device,
+                                          keep_chief=False in modes, also=[*session.written, *fetched, *unbound])
         last_step(session, graph, self.names, only)
         monitored.read(session, self.names, only)
         around = session.opening.body.body if isinstance(session.opening, cst.With) else block
@@ -252,9 +270,9 @@ class _Program:
         stopped = stop_statements(block, session.owners)
         self.supervisors.check_other_uses(session, [*session.statements, session.loop, *started, *stopped],
                                           _scope(self.view, opening))
-        loops = {mode: migrated_loop(session, graph, self.names, outside, SYNCHRONOUS if mode else SCHEDULED)
-                 for mode in modes}
-        _, ran, notes, in_loop = loops[modes[-1]]
+        steppings = {True: SYNCHRONOUS, False: SCHEDULED, LOCAL: IN_PROCESS}
+        loops = {mode: migrated_loop(session, graph, self.names, outside, steppings[mode]) for mode in modes}
+        _, ran, notes, in_loop = loops[False if local is not None else modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
         check_one_tensor([*in_loop, *evaluated])
         runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
@@ -279,6 +297,11 @@ class _Program:
         if synchronized:
             notes += synchronous.notes(graph.sync_replicas, session.sync_hook, self.names.code, flag)
             synchronous.without_servers(server, scope, session.master, self.edits, self.names, flag)
+        if local is not None:  # the `if` goes with what it bound, or its `else:` alone
+            if all(statement in removed for statement in local.branch.body.body):
+                removed.append(local.branch)
+            else:
+                self.edits.expressions[local.branch.orelse] = cst.RemoveFromParent()
         for statement in removed:
             self.edits.remove(statement)
         for function, module_class in graph.models:
@@ -310,10 +333,11 @@ class _Program:
                 head, chosen = [], (session.mode, head)
             else:
                 chosen = None
-            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode, tensor,
-                                                   summed, returned, chosen)]
+            return [*setup, *head, *emit.strategy(graph, server, session, dataset, self.names, mode is True, tensor,
+                                                   summed, returned, chosen, local=mode == LOCAL,
+                                                   master=emit.names_a_master_job(self.view.module))]
 
-        new = _by_mode(flag, modes, program, device.leading_lines)
+        new = _by_mode(chooser, modes, program, device.leading_lines)
         if host:  # made where TF1 made them, before the graph
             new = [*(self.spelling.spelled(statement) for statement in host), *new]
         if inside:
@@ -333,8 +357,9 @@ class _Program:
             if True in modes:
                 self.edits.add_import("tempfile")
             self._restore_function(device, graph)
-            resumed = _by_mode(flag, modes, lambda mode: emit.checkpoints(graph, session, self.names, RESTORE, mode))
-        loop = _by_mode(flag, modes, lambda mode: loops[mode][0])
+            resumed = _by_mode(chooser, modes, lambda mode: emit.checkpoints(graph, session, self.names, RESTORE,
+                                                                             mode is True))
+        loop = _by_mode(chooser, modes, lambda mode: loops[mode][0])
         self._replace_loop(session, loop, resumed, graph, evaluated, started)
         for statement in block:
             self._seed(statement)
@@ -344,6 +369,8 @@ class _Program:
         training = ASYNCHRONOUS_TRAINING if not synchronized else \
             SYNCHRONOUS_TRAINING.format(aggregated=aggregated) if flag is None else \
             synchronous.FLAG_TRAINING.format(flag=self.names.code(flag.test), aggregated=aggregated)
+        if local is not None:
+            training += LOCAL_TRAINING.format(test=self.names.code(local.branch.test))
         if session.elsewhere is not None:
             training += EXISTING_SERVERS.format(test=self.names.code(session.elsewhere))
         self.notes.append(("TFM103", opening, training))
@@ -468,8 +495,8 @@ class _Program:
                 candidates[assign[0]] = statement
         # The checkpoints' folder stays: the migrated program's are there.
         folder = {id(node) for node in subtree(session.checkpoints)} if session.checkpoints is not None else set()
-        reads = {id(node) for argument in [*session.arguments, *device.items, *also] for node in subtree(argument)} \
-            - folder
+        reads = {id(node) for argument in [*session.arguments, *device.items, *also, *fallbacks(device)]
+                 for node in subtree(argument)} - folder
         found: dict[str, cst.CSTNode] = {}
         while True:
             more = {name: statement for name, statement in candidates.items() if name not in found
@@ -598,11 +625,12 @@ class _Program:
             self.edits.expressions[value.func] = cst.parse_expression("tf.random.set_seed")
 
 
-def _by_mode(flag, modes: tuple[bool, ...], make, leading_lines=()) -> list[cst.BaseStatement]:
-    """``make(synchronous)``'s statements, or where a flag chooses, `if flag: make(True) else: make(False)`."""
+def _by_mode(flag, modes: tuple, make, leading_lines=()) -> list[cst.BaseStatement]:
+    """``make(mode)``'s statements, or where a flag (or a Local) chooses, `if flag: make(modes[0]) else:
+    make(modes[1])`."""
     if flag is None:
         return make(modes[0])
-    return [flag.branches(make(True), make(False), leading_lines)]
+    return [flag.branches(make(modes[0]), make(modes[1]), leading_lines)]
 
 
 def _refuse_device_from_a_call(before: list, names: Names) -> None:

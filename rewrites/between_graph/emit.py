@@ -35,21 +35,25 @@ def serve_unless_chief(server: str, is_chief: cst.BaseExpression, device: cst.Wi
 
 def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.BaseStatement],
              names: Names, synchronous: bool, evaluated: str | None = None, summed: bool = False,
-             returned: str | None = None, chosen: tuple | None = None) -> list[cst.BaseStatement]:
+             returned: str | None = None, chosen: tuple | None = None, local: bool = False,
+             master: bool = False) -> list[cst.BaseStatement]:
     """The strategy over the server's cluster (ParameterServerStrategy, or MultiWorkerMirroredStrategy for
     ``synchronous`` training: a SyncReplicasOptimizer), the variables, layers and optimizer in its scope, the
     coordinator, the per-worker dataset and the step function (and ``evaluated``'s: the graph computing that
     tensor, without training); ``summed``: the workers' gradients summed, not averaged (TF 0.11's
     SyncReplicasOptimizer); ``returned``: what a step returns, the loss or another tensor its run fetched;
     ``chosen``: (a flag's Mode choosing training or not, the statements serving the coordinator): the coordinator's
-    program where it trains, each worker's own (`evaluate_batch`) otherwise (modes.py)."""
+    program where it trains, each worker's own (`evaluate_batch`) otherwise (modes.py); ``local``: without a
+    cluster, the default strategy, each step run in this process (local.py); ``master``: the cluster's chief may be
+    a `master` job (names_a_master_job), which ParameterServerStrategy refuses."""
     from templates import render
 
     after = [line.replace("model.trainable_variables", f"[{', '.join(graph.variable_names)}]")
              for line in graph.after_optimizer]
     specs = [f"{name}_spec" for name in graph.elements]
     used = any(spec in line for spec in specs for line in graph.variables)
-    text = render("between_graph_step.py.j2", cluster=server.cluster, protocol=server.protocol,
+    text = render("between_graph_step.py.j2", local=local, master=master, cluster=server.cluster,
+                  protocol=server.protocol,
                   synchronous=synchronous, summed=summed, job=synchronous and names.code(server.job),
                   task=synchronous and names.code(server.task), partitioner=graph.partitioner,
                   variables=graph.variables, optimizer=graph.optimizer, optimizer_name=graph.optimizer_name,
@@ -65,6 +69,12 @@ def strategy(graph: Graph, server: Server, session: Session, dataset: list[cst.B
                   head=[line for statement in (chosen[1] if chosen else [])
                         for line in cst.Module([statement.with_changes(leading_lines=[])]).code.splitlines()])
     return _parsed(text)
+
+
+def names_a_master_job(module: cst.Module) -> bool:
+    """The program names a `master` job (`task.type == 'master'`): TF1's chief in a TF_CONFIG of Cloud ML Engine's,
+    whose cluster has no `chief`."""
+    return any(isinstance(node, cst.SimpleString) and node.evaluated_value == "master" for node in subtree(module))
 
 
 def _signature(graph: Graph) -> list[str]:

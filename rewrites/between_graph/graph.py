@@ -25,6 +25,7 @@ from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
 from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, synchronous,
                                     training_functions)
+from rewrites.between_graph.fallbacks import newer_api
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -226,7 +227,7 @@ class _Reader:
                     and self.api(items[0].item.func) == "name_scope":
                 yield from self._statements(statement)
             else:
-                yield statement
+                yield from newer_api(statement) or [statement]
 
     def _assignment(self, graph: Graph, statement, target: str, value: cst.BaseExpression) -> None:
         api = self.api(value.func) if isinstance(value, cst.Call) else None

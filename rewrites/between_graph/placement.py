@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from rewrites.between_graph.graph import Names
+from rewrites.between_graph.local import Local, local_branch
 from rewrites.between_graph.session import Session
 from rewrites.syntax import Unsupported, first_line, is_name, subtree
 
@@ -55,13 +56,25 @@ def named_device(statement, scope: cst.CSTNode | None, names: Names) -> bool:
     setters = [node for node, value in bound if isinstance(value, cst.Call) and names.api(value.func) == DEVICE_SETTER]
     if not setters:
         return False
-    if len(bound) == 1:
+    if len(bound) == 1 or local_of(statement, scope, names) is not None:
         return True
     other = next(value for node, value in bound if node not in setters)
     raise Unsupported(statement, f"the graph's device `{name}` is a replica_device_setter in one branch and "
                                  f"`{names.code(other) if other is not None else '...'}` in another, where the "
                                  "program trains without the cluster: only training on the cluster is migrated; "
                                  "migrate the program by hand")
+
+
+def local_of(device: cst.With, scope: cst.CSTNode, names: Names) -> Local | None:
+    """The Local (local.py) of a device block placed by a name bound to the setter in an `if` and to nothing in its
+    `else:`: the program also trains without a cluster."""
+    placed = device.items[0].item.args[0].value
+    if not isinstance(placed, cst.Name):
+        return None
+    bound = _bindings(scope, placed.value)
+    setters = [(node, value) for node, value in bound
+               if isinstance(value, cst.Call) and names.api(value.func) == DEVICE_SETTER]
+    return local_branch(scope, [*setters, *(b for b in bound if b not in setters)], names.code, names.spelled)
 
 
 def _bindings(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, cst.BaseExpression | None]]:
@@ -121,20 +134,21 @@ def check_graph_argument(session: Session, wrapper: cst.With | None, scope: cst.
 
 def device_binding(device: cst.With, view, scope: cst.CSTNode) -> list[cst.BaseStatement]:
     """`device_fn = tf.train.replica_device_setter(...)` of a device block naming its device (named_device): it goes
-    with the graph; a TFM104 where it is read elsewhere."""
+    with the graph (and so does `device_fn = ''` of a Local); a TFM104 where it is read elsewhere."""
     placed = device.items[0].item.args[0].value
     if not isinstance(placed, cst.Name):
         return []
-    [(assign, _)] = _bindings(scope, placed.value)
+    bound = [node for node, _ in _bindings(scope, placed.value)]
     use = next((node for node in uses(scope, placed.value) if node is not placed
-                and not any(node is target.target for target in assign.targets)), None)
+                and not any(node is target.target for other in bound for target in other.targets)), None)
     if use is not None:
         raise Unsupported(use, f"`{placed.value}`, the graph's device, is used besides placing it: migrate that use "
                                "by hand")
-    return [view.parent(assign)]
+    return [view.parent(assign) for assign in bound]
 
 
 def uses(code: cst.CSTNode, name: str) -> list[cst.Name]:
-    """The Name nodes of ``name`` in the code, but not `f(name=...)` keywords."""
+    """The Name nodes of ``name`` in the code, but not `f(name=...)` keywords nor `x.name` attributes."""
     keywords = {id(node.keyword) for node in subtree(code) if isinstance(node, cst.Arg) and node.keyword}
+    keywords |= {id(node.attr) for node in subtree(code) if isinstance(node, cst.Attribute)}
     return [node for node in subtree(code) if is_name(node, name) and id(node) not in keywords]

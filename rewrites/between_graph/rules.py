@@ -28,10 +28,15 @@ tf.Graph().as_default() as graph:` whose graph the Supervisor is given (`Supervi
 census trainers write it, a `with tf.Graph().as_default():` holds both the graph and its session), its device held
 in a name bound once to a replica_device_setter, and the session opened again after an AbortedError (`while
 should_retry: try: ... except tf.errors.AbortedError: should_retry = True`): those go, with a note (the
-ClusterCoordinator runs a failed worker's step again elsewhere). A device and target a function of the module
-returns (`device, target = device_and_target()`, the function starting the Server, joining it on the ps, and
-returning `(replica_device_setter(...), server.target)`) are read as if made there: the function returns its
-server instead, and a single-machine run it chose (`return (None, "")` under a test) raises, with a note. The
+ClusterCoordinator runs a failed worker's step again elsewhere). Where they bind the device, the session's master
+and its config in `if self.cluster:` and bind them to `''`/None in its `else:` (training without a cluster), the
+program chooses by the same test: the coordinator on the cluster, the default strategy and each step run in the
+process without (an ending tf.data input stops either loop, as TF1's session stopped); a chief named `master`
+(Cloud ML Engine's TF_CONFIG) is the coordinator's task, left out of the strategy's cluster. A device and target a
+function of the module returns (`device, target = device_and_target()`, the function starting the Server, joining it
+on the ps, and returning `(replica_device_setter(...), server.target)`) are read as if made there: the function
+returns its server instead, and a single-machine run it chose (`return (None, "")` under a test) raises, with a
+note. The
 session's ConfigProto goes: soft placement is TF2's default, and ParameterServerStrategy sets the device filters
 (a worker sees the ps tasks and the coordinator); other options get a TFM103 note. A graph trained by a
 SyncReplicasOptimizer
@@ -149,11 +154,13 @@ module, `with graph.as_default():`, where the call reads the returned pipeline's
 of the graph: of the graph's module, or of another given with it, which is changed with it and becomes a TF2 module), the module of such a function turning TF 2's behaviour off when imported,
 a call into another module of the program of anything but a function defined at its top, a function of an imported
 module whose file is not found from the program's folder (the finding names the import), a graph's device held in
-a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other), a
-graph statement assigning to an attribute (`self.tensors = ...`), a function defined in the
-graph's block called there (only one its tf.data pipeline maps is read), `while True:` without an `if ...: break`
-of its own, a loop with no step limit whose session saved every N steps (`save_checkpoint_steps`) or whose steps are
-synchronous, a feed dict held in a name read elsewhere, a session opened on another target in one branch of an `if`
+a name that is a replica_device_setter in one branch only (the program trains without the cluster in the other;
+migrated where that `else:` binds the device, the session's master and its config to `''`/None alone: the same
+model then trains in the process, by the same test), a graph statement assigning to an attribute (`self.tensors =
+...`), a function defined in the graph's block called there (only one its tf.data pipeline maps is read), `while
+True:` without an `if ...: break` of its own, a loop with no step limit whose session saved every N steps (`save_checkpoint_steps`) or whose steps are
+synchronous, a feed dict held in a name read elsewhere, a session opened on another
+target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
 session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
 a name in the one method of its class binding it, which places the graph; used in another method, the finding is

@@ -87,6 +87,8 @@ SCHEDULED = Stepping("coordinator.schedule(train_step, args={arguments})", "fetc
 # Synchronous (MultiWorkerMirroredStrategy): every worker runs each step together.
 SYNCHRONOUS = Stepping("train_step({listed})", "numpy", "trained_steps", "int({optimizer}.iterations.numpy())", (),
                        False)
+# Without a cluster (local.py): this process runs each step in turn.
+IN_PROCESS = Stepping(SYNCHRONOUS.call, SYNCHRONOUS.read, SYNCHRONOUS.counter, SYNCHRONOUS.start, (), False)
 
 
 @dataclass
@@ -453,7 +455,7 @@ def migrated_loop(session: Session, graph: Graph, names: Names, outside: list[cs
     chosen = [new, *after]
     if session.mode is not None:
         chosen = [modes.loops(session, graph, names, conditions, [new, *after], ran, notes)]
-    if stepping is SCHEDULED and graph.elements and inputs.may_end(
+    if stepping is not SYNCHRONOUS and graph.elements and inputs.may_end(
             [*graph.dataset_statements, *(new for _, news, _ in graph.returns for new in news)]):
         notes.append(("TFM103", loop, INPUT_ENDS))
         # Where it ended: the steps trained, as TF1's global step said.
