@@ -388,3 +388,15 @@ def test_a_name_of_the_pipeline_read_after_the_graph_is_left():
     assert "`pattern`, part of its pipeline, is used elsewhere: it moves into the per-worker dataset function" \
         in finding.message
     assert finding.line == len(source.splitlines()) and result.source == source
+
+
+def test_a_map_fun_importing_compat_v1_as_tf_in_the_function_gets_tensorflow_2_there():
+    # `import tensorflow.compat.v1 as tf` inside map_fun (tf_upgrade_v2's spelling) would bind the generated
+    # strategy code's `tf` to compat.v1, whose ParameterServerStrategy is TF1's.
+    source = map_fun().replace("import tensorflow as tf", "import tensorflow.compat.v1 as tf")
+    result = run(source)
+    assert [f.rule for f in result.findings if f.safety.value == "manual"] == []
+    code = result.source
+    assert "import tensorflow.compat.v1" not in code and "\n  import tensorflow as tf\n" in code
+    assert "tf.distribute.experimental.ParameterServerStrategy(resolver)" in code
+    assert "tf.compat.v1.reduce_mean(" in code

@@ -89,9 +89,10 @@ class Spelling:
         view = self.view
         reassigned = view._module_aliases.get(TF)
         imported = view.imported(TF)
-        if imported is None and TF not in view.top_level and _imported_in_functions(view.module):
+        local = _imported_in_functions(view.module) if imported is None and TF not in view.top_level else None
+        if local is not None:
             imported = "tensorflow"  # TensorFlowOnSpark's map_fun: `import tensorflow as tf` in the function only
-        rebinding = Rebinding("none")
+        rebinding = Rebinding("none", imports=local or [])  # `import tensorflow.compat.v1 as tf` there instead
         self._find_rebindings(view.module.body, rebinding)
         rebinding.plain_import = any(isinstance(small, cst.Import) and _imports_tf(small) and not _imports_v1_as_tf(small)
                                      for line in view.module.body if isinstance(line, cst.SimpleStatementLine)
@@ -312,12 +313,15 @@ def _imports_tf(statement: cst.Import | cst.ImportFrom) -> bool:
         alias.evaluated_alias == TF and alias.evaluated_name == "tensorflow" for alias in statement.names))
 
 
-def _imported_in_functions(module: cst.Module) -> bool:
-    """`tf` bound only in functions, and only by `import tensorflow as tf`."""
+def _imported_in_functions(module: cst.Module) -> list[cst.CSTNode] | None:
+    """`tf` bound only in functions, and only by `import tensorflow as tf` or `import tensorflow.compat.v1 as tf`:
+    the compat.v1 imports (None: bound otherwise, or not at all)."""
     binds = [node for node in subtree(module) if isinstance(node, (cst.Import, cst.ImportFrom))
              and not isinstance(node.names, cst.ImportStar)
              and any((alias.evaluated_alias or alias.evaluated_name) == TF for alias in node.names)]
-    return bool(binds) and all(isinstance(node, cst.Import) and _imports_as_tf(node, "tensorflow") for node in binds)
+    v1 = [node for node in binds if _imports_v1_as_tf(node)]
+    plain = all(node in v1 or isinstance(node, cst.Import) and _imports_as_tf(node, "tensorflow") for node in binds)
+    return v1 if binds and plain else None
 
 
 def _imports_as_tf(statement: cst.Import, module: str) -> bool:
