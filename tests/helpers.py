@@ -96,3 +96,10 @@ def parity_of_migration(folder: Path, tf1: str, before: str, *options: str) -> s
                             capture_output=True, text=True, env=env, timeout=900)
     assert result.returncode == 0, result.stdout + result.stderr[-3000:]
     return result.stdout
+
+
+def assert_serving(processes) -> None:
+    """A cluster's background tasks (started with their output piped, as text) still serve: none has ended, which
+    would be a crash; what each ended one printed is shown."""
+    ended = [process.communicate()[0][-3000:] for process in processes if process.poll() is not None]
+    assert not ended, ended

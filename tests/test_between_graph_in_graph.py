@@ -12,6 +12,7 @@ from textwrap import dedent
 
 import pytest
 from helpers import run
+from ports import free_port
 
 LEFT = "between-graph program left as it is: "
 
@@ -250,18 +251,14 @@ def _launch(program: str, tasks: list[tuple[dict, list[str]]], tmp_path, name: s
 
 
 def _tf_config_tasks():
-    import portpicker
-
-    ports = [portpicker.pick_unused_port() for _ in range(3)]
+    ports = [free_port() for _ in range(3)]
     cluster = {job: [f"127.0.0.1:{port}"] for job, port in zip(("chief", "ps", "worker"), ports)}
     return [({"TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": job, "index": 0}})}, [])
             for job in ("ps", "worker", "chief")]
 
 
 def _flag_tasks():
-    import portpicker
-
-    hosts = [f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3)]
+    hosts = [f"127.0.0.1:{free_port()}" for _ in range(3)]
     flags = [f"--ps_hosts={hosts[0]}", f"--worker_hosts={hosts[1]},{hosts[2]}"]
     return [({}, [*flags, "--job_name=ps"]), ({}, [*flags, "--job_name=worker", "--task_index=1"]),
             ({}, [*flags, "--job_name=worker", "--task_index=0"])]

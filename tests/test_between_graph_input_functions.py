@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from helpers import run
+from helpers import assert_serving, run
+from ports import free_port
 from test_between_graph_tfos import LAUNCHER
 
 READER = '''\
@@ -157,13 +158,12 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs
 
     import numpy as np
 
-    portpicker = pytest.importorskip("portpicker")
     rows = np.arange(48, dtype=np.float32).reshape(16, 3) / 48
     np.savez(tmp_path / "train.npz", x=rows, y=rows.sum(axis=1, keepdims=True))
     (tmp_path / "map_fun_module.py").write_text(run(PROGRAM).source)
     (tmp_path / "launch.py").write_text(LAUNCHER.replace(
         'steps=6, images="data", format=sys.argv[5])', f"steps={steps}, epochs={epochs}, data='.')"))
-    ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
+    ps, *workers = (f"127.0.0.1:{free_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def task(job, index):
@@ -177,7 +177,7 @@ def test_the_migrated_input_function_feeds_a_ps_and_two_workers(tmp_path, epochs
         assert chief.returncode == 0, out[-3000:]
         ended = re.search(r"^trained steps: (\d+)$", out, re.MULTILINE)
         assert ended is not None and int(ended.group(1)) in trained, out[-3000:]
-        assert all(process.poll() is None for process in serving)
+        assert_serving(serving)
     finally:
         for process in serving:
             process.kill()

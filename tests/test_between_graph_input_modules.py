@@ -13,6 +13,8 @@ import pytest
 
 from migrator.engine import migrate_group
 from rewrites import RULES
+from helpers import assert_serving
+from ports import free_port
 
 MODEL = '''\
 """The model module: its input function reads CSV lines with tf.data."""
@@ -226,14 +228,13 @@ def test_the_migrated_pair_trains_on_a_ps_and_two_workers(tmp_path, model):
     import subprocess
     import sys
 
-    portpicker = pytest.importorskip("portpicker")
     results = migrated(tmp_path, model=model)
     folder = tmp_path / "trainer"
     for name, result in results.items():
         (folder / f"{name}.py").write_text(result.source)
     (tmp_path / "train.csv").write_text("".join(f"{age},{age % 40},{age * 0.1}\n" for age in range(20, 60)))
-    hosts = {"ps": [f"127.0.0.1:{portpicker.pick_unused_port()}"],
-             "worker": [f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(2)]}
+    hosts = {"ps": [f"127.0.0.1:{free_port()}"],
+             "worker": [f"127.0.0.1:{free_port()}" for _ in range(2)]}
 
     def task(job, index):
         config = json.dumps({"cluster": hosts, "task": {"type": job, "index": index}})
@@ -247,7 +248,7 @@ def test_the_migrated_pair_trains_on_a_ps_and_two_workers(tmp_path, model):
         out, _ = chief.communicate(timeout=240)
         assert chief.returncode == 0, out[-3000:]
         assert re.search(r"^trained steps: 10$", out, re.MULTILINE), out[-3000:]
-        assert all(process.poll() is None for process in serving)
+        assert_serving(serving)
     finally:
         for process in serving:
             process.kill()

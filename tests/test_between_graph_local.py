@@ -9,6 +9,7 @@ import re
 
 import pytest
 from helpers import run
+from ports import free_port
 from test_between_graph_graph_block import LEFT, LOCAL_TOO
 
 # A trainer of the cloudml-samples shape, run by flags: as ps + workers, or without them, in its own process.
@@ -185,11 +186,10 @@ def test_a_cluster_of_a_master_ps_and_two_workers_in_tf_config_runs_the_migrated
     import subprocess
     import sys
 
-    import portpicker
 
     program = tmp_path / "tf2.py"
     program.write_text(run(MASTER_TRAINER).source)
-    hosts = [f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(4)]
+    hosts = [f"127.0.0.1:{free_port()}" for _ in range(4)]
     cluster = {"master": hosts[:1], "ps": hosts[1:2], "worker": hosts[2:]}
 
     def environment(job, index):

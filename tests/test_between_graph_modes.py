@@ -8,7 +8,8 @@ tf.data iterator (`sess.run(accuracy)` every k steps) is scheduled on a worker, 
 from __future__ import annotations
 
 import pytest
-from helpers import run
+from helpers import assert_serving, run
+from ports import free_port
 
 LEFT = "between-graph program left as it is: "
 
@@ -228,14 +229,13 @@ def test_the_migrated_map_fun_trains_then_each_worker_writes_its_predictions_wit
     import numpy as np
     import tensorflow as tf
 
-    portpicker = pytest.importorskip("portpicker")
     migrated = run(map_fun()).source
     (tmp_path / "map_fun_module.py").write_text(migrated)
     (tmp_path / "launch.py").write_text(LAUNCHER)
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def cluster(mode: str, steps: int) -> list[str]:
-        ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
+        ps, *workers = (f"127.0.0.1:{free_port()}" for _ in range(3))
 
         def task(job, index):
             return subprocess.Popen([sys.executable, "launch.py", job, str(index), ps, ",".join(workers), mode,
@@ -251,7 +251,7 @@ def test_the_migrated_map_fun_trains_then_each_worker_writes_its_predictions_wit
                 out, _ = process.communicate(timeout=240)
                 assert process.returncode == 0, out[-3000:]
                 outs.append(out)
-            assert all(process.poll() is None for process in serving)  # serving, not crashed
+            assert_serving(serving)
         finally:
             for process in serving:
                 process.kill()

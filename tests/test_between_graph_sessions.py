@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from test_between_graph_shapes import manual, migrated
+from ports import free_port
 
 MNIST_REPLICA = (Path(__file__).resolve().parent / "parity_programs" / "mnist_replica_tf1.py").read_text()
 
@@ -415,9 +416,8 @@ def _cluster(tmp_path: Path, background: list[list[str]], foreground: list[list[
 
 
 def _hosts() -> tuple[str, str]:
-    import portpicker
 
-    ps, *workers = (f"localhost:{portpicker.pick_unused_port()}" for _ in range(3))
+    ps, *workers = (f"localhost:{free_port()}" for _ in range(3))
     return ps, ",".join(workers)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from textwrap import dedent
 
 import pytest
-from helpers import run
+from helpers import assert_serving, run
+from ports import free_port
 
 LEFT = "between-graph program left as it is: "
 SPARK = ("reads the batches Spark feeds this executor (TensorFlowOnSpark's InputMode.SPARK): a "
@@ -245,7 +246,6 @@ def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspa
     import subprocess
     import sys
 
-    portpicker = pytest.importorskip("portpicker")
     source = map_fun(imports="import os\n  ", feed=PARSERS, input=input) + "    print('trained steps:', step)\n"
     migrated = run(source).source
     if input is FILES:
@@ -253,7 +253,7 @@ def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspa
     assert "start_cluster_server" not in migrated
     (tmp_path / "map_fun_module.py").write_text(migrated)
     (tmp_path / "launch.py").write_text(LAUNCHER)
-    ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
+    ps, *workers = (f"127.0.0.1:{free_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def task(job, index, **kwargs):
@@ -267,7 +267,7 @@ def test_the_migrated_map_fun_runs_as_ps_and_two_workers_under_a_tensorflowonspa
         out, _ = chief.communicate(timeout=240)
         assert chief.returncode == 0, out[-3000:]
         assert "trained steps: 6" in out
-        assert all(process.poll() is None for process in serving)  # serving, not crashed
+        assert_serving(serving)
     finally:
         for process in serving:
             process.kill()

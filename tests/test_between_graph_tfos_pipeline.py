@@ -6,7 +6,8 @@ worker's per-worker iterator (scheduled, then fetched), the summaries go with th
 from __future__ import annotations
 
 import pytest
-from helpers import run
+from helpers import assert_serving, run
+from ports import free_port
 from test_between_graph_tfos import LAUNCHER, RUN, map_fun
 
 SUPERVISED = """\
@@ -92,7 +93,6 @@ def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the
     import subprocess
     import sys
 
-    portpicker = pytest.importorskip("portpicker")
     source = supervised()
     launcher = LAUNCHER.replace("format=sys.argv[5]", "format=sys.argv[5], model='model'")
     if one_pass:  # 8 batches a worker, read by steps and evaluations: the loop stops where the first ends
@@ -100,7 +100,7 @@ def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the
     migrated = run(source).source
     (tmp_path / "map_fun_module.py").write_text(migrated)
     (tmp_path / "launch.py").write_text(launcher)
-    ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
+    ps, *workers = (f"127.0.0.1:{free_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def task(job, index):
@@ -119,7 +119,7 @@ def test_the_migrated_supervised_map_fun_runs_as_ps_and_two_workers_printing_the
             assert 1 <= trained <= 16 and evaluated == list(range(0, trained, 4))[:len(evaluated)], out[-3000:]
         else:
             assert trained == 6 and evaluated == [0, 4], out
-        assert all(process.poll() is None for process in serving)  # serving, not crashed
+        assert_serving(serving)
     finally:
         for process in serving:
             process.kill()

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, portpicker)", allow_module_level=True)
@@ -82,11 +83,9 @@ def run_locally(arguments: list[str], folder: Path) -> None:
 
 
 def test_chief_trains_and_the_evaluator_evaluates_its_checkpoints_to_the_last(tmp_path):
-    import portpicker
-
     model_dir = tmp_path / "model"
     checkpoints = model_dir / "tf2"
-    cluster = {job: [f"127.0.0.1:{portpicker.pick_unused_port()}"] for job in ("chief", "worker", "ps", "evaluator")}
+    cluster = {job: [f"127.0.0.1:{free_port()}"] for job in ("chief", "worker", "ps", "evaluator")}
     arguments = ["--train_steps", str(MAX_STEPS), "--model_dir", str(model_dir)]
     tasks = []
     try:
@@ -166,9 +165,7 @@ def test_generated_evaluator_stops_at_the_checkpoint_of_max_steps(edits, stop):
 def test_a_master_task_trains_as_the_chief(tmp_path):
     """A kubeflow TFJob's Master, TF1's older name of the chief that RunConfig took as one: ParameterServerStrategy
     refuses the name, so every task's bootstrap calls it chief."""
-    import portpicker
-
-    cluster = {job: [f"127.0.0.1:{portpicker.pick_unused_port()}"] for job in ("master", "worker", "ps")}
+    cluster = {job: [f"127.0.0.1:{free_port()}"] for job in ("master", "worker", "ps")}
     arguments = ["--train_steps", str(FIRST_STEPS), "--model_dir", str(tmp_path / "model")]
     tasks = []
     try:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 from helpers import GENERATED_EXAMPLES, run
+from ports import free_port
 
 if not all(importlib.util.find_spec(name) for name in ("tensorflow", "tensorflow_estimator", "portpicker")):
     pytest.skip("needs the parity extra (tensorflow, tensorflow-estimator, portpicker)", allow_module_level=True)
@@ -140,9 +141,7 @@ def test_classifier_predicts():
 def run_as_cluster(program: str, workers: int, tmp_path: Path, example: str = "ps_cluster") -> Run:
     """examples/EXAMPLE/PROGRAM as one process per task on localhost: ps 0 and workers 1.. in the background,
     worker 0 (TF1's chief) in the foreground. The background tasks must serve until they are stopped."""
-    import portpicker
-
-    ports = [portpicker.pick_unused_port() for _ in range(1 + workers)]
+    ports = [free_port() for _ in range(1 + workers)]
     hosts = [f"--ps_hosts=localhost:{ports[0]}", "--worker_hosts=" + ",".join(f"localhost:{p}" for p in ports[1:])]
     serving = []
     try:
@@ -309,9 +308,7 @@ def run_synchronous(program: Path, workers: int, tmp_path: Path, *args: str) -> 
     """PROGRAM as ps 0 and workers 0..N-1 on localhost, all started together from the TF1 command line (and
     ``args``); each worker must end by itself, and so must the ps task of a migrated program (TF1's serves until
     stopped). The workers' runs, in task order."""
-    import portpicker
-
-    ports = [portpicker.pick_unused_port() for _ in range(1 + workers)]
+    ports = [free_port() for _ in range(1 + workers)]
     hosts = [f"--ps_hosts=localhost:{ports[0]}", "--worker_hosts=" + ",".join(f"localhost:{p}" for p in ports[1:])]
     tasks = [("ps", 0), *(("worker", i) for i in range(workers))]
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
@@ -498,8 +495,6 @@ def test_warm_start_from_a_tf1_checkpoint_gives_the_same_model_on_both_sides(tmp
 def test_migrated_tf_config_program_as_separate_chief_worker_and_ps_processes(tmp_path):
     """A between-graph program configured by TF_CONFIG, migrated, then one process per task with its own TF_CONFIG:
     the chief drives the cluster and exits, the worker and the ps serve until they are stopped."""
-    import portpicker
-
     from migrator.engine import migrate
     from rewrites import RULES
 
@@ -508,7 +503,7 @@ def test_migrated_tf_config_program_as_separate_chief_worker_and_ps_processes(tm
     assert "TFM103" in [finding.rule for finding in migrated.findings]
     program = tmp_path / "train.py"
     program.write_text(migrated.source)
-    cluster = {job: [f"localhost:{portpicker.pick_unused_port()}"] for job in ("chief", "worker", "ps")}
+    cluster = {job: [f"localhost:{free_port()}"] for job in ("chief", "worker", "ps")}
 
     def environment(job: str) -> dict[str, str]:
         return {**os.environ, "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": job, "index": 0}})}
