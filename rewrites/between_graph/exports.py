@@ -1,0 +1,365 @@
+"""A between-graph program's export function: the TF1 graph for serving it builds, restored from the training's
+checkpoint and exported as a SavedModel, becomes TF2's tf.functions of the same signatures.
+
+TensorFlowOnSpark's pipeline examples train in `map_fun(args, ctx)` and export in `export_fun(args)` (TFEstimator's
+`export_fn`, run on one executor after the cluster ends): a new graph from placeholders and variables named as the
+training's, a `tf.train.Saver()` restored in a `tf.Session()` from the latest checkpoint of the model folder, and
+`TFNode.export_saved_model(sess, export_dir, tag, signatures)`, each signature `{'inputs': {key: placeholder},
+'outputs': {key: tensor}, 'method_name': ...}`. The migrated training writes TF2 checkpoints in `<folder>/tf2`
+(TFM108), its variables by their names in the step's code: the export restores its variables from there, each one
+of the training's of the same TF1 name (what TF1's Saver matched), the graph after the placeholders becomes a
+function of them, and each signature a tf.function of the placeholders (input keys: their TensorSpecs' names)
+returning its outputs by key, saved with `tf.saved_model.save` under the serving tag. TF2 writes every signature
+with the predict method: a classify or regress one is left.
+"""
+
+from __future__ import annotations
+
+import json
+
+import libcst as cst
+
+from rewrites.between_graph.graph import Names
+from rewrites.between_graph.tfos import _tfnode_names
+from rewrites.program.edits import ModuleEdits
+from rewrites.program.modules import ModuleView
+from rewrites.program.spelling import Spelling
+from rewrites.syntax import (Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree,
+                            with_blank_lines)
+
+PLACEHOLDER = ("dtype", "shape", "name")
+V1_VARIABLE = ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name", "variable_def",
+               "dtype", "expected_shape", "import_scope", "constraint")
+V2_VARIABLE = ("initial_value", "trainable", "validate_shape", "caching_device", "name", "dtype", "constraint")
+EXPORT = ("sess", "export_dir", "tag_set", "signatures")  # TFNode.export_saved_model
+CHECKPOINT_FOLDERS = ("train.get_checkpoint_state", "train.latest_checkpoint")
+SAVERS = ("train.Saver",)
+SESSIONS = ("Session",)
+SERVING_TAGS = ("saved_model.tag_constants.SERVING", "saved_model.SERVING")
+PREDICT = ("saved_model.signature_constants.PREDICT_METHOD_NAME", "saved_model.PREDICT_METHOD_NAME")
+PREDICT_METHOD = "tensorflow/serving/predict"
+EXPORTED = ("`{function}()` exports TF1's serving graph -> restores its variables from the migrated training's "
+            "checkpoints in os.path.join({folder}, \"tf2\") (each the training's variable of its TF1 name) and saves "
+            "a tf.function per signature ({keys}) with tf.saved_model.save: the same inputs and outputs{methods}")
+METHODS = "; TF2 writes each with the predict method (TF1's {names})"
+
+
+def export_calls(module: cst.Module) -> list[cst.Call]:
+    """`TFNode.export_saved_model(...)` calls of the module."""
+    tfnode = _tfnode_names(module)
+    return [node for node in subtree(module) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name) and node.func.value.value in tfnode
+            and node.func.attr.value == "export_saved_model"]
+
+
+def migrate(view: ModuleView, names: Names, spelling: Spelling, edits: ModuleEdits, trained: dict[str, str] | None,
+            replaced: set[cst.CSTNode]) -> list[tuple[str, cst.CSTNode, str]]:
+    """Each export function of the module (one making a session of its own and exporting from it) in TF2, its
+    findings; ``trained``: TF1 name (code) -> the key of the migrated training's checkpoint holding that variable
+    (None: the training saves none)."""
+    notes = []
+    for call in export_calls(view.module):
+        function = view.enclosing_function(call)
+        session = _session_of(view, call, names)
+        if function is None or session is None or view.enclosing_function(session) is not function:
+            continue  # exported from the training's own session: not an export function's
+        if trained is None:
+            raise Unsupported(call, f"`{function.name.value}()` exports a model from TF1's checkpoints, which the "
+                                    "migrated training does not save: migrate it by hand")
+        notes.append(_Export(view, names, spelling, edits, function, session, call, trained).migrate(replaced))
+    return notes
+
+
+def _session_of(view: ModuleView, call: cst.Call, names: Names) -> cst.With | None:
+    """The `with tf.Session() as sess:` around ``call`` that it exports from."""
+    args = bind_arguments(call, EXPORT)
+    for node in view.ancestors(call):
+        if isinstance(node, cst.With) and len(node.items) == 1 and isinstance(item := node.items[0].item, cst.Call) \
+                and names.api(item.func) in SESSIONS and node.items[0].asname is not None and args \
+                and "sess" in args and is_name(args["sess"][1].value, source(node.items[0].asname.name)):
+            return node
+    return None
+
+
+class _Export:
+    def __init__(self, view: ModuleView, names: Names, spelling: Spelling, edits: ModuleEdits,
+                 function: cst.FunctionDef, session: cst.With, call: cst.Call, trained: dict[str, str]) -> None:
+        self.view, self.names, self.spelling, self.edits = view, names, spelling, edits
+        self.function, self.session, self.call, self.trained = function, session, call, trained
+        self.sess = source(session.items[0].asname.name)
+        self.placeholders: dict[str, tuple[str, str]] = {}  # name -> (dtype, shape) code
+        self.variables: dict[str, str] = {}  # name -> the training's checkpoint key
+        self.tensors: list[cst.BaseStatement] = []  # the graph after its placeholders and variables
+        self.computed: set[str] = set()
+        self.comments: list[cst.EmptyLine] = []  # the signatures' comments
+
+    def migrate(self, replaced: set[cst.CSTNode]) -> tuple[str, cst.CSTNode, str]:
+        body = list(self.function.body.body)
+        saver = None
+        for statement in body[:body.index(self.session)] if self.session in body else self._not_at_top():
+            saver = self._graph_statement(statement) or saver
+        if saver is None:
+            raise Unsupported(self.session, f"`{self.function.name.value}()` restores no `tf.train.Saver()` of its "
+                                            "graph: migrate it by hand")
+        folder, signatures = self._session_body(saver)
+        self.edits.unwrap(self.session)
+        if any(not line.comment for line in self.session.leading_lines):
+            self.edits.blank_lines[self.session.body.body[0]] = 1
+        replaced |= {*self.edits.statements, self.session.items[0]}
+        methods = sorted({method for _, _, method in signatures.values() if method is not None})
+        keys = ", ".join(source(key) for key in signatures)
+        return ("TFM103", self.function, EXPORTED.format(
+            function=self.function.name.value, folder=folder, keys=keys,
+            methods=METHODS.format(names=", ".join(methods)) if methods else ""))
+
+    def _not_at_top(self):
+        raise Unsupported(self.session, f"`{self.function.name.value}()` opens its session inside a block: migrate "
+                                        "it by hand")
+
+    # -- the graph -----------------------------------------------------------------------------------------------
+
+    def _graph_statement(self, statement: cst.BaseStatement) -> str | None:
+        """Read one statement of the graph: the Saver's name where it makes one."""
+        assign = single_assign(statement)
+        value = statement_value(statement)
+        api = self.names.api(value.func) if isinstance(value, cst.Call) else None
+        if assign and api == "placeholder":
+            args = bind_arguments(value, PLACEHOLDER)
+            if args is None or "shape" not in args:
+                raise Unsupported(value, "a placeholder of the export whose shape is not given: migrate it by hand")
+            self.placeholders[assign[0]] = (self.spelling.code(args["dtype"][1].value),
+                                            self.spelling.code(args["shape"][1].value))
+            self.edits.remove(statement)
+        elif assign and api == "Variable":
+            self.variables[assign[0]] = self._checkpoint_key(value)
+            self.edits.expressions[value.func] = cst.parse_expression("tf.Variable")
+        elif assign and api in SAVERS:
+            if value.args:
+                raise Unsupported(value, "a Saver of some variables only: migrate the export by hand")
+            self.edits.remove(statement)
+            return assign[0]
+        elif api is not None and api.startswith("summary."):
+            self.edits.remove(statement)  # nothing runs them: the SavedModel's signatures do not
+        elif self._reads_graph(statement):
+            if not assign:
+                raise Unsupported(statement, "a statement of the export's graph that binds no one tensor: migrate "
+                                             "it by hand")
+            self.tensors.append(statement)
+            self.computed.add(assign[0])
+            self.edits.remove(statement)
+        return None
+
+    def _checkpoint_key(self, call: cst.Call) -> str:
+        """The key of the training's checkpoint holding the variable of TF1's Variable(...) call, whose arguments
+        TF2's Variable takes alike."""
+        args = bind_arguments(call, V1_VARIABLE)
+        if args is None or set(args) - set(V2_VARIABLE):
+            raise Unsupported(call, "a variable of the export made with arguments TF2's Variable does not take "
+                                    "alike: migrate the export by hand")
+        name = args.get("name")
+        if name is None or not isinstance(name[1].value, cst.SimpleString):
+            raise Unsupported(call, "a variable of the export without a name: TF1's Saver restored it by the name "
+                                    "its graph gave it; name it as the training's")
+        key = self.trained.get(f'"{name[1].value.evaluated_value}"')
+        if key is None:
+            raise Unsupported(call, f"the export's variable {source(name[1].value)} is none of the migrated "
+                                    "training's: migrate the export by hand")
+        return key
+
+    def _reads_graph(self, statement: cst.CSTNode) -> bool:
+        graph = {*self.placeholders, *self.variables, *self.computed}
+        return any(isinstance(node, cst.Name) and node.value in graph for node in subtree(statement))
+
+    # -- the session -----------------------------------------------------------------------------------------------
+
+    def _session_body(self, saver: str) -> tuple[str, dict]:
+        """The session's statements: the checkpoint's folder read in `<folder>/tf2`, the restore and the export
+        in TF2; the signatures read."""
+        folder, restored, signatures = None, False, None
+        statements = list(self.session.body.body)
+        for statement in statements:
+            value = statement_value(statement)
+            api = self.names.api(value.func) if isinstance(value, cst.Call) else None
+            assign = single_assign(statement)
+            if api in CHECKPOINT_FOLDERS and assign and folder is None:
+                folder = self._checkpoint_folder(statement, value)
+            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and is_name(value.func.value, saver) and value.func.attr.value == "restore":
+                self._restore(statement, value)
+                restored = True
+            elif value is self.call:
+                signatures = self._export(statement, statements)
+            elif assign and isinstance(value, cst.Dict) and self._passed(assign[0]):
+                self.edits.remove(statement)  # read with the export, which its comments go to
+                self.comments = [line for line in statement.leading_lines if line.comment]
+            elif any(isinstance(node, cst.Name) and node.value in (self.sess, *self._graph_names())
+                     for node in subtree(statement)):
+                raise Unsupported(statement, "the export's session or graph is used besides its restore and export: "
+                                             "migrate it by hand")
+        if folder is None or not restored or signatures is None:
+            raise Unsupported(self.session, "an export that does not restore the latest checkpoint of a folder "
+                                            "(`tf.train.get_checkpoint_state` or `latest_checkpoint`) before it "
+                                            "exports: migrate it by hand")
+        return folder, signatures
+
+    def _graph_names(self) -> set[str]:
+        return {*self.placeholders, *self.computed}
+
+    def _passed(self, name: str) -> bool:
+        args = bind_arguments(self.call, EXPORT)
+        return bool(args) and "signatures" in args and is_name(args["signatures"][1].value, name)
+
+    def _checkpoint_folder(self, statement: cst.BaseStatement, call: cst.Call) -> str:
+        """`ckpt = tf.train.get_checkpoint_state(folder)`: of `os.path.join(folder, "tf2")`, where the migrated
+        training's checkpoints are."""
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            raise Unsupported(call, "a checkpoint's folder read with other arguments: migrate the export by hand")
+        folder = self.spelling.code(call.args[0].value)
+        new = call.with_changes(args=[call.args[0].with_changes(
+            value=cst.parse_expression(f'os.path.join({folder}, "tf2")'))])
+        self.edits.expressions[call] = self.spelling.spelled(new)
+        self.edits.add_import("os")
+        return folder
+
+    def _restore(self, statement: cst.BaseStatement, call: cst.Call) -> None:
+        """`saver.restore(sess, path)` -> the variables restored from the training's checkpoint at ``path``."""
+        args = bind_arguments(call, ("sess", "save_path"))
+        if args is None or "save_path" not in args or not is_name(args.get("sess", (0, None))[1].value, self.sess):
+            raise Unsupported(call, "a restore of the export's Saver not in its session: migrate it by hand")
+        items = ", ".join(f"{key}={name}" for name, key in self.variables.items())
+        path = self.spelling.code(args["save_path"][1].value)
+        code = (f"# The variables as the migrated training saved them, by their names there: each one found, as\n"
+                f"# TF1's Saver required (the training's optimizer is not read).\n"
+                f"trained = tf.train.Checkpoint({items})\n"
+                f"trained.restore({path}).assert_existing_objects_matched().expect_partial()\n")
+        new = list(cst.parse_module(code).body)
+        self.edits.replace(statement, [new[0].with_changes(leading_lines=[*statement.leading_lines,
+                                                                          *new[0].leading_lines]), *new[1:]])
+
+    def _export(self, statement: cst.BaseStatement, statements: list) -> dict:
+        """`TFNode.export_saved_model(sess, export_dir, tag, signatures)` -> the graph as a function of the
+        placeholders, a tf.function per signature, and tf.saved_model.save."""
+        args = bind_arguments(self.call, EXPORT)
+        if args is None or set(args) != set(EXPORT):
+            raise Unsupported(self.call, "an export_saved_model call of other arguments: migrate it by hand")
+        tag = args["tag_set"][1].value
+        if not (self.names.api(tag) in SERVING_TAGS or isinstance(tag, cst.SimpleString)
+                and tag.evaluated_value == "serve"):
+            raise Unsupported(tag, "a SavedModel of other tags than `serve`, which tf.saved_model.save writes: "
+                                   "migrate the export by hand")
+        signatures = self._signatures(args["signatures"][1].value, statements)
+        outputs = list(dict.fromkeys(tensor for _, returned, _ in signatures.values() for tensor in returned.values()))
+        self._check_names_are_free(["graph", "trained", *(_function_name(key) for key in signatures)])
+        self.edits.replace(statement, [*self._graph_function(outputs, statement),
+                                       *self._signature_functions(signatures, outputs),
+                                       *self._save(args["export_dir"][1].value, signatures)])
+        return signatures
+
+    def _signatures(self, value: cst.BaseExpression, statements: list) -> dict:
+        """signature key (node) -> ({input key: placeholder}, {output key: tensor}, TF1's method name where it is
+        not predict), from the dict the export reads (a literal, or a name bound to one in the session)."""
+        if isinstance(value, cst.Name):
+            bound = next((s for s in statements if (single_assign(s) or ("",))[0] == value.value), None)
+            value = single_assign(bound)[1] if bound is not None else value
+        if not isinstance(value, cst.Dict):
+            raise Unsupported(self.call, "signatures the export does not spell out as a dict: migrate it by hand")
+        found = {}
+        for element in value.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.value, cst.Dict):
+                raise Unsupported(value, "a signature not written as a dict: migrate the export by hand")
+            parts = {_key(part.key): part.value for part in element.value.elements
+                     if isinstance(part, cst.DictElement)}
+            inputs, outputs = (self._tensors(parts.get(part), part, element) for part in ("inputs", "outputs"))
+            if set(inputs.values()) - set(self.placeholders):
+                raise Unsupported(element, "a signature whose inputs are not the export's placeholders: migrate it "
+                                           "by hand")
+            # (a signature without a method name: TensorFlowOnSpark names it after its key)
+            method = parts.get("method_name")
+            found[element.key] = (inputs, outputs, _function_name(element.key) if method is None
+                                  else self._method(method))
+        return found
+
+    def _tensors(self, value, part: str, element) -> dict[str, str]:
+        if not isinstance(value, cst.Dict) or not all(
+                isinstance(e, cst.DictElement) and _key(e.key) and isinstance(e.value, cst.Name)
+                and e.value.value in {*self.placeholders, *self.computed} for e in value.elements):
+            raise Unsupported(element, f"a signature whose {part} are not a dict of the graph's tensors by string "
+                                       "keys: migrate it by hand")
+        return {_key(e.key): e.value.value for e in value.elements}
+
+    def _method(self, value: cst.BaseExpression) -> str | None:
+        """TF1's method name of a signature where it is not predict's (a name of the program's own, which TF
+        Serving's Predict API serves as a predict one); Unsupported for classify and regress."""
+        api = self.names.api(value) or ""
+        if api in PREDICT or _key(value) == PREDICT_METHOD:
+            return None
+        if not isinstance(value, cst.SimpleString) or value.evaluated_value.startswith("tensorflow/serving/") \
+                or api.startswith("saved_model."):
+            raise Unsupported(value, f"a signature of the method {source(value)}: TF2 writes every signature with "
+                                     "the predict method; migrate the export by hand")
+        return value.evaluated_value
+
+    def _check_names_are_free(self, generated: list[str]) -> None:
+        """The names the migrated export binds are not the function's or the module's own."""
+        kept = {id(node) for statement in [*self.tensors] for node in subtree(statement)}
+        taken = next((node for node in subtree(self.function) if isinstance(node, cst.Name)
+                      and node.value in generated and id(node) not in kept), None)
+        if taken is None and (bound := next((name for name in generated if name in self.view.top_level), None)):
+            taken = self.view.top_level[bound][0]
+        if taken is not None:
+            raise Unsupported(taken, f"the migrated export defines {', '.join(f'`{name}`' for name in generated)}, "
+                                     "which this code already uses: migrate it by hand")
+
+    # -- the TF2 export ----------------------------------------------------------------------------------------
+
+    def _graph_function(self, outputs: list[str], statement: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """`def graph(placeholders): <the graph's statements>; return <outputs>`."""
+        body = "".join("    " + line + "\n" for statement in self.tensors
+                       for line in self.spelling.code(statement.with_changes(leading_lines=[])).strip().splitlines())
+        returned = ", ".join(name for name in outputs if name not in self.placeholders)
+        if not returned:
+            raise Unsupported(self.call, "signatures returning only their inputs: migrate the export by hand")
+        code = (f"def graph({', '.join(self.placeholders)}):\n"
+                f"    \"\"\"TF1's graph for serving, from its placeholders.\"\"\"\n{body}    return {returned}\n")
+        lines = [*statement.leading_lines, *self.comments]
+        return [with_blank_lines(cst.parse_statement(code).with_changes(leading_lines=lines), 1)]
+
+    def _signature_functions(self, signatures: dict, outputs: list[str]) -> list[cst.BaseStatement]:
+        computed = [name for name in outputs if name not in self.placeholders]
+        found = []
+        for key, (inputs, returned, _) in signatures.items():
+            by_placeholder = {placeholder: name for name, placeholder in inputs.items()}
+            specs = ", ".join(f"tf.TensorSpec({self.placeholders[p][1]}, {self.placeholders[p][0]}, "
+                              f"name={_string(by_placeholder[p])})" for p in self.placeholders if p in by_placeholder)
+            if len(by_placeholder) != len(self.placeholders):
+                raise Unsupported(key, "a signature of some of the export's placeholders only: migrate it by hand")
+            unpacked = f"{', '.join(computed)}{',' * (len(computed) == 1)} = graph({', '.join(self.placeholders)})"
+            result = ", ".join(f"{_string(name)}: {tensor}" for name, tensor in returned.items())
+            code = (f"@tf.function(input_signature=[{specs}])\n"
+                    f"def {_function_name(key)}({', '.join(self.placeholders)}):\n"
+                    f"    {unpacked}\n"
+                    f"    return {{{result}}}\n")
+            found.append(cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        return found
+
+    def _save(self, folder: cst.BaseExpression, signatures: dict) -> list[cst.BaseStatement]:
+        items = "".join(f"    {self.spelling.code(key)}: {_function_name(key)},\n" for key in signatures)
+        code = f"tf.saved_model.save(trained, {self.spelling.code(folder)}, signatures={{\n{items}}})\n"
+        return [cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)])]
+
+
+def _string(text: str) -> str:
+    return json.dumps(text)
+
+
+def _key(node: cst.BaseExpression | None) -> str | None:
+    return node.evaluated_value if isinstance(node, cst.SimpleString) else None
+
+
+def _function_name(key: cst.BaseExpression) -> str:
+    """A signature's tf.function's name: after its key (the default one's: serving_default)."""
+    if isinstance(key, cst.SimpleString) and key.evaluated_value.isidentifier():
+        return key.evaluated_value
+    if source(key).endswith("DEFAULT_SERVING_SIGNATURE_DEF_KEY"):
+        return "serving_default"
+    raise Unsupported(key, "a signature key that is neither a string nor the default one: migrate the export by hand")
