@@ -16,6 +16,7 @@ with the predict method: a classify or regress one is left.
 from __future__ import annotations
 
 import json
+import keyword
 
 import libcst as cst
 
@@ -28,10 +29,14 @@ from rewrites.syntax import (Unsupported, bind_arguments, is_name, single_assign
                             with_blank_lines)
 
 PLACEHOLDER = ("dtype", "shape", "name")
+GENERATED_WIDTH = 100
 V1_VARIABLE = ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name", "variable_def",
                "dtype", "expected_shape", "import_scope", "constraint")
 V2_VARIABLE = ("initial_value", "trainable", "validate_shape", "caching_device", "name", "dtype", "constraint")
-EXPORT = ("sess", "export_dir", "tag_set", "signatures")  # TFNode.export_saved_model
+# The exports read, by api (TensorFlowOnSpark's TFNode.export_saved_model, TF's simple_save): their parameters.
+EXPORTS = {"TFNode.export_saved_model": ("sess", "export_dir", "tag_set", "signatures"),
+           "saved_model.simple_save": ("session", "export_dir", "inputs", "outputs", "legacy_init_op")}
+SIMPLE_SAVE = "saved_model.simple_save"
 CHECKPOINT_FOLDERS = ("train.get_checkpoint_state", "train.latest_checkpoint")
 SAVERS = ("train.Saver",)
 SESSIONS = ("Session",)
@@ -44,12 +49,17 @@ EXPORTED = ("`{function}()` exports TF1's serving graph -> restores its variable
 METHODS = "; TF2 writes each with the predict method (TF1's {names})"
 
 
-def export_calls(module: cst.Module) -> list[cst.Call]:
-    """`TFNode.export_saved_model(...)` calls of the module."""
+def export_calls(module: cst.Module, names: Names) -> list[tuple[cst.Call, str]]:
+    """The module's calls exporting a SavedModel from a session, each with its kind (a key of EXPORTS)."""
     tfnode = _tfnode_names(module)
-    return [node for node in subtree(module) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
-            and isinstance(node.func.value, cst.Name) and node.func.value.value in tfnode
-            and node.func.attr.value == "export_saved_model"]
+    found = []
+    for node in subtree(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value in tfnode:
+            found.append((node, f"TFNode.{node.func.attr.value}"))
+        elif isinstance(node, cst.Call):
+            found.append((node, names.api(node.func)))
+    return [(call, kind) for call, kind in found if kind in EXPORTS]
 
 
 def migrate(view: ModuleView, names: Names, spelling: Spelling, edits: ModuleEdits, trained: dict[str, str] | None,
@@ -58,40 +68,44 @@ def migrate(view: ModuleView, names: Names, spelling: Spelling, edits: ModuleEdi
     findings; ``trained``: TF1 name (code) -> the key of the migrated training's checkpoint holding that variable
     (None: the training saves none)."""
     notes = []
-    for call in export_calls(view.module):
+    for call, kind in export_calls(view.module, names):
         function = view.enclosing_function(call)
-        session = _session_of(view, call, names)
+        session = _session_of(view, call, EXPORTS[kind], names)
         if function is None or session is None or view.enclosing_function(session) is not function:
             continue  # exported from the training's own session: not an export function's
         if trained is None:
             raise Unsupported(call, f"`{function.name.value}()` exports a model from TF1's checkpoints, which the "
                                     "migrated training does not save: migrate it by hand")
-        notes.append(_Export(view, names, spelling, edits, function, session, call, trained).migrate(replaced))
+        notes.append(_Export(view, names, spelling, edits, function, session, call, kind, trained).migrate(replaced))
     return notes
 
 
-def _session_of(view: ModuleView, call: cst.Call, names: Names) -> cst.With | None:
-    """The `with tf.Session() as sess:` around ``call`` that it exports from."""
-    args = bind_arguments(call, EXPORT)
+def _session_of(view: ModuleView, call: cst.Call, parameters: tuple[str, ...], names: Names) -> cst.With | None:
+    """The `with tf.Session() as sess:` around ``call`` that it exports from (its first parameter)."""
+    args = bind_arguments(call, parameters)
     for node in view.ancestors(call):
         if isinstance(node, cst.With) and len(node.items) == 1 and isinstance(item := node.items[0].item, cst.Call) \
                 and names.api(item.func) in SESSIONS and node.items[0].asname is not None and args \
-                and "sess" in args and is_name(args["sess"][1].value, source(node.items[0].asname.name)):
+                and parameters[0] in args and is_name(args[parameters[0]][1].value,
+                                                      source(node.items[0].asname.name)):
             return node
     return None
 
 
 class _Export:
     def __init__(self, view: ModuleView, names: Names, spelling: Spelling, edits: ModuleEdits,
-                 function: cst.FunctionDef, session: cst.With, call: cst.Call, trained: dict[str, str]) -> None:
+                 function: cst.FunctionDef, session: cst.With, call: cst.Call, kind: str, trained: dict[str, str]
+                 ) -> None:
         self.view, self.names, self.spelling, self.edits = view, names, spelling, edits
         self.function, self.session, self.call, self.trained = function, session, call, trained
+        self.kind, self.args = kind, bind_arguments(call, EXPORTS[kind])
         self.sess = source(session.items[0].asname.name)
         self.placeholders: dict[str, tuple[str, str]] = {}  # name -> (dtype, shape) code
         self.variables: dict[str, str] = {}  # name -> the training's checkpoint key
         self.tensors: list[cst.BaseStatement] = []  # the graph after its placeholders and variables
         self.computed: set[str] = set()
         self.comments: list[cst.EmptyLine] = []  # the signatures' comments
+        self.folder_call: tuple[cst.Call, cst.Call] | None = None  # reading the checkpoints' folder, and in TF2
 
     def migrate(self, replaced: set[cst.CSTNode]) -> tuple[str, cst.CSTNode, str]:
         body = list(self.function.body.body)
@@ -179,11 +193,10 @@ class _Export:
         statements = list(self.session.body.body)
         for statement in statements:
             value = statement_value(statement)
-            api = self.names.api(value.func) if isinstance(value, cst.Call) else None
             assign = single_assign(statement)
-            if api in CHECKPOINT_FOLDERS and assign and folder is None:
-                folder = self._checkpoint_folder(statement, value)
-            elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            folder = folder or next((self._checkpoint_folder(node) for node in subtree(statement) if isinstance(
+                node, cst.Call) and self.names.api(node.func) in CHECKPOINT_FOLDERS), None)
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and is_name(value.func.value, saver) and value.func.attr.value == "restore":
                 self._restore(statement, value)
                 restored = True
@@ -206,18 +219,18 @@ class _Export:
         return {*self.placeholders, *self.computed}
 
     def _passed(self, name: str) -> bool:
-        args = bind_arguments(self.call, EXPORT)
-        return bool(args) and "signatures" in args and is_name(args["signatures"][1].value, name)
+        return bool(self.args) and "signatures" in self.args and is_name(self.args["signatures"][1].value, name)
 
-    def _checkpoint_folder(self, statement: cst.BaseStatement, call: cst.Call) -> str:
-        """`ckpt = tf.train.get_checkpoint_state(folder)`: of `os.path.join(folder, "tf2")`, where the migrated
-        training's checkpoints are."""
+    def _checkpoint_folder(self, call: cst.Call) -> str:
+        """`tf.train.get_checkpoint_state(folder)` (or latest_checkpoint): of `os.path.join(folder, "tf2")`, where
+        the migrated training's checkpoints are."""
         if len(call.args) != 1 or call.args[0].keyword is not None:
             raise Unsupported(call, "a checkpoint's folder read with other arguments: migrate the export by hand")
         folder = self.spelling.code(call.args[0].value)
         new = call.with_changes(args=[call.args[0].with_changes(
             value=cst.parse_expression(f'os.path.join({folder}, "tf2")'))])
         self.edits.expressions[call] = self.spelling.spelled(new)
+        self.folder_call = (call, self.edits.expressions[call])
         self.edits.add_import("os")
         return folder
 
@@ -227,33 +240,49 @@ class _Export:
         if args is None or "save_path" not in args or not is_name(args.get("sess", (0, None))[1].value, self.sess):
             raise Unsupported(call, "a restore of the export's Saver not in its session: migrate it by hand")
         items = ", ".join(f"{key}={name}" for name, key in self.variables.items())
-        path = self.spelling.code(args["save_path"][1].value)
+        path = args["save_path"][1].value
+        if self.folder_call and any(node is self.folder_call[0] for node in subtree(path)):
+            path = path.deep_replace(*self.folder_call)  # `saver.restore(sess, tf.train.latest_checkpoint(folder))`
+        path = self.spelling.code(path)
+        checked = ".assert_existing_objects_matched().expect_partial()"
+        if self.view.position(statement)[1] + len(f"trained.restore({path}){checked}") > GENERATED_WIDTH:
+            path = f"\n    {path}\n"
         code = (f"# The variables as the migrated training saved them, by their names there: each one found, as\n"
                 f"# TF1's Saver required (the training's optimizer is not read).\n"
                 f"trained = tf.train.Checkpoint({items})\n"
-                f"trained.restore({path}).assert_existing_objects_matched().expect_partial()\n")
-        new = list(cst.parse_module(code).body)
-        self.edits.replace(statement, [new[0].with_changes(leading_lines=[*statement.leading_lines,
+                f"trained.restore({path}){checked}\n")
+        parsed = cst.parse_module(code)
+        new = list(parsed.body)
+        self.edits.replace(statement, [new[0].with_changes(leading_lines=[*statement.leading_lines, *parsed.header,
                                                                           *new[0].leading_lines]), *new[1:]])
 
     def _export(self, statement: cst.BaseStatement, statements: list) -> dict:
-        """`TFNode.export_saved_model(sess, export_dir, tag, signatures)` -> the graph as a function of the
-        placeholders, a tf.function per signature, and tf.saved_model.save."""
-        args = bind_arguments(self.call, EXPORT)
-        if args is None or set(args) != set(EXPORT):
-            raise Unsupported(self.call, "an export_saved_model call of other arguments: migrate it by hand")
-        tag = args["tag_set"][1].value
-        if not (self.names.api(tag) in SERVING_TAGS or isinstance(tag, cst.SimpleString)
-                and tag.evaluated_value == "serve"):
-            raise Unsupported(tag, "a SavedModel of other tags than `serve`, which tf.saved_model.save writes: "
-                                   "migrate the export by hand")
-        signatures = self._signatures(args["signatures"][1].value, statements)
+        """`TFNode.export_saved_model(sess, export_dir, tag, signatures)` (or `simple_save(sess, export_dir,
+        inputs, outputs)`: one predict signature, serving_default) -> the graph as a function of the placeholders,
+        a tf.function per signature, and tf.saved_model.save."""
+        args = self.args
+        if args is None or set(args) != set(EXPORTS[self.kind]) - {"legacy_init_op"}:
+            raise Unsupported(self.call, f"a {self.kind.rpartition('.')[2]} call of other arguments: migrate it by "
+                                         "hand")
+        if self.kind == SIMPLE_SAVE:
+            signatures = {cst.SimpleString('"serving_default"'): (
+                self._tensors(args["inputs"][1].value, "inputs", self.call),
+                self._tensors(args["outputs"][1].value, "outputs", self.call), None)}
+        else:
+            self._check_tag(args["tag_set"][1].value)
+            signatures = self._signatures(args["signatures"][1].value, statements)
         outputs = list(dict.fromkeys(tensor for _, returned, _ in signatures.values() for tensor in returned.values()))
-        self._check_names_are_free(["graph", "trained", *(_function_name(key) for key in signatures)])
+        self._check_names_are_free(["graph", "trained", *map(self._function_name, signatures)], statement)
         self.edits.replace(statement, [*self._graph_function(outputs, statement),
                                        *self._signature_functions(signatures, outputs),
                                        *self._save(args["export_dir"][1].value, signatures)])
         return signatures
+
+    def _check_tag(self, tag: cst.BaseExpression) -> None:
+        if not (self.names.api(tag) in SERVING_TAGS or isinstance(tag, cst.SimpleString)
+                and tag.evaluated_value == "serve"):
+            raise Unsupported(tag, "a SavedModel of other tags than `serve`, which tf.saved_model.save writes: "
+                                   "migrate the export by hand")
 
     def _signatures(self, value: cst.BaseExpression, statements: list) -> dict:
         """signature key (node) -> ({input key: placeholder}, {output key: tensor}, TF1's method name where it is
@@ -275,7 +304,7 @@ class _Export:
                                            "by hand")
             # (a signature without a method name: TensorFlowOnSpark names it after its key)
             method = parts.get("method_name")
-            found[element.key] = (inputs, outputs, _function_name(element.key) if method is None
+            found[element.key] = (inputs, outputs, _signature_name(element.key) if method is None
                                   else self._method(method))
         return found
 
@@ -299,9 +328,10 @@ class _Export:
                                      "the predict method; migrate the export by hand")
         return value.evaluated_value
 
-    def _check_names_are_free(self, generated: list[str]) -> None:
-        """The names the migrated export binds are not the function's or the module's own."""
-        kept = {id(node) for statement in [*self.tensors] for node in subtree(statement)}
+    def _check_names_are_free(self, generated: list[str], export: cst.BaseStatement) -> None:
+        """The names the migrated export binds are not the function's (in what stays of it) or the module's."""
+        kept = {id(node) for statement in [*self.tensors, *self.edits.statements, export]
+                for node in subtree(statement)}
         taken = next((node for node in subtree(self.function) if isinstance(node, cst.Name)
                       and node.value in generated and id(node) not in kept), None)
         if taken is None and (bound := next((name for name in generated if name in self.view.top_level), None)):
@@ -309,6 +339,11 @@ class _Export:
         if taken is not None:
             raise Unsupported(taken, f"the migrated export defines {', '.join(f'`{name}`' for name in generated)}, "
                                      "which this code already uses: migrate it by hand")
+
+    def _function_name(self, key: cst.BaseExpression) -> str:
+        """A signature's tf.function's name: its key (`<key>_signature` where a tensor of the graph has that name)."""
+        name = _signature_name(key)
+        return f"{name}_signature" if name in {*self.placeholders, *self.computed} else name
 
     # -- the TF2 export ----------------------------------------------------------------------------------------
 
@@ -333,17 +368,17 @@ class _Export:
                               f"name={_string(by_placeholder[p])})" for p in self.placeholders if p in by_placeholder)
             if len(by_placeholder) != len(self.placeholders):
                 raise Unsupported(key, "a signature of some of the export's placeholders only: migrate it by hand")
-            unpacked = f"{', '.join(computed)}{',' * (len(computed) == 1)} = graph({', '.join(self.placeholders)})"
+            unpacked = f"{', '.join(computed)} = graph({', '.join(self.placeholders)})"
             result = ", ".join(f"{_string(name)}: {tensor}" for name, tensor in returned.items())
             code = (f"@tf.function(input_signature=[{specs}])\n"
-                    f"def {_function_name(key)}({', '.join(self.placeholders)}):\n"
+                    f"def {self._function_name(key)}({', '.join(self.placeholders)}):\n"
                     f"    {unpacked}\n"
                     f"    return {{{result}}}\n")
             found.append(cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
         return found
 
     def _save(self, folder: cst.BaseExpression, signatures: dict) -> list[cst.BaseStatement]:
-        items = "".join(f"    {self.spelling.code(key)}: {_function_name(key)},\n" for key in signatures)
+        items = "".join(f"    {self.spelling.code(key)}: {self._function_name(key)},\n" for key in signatures)
         code = f"tf.saved_model.save(trained, {self.spelling.code(folder)}, signatures={{\n{items}}})\n"
         return [cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)])]
 
@@ -356,9 +391,10 @@ def _key(node: cst.BaseExpression | None) -> str | None:
     return node.evaluated_value if isinstance(node, cst.SimpleString) else None
 
 
-def _function_name(key: cst.BaseExpression) -> str:
-    """A signature's tf.function's name: after its key (the default one's: serving_default)."""
-    if isinstance(key, cst.SimpleString) and key.evaluated_value.isidentifier():
+def _signature_name(key: cst.BaseExpression) -> str:
+    """A signature's key as a name (the default one's: serving_default)."""
+    if isinstance(key, cst.SimpleString) and key.evaluated_value.isidentifier() \
+            and not keyword.iskeyword(key.evaluated_value):
         return key.evaluated_value
     if source(key).endswith("DEFAULT_SERVING_SIGNATURE_DEF_KEY"):
         return "serving_default"
