@@ -137,7 +137,12 @@ def test_a_simple_save_export_becomes_one_serving_default_signature():
     (('    print("exported")\n', '    print(sess.run(prediction, {x: [[1.0, 2.0, 3.0]]}))\n'),
      "the export's session or graph is used besides its restore and export",
      "    print(sess.run(prediction, {x: [[1.0, 2.0, 3.0]]}))"),
-], ids=["variable of another name", "classify method", "other tags", "session run"])
+    (("  scores = tf.matmul(x, w)\n", "  scores = tf.layers.dense(x, 1)\n"),
+     "the export's graph makes variables otherwise than `name = tf.Variable(..., name=...)`",
+     "  scores = tf.layers.dense(x, 1)"),
+    (('    print("exported")\n', '    print("exported")\n  return prediction\n'),
+     "the export's session or graph is used after its session", "  return prediction"),
+], ids=["variable of another name", "classify method", "other tags", "session run", "layer", "tensor after"])
 def test_an_export_the_tf2_one_would_not_match_is_left_saying_why(change, message, at):
     source = supervised() + EXPORT.replace(*change)
     result = run(source)

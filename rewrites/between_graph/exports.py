@@ -30,6 +30,8 @@ from rewrites.syntax import (Unsupported, bind_arguments, is_name, single_assign
 
 PLACEHOLDER = ("dtype", "shape", "name")
 GENERATED_WIDTH = 100
+VARIABLE_MAKERS = ("Variable", "get_variable", "compat.v1.get_variable")
+VARIABLE_MAKING_MODULES = ("layers.", "keras.", "contrib.", "compat.v1.layers.")
 V1_VARIABLE = ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name", "variable_def",
                "dtype", "expected_shape", "import_scope", "constraint")
 V2_VARIABLE = ("initial_value", "trainable", "validate_shape", "caching_device", "name", "dtype", "constraint")
@@ -106,16 +108,21 @@ class _Export:
         self.computed: set[str] = set()
         self.comments: list[cst.EmptyLine] = []  # the signatures' comments
         self.folder_call: tuple[cst.Call, cst.Call] | None = None  # reading the checkpoints' folder, and in TF2
+        self.graph_names: set[str] = set()  # the placeholders, tensors and Saver, which go
 
     def migrate(self, replaced: set[cst.CSTNode]) -> tuple[str, cst.CSTNode, str]:
         body = list(self.function.body.body)
+        at = body.index(self.session) if self.session in body else self._not_at_top()
         saver = None
-        for statement in body[:body.index(self.session)] if self.session in body else self._not_at_top():
+        for statement in body[:at]:
             saver = self._graph_statement(statement) or saver
         if saver is None:
             raise Unsupported(self.session, f"`{self.function.name.value}()` restores no `tf.train.Saver()` of its "
                                             "graph: migrate it by hand")
+        self._check_variables_made(body[:at])
+        self.graph_names = {*self.placeholders, *self.computed, saver}
         folder, signatures = self._session_body(saver)
+        self._check_unused(body[at + 1:], "after its session")
         self.edits.unwrap(self.session)
         if any(not line.comment for line in self.session.leading_lines):
             self.edits.blank_lines[self.session.body.body[0]] = 1
@@ -163,6 +170,26 @@ class _Export:
             self.edits.remove(statement)
         return None
 
+    def _check_variables_made(self, statements: list) -> None:
+        """The graph makes no variables but its `name = tf.Variable(..., name=...)` statements (which the restore
+        fills): not in a block, a layer or a function of the module the graph calls, whose variables would be made
+        anew in each signature's tf.function."""
+        read = {id(statement) for statement in statements if (single_assign(statement) or ("",))[0] in self.variables}
+        for statement in statements:
+            for node in subtree(statement) if id(statement) not in read else ():
+                if isinstance(node, cst.Call) and _makes_variables(self.names.api(node.func) or "") or (
+                        isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                        and self._module_function_makes_variables(node.func.value)):
+                    raise Unsupported(node, "the export's graph makes variables otherwise than `name = "
+                                            "tf.Variable(..., name=...)` at the top of its function: migrate it by "
+                                            "hand")
+
+    def _module_function_makes_variables(self, name: str) -> bool:
+        definition = next((node for node in self.view.top_level.get(name, ()) if isinstance(node, cst.FunctionDef)),
+                          None)
+        return definition is not None and any(isinstance(node, cst.Call) and _makes_variables(
+            self.names.api(node.func) or "") for node in subtree(definition))
+
     def _checkpoint_key(self, call: cst.Call) -> str:
         """The key of the training's checkpoint holding the variable of TF1's Variable(...) call, whose arguments
         TF2's Variable takes alike."""
@@ -194,8 +221,9 @@ class _Export:
         for statement in statements:
             value = statement_value(statement)
             assign = single_assign(statement)
-            folder = folder or next((self._checkpoint_folder(node) for node in subtree(statement) if isinstance(
-                node, cst.Call) and self.names.api(node.func) in CHECKPOINT_FOLDERS), None)
+            folders = [self._checkpoint_folder(node) for node in subtree(statement)
+                       if isinstance(node, cst.Call) and self.names.api(node.func) in CHECKPOINT_FOLDERS]
+            folder = folder or next(iter(folders), None)
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and is_name(value.func.value, saver) and value.func.attr.value == "restore":
                 self._restore(statement, value)
@@ -205,18 +233,21 @@ class _Export:
             elif assign and isinstance(value, cst.Dict) and self._passed(assign[0]):
                 self.edits.remove(statement)  # read with the export, which its comments go to
                 self.comments = [line for line in statement.leading_lines if line.comment]
-            elif any(isinstance(node, cst.Name) and node.value in (self.sess, *self._graph_names())
-                     for node in subtree(statement)):
-                raise Unsupported(statement, "the export's session or graph is used besides its restore and export: "
-                                             "migrate it by hand")
+            else:
+                self._check_unused([statement], "besides its restore and export")
         if folder is None or not restored or signatures is None:
             raise Unsupported(self.session, "an export that does not restore the latest checkpoint of a folder "
                                             "(`tf.train.get_checkpoint_state` or `latest_checkpoint`) before it "
                                             "exports: migrate it by hand")
         return folder, signatures
 
-    def _graph_names(self) -> set[str]:
-        return {*self.placeholders, *self.computed}
+    def _check_unused(self, statements: list, where: str) -> None:
+        """The session and the graph's tensors are not used in ``statements``."""
+        for statement in statements:
+            used = next((node for node in subtree(statement) if isinstance(node, cst.Name)
+                         and node.value in (self.sess, *self.graph_names)), None)
+            if used is not None:
+                raise Unsupported(used, f"the export's session or graph is used {where}: migrate it by hand")
 
     def _passed(self, name: str) -> bool:
         return bool(self.args) and "signatures" in self.args and is_name(self.args["signatures"][1].value, name)
@@ -230,7 +261,7 @@ class _Export:
         new = call.with_changes(args=[call.args[0].with_changes(
             value=cst.parse_expression(f'os.path.join({folder}, "tf2")'))])
         self.edits.expressions[call] = self.spelling.spelled(new)
-        self.folder_call = (call, self.edits.expressions[call])
+        self.folder_call = self.folder_call or (call, self.edits.expressions[call])
         self.edits.add_import("os")
         return folder
 
@@ -381,6 +412,10 @@ class _Export:
         items = "".join(f"    {self.spelling.code(key)}: {self._function_name(key)},\n" for key in signatures)
         code = f"tf.saved_model.save(trained, {self.spelling.code(folder)}, signatures={{\n{items}}})\n"
         return [cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)])]
+
+
+def _makes_variables(api: str) -> bool:
+    return api in VARIABLE_MAKERS or api.startswith(VARIABLE_MAKING_MODULES)
 
 
 def _string(text: str) -> str:
