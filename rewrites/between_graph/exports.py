@@ -15,21 +15,20 @@ with the predict method: a classify or regress one is left.
 
 from __future__ import annotations
 
-import json
 import keyword
 
 import libcst as cst
 
+from rewrites.between_graph.export_code import graph_function, saved, signature_functions
 from rewrites.between_graph.graph import Names
-from rewrites.between_graph.tfos import _tfnode_names
+from rewrites.between_graph.tfos import tfnode_names
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView
 from rewrites.program.spelling import Spelling
-from rewrites.syntax import (Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree,
-                            with_blank_lines)
+from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree
 
 PLACEHOLDER = ("dtype", "shape", "name")
-GENERATED_WIDTH = 100
+GENERATED_WIDTH = 100  # of a line of generated code
 VARIABLE_MAKERS = ("Variable", "get_variable", "compat.v1.get_variable")
 VARIABLE_MAKING_MODULES = ("layers.", "keras.", "contrib.", "compat.v1.layers.")
 V1_VARIABLE = ("initial_value", "trainable", "collections", "validate_shape", "caching_device", "name", "variable_def",
@@ -53,7 +52,7 @@ METHODS = "; TF2 writes each with the predict method (TF1's {names})"
 
 def export_calls(module: cst.Module, names: Names) -> list[tuple[cst.Call, str]]:
     """The module's calls exporting a SavedModel from a session, each with its kind (a key of EXPORTS)."""
-    tfnode = _tfnode_names(module)
+    tfnode = tfnode_names(module)
     found = []
     for node in subtree(module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
@@ -304,9 +303,18 @@ class _Export:
             signatures = self._signatures(args["signatures"][1].value, statements)
         outputs = list(dict.fromkeys(tensor for _, returned, _ in signatures.values() for tensor in returned.values()))
         self._check_names_are_free(["graph", "trained", *map(self._function_name, signatures)], statement)
-        self.edits.replace(statement, [*self._graph_function(outputs, statement),
-                                       *self._signature_functions(signatures, outputs),
-                                       *self._save(args["export_dir"][1].value, signatures)])
+        computed = [name for name in outputs if name not in self.placeholders]
+        if not computed:
+            raise Unsupported(self.call, "signatures returning only their inputs: migrate the export by hand")
+        if any(set(inputs.values()) != set(self.placeholders) for inputs, _, _ in signatures.values()):
+            raise Unsupported(self.call, "a signature of some of the export's placeholders only: migrate it by hand")
+        tensors = [self.spelling.code(s.with_changes(leading_lines=[])).strip() for s in self.tensors]
+        functions = {self._function_name(key): (self.spelling.code(key), inputs, returned)
+                     for key, (inputs, returned, _) in signatures.items()}
+        self.edits.replace(statement, [
+            graph_function(tensors, list(self.placeholders), computed, [*statement.leading_lines, *self.comments]),
+            *signature_functions(functions, self.placeholders, computed),
+            saved(self.spelling.code(args["export_dir"][1].value), functions)])
         return signatures
 
     def _check_tag(self, tag: cst.BaseExpression) -> None:
@@ -376,50 +384,9 @@ class _Export:
         name = _signature_name(key)
         return f"{name}_signature" if name in {*self.placeholders, *self.computed} else name
 
-    # -- the TF2 export ----------------------------------------------------------------------------------------
-
-    def _graph_function(self, outputs: list[str], statement: cst.BaseStatement) -> list[cst.BaseStatement]:
-        """`def graph(placeholders): <the graph's statements>; return <outputs>`."""
-        body = "".join("    " + line + "\n" for statement in self.tensors
-                       for line in self.spelling.code(statement.with_changes(leading_lines=[])).strip().splitlines())
-        returned = ", ".join(name for name in outputs if name not in self.placeholders)
-        if not returned:
-            raise Unsupported(self.call, "signatures returning only their inputs: migrate the export by hand")
-        code = (f"def graph({', '.join(self.placeholders)}):\n"
-                f"    \"\"\"TF1's graph for serving, from its placeholders.\"\"\"\n{body}    return {returned}\n")
-        lines = [*statement.leading_lines, *self.comments]
-        return [with_blank_lines(cst.parse_statement(code).with_changes(leading_lines=lines), 1)]
-
-    def _signature_functions(self, signatures: dict, outputs: list[str]) -> list[cst.BaseStatement]:
-        computed = [name for name in outputs if name not in self.placeholders]
-        found = []
-        for key, (inputs, returned, _) in signatures.items():
-            by_placeholder = {placeholder: name for name, placeholder in inputs.items()}
-            specs = ", ".join(f"tf.TensorSpec({self.placeholders[p][1]}, {self.placeholders[p][0]}, "
-                              f"name={_string(by_placeholder[p])})" for p in self.placeholders if p in by_placeholder)
-            if len(by_placeholder) != len(self.placeholders):
-                raise Unsupported(key, "a signature of some of the export's placeholders only: migrate it by hand")
-            unpacked = f"{', '.join(computed)} = graph({', '.join(self.placeholders)})"
-            result = ", ".join(f"{_string(name)}: {tensor}" for name, tensor in returned.items())
-            code = (f"@tf.function(input_signature=[{specs}])\n"
-                    f"def {self._function_name(key)}({', '.join(self.placeholders)}):\n"
-                    f"    {unpacked}\n"
-                    f"    return {{{result}}}\n")
-            found.append(cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
-        return found
-
-    def _save(self, folder: cst.BaseExpression, signatures: dict) -> list[cst.BaseStatement]:
-        items = "".join(f"    {self.spelling.code(key)}: {self._function_name(key)},\n" for key in signatures)
-        code = f"tf.saved_model.save(trained, {self.spelling.code(folder)}, signatures={{\n{items}}})\n"
-        return [cst.parse_statement(code).with_changes(leading_lines=[cst.EmptyLine(indent=False)])]
-
 
 def _makes_variables(api: str) -> bool:
     return api in VARIABLE_MAKERS or api.startswith(VARIABLE_MAKING_MODULES)
-
-
-def _string(text: str) -> str:
-    return json.dumps(text)
 
 
 def _key(node: cst.BaseExpression | None) -> str | None:
