@@ -362,6 +362,23 @@ def test_a_crashing_worker_fails_the_cluster_run_naming_the_task(mirror, tmp_pat
     assert rows["worker 0 crashes"]["run_tasks"]["ps 0"] == "serving"
 
 
+
+def test_an_entry_s_then_commands_run_after_the_cluster_and_one_failing_fails_the_run(mirror, tmp_path):
+    """`then`: commands run in order in the program's folder once it ran (TensorFlowOnSpark's export_fn, a check);
+    `{checks}` names benchmarks/realcode/checks/."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    after = "python -c \"import os; assert os.path.isfile('task.py'); open('after.txt', 'w').write('done')\""
+    rows = run_cluster_entries(mirror, tmp_path, {
+        "then": {"command": "python task.py " + FLAGS, "cluster": {"ps": 1, "workers": 2}, "then": [after]},
+        "then fails": {"command": "python task.py " + FLAGS, "cluster": {"ps": 1, "workers": 2},
+                       "then": [after, "python {checks}/saved_model.py missing serving_default:x:y"]},
+    })
+    assert rows["then"]["runs"] == "yes" and (tmp_path / "s" / "then" / "after.txt").read_text() == "done"
+    assert rows["then fails"]["runs"] == "no"
+    assert rows["then fails"]["run_error"].startswith("then 2: OSError: SavedModel file does not exist at: missing")
+
+
 @pytest.mark.tensorflow
 def test_the_tf1_copy_runs_as_a_cluster_as_tf1_ran_it(mirror, tmp_path):
     """--run-original: the TF1 copy, whose `import tensorflow as tf` meant TF1's API (`tf.train.Server`, which TF 2

@@ -404,12 +404,24 @@ def write_notebook_script(runs: dict, where: Path) -> None:
 
 
 def run_once(runs: dict, folder: Path, timeout: float, original: bool = False) -> dict:
-    """The entry's command in ``folder`` (as a cluster where the entry has ``cluster``): runs yes / no, and the
-    last error line when no."""
+    """The entry's command in ``folder`` (as a cluster where the entry has ``cluster``), then each of its ``then``
+    commands: runs yes / no, and the last error line when no."""
     where = folder / runs.get("cwd", ".")
     if "cluster" in runs:
-        return run_cluster(runs, where, folder.parent / f"{folder.name}.cluster", timeout, original)
-    command = python_command(f"python {NOTEBOOK_SCRIPT}" if "notebook" in runs else runs["command"], original)
+        done = run_cluster(runs, where, folder.parent / f"{folder.name}.cluster", timeout, original)
+    else:
+        command = python_command(f"python {NOTEBOOK_SCRIPT}" if "notebook" in runs else runs["command"], original)
+        done = run_command(command, where, runs, timeout, original)
+    for number, then in enumerate(runs.get("then", []) if done["runs"] == "yes" else [], 1):
+        ours = "{checks}" in then  # a check of ours: plain TF 2, not the TF1 era of the program's copy
+        command = python_command(then.format(checks=HERE / "checks"), original and not ours)
+        after = run_command(command, where, runs, timeout, original)
+        if after["runs"] != "yes":
+            return {**done, "runs": "no", "run_error": f"then {number}: {after['run_error']}"}
+    return done
+
+
+def run_command(command: list[str], where: Path, runs: dict, timeout: float, original: bool) -> dict:
     try:
         done = subprocess.run(command, cwd=where, env=run_env(runs, original), capture_output=True, text=True,
                               timeout=timeout)

@@ -20,8 +20,8 @@ from dataclasses import replace
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import (device_functions, emit, graph_calls, in_graph, input_functions, inputs,
-                                    monitored, synchronous, tfos, unlimited, unread)
+from rewrites.between_graph import (device_functions, emit, exports, graph_calls, in_graph, input_functions,
+                                    inputs, monitored, synchronous, tfos, unlimited, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
@@ -105,6 +105,7 @@ class Rewrite(TFCodemod):
             program = _Program(self, view, spelling, names, supervisors, followed)
             for statement, block in openings:
                 program.migrate(statement, block)
+            program.notes += exports.migrate(view, names, spelling, program.edits, program.trained, program.replaced)
             for rule, node, message in program.notes:
                 if not self.wants(rule, node):
                     raise Unsupported(node, needed(rule, self.enabled, message))
@@ -216,6 +217,7 @@ class _Program:
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
         self.restore_written = False
+        self.trained: dict[str, str] | None = None  # TF1 name -> key of a variable in the training's checkpoints
         self.tfos_servers: dict[int, tuple[list[cst.BaseStatement], str]] = {}  # TensorFlowOnSpark's: tfos.py
 
     def migrate(self, opening: cst.BaseStatement, block: list) -> None:
@@ -380,6 +382,8 @@ class _Program:
         if session.written:
             self.notes.append(("TFM109", session.written[0], SUMMARY_WRITES))
         if session.checkpoints is not None:
+            self.trained = {**(self.trained or {}), **{tf1: code for tf1, code in graph.tf1_names.items()
+                                                       if tf1 and code in graph.tracked}}
             self.notes.append(("TFM108", session.checkpoints, CHECKPOINTS.format(
                 folder=f"os.path.join({self.names.code(session.checkpoints)}, \"tf2\")")))
 

@@ -75,6 +75,12 @@ ctx.start_cluster_server) is migrated the same way, its launcher (TFCluster.run)
 keeps that launcher and ctx, and its TF2 examples' MultiWorkerMirroredStrategy is synchronous where the map_fun was
 not. Its start_cluster_server, which raises under TF 2, becomes the tf.distribute.Server it started, of
 ctx.cluster_spec, ctx.job_name and ctx.task_index.
+An export function of the module (TensorFlowOnSpark's `export_fun(args)`: a serving graph of placeholders and variables
+named as the training's, a `tf.train.Saver()` restored in a `tf.Session()` of its own from the model folder's latest
+checkpoint, `TFNode.export_saved_model(sess, dir, SERVING, signatures)` or `tf.saved_model.simple_save`) restores
+its variables from the migrated training's checkpoints (`<folder>/tf2`, each the variable of its TF1 name) and
+saves a tf.function per signature (the same input and output keys) with tf.saved_model.save; classify and regress
+signatures, other tags, other uses of its session are left (TFM104).
 Why: TensorFlow 2 runs no sessions, placeholders or replica_device_setter graphs; one client drives a
 parameter-server cluster.
 What may differ: float results, in the last bits; prove the migration with `tf-migrate parity`.

@@ -46,7 +46,7 @@ STARTED = ("TensorFlowOnSpark's start_cluster_server raises under TF 2: the task
 
 def spark_feed(module: cst.Module) -> tuple[cst.Call, str] | None:
     """The first call of the module reading TensorFlowOnSpark's Spark feed, and why that stops its program."""
-    tfnode = _tfnode_names(module)
+    tfnode = tfnode_names(module)
     for node in subtree(module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and (
@@ -56,7 +56,7 @@ def spark_feed(module: cst.Module) -> tuple[cst.Call, str] | None:
     return None
 
 
-def _tfnode_names(module: cst.Module) -> set[str]:
+def tfnode_names(module: cst.Module) -> set[str]:
     """The names TensorFlowOnSpark's TFNode is bound to (`from tensorflowonspark import TFNode`), anywhere."""
     found = set()
     for node in subtree(module):
@@ -78,7 +78,7 @@ def cluster_server(statement: cst.CSTNode, name: str, module: cst.Module
             and isinstance(call.func, cst.Attribute) and call.func.attr.value == "start_cluster_server"
             and isinstance(call.func.value, cst.Name)):
         return None
-    tfnode = call.func.value.value in _tfnode_names(module)
+    tfnode = call.func.value.value in tfnode_names(module)
     args = bind_arguments(call, STARTS["TFNode" if tfnode else "ctx"])
     if args is None or tfnode and "ctx" not in args:
         return None

@@ -9,7 +9,9 @@ runs: the task runs as a process of its own on 127.0.0.1, without Spark. A launc
 its parsed flags. ``ctx`` holds what TensorFlowOnSpark's TFNodeContext holds: job_name, task_index, worker_num (the
 executor's number: ps tasks first), cluster_spec (job -> host:port list), absolute_path (a local path here: the
 default file system is the local one) and start_cluster_server: TensorFlowOnSpark 1's in a TF 1.x run (graph mode:
-tf1_era.py), TensorFlowOnSpark 2's under TF 2, which raises. The Spark feed (InputMode.SPARK) is not stood in."""
+tf1_era.py), TensorFlowOnSpark 2's under TF 2, which raises. The Spark feed (InputMode.SPARK) is not stood in.
+``run_export(export_fn)`` runs a TFEstimator's export function as TensorFlowOnSpark 1 did after training
+(standins/tfos_mnist.py's tfos_export_fun.py: ``python tfos_export_fun.py --arg ...``)."""
 import argparse
 import ast
 import os
@@ -49,14 +51,25 @@ def _value(text: str):
         return text
 
 
-def run_task(map_fun) -> None:
+def _parser(task: bool) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--job", required=True)
-    parser.add_argument("--index", type=int, required=True)
-    parser.add_argument("--ps_hosts", required=True)
-    parser.add_argument("--worker_hosts", required=True)
+    for flag in ("--job", "--index", "--ps_hosts", "--worker_hosts") if task else ():
+        parser.add_argument(flag, required=True, type=int if flag == "--index" else str)
     parser.add_argument("--arg", action="append", default=[], help="name=value, one of map_fun's args")
-    options = parser.parse_args()
-    args = argparse.Namespace(**{name: _value(value) for name, value in (arg.split("=", 1) for arg in options.arg)})
+    return parser
+
+
+def _args(options: argparse.Namespace) -> argparse.Namespace:
+    return argparse.Namespace(**{name: _value(value) for name, value in (arg.split("=", 1) for arg in options.arg)})
+
+
+def run_task(map_fun) -> None:
+    options = _parser(task=True).parse_args()
     spec = {"ps": options.ps_hosts.split(","), "worker": options.worker_hosts.split(",")}
-    map_fun(args, Context(options.job, options.index, spec))
+    map_fun(_args(options), Context(options.job, options.index, spec))
+
+
+def run_export(export_fn) -> None:
+    """TFEstimator's `export_fn(args)` (TensorFlowOnSpark 1's pipeline), which it ran after the cluster ended, on one
+    executor: here a process of its own, given the same ``--arg`` values as the tasks."""
+    export_fn(_args(_parser(task=False).parse_args()))
