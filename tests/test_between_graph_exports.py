@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import run
+from ports import free_port
 from test_between_graph_tfos import map_fun
 from test_between_graph_tfos_pipeline import supervised
 
@@ -192,10 +193,9 @@ def test_the_migrated_export_saves_the_clusters_trained_variables_with_the_signa
 
     from test_between_graph_tfos import LAUNCHER
 
-    portpicker = pytest.importorskip("portpicker")
     (tmp_path / "map_fun_module.py").write_text(run(supervised() + EXPORT).source)
     (tmp_path / "launch.py").write_text(LAUNCHER.replace("format=sys.argv[5]", "format=sys.argv[5], model='model'"))
-    ps, *workers = (f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(3))
+    ps, *workers = (f"127.0.0.1:{free_port()}" for _ in range(3))
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
     def python(*args):
