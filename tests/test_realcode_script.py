@@ -290,8 +290,8 @@ def test_a_notebook_s_future_imports_open_its_script(tmp_path):
 # -- a program run as a cluster (ps + 2 workers on 127.0.0.1) ----------------------------------------------------
 
 # A cluster task of our own, no TensorFlow: the ps serves (waits until stopped), the workers print what they were
-# given and exit; worker CRASHES raises; with TRAINS they train until stopped. With TF_CONFIG it reads its cluster and task from there, as TF1's
-# TF_CONFIG-reading programs did.
+# given and exit; worker CRASHES raises; with TRAINS they train until stopped. With TF_CONFIG it reads its cluster
+# and task from there, as TF1's TF_CONFIG-reading programs did.
 CLUSTER_TASK = '''\
 import json, os, sys, time
 
