@@ -45,7 +45,7 @@ def program_groups(texts: dict[str, str], enabled: Collection[str],
 
     if scans is None:
         scans = {path: scan(text, enabled) for path, text in texts.items() if may_need(text, enabled)}
-    # Only the files grouped here: a notebook beside them (scanned with them, migrated alone) imports them too.
+    # Only the files grouped here: a file scanned with them and not given here imports them too.
     imports = {path: found.imports for path, found in scans.items() if path in texts and found.imports is not None}
     return groups(texts, lambda path: path in scans and scans[path].wakes_a_program, imports)
 

@@ -66,7 +66,7 @@ def migrate_each(todo: list[Candidate], sources: dict[Candidate, Source], enable
                                                    plain, lambda path: path in texts or path in plain
                                                    or os.path.isfile(path)))
                   if any(scans[name].wakes_a_program for name in group) else tuple(group)
-                  for group in groups_to_migrate(texts, scans, notebooks, enabled)]
+                  for group in groups_to_migrate(texts, scans, enabled)]
         tasks = {group: ({name: texts.get(name, plain.get(name)) for name in group}, enabled, keras,
                          {name: scans[name].families if name in scans else () for name in group})
                  for group in groups}
@@ -150,12 +150,10 @@ def scan_all(texts: dict[str, str], enabled: frozenset[str], workers: Workers,
     return workers.run(scan, {name: (texts[name], enabled) for name in order}, limits)
 
 
-def groups_to_migrate(texts: dict[str, str], scans: dict[str, Scan], notebooks: set[str],
-                      enabled: frozenset[str]) -> list[list[str]]:
-    """The scanned files in groups to migrate together (a program and its modules; a notebook alone), those that
-    wake a family, biggest first."""
-    python = {name: text for name, text in texts.items() if name in scans and name not in notebooks}
-    groups = program_groups(python, enabled, scans) + [[name] for name in texts if name in scans and name in notebooks]
+def groups_to_migrate(texts: dict[str, str], scans: dict[str, Scan], enabled: frozenset[str]) -> list[list[str]]:
+    """The scanned files in groups to migrate together (a program and its modules, a notebook's among them: its
+    code cells import the modules beside it as a .py program does), those that wake a family, biggest first."""
+    groups = program_groups({name: text for name, text in texts.items() if name in scans}, enabled, scans)
     groups = [group for group in groups if any(scans[name].families for name in group)]
     return sorted(groups, key=lambda group: -sum(len(texts[name]) for name in group))
 

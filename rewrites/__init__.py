@@ -210,7 +210,10 @@ FAMILIES: tuple[Family, ...] = (
     # use.
     Family(
         "tf1_cluster",
-        triggers=("replica_device_setter", "MonitoredTrainingSession", "Supervisor", "SyncReplicasOptimizer", "/job:ps"),
+        # The last ones: a module starting a Server whose Estimator the Estimator rewrite left gets a TFM104 from it.
+        triggers=("replica_device_setter", "MonitoredTrainingSession", "Supervisor", "SyncReplicasOptimizer", "/job:ps",
+                  "train_and_evaluate", "Estimator(", "Classifier(", "Regressor(", "model_to_estimator",
+                  "learn_runner"),
         after_programs=True,
         rules=(
             Rule("TFM107", "cluster-code-left", M,

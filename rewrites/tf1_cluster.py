@@ -1,7 +1,8 @@
 """TFM107: TF1 cluster code that stays TF1 is never left without a word.
 
 This family changes no code: it runs after the program rewrites (between-graph, Estimator) and reports what
-they left.
+they left; a module starting a Server whose Estimator they left gets the program's TFM104 from it
+(rewrites/between_graph/unread.py).
 
 TFM107 cluster-code-left
 
@@ -84,6 +85,7 @@ class Rewrite(VisitsWhatMentions, TFCodemod):
         self._ps_devices = False  # TF1-only unless the module connects to the cluster (TF2's in-graph program)
         self._connects = False
         self._servers: set[str] = set()
+        self._serving = False  # the module starts a Server
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         return self._reference(node)
@@ -97,6 +99,7 @@ class Rewrite(VisitsWhatMentions, TFCodemod):
             self._tf1_only = True
             self._uses.append((node, f"{api.rpartition('.')[2]} left as TF1", TF1_ONLY[api]))
         elif api in ALONGSIDE:
+            self._serving |= api in ("train.Server", "distribute.Server")
             self._uses.append((node, f"{api.rpartition('.')[2]} of TF1 cluster code", ALONGSIDE[api]))
         return api is None  # the parts of a named API are not APIs of their own
 
@@ -127,6 +130,12 @@ class Rewrite(VisitsWhatMentions, TFCodemod):
             self._uses.append((func.attr, "server.join() of TF1 cluster code", JOIN))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._serving:
+            from rewrites.between_graph.unread import estimator_left  # it reads TF1_ONLY of this module
+
+            left = estimator_left(original_node, self.api)
+            if left is not None:
+                self.report("TFM104", left[0], f"between-graph program left as it is: {left[1]}")
         if self._tf1_only or self._ps_devices and not self._connects:
             for node, what, todo in self._uses:
                 self.report("TFM107", node, f"{what}: {WHY}; {todo}")

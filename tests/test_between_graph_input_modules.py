@@ -219,6 +219,24 @@ def test_an_input_function_of_another_module_the_migration_cannot_change_leaves_
     assert message in said, said
 
 
+def test_a_notebook_importing_the_model_module_beside_it_migrates_with_it(tmp_path, cli):
+    """census' trainer/task.ipynb: the notebook twin of task.py, `import model` of the model.py beside it. Run over
+    the folder, the notebook and model.py are one program, as task.py and model.py are (once, the notebook was
+    migrated alone and left: its input function "in model.py, which is not migrated with this file")."""
+    from tests.test_notebooks import notebook_text
+
+    folder = tmp_path / "trainer"
+    folder.mkdir()
+    (folder / "model.py").write_text(MODEL)
+    imports, _, code = TASK.replace("import trainer.model as model", "import model").partition("\n\n\n")
+    (folder / "task.ipynb").write_text(notebook_text(imports + "\n", code.partition('if __name__')[0]))
+    status, out, err = cli("--out", "out", "trainer")
+    assert "TFM104" not in out and "not migrated with this file" not in out, out
+    assert "task.ipynb:cell 3:12:9: TFM103" in out, out
+    assert "return iterator.get_next()" not in (tmp_path / "out" / "model.py").read_text()
+    assert "ClusterCoordinator(strategy)" in (tmp_path / "out" / "task.ipynb").read_text()
+
+
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("model", [MODEL, POPPED], ids=["batches returned", "a label popped from the batch"])
 def test_the_migrated_pair_trains_on_a_ps_and_two_workers(tmp_path, model):

@@ -1,6 +1,7 @@
 """TFM104 for between-graph programs whose session the discovery reads in none of its shapes: exactly one finding,
 at the first thing that stopped the program, and the module unchanged. Modules that hold no between-graph program
-of their own (an Estimator program given a cluster, a model's helper module) get none."""
+of their own (an Estimator program given a cluster, a model's helper module) get none; one that starts a Server of
+its cluster and trains with an Estimator the Estimator rewrite left gets one at the Estimator's driver."""
 
 from __future__ import annotations
 
@@ -221,15 +222,77 @@ def test_a_program_whose_session_is_not_read_is_left_with_one_tfm104_where_it_st
     assert "TFM107" in {f.rule for f in result.findings}
 
 
+# github_issue_summarization's distributed trainer: the ps tasks of TF_CONFIG's cluster join a Server the module
+# starts, the others train a Keras model's Estimator on the cluster, its layers made before the model (TFM302).
+SERVED_ESTIMATOR = """\
+import json
+import os
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+FEATURES = np.random.rand(64, 4).astype("float32")
+LABELS = FEATURES.sum(axis=1, keepdims=True)
+tf_config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+job_name = tf_config.get("task", {}).get("type")
+if job_name == "ps":
+  server = tf.train.Server(tf.train.ClusterSpec(tf_config["cluster"]), job_name=job_name,
+                           task_index=tf_config["task"]["index"])
+  server.join()
+  sys.exit(0)
+
+inputs = tf.keras.layers.Input(shape=(4,), name="x")
+hidden = tf.keras.layers.Dense(8, activation="relu")(inputs)
+model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(hidden))
+model.compile(optimizer="adam", loss="mse")
+estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir="/tmp/model")
+input_fn = tf.estimator.inputs.numpy_input_fn(x={"x": FEATURES}, y=LABELS, shuffle=False)
+train_spec = tf.estimator.TrainSpec(input_fn=input_fn, max_steps=30)
+eval_spec = tf.estimator.EvalSpec(input_fn=input_fn, steps=10)
+tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+"""
+LAYERS = """\
+inputs = tf.keras.layers.Input(shape=(4,), name="x")
+hidden = tf.keras.layers.Dense(8, activation="relu")(inputs)
+model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(hidden))
+"""
+
+
+def test_a_program_serving_its_cluster_whose_estimator_is_left_gets_one_tfm104_at_its_driver():
+    result = run(SERVED_ESTIMATOR)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert SERVED_ESTIMATOR.splitlines()[finding.line - 1] == ("tf.estimator.train_and_evaluate(estimator, "
+                                                               "train_spec, eval_spec)")
+    assert finding.message == (
+        LEFT + "its training is a TF1 Estimator (`tf.estimator.train_and_evaluate(...)`) on the cluster its Server "
+        "serves, not a session loop: the Estimator migration left it (its TFM302 finding says why); fix that and run "
+        "tf-migrate again (the Estimator becomes Keras fit under ParameterServerStrategy, the Server a "
+        "tf.distribute.Server), or migrate the program by hand")
+    assert any(f.rule == "TFM302" and "made of Keras layers or tensors made before" in f.message
+               for f in result.findings)
+
+
+def test_a_program_serving_its_cluster_whose_estimator_is_migrated_gets_no_tfm104():
+    """The model made in a function, trained in another: the Estimator rewrite migrates it (TFM301), the Server
+    stays, a TF2 one."""
+    head, _, training = SERVED_ESTIMATOR.partition(LAYERS)
+    made = "def make_model():\n" + "".join(f"  {line}\n" for line in LAYERS.splitlines()) + "  return model\n\n\n"
+    source = head + made + "def main():\n  model = make_model()\n" + "".join(
+        f"  {line}\n" for line in training.splitlines()) + "\n\nmain()\n"
+    result = run(source)
+    rules = {f.rule for f in result.findings}
+    assert "TFM301" in rules and not rules & {"TFM104", "TFM302"}, result.findings
+    assert "tf.distribute.Server(" in result.source
+
+
 @pytest.mark.parametrize("source", [
-    # An Estimator program given a cluster: its Estimator findings say why it is left, not TFM104.
+    # An Estimator program given a cluster, which starts no Server of it: its Estimator findings say why it is left.
     """\
     import tensorflow as tf
 
     cluster_spec = tf.train.ClusterSpec(CLUSTER)
     tf.keras.backend.set_session(tf.Session(config=tf.ConfigProto(device_filters=["/job:ps"])))
-    if JOB_NAME == "ps":
-      tf.train.Server(cluster_spec, job_name="ps", task_index=TASK_INDEX).join()
     estimator = tf.keras.estimator.model_to_estimator(keras_model=MODEL)
     tf.estimator.train_and_evaluate(estimator, TRAIN_SPEC, EVAL_SPEC)
     """,

@@ -5,6 +5,8 @@ and classifies each (migrated with its tier, left with every reason, error, sile
 """
 import importlib.util
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -288,8 +290,8 @@ def test_a_notebook_s_future_imports_open_its_script(tmp_path):
 # -- a program run as a cluster (ps + 2 workers on 127.0.0.1) ----------------------------------------------------
 
 # A cluster task of our own, no TensorFlow: the ps serves (waits until stopped), the workers print what they were
-# given and exit; worker CRASHES raises. With TF_CONFIG it reads its cluster and task from there, as TF1's
-# TF_CONFIG-reading programs did.
+# given and exit; worker CRASHES raises; with TRAINS they train until stopped. With TF_CONFIG it reads its cluster
+# and task from there, as TF1's TF_CONFIG-reading programs did.
 CLUSTER_TASK = '''\
 import json, os, sys, time
 
@@ -304,6 +306,13 @@ if task == ("ps", 0):
         time.sleep(1)
 if task == ("worker", int(args.get("crashes", -1))):
     raise ValueError("worker %d cannot reach the ps" % task[1])
+if "trains" in args:  # until stopped: worker 0 says how far it got as the shims would, with REALCODE_PROGRESS set
+    steps, every = 0, int(os.environ["REALCODE_PROGRESS"])
+    while True:
+        time.sleep(0.002)
+        steps += 1
+        if task == ("worker", 0) and args["trains"] == "forever" and steps % every == 0:
+            print("realcode progress: %d steps done" % steps, flush=True)
 if task == ("worker", 0):
     time.sleep(1)
 hosts = args["ps_hosts"].split(",") + args["worker_hosts"].split(",")
@@ -362,7 +371,6 @@ def test_a_crashing_worker_fails_the_cluster_run_naming_the_task(mirror, tmp_pat
     assert rows["worker 0 crashes"]["run_tasks"]["ps 0"] == "serving"
 
 
-
 def test_an_entry_s_then_commands_run_after_the_cluster_and_one_failing_fails_the_run(mirror, tmp_path):
     """`then`: commands run in order in the program's folder once it ran (TensorFlowOnSpark's export_fn, a check);
     `{checks}` names benchmarks/realcode/checks/."""
@@ -377,6 +385,50 @@ def test_an_entry_s_then_commands_run_after_the_cluster_and_one_failing_fails_th
     assert rows["then"]["runs"] == "yes" and (tmp_path / "s" / "then" / "after.txt").read_text() == "done"
     assert rows["then fails"]["runs"] == "no"
     assert rows["then fails"]["run_error"].startswith("then 2: OSError: SavedModel file does not exist at: missing")
+
+
+def test_a_cluster_that_trains_until_stopped_runs_for_its_duration_and_shows_progress(mirror, tmp_path, capsys):
+    """`"duration"`: a program with no step limit (ecosystem's docker/mnist.py) is stopped that long after its start;
+    it runs when no task failed and worker 0 logged its training's progress (REALCODE_PROGRESS set: the shims' lines,
+    printed here by the task itself)."""
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    cluster = {"ps": 1, "workers": 2, "duration": 3}
+    rows = run_cluster_entries(mirror, tmp_path, {
+        "progress": {"command": "python task.py --trains=forever " + FLAGS, "cluster": cluster},
+        "silent": {"command": "python task.py --trains=silently " + FLAGS, "cluster": cluster},
+        "crashing": {"command": "python task.py --trains=forever --crashes=1 " + FLAGS, "cluster": cluster},
+    })
+    assert rows["progress"]["runs"] == "yes", rows["progress"]
+    assert rows["progress"]["run_tasks"] == {"ps 0": "serving", "worker 1": "serving", "worker 0": "serving"}
+    assert rows["progress"]["run_as"] == "ps 1 + 2 workers for 3 s"
+    assert rows["silent"]["runs"] == "no"
+    assert rows["silent"]["run_error"] == "worker 0: no training progress logged in 3 s"
+    assert rows["crashing"]["run_error"] == "worker 1: ValueError: worker 1 cannot reach the ps"
+    assert "runs: yes; as ps 1 + 2 workers for 3 s" in capsys.readouterr().out
+
+
+@pytest.mark.tensorflow
+def test_the_shims_print_the_progress_of_a_tf1_monitored_session(tmp_path):
+    """REALCODE_PROGRESS=N: every N runs of a MonitoredSession, the line run.py's duration looks for (the same
+    comes from a ClusterCoordinator's schedule, awaited)."""
+    program = '''\
+import tensorflow.compat.v1 as tf
+
+tf.disable_eager_execution()
+increment = tf.assign_add(tf.train.get_or_create_global_step(), 1)
+with tf.train.MonitoredTrainingSession() as sess:
+    for _ in range(5):
+        sess.run(increment)
+'''
+    (tmp_path / "loop.py").write_text(program)
+    env = {**os.environ, "PYTHONPATH": str(SCRIPT.parent / "shims"), "REALCODE_PROGRESS": "2",
+           "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "loop.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.findall(r"^realcode progress: .*$", done.stdout, re.M) == [
+        "realcode progress: 2 steps done", "realcode progress: 4 steps done"], done.stdout
 
 
 @pytest.mark.tensorflow

@@ -31,7 +31,9 @@ parity runs it, and stops both sides after their first steps; it runs when parit
 
 A between-graph entry's ``cluster`` runs the command as one process per task on 127.0.0.1 (``{ps_hosts}``,
 ``{worker_hosts}``, ``{job}``, ``{index}`` filled, or TF_CONFIG per task): it runs when worker 0 (or the entry's
-coordinator, run as the chief) exits 0 in time and the other tasks exited 0 or still serve. With ``--run-original``
+coordinator, run as the chief) exits 0 in time and the other tasks exited 0 or still serve; one that trains until
+stopped (``duration``) runs when no task failed in that time and the chief's log shows progress (the shims print it).
+The summary counts the between-graph programs left without exactly one TFM104 (must be 0). With ``--run-original``
 the TF1 copy of every program with a ``runs`` entry runs the same way, through tf1_era.py. shims/ is first on the
 path of everything run (the TF1 tutorials' MNIST reader, Keras' MNIST from the stand-in file, Azure ML's run).
 
@@ -261,6 +263,7 @@ def classify(folder: Path, result: dict) -> dict:
     # "see FILE:LINE" points at the finding that says why: that one is the reason
     reasons = {reason_of(f) for f in manual}
     row = {"rules": rules, "changed": result["changed"], "tier": None, "errors": [],
+           "tfm104": sum(1 for f in manual if f["rule"] == "TFM104"),
            "reasons": sorted(r for r in reasons if not re.match(r"TFM\d+ see \S+:\d+", r)) or sorted(reasons),
            "manual": [f"{f['path']}:{f.get('line')}: {f['rule']} {f['message']}" for f in manual]}
     if result["crash"] or errors:
@@ -486,6 +489,9 @@ def run_program(program: dict, folder: Path, old: Path, timeout: float) -> dict:
 
 # -- running a between-graph program as a cluster -----------------------------------------------------------
 
+# What the shims print (REALCODE_PROGRESS set) each time a training loop has done another REALCODE_PROGRESS steps.
+PROGRESS = re.compile(r"^realcode progress: (\d+) steps done$", re.MULTILINE)
+
 # A task: its job, its index, the process, and where its output goes.
 Task = collections.namedtuple("Task", "job index process log")
 
@@ -530,6 +536,8 @@ def task_command(runs: dict, spec: dict, job: str, index: int, original: bool) -
 
 def start_task(runs: dict, spec: dict, job: str, index: int, where: Path, logs: Path, original: bool) -> Task:
     env = run_env(runs, original)
+    if runs["cluster"].get("duration"):
+        env.setdefault("REALCODE_PROGRESS", "100")
     if runs["cluster"].get("tf_config") or job == chief_job(runs["cluster"]) or job in runs["cluster"].get("serve", ()):
         env["TF_CONFIG"] = json.dumps({"cluster": spec, "task": {"type": job, "index": index}})
     log = logs / f"{job}{index}.log"
@@ -559,18 +567,21 @@ def run_cluster(runs: dict, where: Path, logs: Path, timeout: float, original: b
     """The program as one process per task on 127.0.0.1: the ps tasks and workers 1.. first, then worker 0 (TF1's
     chief; the migrated program's coordinator), or the entry's coordinator as the chief. It runs when that task
     exits 0 within ``timeout`` and every other task has either exited 0 or is still serving; all are then stopped.
-    ``run_tasks``: how each task ended (``serving`` when it was still up)."""
+    A program that trains until stopped (the cluster's ``duration``, in seconds) runs when, that long after the
+    start, no task has failed and the deciding task's log shows its training's progress (PROGRESS: the shims print
+    it, REALCODE_PROGRESS set). ``run_tasks``: how each task ended (``serving`` when it was still up)."""
     spec = cluster_spec(runs["cluster"])
     logs.mkdir(parents=True, exist_ok=True)
     chief = chief_job(runs["cluster"])
     decider = (chief, 0) if chief in spec else ("worker", 0)
     order = [(job, index) for job in ("ps", "worker") for index in range(len(spec[job])) if (job, index) != decider]
+    duration = runs["cluster"].get("duration")
     tasks = []
     try:
         for job, index in [*order, decider]:
             tasks.append(start_task(runs, spec, job, index, where, logs, original))
         last, others = tasks[-1], tasks[:-1]
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + min(duration or timeout, timeout)
         crashed = []
         while last.process.poll() is None and not crashed and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -583,6 +594,9 @@ def run_cluster(runs: dict, where: Path, logs: Path, timeout: float, original: b
     state = ended[f"{last.job} {last.index}"]
     if crashed:
         error = task_error(crashed[0])
+    elif state == "serving" and duration and duration <= timeout:
+        steps = PROGRESS.findall(last.log.read_text(errors="replace"))
+        error = None if steps else f"{last.job} {last.index}: no training progress logged in {duration} s"
     elif state == "serving":
         error = f"{last.job} {last.index}: timed out after {timeout:.0f} s"
     else:
@@ -593,6 +607,7 @@ def run_cluster(runs: dict, where: Path, logs: Path, timeout: float, original: b
 def cluster_text(runs: dict) -> str:
     cluster = runs["cluster"]
     text = f"ps {cluster.get('ps', 1)} + {cluster.get('workers', 2)} workers"
+    text += f" for {cluster['duration']} s" if cluster.get("duration") else ""
     return text + (f", {Path(cluster['coordinator']).stem} as chief" if cluster.get("coordinator") else "")
 
 
@@ -681,6 +696,12 @@ def totals(rows: list[dict]) -> dict:
     return table
 
 
+def without_one_tfm104(rows: list[dict]) -> list[str]:
+    """The between-graph programs left without exactly one TFM104 (issue 32: each left one has one, saying why)."""
+    return [row["name"] for row in rows if row["kind"] == "between-graph" and row["outcome"] == "left"
+            and row.get("tfm104") != 1]
+
+
 def reasons_table(rows: list[dict]) -> list[tuple[str, int]]:
     """Each reason with the number of programs it stops (left, or failed with manual findings as well), every
     reason of a program counted; reasons that differ only in the program's own names count together."""
@@ -716,6 +737,11 @@ def render(rows: list[dict], table: dict, reasons: list[tuple[str, int]], stream
                 value = f"{numbers['runs']}/{numbers['run_tried']}"
             cells.append(f"{value:>{max(8, len(column))}}")
         print(f"{kind:<13}  " + "  ".join(cells), file=stream)
+    if any(row["kind"] == "between-graph" for row in rows):
+        unsaid = without_one_tfm104(rows)
+        print(file=stream)
+        print(f"between-graph programs left without exactly one TFM104: {len(unsaid)}"
+              + (f" ({', '.join(unsaid)})" if unsaid else ""), file=stream)
     if reasons:
         print(file=stream)
         print("programs  reason (every reason of each left program counts)", file=stream)
@@ -772,6 +798,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"programs": rows, "totals": table,
+                                         "between_graph_left_without_one_tfm104": without_one_tfm104(rows),
                                          "reasons": [{"reason": r, "programs": n} for r, n in reasons],
                                          "seconds": seconds, "scratch": str(scratch)}, indent=1) + "\n",
                              encoding="utf-8")

@@ -182,7 +182,9 @@ returns; a graph under replica_device_setter trained by a session made elsewhere
 the function is given it by, and a caller's plain Session on no server, which trained the graph in each task's own
 process) gets one finding too, at the first of them, as does a graph placed by a replica_device_setter a call
 returns other than as TFM103 reads it (`device, target = device_and_target()` of a function of the module, called
-once, starting the Server whose target it returns with the setter and joining it on the ps).
+once, starting the Server whose target it returns with the setter and joining it on the ps). So does a module
+starting a Server of its cluster whose training is a TF1 Estimator the Estimator rewrite left (its TFM302 says why):
+at the Estimator's driver, `train_and_evaluate`.
 One finding per program: at the first thing that stopped it, the graph read before its session.
 Why: each of these does something in TF1's session the TensorFlow 2 program would not do the same way.
 What may differ: the program is unchanged; the finding points at the construct and says what to do.

@@ -9,6 +9,11 @@ which no session read after it trains (named: the parameter of its function that
 without a target a caller passes there); the first of those sessions. A module without a session (a server launcher,
 a model's helper module) holds no program of its own, nor does one whose only cluster code is a ClusterSpec, a
 Server or a /job:ps string (an Estimator program given a cluster, its device filters).
+
+A module that starts a Server of its cluster itself and trains with a TF1 Estimator is a between-graph program too
+(the ps tasks join that Server, the others run the Estimator on the cluster): when the Estimator rewrite left its
+Estimator (its TFM302 says why), ``estimator_left`` places its TFM104 at the Estimator's driver. rewrites/tf1_cluster.py
+asks, as it runs after the program rewrites.
 """
 
 from __future__ import annotations
@@ -25,6 +30,11 @@ from rewrites.tf1_cluster import TF1_ONLY
 PLAIN_SESSIONS = {"Session", "InteractiveSession", "compat.v1.Session", "compat.v1.InteractiveSession"}
 SUPERVISOR_METHODS = ("managed_session", "prepare_or_wait_for_session")
 PLACEMENT = {"train.replica_device_setter", "train.SyncReplicasOptimizer"}
+SERVERS = {"train.Server", "distribute.Server"}
+# What trains the program in an Estimator: its driver, else the Estimator made (Estimator, a canned one, a Keras
+# model's).
+ESTIMATOR_DRIVERS = ("estimator.train_and_evaluate", "contrib.learn.learn_runner.run")
+ESTIMATORS = ("Estimator", "Classifier", "Regressor", "model_to_estimator")
 OPENED = ("only a session opened where its loop runs (`with ... as sess:` or `sess = ...` before the loop) is read; "
           "migrate the program by hand")
 
@@ -142,3 +152,21 @@ def _why(made: _Made, api: Callable[[cst.CSTNode], str | None], supervisors: Sup
             and statement.body[0].value is made.call and made.innermost is not None:
         return f"`{source(func)}(...)` makes a session that `{made.innermost.name.value}` returns: {OPENED}"
     return f"`{source(func)}(...)` makes a session in a statement that does not open it: {OPENED}"
+
+
+def estimator_left(module: cst.Module, api: Callable[[cst.CSTNode], str | None]) -> tuple[cst.Call, str] | None:
+    """(where, why) of a module serving its cluster with a Server it starts, whose training is an Estimator left as
+    TF1 (after the program rewrites: one migrated is Keras now), if it has no TF1-only cluster code (a program of
+    that shape gets its TFM104 from the between-graph rewrite)."""
+    calls = [(node, api(node.func)) for node in subtree(module) if isinstance(node, cst.Call)]
+    if not any(name in SERVERS for _, name in calls) or any(name in TF1_ONLY for _, name in calls):
+        return None
+    made = [node for node, name in calls if name in ESTIMATOR_DRIVERS] + [
+        node for node, name in calls if name and name.split(".")[0] in ("estimator", "contrib", "keras")
+        and name.rpartition(".")[2].endswith(ESTIMATORS)]
+    if not made:
+        return None
+    return made[0], (f"its training is a TF1 Estimator (`{source(made[0].func)}(...)`) on the cluster its Server "
+                     "serves, not a session loop: the Estimator migration left it (its TFM302 finding says why); fix "
+                     "that and run tf-migrate again (the Estimator becomes Keras fit under ParameterServerStrategy, "
+                     "the Server a tf.distribute.Server), or migrate the program by hand")
