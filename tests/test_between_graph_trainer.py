@@ -1,10 +1,18 @@
 """The cloudml-samples trainers' shape: task.py's Trainer trains between graphs, the graph built by functions of
 the program's other modules (model.py, util.py), which name no Estimator. The run groups those modules with the
-program's driver (migrator/scanning.py), so a function of theirs building the graph's input is migrated with it."""
+program's driver (migrator/scanning.py), so a function of theirs building the graph's input is migrated with it.
+The Trainer's loop keeps the global step its run fetched in an attribute, `self.global_step = session.run([...])[0]`
+(runs.py): the migrated loop counts its steps into it as into a name."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+from helpers import run
+from test_between_graph_graph_block import LEFT
 from test_between_graph_input_modules import MODEL, TASK
+from test_between_graph_local import TRAINER
 
 from migrator.engine import program_groups
 from rewrites import RULES
@@ -33,3 +41,70 @@ def test_the_input_function_of_a_module_naming_no_estimator_is_migrated_with_the
     task, model = (folder / "task.py").read_text(), (folder / "model.py").read_text()
     assert "ClusterCoordinator(strategy)" in task and "dataset = (model.read_examples(" in task
     assert "get_next" not in model and "make_one_shot_iterator" not in model
+
+
+TRAINER_LOOP = """\
+      step = 0
+      while not sv.should_stop() and step < 20:
+        _, step, loss_value = session.run([train_op, global_step, loss], feed_dict={x: FEATURES, y: LABELS})
+        print("step %d loss %.6f" % (step, loss_value))
+"""
+# cloudml-samples' loop: the step kept in an attribute, the one result kept of the run's fetches.
+KEPT_STEP = TRAINER.replace(TRAINER_LOOP, """\
+      self.global_step = 0
+      while not sv.should_stop() and self.global_step < 20:
+        self.global_step = session.run([global_step, train_op], feed_dict={x: FEATURES, y: LABELS})[0]
+        print("step %d" % self.global_step)
+""")
+UNPACKED_STEP = TRAINER.replace(TRAINER_LOOP, """\
+      self.global_step = 0
+      while not sv.should_stop() and self.global_step < 20:
+        _, self.global_step, loss_value = session.run([train_op, global_step, loss],
+                                                      feed_dict={x: FEATURES, y: LABELS})
+        print("step %d loss %.6f" % (self.global_step, loss_value))
+""")
+STEPS = [str(step) for step in range(1, 21)]
+
+
+@pytest.mark.parametrize("source", [KEPT_STEP, UNPACKED_STEP], ids=["indexed", "unpacked"])
+def test_the_global_step_kept_in_an_attribute_counts_the_steps(source):
+    assert source != TRAINER
+    result = run(source)
+    assert not [f for f in result.findings if f.safety == "manual"], result.findings
+    migrated = result.source
+    assert migrated.count("      while self.global_step < 20:\n") == 2
+    assert "        self.global_step = scheduled_steps\n" in migrated
+    assert "        self.global_step = trained_steps\n" in migrated
+    assert "session.run" not in migrated and "[0]" not in migrated
+    (note,) = [f for f in result.findings if f.rule == "TFM106"]
+    assert "stopping at `not sv.should_stop() and self.global_step < 20`" in note.message
+
+
+@pytest.mark.parametrize("source, why", [
+    (UNPACKED_STEP.replace("_, self.global_step, loss_value = session.run(", "_, step, self.loss = session.run(")
+     .replace("loss_value))", "self.loss))"),
+     "run() assigns a result to `self.loss`: only the global step's may be kept in an attribute (the step's other "
+     "results are fetched where the loop reads them by name)"),
+    (KEPT_STEP.replace("train_op], feed_dict={x: FEATURES, y: LABELS})[0]", "train_op], feed_dict={x: FEATURES, "
+                                                                            "y: LABELS})[2]"),
+     "run()'s one result kept must be one of its list of fetches, assigned to a name"),
+], ids=["loss-in-an-attribute", "index-out-of-the-fetches"])
+def test_other_kept_results_leave_the_program(source, why):
+    result = run(source)
+    assert "Strategy" not in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert "session.run(" in source.splitlines()[finding.line - 1]
+    assert finding.message == LEFT + why
+
+
+@pytest.mark.tensorflow
+def test_the_trainer_keeping_its_step_in_an_attribute_trains_as_tf1_did(tmp_path):
+    from test_examples import run_command
+
+    (tmp_path / "tf1.py").write_text(KEPT_STEP)
+    (tmp_path / "tf2.py").write_text(run(KEPT_STEP).source)
+    old, new = (run_command([str(tmp_path / name)]) for name in ("tf1.py", "tf2.py"))
+    for done in (old, new):
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert re.findall(r"step (\d+)", new.stdout) == STEPS
+    assert re.findall(r"step (\d+)", old.stdout)[-1] == "20"
