@@ -108,3 +108,54 @@ def test_the_trainer_keeping_its_step_in_an_attribute_trains_as_tf1_did(tmp_path
         assert done.returncode == 0, done.stderr[-3000:]
     assert re.findall(r"step (\d+)", new.stdout) == STEPS
     assert re.findall(r"step (\d+)", old.stdout)[-1] == "20"
+
+
+# cloudml-samples' graph: the Saver and the summaries held in attributes, given to the Supervisor.
+GRAPH_END = "        init_op = tf.global_variables_initializer()\n"
+HELD = TRAINER.replace(GRAPH_END, GRAPH_END + "        self.saver = tf.train.Saver()\n"
+                       "        self.summary_op = tf.summary.merge_all()\n").replace(
+    "init_op=init_op, global_step=global_step)", "init_op=init_op, global_step=global_step,\n"
+    "                             saver=self.saver, summary_op=None)")
+# Its input read from the trainer's attributes too: `self`, whose attribute the graph sets, is no tensor.
+HELD_INPUT = HELD.replace('''        x = tf.placeholder(tf.float32, [None, 2])
+        y = tf.placeholder(tf.float32, [None, 1])
+''', '''        dataset = tf.data.Dataset.from_tensor_slices((self.features, self.labels)).repeat().batch(4)
+        x, y = tf.data.make_one_shot_iterator(dataset).get_next()
+''').replace(", feed_dict={x: FEATURES, y: LABELS})", ")").replace(
+    "    self.task_index = task_index\n",
+    "    self.task_index = task_index\n    self.features, self.labels = FEATURES, LABELS\n")
+
+
+@pytest.mark.parametrize("source", [HELD, HELD_INPUT], ids=["placeholders", "input-reading-self"])
+def test_what_serves_the_session_held_in_attributes_goes_with_it(source):
+    assert len({source, HELD, TRAINER}) == 3 - (source is HELD)
+    result = run(source)
+    assert not [f for f in result.findings if f.safety == "manual"], result.findings
+    for gone in ("self.saver", "self.summary_op", "Saver", "merge_all", "Supervisor"):
+        assert gone not in result.source, gone
+    assert "coordinator.schedule(train_step" in result.source
+
+
+def test_what_serves_the_session_used_by_another_method_leaves_the_program():
+    source = HELD.replace("    sv.stop()\n", "    sv.stop()\n\n  def save(self, session):\n"
+                          "    self.saver.save(session, \"/tmp/trainer\")\n")
+    result = run(source)
+    assert "Strategy" not in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert source.splitlines()[finding.line - 1] == "    self.saver.save(session, \"/tmp/trainer\")"
+    assert finding.message == LEFT + ("`self.saver` serves a TF1 session, and `save` uses it besides the session's "
+                                      "arguments: the migrated program has no TF1 session; migrate that use by hand")
+
+
+@pytest.mark.tensorflow
+def test_the_trainer_holding_its_saver_trains_as_tf1_did(tmp_path):
+    from test_examples import run_command
+
+    (tmp_path / "tf1.py").write_text(HELD_INPUT)
+    (tmp_path / "tf2.py").write_text(run(HELD_INPUT).source)
+    old, new = (run_command([str(tmp_path / name)]) for name in ("tf1.py", "tf2.py"))
+    for done in (old, new):
+        assert done.returncode == 0, done.stderr[-3000:]
+    losses = [re.findall(r"step (\d+) loss (\S+)", done.stdout) for done in (old, new)]
+    assert [step for step, _ in losses[1]] == STEPS
+    assert losses[0] == losses[1]
