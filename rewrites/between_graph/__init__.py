@@ -5,11 +5,11 @@ functions it calls) and session.py (the MonitoredTrainingSession or Supervisor l
 fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
 graph's tf.data input as TFM008 writes a queue-runner one, input_functions.py a function of the program building
 it, in the graph's module or another; holders.py what serves the session held in a trainer's attributes);
-unread.py places the finding of a program whose session is read in none of those shapes; tfos.py reads a TensorFlowOnSpark map_fun (its server, and the finding of
-one fed by Spark); emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
-MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled tf.compat.v1.X
-(rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
-rules.py.
+unread.py places the finding of a program whose session is read in none of those shapes; tfos.py reads a
+TensorFlowOnSpark map_fun (its server, and the finding of one fed by Spark); emit.py writes the TF2 program; a
+SyncReplicasOptimizer graph becomes a MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1
+is spelled tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints,
+are in rules.py.
 """
 
 from __future__ import annotations
