@@ -17,8 +17,11 @@ from rewrites import FAMILIES, Family
 from rewrites.program.imports import TF_AS_TF
 
 # Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, its specs, or the
-# feature columns a featurizer module makes for it).
-PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn", "feature_column")
+# feature columns a featurizer module makes for it; a between-graph graph, whose input a function of another module
+# may build: rewrites/between_graph/input_functions.py).
+PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn", "feature_column", "replica_device_setter")
+# File families that read the other modules of their program (a file's ``run``), so group them as a program's.
+READS_ITS_PROGRAM = {"between_graph"}
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Scan:
 
     @property
     def wakes_a_program(self) -> bool:
-        return any(FAMILY[module].kind == "program" for module in self.families)
+        return any(FAMILY[module].kind == "program" or module in READS_ITS_PROGRAM for module in self.families)
 
 
 FAMILY: dict[str, Family] = {family.module: family for family in FAMILIES}

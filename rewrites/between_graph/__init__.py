@@ -4,12 +4,12 @@ For developers: the TF1 shape is read in graph.py (the graph under replica_devic
 functions it calls) and session.py (the MonitoredTrainingSession or Supervisor loop; runs.py what its runs feed and
 fetch, and the runs after the loop; monitored.py a MonitoredTrainingSession's scaffold and hooks; inputs.py the
 graph's tf.data input as TFM008 writes a queue-runner one, input_functions.py a function of the program building
-it, in the graph's module or another); unread.py places the finding of a program whose
-session is read in none of those shapes; tfos.py reads a TensorFlowOnSpark map_fun (its server, and the finding of
-one fed by Spark); emit.py writes the TF2 program; a SyncReplicasOptimizer graph becomes a
-MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1 is spelled tf.compat.v1.X
-(rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints, are in
-rules.py.
+it, in the graph's module or another; holders.py what serves the session held in a trainer's attributes);
+unread.py places the finding of a program whose session is read in none of those shapes; tfos.py reads a
+TensorFlowOnSpark map_fun (its server, and the finding of one fed by Spark); emit.py writes the TF2 program; a
+SyncReplicasOptimizer graph becomes a MultiWorkerMirroredStrategy program instead (synchronous.py). What stays TF1
+is spelled tf.compat.v1.X (rewrites/program/spelling.py). The rule pages, what `tf-migrate rules TFMnnn` prints,
+are in rules.py.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import replace
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import (device_functions, emit, exports, graph_calls, in_graph, input_functions,
-                                    inputs, monitored, synchronous, tfos, unlimited, unread)
+from rewrites.between_graph import (device_functions, emit, exports, graph_calls, holders, in_graph,
+                                    input_functions, inputs, monitored, synchronous, tfos, unlimited, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
@@ -509,6 +509,8 @@ class _Program:
                 break
             found |= more
             reads |= {id(node) for statement in more.values() for node in subtree(single_assign(statement)[1])}
+        found |= holders.only_for_the_session(self.view.module, scope, {
+            key: statement for key, statement in graph.session_only.items() if "." in key}, reads)
         unused = next((name for name, statement in graph.session_only.items() if name not in found), None)
         if unused is not None:
             raise Unsupported(graph.session_only[unused], f"`{unused}` serves a TF1 session: the migrated program "

@@ -26,6 +26,7 @@ from rewrites import keras_optimizers
 from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, synchronous,
                                     training_functions)
 from rewrites.between_graph.fallbacks import newer_api
+from rewrites.between_graph.holders import session_only_attribute
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
                              statement_value, subtree)
@@ -184,6 +185,9 @@ class _Reader:
             small = statement.body[0] if assign is None and value is not None else None
             target = next((n for t in small.targets for n in _targets(t.target) if not isinstance(n, cst.Name)),
                           None) if isinstance(small, cst.Assign) else None
+            if target is not None and (held := session_only_attribute(statement, self.api, SESSION_ONLY)):
+                graph.session_only[held] = statement  # a trainer's `self.saver = tf.train.Saver()` (holders.py)
+                continue
             if target is not None:
                 raise Unsupported(statement, f"`{first_line(statement)}` in the graph assigns to "
                                              f"`{self.code(target)}`: only assignments to names are migrated")

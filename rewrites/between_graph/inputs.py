@@ -50,6 +50,15 @@ def enclosed(pipeline: cst.BaseExpression) -> cst.BaseExpression:
     return pipeline
 
 
+def _bound_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment to ``target`` binds: not those of `self.saver = ...` (an attribute's object)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _bound_names(element.value)]
+    return []
+
+
 def check(dataset: str | None, statements: list[cst.BaseStatement], device: cst.With) -> None:
     """What the pipeline's ``statements`` bind besides ``dataset`` is read by nothing else in the graph, and a
     function defined there is one they map."""
@@ -58,8 +67,8 @@ def check(dataset: str | None, statements: list[cst.BaseStatement], device: cst.
             raise Unsupported(statements[0], "a tf.data pipeline (or a function) in the graph no iterator reads")
         return
     inside = {id(node) for statement in statements for node in subtree(statement)}
-    computed = {name.value for node in subtree(device) if isinstance(node, cst.AssignTarget) and id(node) not in inside
-                for name in subtree(node.target) if isinstance(name, cst.Name)}
+    computed = {name for node in subtree(device) if isinstance(node, cst.AssignTarget) and id(node) not in inside
+                for name in _bound_names(node.target)}
     read = next((node for statement in statements if not isinstance(statement, cst.FunctionDef)
                  for node in _reads(statement) if node.value in computed), None)
     if read is not None:

@@ -2,9 +2,10 @@
 
 ``sess.run([train_op, global_step, loss], feed_dict={x: ..., y_: ...})``: the placeholders it feeds (the
 step's arguments, in the graph's order), a feed dict held in a name just before the run, the names it fetches and
-what each is assigned to (session.py makes the run a scheduled step). After the loop, ``value =
-sess.run(tensor, feed_dict=...)`` evaluates one tensor of the graph with the trained variables, on the chief
-(``evaluations``).
+what each is assigned to: names, or the global step in an attribute (a trainer's `self.global_step =
+sess.run([global_step, train_op])[0]`, the one result kept) (session.py makes the run a scheduled step). After the
+loop, ``value = sess.run(tensor, feed_dict=...)`` evaluates one tensor of the graph with the trained variables, on
+the chief (``evaluations``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from rewrites.between_graph.graph import Graph, Names
-from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, statement_value, subtree
+from rewrites.syntax import Unsupported, bind_arguments, is_name, single_assign, source, statement_value, subtree
 
 if TYPE_CHECKING:
     from rewrites.between_graph.session import Session
@@ -28,9 +29,23 @@ def is_run(node, name: str) -> bool:
             and is_name(node.func.value, name))
 
 
+def kept_result(value) -> int | None:
+    """``i`` of `sess.run([...])[i]`: the one result of the run's fetches kept (None: not indexed so)."""
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Call) and len(value.slice) == 1):
+        return None
+    index = value.slice[0].slice
+    return int(index.value.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) else None
+
+
+def run_value(run: cst.BaseStatement) -> cst.BaseExpression | None:
+    """The run call of a run statement: `sess.run(...)`, or that of `step = sess.run([global_step, train_op])[0]`."""
+    value = statement_value(run)
+    return value.value if kept_result(value) is not None else value
+
+
 def feed_dict_of(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.BaseExpression | None:
     """The feed dict of the run: written in it, or held in the name ``held`` binds (None: it feeds nothing)."""
-    args = bind_arguments(statement_value(run), RUN)
+    args = bind_arguments(run_value(run), RUN)
     if "feed_dict" not in args:
         return None
     return single_assign(held)[1] if held is not None else args["feed_dict"][1].value
@@ -39,7 +54,7 @@ def feed_dict_of(run: cst.BaseStatement, held: cst.BaseStatement | None) -> cst.
 def held_feed(run: cst.BaseStatement, statements: list, elsewhere: list) -> cst.BaseStatement | None:
     """`feed = {x: ..., y: ...}` right before the run giving it as its feed_dict, and read nowhere else (in
     ``statements`` or the code ``elsewhere``): its dict is the run's."""
-    args = bind_arguments(statement_value(run), RUN) or {}
+    args = bind_arguments(run_value(run), RUN) or {}
     feed = args["feed_dict"][1].value if "feed_dict" in args else None
     if not isinstance(feed, cst.Name):
         return None
@@ -73,25 +88,45 @@ def fed_values(feed_dict, graph: Graph, names: Names, run: cst.BaseStatement) ->
 
 
 def fetched_names(statement, fetches) -> tuple[list[str], list[str | None]]:
-    """The fetched names and the names each is assigned to (None: not kept)."""
+    """The fetched names and what each is assigned to (None: not kept): a name, or an attribute of one (a
+    trainer's `self.global_step`, its code), one per fetch, or the one result kept of `sess.run([...])[i]`."""
     items = [e.value for e in fetches.elements] if isinstance(fetches, (cst.List, cst.Tuple)) else [fetches]
     if not all(isinstance(item, cst.Name) for item in items):
         raise Unsupported(fetches, "run() fetches must be names of the graph")
     small = statement.body[0]
+    index = kept_result(statement_value(statement))
+    target = small.targets[0].target if isinstance(small, cst.Assign) and len(small.targets) == 1 else None
     if isinstance(small, cst.Expr):
         targets = [None] * len(items)
+    elif index is not None:
+        if not (isinstance(fetches, (cst.List, cst.Tuple)) and 0 <= index < len(items)) or _target(target) is None:
+            raise Unsupported(statement, "run()'s one result kept must be one of its list of fetches, assigned to a "
+                                         "name")
+        targets = [_target(target) if position == index else None for position in range(len(items))]
     elif isinstance(fetches, (cst.List, cst.Tuple)):
-        target = small.targets[0].target if len(small.targets) == 1 else None
         if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(items)
-                and all(isinstance(e.value, cst.Name) for e in target.elements)):
+                and all(_target(e.value) is not None for e in target.elements)):
             raise Unsupported(statement, "run()'s results must be unpacked into names, one per fetch")
-        targets = [None if e.value.value == "_" else e.value.value for e in target.elements]
+        targets = [None if is_name(e.value, "_") else _target(e.value) for e in target.elements]
     else:
-        target = small.targets[0].target if len(small.targets) == 1 else None
-        if not isinstance(target, cst.Name):
+        if _target(target) is None:
             raise Unsupported(statement, "run()'s result must be assigned to a name")
-        targets = [target.value]
+        targets = [_target(target)]
     return [item.value for item in items], targets
+
+
+def _target(node) -> str | None:
+    """The code of a name, or of an attribute of a name (`self.global_step`), that a run's result is assigned to."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return source(node)
+    return None
+
+
+def reads(node, target: str) -> bool:
+    """Whether ``node`` reads ``target``, what a run's result was assigned to (fetched_names)."""
+    return is_name(node, target) or "." in target and isinstance(node, cst.Attribute) and source(node) == target
 
 
 def summary_writes(statements: list[cst.BaseStatement], name: str, graph: Graph
@@ -109,7 +144,7 @@ def summary_writes(statements: list[cst.BaseStatement], name: str, graph: Graph
     runs = [s for s in statements if any(is_run(node, name) for node in subtree(s))]
     if len(runs) > 1:  # the others evaluate the graph (beside.py)
         runs = [s for s in runs if trains(s, name, graph)]
-    if not (fetched and len(runs) == 1 and is_run(value := statement_value(runs[0]), name)):
+    if not (fetched and len(runs) == 1 and is_run(value := run_value(runs[0]), name)):
         return [], fetched
     try:
         fetches, targets = fetched_names(runs[0], bind_arguments(value, RUN)["fetches"][1].value)

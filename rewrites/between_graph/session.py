@@ -32,7 +32,7 @@ from rewrites.between_graph import beside, inputs, modes, monitored, synchronous
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
-                                         held_feed, is_run, trains)
+                                         held_feed, is_run, reads, run_value, trains)
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, holder, is_name, list_elements, single_assign,
                              source, statement_value, subtree)
 
@@ -510,7 +510,7 @@ def step_result(session: Session, graph: Graph, api) -> str:
     """What the step returns: the loss, or the one other tensor the graph computes that the run fetches (an
     accuracy of the batch), computed from the same forward pass as TF1's run computed it."""
     run = _the_run(session, api, graph)
-    fetches, _ = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
+    fetches, _ = fetched_names(run, bind_arguments(run_value(run), RUN)["fetches"][1].value)
     return next((f for f in fetches if f not in (graph.train_op, graph.global_step, *graph.merged)), graph.loss)
 
 
@@ -559,7 +559,7 @@ def _breaks(loop: cst.While | cst.For) -> list[cst.If]:
 
 def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     """What the run fetched and the loop keeps: the fetched name -> the name it is assigned to."""
-    value = statement_value(run)
+    value = run_value(run)
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "run"):
         raise Unsupported(run, "the session's run must be a statement of its own")
     args = bind_arguments(value, RUN)
@@ -577,7 +577,12 @@ def _kept(run: cst.BaseStatement, graph: Graph) -> dict[str, str]:
     if len(values) > 1:
         raise Unsupported(value, f"run() fetches `{values[1]}` besides `{values[0]}`: the step returns one tensor "
                                  "(the loss, or another the graph computes)")
-    return {fetch: target for fetch, target in zip(fetches, targets) if target and fetch not in graph.merged}
+    kept = {fetch: target for fetch, target in zip(fetches, targets) if target and fetch not in graph.merged}
+    attribute = next((t for fetch, t in kept.items() if "." in t and fetch != graph.global_step), None)
+    if attribute is not None:
+        raise Unsupported(run, f"run() assigns a result to `{attribute}`: only the global step's may be kept in an "
+                               "attribute (the step's other results are fetched where the loop reads them by name)")
+    return kept
 
 
 def _check_summaries_only_written(session: Session, run: cst.BaseStatement, graph: Graph, api) -> None:
@@ -585,7 +590,7 @@ def _check_summaries_only_written(session: Session, run: cst.BaseStatement, grap
     the migrated step makes no summaries."""
     if not graph.merged:
         return
-    fetches, targets = fetched_names(run, bind_arguments(statement_value(run), RUN)["fetches"][1].value)
+    fetches, targets = fetched_names(run, bind_arguments(run_value(run), RUN)["fetches"][1].value)
     summaries = {target for fetch, target in zip(fetches, targets) if fetch in graph.merged and target}
     used = next((node for statement in loop_statements(session, api) if statement not in (run, *session.written)
                  for node in subtree(statement) if isinstance(node, cst.Name) and node.value in summaries), None)
@@ -623,8 +628,8 @@ def _step_notes(run: cst.BaseStatement, loop: cst.While | cst.For, graph: Graph
         return [("TFM106", run, GLOBAL_STEP_READ)]
     # The loop's test, or a break, ending on the step it fetched.
     limit = next((test for test in [loop.test, *(b.test for b in _breaks(loop))]
-                  if any(is_name(node, step) for node in subtree(test))), loop.test)
-    limited = any(is_name(node, step) for node in subtree(limit))
+                  if any(reads(node, step) for node in subtree(test))), loop.test)
+    limited = any(reads(node, step) for node in subtree(limit))
     test = cst.Module([]).code_for_node(limit)
     return [("TFM106", run, GLOBAL_STEP_READ + (STEP_LIMIT.format(test=test) if limited else ""))]
 
