@@ -19,6 +19,8 @@ from rewrites.program.imports import TF_AS_TF
 # Words that may tie two modules into one program (an Estimator, its model_fn or input_fn, its specs, or the
 # feature columns a featurizer module makes for it).
 PROGRAM_WORDS = ("estimator", "Estimator", "model_fn", "input_fn", "feature_column")
+# Families whose programs run code of other modules of the run (a between-graph graph's model functions).
+ACROSS_MODULES = ("between_graph",)
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class Scan:
 
     @property
     def wakes_a_program(self) -> bool:
-        return any(FAMILY[module].kind == "program" for module in self.families)
+        return any(FAMILY[module].kind == "program" or module in ACROSS_MODULES for module in self.families)
 
 
 FAMILY: dict[str, Family] = {family.module: family for family in FAMILIES}
@@ -61,6 +63,7 @@ def scan(source: str, enabled: Collection[str]) -> Scan:
     related = any(word in source for word in PROGRAM_WORDS)
     tree = _parsed(source) if by_text or related else None
     families = families_for(source, enabled, tree) if by_text else []
+    related = related or any(family.module in ACROSS_MODULES for family in families)
     return Scan(tuple(family.module for family in families), imports_of(tree) if related and tree else None)
 
 

@@ -23,8 +23,8 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, synchronous,
-                                    training_functions)
+from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, model_modules,
+                                    synchronous, training_functions)
 from rewrites.between_graph.fallbacks import newer_api
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
 from rewrites.syntax import (Unsupported, bind_arguments, first_line, is_literal_int, is_name, single_assign,
@@ -94,6 +94,7 @@ class Graph:
     tracked: list[str] = field(default_factory=list)  # what a checkpoint holds: variables and layers, by name
     tf1_names: dict[str | None, str] = field(default_factory=dict)  # TF1's name of each variable (code; None:
     # not known) -> its TF2 code
+    tf1_named: list[str] = field(default_factory=list)  # the layers whose variables carry TF1's names
     step_name: str = '"global_step"'                 # TF1's name of the global step (code)
     slots: Slots | None = None          # how TF1 named the optimizer's slots, and Keras' names of them
     shapes: dict[str, str] = field(default_factory=dict)  # tensor name -> code of its static shape
@@ -115,6 +116,9 @@ class Graph:
     merged: list[str] = field(default_factory=list)  # `summary_op = tf.summary.merge_all()`: a run may fetch it
     models: list[tuple[cst.FunctionDef, cst.ClassDef]] = field(default_factory=list)  # a function making variables,
     # the tf.Module replacing it (model_functions.py)
+    kept: list[tuple[cst.ClassDef, object, cst.Call, cst.FunctionDef]] = field(default_factory=list)  # the Keras
+    # layer running a function kept as TF1 code, its module (a graph_calls.ModuleCode; None: the graph's), the graph's
+    # call, the function (model_modules.py)
     training_functions: list[cst.FunctionDef] = field(default_factory=list)  # gone (training_functions.py)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
@@ -174,6 +178,9 @@ class _Reader:
                 continue
             if (function := model_functions.model_function(value, self.module, self.api)) is not None:
                 self._model(graph, statement, value, function)
+                continue
+            if (kept := model_modules.kept_function(statement, value, self.module, self.api)) is not None:
+                model_modules.keep(graph, statement, value, kept, self.module, self.code)
                 continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
