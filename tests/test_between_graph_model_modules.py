@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from helpers import run
@@ -268,3 +269,17 @@ def test_a_net_of_tf1_layers_trains_like_the_tf1_program(tmp_path):
     data = json.loads(report.read_text())
     assert {"dense/kernel", "dense/bias", "out/w"} <= {v["name"] for v in data["variables"]}, data["variables"]
     assert all(v["ok"] for v in data["variables"])
+
+
+def test_the_run_groups_a_between_graph_program_with_the_model_module_it_imports(tmp_path):
+    """Neither file names an Estimator's words (input_fn, model_fn): the between-graph graph's imports group them."""
+    from migrator.engine import program_groups
+
+    folder = tmp_path / "trainer"
+    folder.mkdir()
+    texts = {str(folder / "__init__.py"): "", str(folder / "task.py"): TASK, str(folder / "model.py"): MODEL}
+    for path, text in texts.items():
+        Path(path).write_text(text)
+    groups = program_groups(texts, frozenset(RULES))
+    assert sorted(map(sorted, groups)) == sorted([[str(folder / "__init__.py")],
+                                                  sorted([str(folder / "task.py"), str(folder / "model.py")])])
