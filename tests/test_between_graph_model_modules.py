@@ -39,6 +39,10 @@ def inference(features, hidden_units, scale=1.0):
     return tf.matmul(net * scale, weights) + biases
 '''
 
+# The layers of tf.contrib that tf-slim keeps (cloudml-samples' MNIST `inference`), imported by name.
+SLIM = MODEL.replace("import tensorflow as tf\n", "import tensorflow as tf\nfrom tensorflow.contrib import layers\n") \
+    .replace("net = tf.layers.dense(net, units, activation=tf.nn.relu)", "net = layers.fully_connected(net, units)")
+
 TASK = '''\
 """Trains the model between graphs: a ps and workers of TF_CONFIG's cluster."""
 import argparse
@@ -146,6 +150,21 @@ def test_a_function_of_another_module_making_tf1_layers_runs_in_a_keras_layer_bu
     assert again["task"].source == task.source and again["model"].source == model.source, "not idempotent"
 
 
+def test_tf_contrib_s_layers_that_tf_slim_keeps_run_from_tf_slim(tmp_path):
+    results = migrated(tmp_path, model=SLIM)
+    assert "TFM104" not in {f.rule for f in results["task"].findings}, results["task"].findings
+    assert "import tf_slim as layers\n" in results["model"].source
+    assert "        net = layers.fully_connected(net, units)\n" in results["model"].source
+
+
+def test_a_module_also_using_tf_contrib_that_tf_2_has_not_leaves_the_program(tmp_path):
+    """TFM005 moves an import's uses to tf-slim all or none: the module would not import in TF 2."""
+    model = SLIM.replace("NUM_CLASSES = 2\n", "NUM_CLASSES = 2\nMEAN = tf.contrib.metrics.streaming_mean\n")
+    said = left(migrated(tmp_path, model=model), None)
+    assert ("makes variables with tf.contrib's layers, which tf-slim keeps, in a module that also uses "
+            "tf.contrib.metrics.streaming_mean, which TF 2 has not (line 6 of model.py)") in said, said
+
+
 def test_a_function_of_the_graph_s_module_making_tf1_layers_runs_in_a_keras_layer():
     source = TASK.replace("\nimport trainer.model as model\n", "") \
         .replace("def run(", MODEL.split("NUM_CLASSES = 2\n", 1)[1].lstrip() + "\n\ndef run(") \
@@ -226,11 +245,14 @@ def _serve(tmp_path, results) -> str:
 
 
 @pytest.mark.tensorflow
-def test_the_migrated_pair_trains_the_tf1_layers_on_a_ps_and_two_workers(tmp_path):
+@pytest.mark.parametrize("model, layers", [(MODEL, ("dense/kernel:0", "dense_1/kernel:0")),
+                                           (SLIM, ("fully_connected/weights:0", "fully_connected_1/biases:0"))],
+                         ids=["tf.layers", "tf-slim"])
+def test_the_migrated_pair_trains_the_tf1_layers_on_a_ps_and_two_workers(tmp_path, model, layers):
     """The chief's coordinator runs 10 steps on the workers; the layer's variables live on the ps task, named as
     TF1 named them, and the loss falls."""
     task = TASK.replace('print("trained steps:", step)', 'print("trained steps:", step, "loss:", loss_value)')
-    results = migrated(tmp_path, task=task)
+    results = migrated(tmp_path, task=task, model=model)
     assert "TFM104" not in {f.rule for f in results["task"].findings}, results["task"].findings
     printed = '    print("trained steps:", step, "loss:", loss_value)\n'
     assert printed in results["task"].source
@@ -239,7 +261,7 @@ def test_the_migrated_pair_trains_the_tf1_layers_on_a_ps_and_two_workers(tmp_pat
         '    print("variables:", sorted((v.name, v.device) for v in inference_layer.variables))\n'))
     out = _serve(tmp_path, results)
     variables = re.search(r"^variables: (.*)$", out, re.MULTILINE).group(1)
-    for name in ("dense/kernel:0", "dense_1/kernel:0", "logits/weights:0", "logits/biases:0"):
+    for name in (*layers, "logits/weights:0", "logits/biases:0"):
         assert f"'{name}', '/job:ps/replica:0/task:0" in variables, variables
     loss = float(re.search(r"^trained steps: 10 loss: (\S+)$", out, re.MULTILINE).group(1))
     assert loss < 0.69, out[-3000:]  # below the untrained log(2)

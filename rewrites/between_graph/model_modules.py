@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from rewrites.between_graph import graph_calls
+from rewrites.contrib_successors import successor
 from rewrites.syntax import Unsupported, bind_arguments, first_line, subtree
 
 KEPT = "runs as TF1 code in a Keras layer (track_tf1_style_variables)"
@@ -33,13 +34,21 @@ REFUSED = (
      "would make again at every call: make it with tf.get_variable, or migrate the function by hand"),
     (lambda api: api.startswith("keras."), f"makes a Keras layer, which {KEPT_IN} does not track: migrate the "
      "function by hand"),
-    (lambda api: api.startswith("contrib."), "is tf.contrib's, gone in TF 2: migrate the function by hand"),
+    (lambda api: api.startswith("contrib.") and not _in_tf_slim(api), "is tf.contrib's, gone in TF 2 (tf-slim has "
+     "no successor of it): migrate the function by hand"),
     (lambda api: api.startswith("train.") and api.endswith("Optimizer"), "makes an optimizer: the migrated step "
      "applies the graph's; minimize the function's loss in the graph's own block, or migrate it by hand"),
     (lambda api: api.startswith("metrics."), "makes TF1's metric variables, which the migrated step does not run: "
      "migrate the function by hand"),
     *(rule for rule in graph_calls.REFUSED if rule[1] is not graph_calls.MAKES_VARIABLES),
 )
+
+
+def _in_tf_slim(api: str) -> bool:
+    """tf.contrib's ``api`` lives on in tf-slim, the same code (TFM005 moves it there)."""
+    return (successor(api) or "").startswith("tf_slim.")
+
+
 # Arguments of a call making variables that the shim cannot carry (sharded variables fail in it).
 PARTITIONED = {"get_variable": "partitioner", "variable_scope": "partitioner"}
 # Parameters Keras reads itself in a layer's `call`.
@@ -84,6 +93,7 @@ def kept_function(statement, value, module: graph_calls.ModuleCode, api) -> Kept
                                  "folder)")
     _refuse_partitioners(kept, home, home.api or api, value, used)
     _refuse_other_modules(kept.function, home, value, used, set())
+    _refuse_contrib_staying(home, home.api or api, value, used)
     params = kept.function.params
     if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None or params.kwonly_params \
             or params.posonly_params:
@@ -153,6 +163,21 @@ def _refuse_other_modules(function: cst.FunctionDef, home: graph_calls.ModuleCod
             raise Unsupported(call, f"{used} makes variables in a function calling `{first_line(node)}` of "
                                     f"{found[0].file}, another module: only the function's own is made a TF2 module "
                                     f"with the graph's; migrate it by hand")
+
+
+def _refuse_contrib_staying(home: graph_calls.ModuleCode, api, call: cst.Call, used: str) -> None:
+    """Where the function's module uses tf.contrib, all of it lives on in tf-slim: TFM005 moves every use of a name
+    an import binds, or none, and the migrated program imports the module."""
+    names = [node for node in subtree(home.tree) if isinstance(node, (cst.Attribute, cst.Name))
+             and (api(node) or "").startswith("contrib.")]
+    if not any(_in_tf_slim(api(node)) for node in names):
+        return
+    staying = next((node for node in names if not _in_tf_slim(api(node)) and (api(node) or "").count(".") > 1), None)
+    if staying is not None:
+        where = f" (line {home.position(staying)[0]} of {home.file})" if home.position is not None else ""
+        raise Unsupported(call if home.position is not None else staying,
+                          f"{used} makes variables with tf.contrib's layers, which tf-slim keeps, in a module that "
+                          f"also uses tf.{api(staying)}, which TF 2 has not{where}: migrate it by hand")
 
 
 def build_inputs(call: cst.Call, kept: KeptFunction, tensors: set[str], elements: list[str],
