@@ -9,10 +9,11 @@ tf.compat.v1.X: another module is changed with the graph's, so it must be given 
 in other TF1 graphs.
 
 Read: the graph's `name = f(...)` or `a, b = f(...)`, where the first thing `f` (or a function it calls) does that a
-step cannot is to make variables. It may make them only with `get_variable` (no partitioner), `variable_scope` and
-TF1's `tf.layers`: what the shim tracks by name. A `tf.Variable` (made again at every call), a Keras layer, tf.contrib
-(gone in TF 2), an optimizer, the global step, TF1's metrics, and all a step cannot do otherwise leave the program,
-named. The call's first argument, and each naming the graph's tensors, is a tensor of a known spec: the batch's, or a
+step cannot is to make variables. It may make them only with `get_variable` (no partitioner), `variable_scope`,
+TF1's `tf.layers` and tf.contrib's layers that tf-slim keeps (where all of tf.contrib its module uses lives on there,
+which TFM005 moves it to): what the shim tracks by name. A `tf.Variable` (made again at every call), a Keras layer,
+the rest of tf.contrib (gone in TF 2), an optimizer, the global step, TF1's metrics, a function of a third module,
+and all a step cannot do otherwise leave the program, named. The call's first argument, and each naming the graph's tensors, is a tensor of a known spec: the batch's, or a
 placeholder's of a shape and dtype.
 """
 
