@@ -305,3 +305,76 @@ def test_the_run_groups_a_between_graph_program_with_the_model_module_it_imports
     groups = program_groups(texts, frozenset(RULES))
     assert sorted(map(sorted, groups)) == sorted([[str(folder / "__init__.py")],
                                                   sorted([str(folder / "task.py"), str(folder / "model.py")])])
+
+
+# The TF tutorials' mnist.py `inference`: each layer's tf.Variables in a name scope of its own.
+SCOPED = '''\
+"""The model: layers of name scopes."""
+import tensorflow as tf
+
+NUM_CLASSES = 2
+
+
+def inference(features, hidden_units):
+    """A hidden layer, then the logits."""
+    with tf.name_scope("hidden"):
+        weights = tf.Variable(tf.truncated_normal([4, hidden_units], stddev=0.5), name="weights")
+        biases = tf.Variable(tf.zeros([hidden_units]), name="biases")
+        hidden = tf.nn.relu(tf.matmul(features, weights) + biases)
+    with tf.name_scope("logits"):
+        weights = tf.Variable(tf.truncated_normal([hidden_units, NUM_CLASSES], stddev=0.5), name="weights")
+        biases = tf.Variable(tf.zeros([NUM_CLASSES]), name="biases")
+        logits = tf.matmul(hidden, weights) + biases
+    return logits
+
+
+def training(loss, learning_rate):
+    return tf.train.GradientDescentOptimizer(learning_rate).minimize(loss)
+'''
+SCOPED_TASK = TASK.replace("model.inference(x, [8, 4])", "model.inference(x, 8)")
+
+
+def test_a_function_of_another_module_making_tf_variables_becomes_a_tf_module_there(tmp_path):
+    results = migrated(tmp_path, task=SCOPED_TASK, model=SCOPED)
+    task, model = results["task"], results["model"]
+    assert "TFM104" not in {f.rule for f in task.findings}, task.findings
+    assert "        inference = model.Inference(8)\n" in task.source
+    assert "                logits = inference(x)\n" in task.source
+    assert ("class Inference(tf.Module):\n" in model.source and "    def __init__(self, hidden_units):\n"
+            in model.source and "    def __call__(self, features):\n" in model.source)
+    assert ("        self.hidden_weights = tf.compat.v1.Variable(tf.random.truncated_normal([4, hidden_units], "
+            "stddev=0.5), name=\"weights\")\n") in model.source
+    assert "def inference(" not in model.source and "def training(" in model.source
+    (note,) = [f for f in model.findings if f.rule == "TFM103"]
+    assert SCOPED.splitlines()[note.line - 1].startswith("def inference(")
+    assert "`Inference` (a tf.Module) replaces the function making variables" in note.message
+
+
+@pytest.mark.parametrize("task, model, message", [
+    (SCOPED_TASK, SCOPED.replace("def training(loss, learning_rate):\n    return tf.train.GradientDescentOptimizer"
+                                 "(learning_rate).minimize(loss)\n", ""),
+     "tf.truncated_normal (line 10 of model.py), which TF 2 has not, in a module read as TF 2's"),
+    (SCOPED_TASK.replace("import trainer.model as model\n", "import trainer.model as model\nfrom trainer.model import "
+                         "inference\n").replace("model.inference(x, 8)", "inference(x, 8)"), SCOPED,
+     "imported by its name: the function becomes the tf.Module `Inference` there"),
+], ids=["TF1 names in a module read as TF 2's", "imported by name"])
+def test_a_tf_module_the_graph_cannot_make_from_another_module_leaves_the_program(tmp_path, task, model, message):
+    results = migrated(tmp_path, task=task, model=model)
+    assert "ClusterCoordinator" not in results["task"].source
+    (finding,) = [f for f in results["task"].findings if f.rule == "TFM104"]
+    assert message in finding.message, finding.message
+
+
+@pytest.mark.tensorflow
+def test_the_tf_module_of_another_module_trains_on_a_ps_and_two_workers(tmp_path):
+    task = SCOPED_TASK.replace('print("trained steps:", step)', 'print("trained steps:", step, "loss:", loss_value)')
+    results = migrated(tmp_path, task=task, model=SCOPED)
+    assert "TFM104" not in {f.rule for f in results["task"].findings}, results["task"].findings
+    printed = '    print("trained steps:", step, "loss:", loss_value)\n'
+    results["task"].source = results["task"].source.replace(printed, (  # the last step's loss fetched
+        '    print("trained steps:", step, "loss:", float(loss_value.fetch()))\n'
+        '    print("devices:", sorted({v.device for v in inference.variables}))\n'))
+    out = _serve(tmp_path, results)
+    assert re.search(r"^devices: \['/job:ps/replica:0/task:0/device:CPU:0'\]$", out, re.MULTILINE), out[-3000:]
+    loss = float(re.search(r"^trained steps: 10 loss: (\S+)$", out, re.MULTILINE).group(1))
+    assert loss < 0.69, out[-3000:]  # below the untrained log(2)

@@ -201,7 +201,7 @@ def _other_module(home: graph_calls.ModuleCode, edits: ModuleEdits, call: cst.Ca
     return edits.apply(), [("TFM103", *home.position(statement), "the function builds the per-worker dataset of the "
                             f"between-graph program of {os.path.basename(path)} now: it returns its tf.data "
                             "pipeline, not its one-shot iterator's batches") for statement, new in
-                           edits.statements.items() if new]
+                           edits.statements.items() if new and not isinstance(statement, cst.FunctionDef)]
 
 
 class _Program:
@@ -308,9 +308,15 @@ class _Program:
                 self.edits.expressions[local.branch.orelse] = cst.RemoveFromParent()
         for statement in removed:
             self.edits.remove(statement)
-        for function, module_class in graph.models:
-            self.edits.replace(function, [module_class])
-            removed.append(function)
+        for function, module_class, home in graph.models:
+            if home is None:
+                self.edits.replace(function, [module_class])
+                removed.append(function)
+                continue
+            self.other_edits.setdefault(home.module.path, (home.module, ModuleEdits(home.module.view), home.call,
+                                                           "makes variables"))[1].replace(function, [module_class])
+            self.other_notes.setdefault(home.module.path, []).append((home.module, function, home.note(
+                module_class, os.path.basename(self.rewrite.path))))
         for layer, home, call, function in graph.kept:  # kept as TF1 code, run in a Keras layer (model_modules.py)
             self.edits.insert_before(self.view.module_statement_of(device), [layer])
             self.edits.legacy_keras = True  # before TensorFlow is imported

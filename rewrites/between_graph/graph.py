@@ -114,8 +114,8 @@ class Graph:
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
     summaries: list[cst.BaseStatement] = field(default_factory=list)  # `tf.summary.scalar(...)`: dropped
     merged: list[str] = field(default_factory=list)  # `summary_op = tf.summary.merge_all()`: a run may fetch it
-    models: list[tuple[cst.FunctionDef, cst.ClassDef]] = field(default_factory=list)  # a function making variables,
-    # the tf.Module replacing it (model_functions.py)
+    models: list[tuple[cst.FunctionDef, cst.ClassDef, object]] = field(default_factory=list)  # a function making
+    # variables, the tf.Module replacing it, its module (a model_modules.OtherHome; None: the graph's)
     kept: list[tuple[cst.ClassDef, object, cst.Call, cst.FunctionDef]] = field(default_factory=list)  # the Keras
     # layer running a function kept as TF1 code, its module (a graph_calls.ModuleCode; None: the graph's), the graph's
     # call, the function (model_modules.py)
@@ -178,6 +178,9 @@ class _Reader:
                 continue
             if (function := model_functions.model_function(value, self.module, self.api)) is not None:
                 self._model(graph, statement, value, function)
+                continue
+            if (found := model_modules.other_model_function(value, self.module)) is not None:
+                self._model(graph, statement, value, found[1], model_modules.other_home(value, *found, self.module))
                 continue
             if (kept := model_modules.kept_function(statement, value, self.module, self.api)) is not None:
                 model_modules.keep(graph, statement, value, kept, self.module, self.code)
@@ -465,12 +468,17 @@ class _Reader:
         graph.computation.append(self.code(statement).strip())
         graph.computed += _unpacked(statement) or [single_assign(statement)[0]]
 
-    def _model(self, graph: Graph, statement, call: cst.Call, function: cst.FunctionDef) -> None:
+    def _model(self, graph: Graph, statement, call: cst.Call, function: cst.FunctionDef,
+               home: model_modules.OtherHome | None = None) -> None:
         """`a, b = build(x)`, a function of the module making variables: a tf.Module made in the strategy's
         scope (of the function's name), called in the step; the placeholders it returns are the step's."""
         name = function.name.value
-        model = model_functions.read(call, function, self.module, self.api, self.module.names[name] - 1)
-        if self.module.names[model.class_name]:
+        module, api, spelled = (home.module, home.module.api, home.spelled) if home else (
+            self.module, self.api, self.spelled)
+        model = model_functions.read(call, function, module, api, home.uses if home else self.module.names[name] - 1)
+        if home is not None:
+            home.check(model)
+        if module.names[model.class_name]:
             raise Unsupported(call, f"`{first_line(call)}` in the graph makes variables: its function becomes the "
                                     f"tf.Module `{model.class_name}`, a name the module already has")
         assign = single_assign(statement)
@@ -480,7 +488,7 @@ class _Reader:
                                          f"returns {len(model.returned)} values; bind each to a name")
         fed = {local: target for local, target in zip(model.returned, targets) if local is not None}
         built = model_functions.arguments(model, call, model.built_from, self.code)
-        graph.variables.append(f"{name} = {model.class_name}({built})")
+        graph.variables.append(f"{name} = {home.prefix if home else ''}{model.class_name}({built})")
         graph.variable_names.append(f"*{name}.trainable_variables")
         graph.tracked.append(name)
         for variable, _, made in model.variables:
@@ -496,7 +504,7 @@ class _Reader:
         arguments = model_functions.arguments(model, call, model.called_with, self.code, fed_here)
         graph.computation.append(f"{', '.join(targets)} = {name}({arguments})")
         graph.computed += [target for target in targets if target not in fed_here]
-        graph.models.append((function, model_functions.module_class(model, self.spelled, self.module.indent)))
+        graph.models.append((function, model_functions.module_class(model, spelled, module.indent), home))
 
     # -- input: a tf.data iterator ----------------------------------------------------------
 

@@ -13,19 +13,25 @@ step cannot is to make variables. It may make them only with `get_variable` (no 
 TF1's `tf.layers` and tf.contrib's layers that tf-slim keeps (where all of tf.contrib its module uses lives on there,
 which TFM005 moves it to): what the shim tracks by name. A `tf.Variable` (made again at every call), a Keras layer,
 the rest of tf.contrib (gone in TF 2), an optimizer, the global step, TF1's metrics, a function of a third module,
-and all a step cannot do otherwise leave the program, named. The call's first argument, and each naming the graph's tensors, is a tensor of a known spec: the batch's, or a
-placeholder's of a shape and dtype.
+and all a step cannot do otherwise leave the program, named. The call's first argument, and each naming the
+graph's tensors, is a tensor of a known spec: the batch's, or a placeholder's of a shape and dtype.
+
+A function of another module making tf.Variables as model_functions.py reads them becomes its tf.Module there
+(OtherHome), the graph making it as `model.Inference(...)`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
-from rewrites.between_graph import graph_calls
+from rewrites.between_graph import graph_calls, input_functions, model_functions
+from rewrites import tf_api
 from rewrites.contrib_successors import successor
-from rewrites.syntax import Unsupported, bind_arguments, first_line, subtree
+from rewrites.program.spelling import Spelling
+from rewrites.syntax import Unsupported, bind_arguments, first_line, source, subtree
 
 KEPT = "runs as TF1 code in a Keras layer (track_tf1_style_variables)"
 KEPT_IN = "a function kept as TF1 code in a Keras layer (track_tf1_style_variables)"
@@ -95,6 +101,8 @@ def kept_function(statement, value, module: graph_calls.ModuleCode, api) -> Kept
     _refuse_partitioners(kept, home, home.api or api, value, used)
     _refuse_other_modules(kept.function, home, value, used, set())
     _refuse_contrib_staying(home, home.api or api, value, used)
+    if kept.home is not None:
+        refuse_unspelled(kept.function, kept.home, Spelling(kept.home.view), value, used)
     params = kept.function.params
     if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None or params.kwonly_params \
             or params.posonly_params:
@@ -252,3 +260,74 @@ def module_note(function: cst.FunctionDef, layer: cst.ClassDef, path: str) -> st
             f"between-graph program of {path} now (track_tf1_style_variables): its variables made once, in the "
             "strategy's scope, named as TF1 named them; this module is a TF2 module, its TF1 calls spelled "
             "tf.compat.v1.X")
+
+
+@dataclass
+class OtherHome:
+    """A function of another module making tf.Variables as model_functions.py reads them (the TF tutorials'
+    `model.inference(images, hidden1)` of name scopes): the tf.Module replacing it is written in its module, made
+    TF2's with the graph's, and the graph makes it as `model.Inference(...)`."""
+
+    module: graph_calls.ModuleCode
+    call: cst.Call
+    prefix: str  # how the graph names the module: `model.`
+    uses: int  # 1: called nowhere else in the program
+    spelled: Callable[[cst.CSTNode], cst.CSTNode]  # the module's TensorFlow references respelled
+
+    def check(self, model: model_functions.ModelFunction) -> None:
+        if model.placeholders:
+            raise Unsupported(self.call, f"`{first_line(self.call)}` in the graph makes a placeholder in "
+                                         f"{self.module.file}, which the step would take: migrate it by hand")
+
+    def note(self, module: cst.ClassDef, path: str) -> str:
+        """The TFM103 of the function, in its module."""
+        return (f"`{module.name.value}` (a tf.Module) replaces the function making variables that the between-graph "
+                f"program of {path} calls: its variables made once, in the strategy's scope, its call computing "
+                "with them in the step; this module is a TF2 module, its TF1 calls spelled tf.compat.v1.X")
+
+
+def other_model_function(value, module: graph_calls.ModuleCode
+                         ) -> tuple[graph_calls.ModuleCode, cst.FunctionDef] | None:
+    """(its module, the function) when ``value`` calls a function of another module of the program that makes
+    tf.Variables as model_functions.py reads them."""
+    found = graph_calls.other_function(value.func, module) if isinstance(value, cst.Call) else None
+    if found is None or found[0].api is None:
+        return None
+    other, function = found
+    called = cst.Call(cst.Name(function.name.value))
+    return found if model_functions.model_function(called, other, other.api) is not None else None
+
+
+def other_home(call: cst.Call, other: graph_calls.ModuleCode, function: cst.FunctionDef,
+               module: graph_calls.ModuleCode) -> OtherHome:
+    """Where the tf.Module replacing ``function`` goes; Unsupported when the graph cannot make it from there."""
+    used = f"`{first_line(call)}` in the graph makes variables in {other.file}"
+    class_name = "".join(part[:1].upper() + part[1:] for part in function.name.value.split("_"))
+    if graph_calls.in_run(other.path, module.run) is None:
+        raise Unsupported(call, f"{used}, which is not migrated with this file: the function becomes the tf.Module "
+                                f"`{class_name}` there; give tf-migrate both files (or their folder)")
+    if not isinstance(call.func, cst.Attribute):
+        raise Unsupported(call, f"{used}, imported by its name: the function becomes the tf.Module `{class_name}` "
+                                "there, which this module does not import; call it through its module (`import "
+                                "model`, `model.inference(...)`) or migrate it by hand")
+    if module.names[function.name.value] != 1:
+        raise Unsupported(call, f"{used}: the graph's module names `{function.name.value}` otherwise, which the "
+                                "migrated program binds to the function's tf.Module")
+    spelling = Spelling(other.view)
+    refuse_unspelled(function, other, spelling, call, f"`{first_line(call)}` in the graph")
+    elsewhere = input_functions.called_elsewhere(call, function, module, other)
+    return OtherHome(other, call, f"{source(call.func.value)}.", 1 if elsewhere == [] else 2, spelling.spelled)
+
+
+def refuse_unspelled(function: cst.FunctionDef, home: graph_calls.ModuleCode, spelling: Spelling, call: cst.Call,
+                     used: str) -> None:
+    """The function names no TF1 API that TF 2 has not, where its module keeps it as it is (a module whose only TF1
+    names are renamed ones reads as TF 2's): the migrated program would not find it."""
+    if spelling.rebinding.kind not in ("tf2", "none"):
+        return
+    for node in graph_calls.in_order(function):
+        name = home.api(node) if isinstance(node, cst.Attribute) else None
+        if name is not None and not name.startswith("contrib.") and not tf_api.exists_in_tf2(name):
+            raise Unsupported(call, f"{used}: tf.{name} (line {home.position(node)[0]} of {home.file}), which TF 2 "
+                                    "has not, in a module read as TF 2's: spell it as TF 2 does (or "
+                                    "tf.compat.v1's) and migrate again")
