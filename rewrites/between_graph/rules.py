@@ -56,7 +56,7 @@ per-worker dataset, and so does one a function of the module the graph calls onc
 of (`return make_one_shot_iterator(<pipeline>).get_next()`, or those batches unpacked into names it returns): the
 function returns the pipeline; an input that may end (no `.repeat()` without a count) stops the loop where it ends,
 as TF1's session stopped. A function of the
-module the graph calls once that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
+module the graph calls once (or of another module given with it, `model.inference(...)`) that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
 tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of its name in CamelCase: its __init__
 makes the variables as the function's statements made them, once, in the strategy's scope; its __call__ runs the
 rest in the step; a placeholder the function returns is fed as the graph's own; a variable made in a `with
