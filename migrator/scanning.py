@@ -64,6 +64,7 @@ def scan(source: str, enabled: Collection[str]) -> Scan:
     related = any(word in source for word in PROGRAM_WORDS)
     tree = _parsed(source) if by_text or related else None
     families = families_for(source, enabled, tree) if by_text else []
+    related = related or any(family.module in READS_ITS_PROGRAM for family in families)
     return Scan(tuple(family.module for family in families), imports_of(tree) if related and tree else None)
 
 

@@ -88,8 +88,8 @@ VARIABLE_HELPERS = ("def weight_variable(shape):\n  initial = tf1.truncated_norm
                                                                           "  w = weights\n"),
      "    prediction, keep = net(x)\n", "keep = tf1.placeholder(tf1.float32)",
      "`net(x)` in the graph calls tf.placeholder, which makes a placeholder: TF 2 has none"),
-    ("def net(x):\n  return tf1.layers.dense(x, 1)\n", "    prediction = net(x)\n", "return tf1.layers.dense(x, 1)",
-     "calls tf.layers.dense, which makes variables"),
+    ("def net(x):\n  return tf1.keras.layers.Dense(1)(x)\n", "    prediction = net(x)\n",
+     "return tf1.keras.layers.Dense(1)(x)", "calls tf.keras.layers.Dense, which makes a Keras layer"),
     ("def batches(x, y):\n  return tf1.train.batch([x, y], 4)\n", "    bx, by = batches(x, y)\n",
      "return tf1.train.batch([x, y], 4)", "calls tf.train.batch, which reads TF1's input queues"),
     ("CALLS = 0\n\n\ndef net(x):\n  global CALLS\n  CALLS += 1\n  return tf1.matmul(x, weights)\n",
@@ -328,12 +328,12 @@ HELPER = ("import tensorflow.compat.v1 as tf\n\n\ndef weight_variable(shape):\n"
 
 
 @pytest.mark.parametrize("model, message", [
-    (HELPER, "`model.inference(x)` in the graph (through `weight_variable`) calls tf.Variable, which makes variables"
-             ": the step function would make them again at every step; make them in the graph's own block (or Keras "
-             "layers in the strategy's scope) by hand (line 5 of model.py: `tf.Variable(tf.truncated_normal(shape, "
-             "stddev=0.1), name=...`)"),
+    (HELPER, "`model.inference(x)` in the graph (through `weight_variable`) calls tf.Variable, which makes a "
+             "variable that a function kept as TF1 code in a Keras layer (track_tf1_style_variables) would make again "
+             "at every call: make it with tf.get_variable, or migrate the function by hand (line 5 of model.py: "
+             "`tf.Variable(tf.truncated_normal(shape, stddev=0.1), name=...`)"),
     ("import tensorflow.compat.v1 as tf\n\n\ndef inference(x):\n  return tf.layers.dense(x, 1)\n",
-     "`model.inference(x)` in the graph calls tf.layers.dense, which makes variables"),
+     "`model.inference(x)` in the graph makes variables in model.py, which is not migrated with this file"),
     ("import tensorflow.compat.v1 as tf\n\n\ndef inference(x):\n"
      "  return tf.data.Dataset.from_tensors(x).make_one_shot_iterator().get_next()\n",
      "`model.inference(x)` in the graph builds its tf.data input in model.py, which is not migrated with this "
@@ -344,7 +344,7 @@ HELPER = ("import tensorflow.compat.v1 as tf\n\n\ndef weight_variable(shape):\n"
      ", which turns TF 2's behaviour off for the migrated program; remove that from the module by hand (line 2 of "
      "model.py: `tf.disable_v2_behavior()`)"),
     ("import layers\n\n\ndef inference(x):\n  return layers.dense(x)\n",
-     "`model.inference(x)` in the graph (through `dense`) calls tf.get_variable, which makes variables"),
+     "`model.inference(x)` in the graph makes variables in model.py, which is not migrated with this file"),
     ("class Net:\n  pass\n\n\ninference = Net()\n",
      "`model.inference(x)` in the graph: `model.inference(x)` calls into another module of the program (model.py) "
      "what is not a function defined at its top"),

@@ -21,7 +21,8 @@ import libcst as cst
 
 from rewrites.base import TFCodemod
 from rewrites.between_graph import (device_functions, emit, exports, graph_calls, holders, in_graph,
-                                    input_functions, inputs, monitored, synchronous, tfos, unlimited, unread)
+                                    input_functions, inputs, model_modules, monitored, synchronous, tfos, unlimited,
+                                    unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
@@ -111,8 +112,10 @@ class Rewrite(TFCodemod):
                     raise Unsupported(node, needed(rule, self.enabled, message))
             emit.make_tf2(program.edits, spelling, program.replaced, self.generated_imports())
             code = program.edits.apply()
-            others = {path: _other_module(home, edits, call, self.path)
-                      for path, (home, edits, call) in program.other_edits.items()}
+            others = {path: _other_module(home, edits, call, self.path, does)
+                      for path, (home, edits, call, does) in program.other_edits.items()}
+            for path, notes in program.other_notes.items():
+                others[path][1].extend(("TFM103", *home.position(node), message) for home, node, message in notes)
         except Unsupported as problem:
             self.report("TFM104", problem.node, f"between-graph program left as it is: {problem}")
             return updated_node
@@ -187,20 +190,20 @@ class Rewrite(TFCodemod):
         return found
 
 
-def _other_module(home: graph_calls.ModuleCode, edits: ModuleEdits, call: cst.Call, path: str
+def _other_module(home: graph_calls.ModuleCode, edits: ModuleEdits, call: cst.Call, path: str, does: str
                   ) -> tuple[str, list[tuple[str, int, int, str]]]:
     """The new code of another module whose function builds the graph's input, a TF2 module now (the migrated
     program imports it), and its TFM103 findings, at each return changed; Unsupported at the graph's ``call``."""
     try:
         emit.make_tf2(edits, Spelling(home.view, set(edits.statements)), set(edits.statements), {})
     except Unsupported as problem:
-        raise Unsupported(call, f"`{source(call).split('(')[0]}(` in the graph builds its input in {home.file}, "
+        raise Unsupported(call, f"`{source(call).split('(')[0]}(` in the graph {does} in {home.file}, "
                                 f"which becomes a TF2 module: {problem} (line {home.position(problem.node)[0]} of "
                                 f"{home.file}: `{first_line(problem.node)}`)") from None
     return edits.apply(), [("TFM103", *home.position(statement), "the function builds the per-worker dataset of the "
                             f"between-graph program of {os.path.basename(path)} now: it returns its tf.data "
                             "pipeline, not its one-shot iterator's batches") for statement, new in
-                           edits.statements.items() if new]
+                           edits.statements.items() if new and not isinstance(statement, cst.FunctionDef)]
 
 
 class _Program:
@@ -213,7 +216,9 @@ class _Program:
         self.followed = followed  # the device blocks whose setter a function of the module makes
         self.edits = ModuleEdits(view)
         # Another module's functions building the graph's input: its path -> (its code, the edits of it).
-        self.other_edits: dict[str, tuple[graph_calls.ModuleCode, ModuleEdits, cst.Call]] = {}  # and the call
+        # (and the graph's call, what it does there)
+        self.other_edits: dict[str, tuple[graph_calls.ModuleCode, ModuleEdits, cst.Call, str]] = {}
+        self.other_notes: dict[str, list[tuple[graph_calls.ModuleCode, cst.CSTNode, str]]] = {}  # TFM103s there
         self.notes: list[tuple[str, cst.CSTNode, str]] = []
         self.replaced: set[cst.CSTNode] = set()
         self.restore_written = False
@@ -306,9 +311,24 @@ class _Program:
                 self.edits.expressions[local.branch.orelse] = cst.RemoveFromParent()
         for statement in removed:
             self.edits.remove(statement)
-        for function, module_class in graph.models:
-            self.edits.replace(function, [module_class])
-            removed.append(function)
+        for function, module_class, home in graph.models:
+            if home is None:
+                self.edits.replace(function, [module_class])
+                removed.append(function)
+                continue
+            self.other_edits.setdefault(home.module.path, (home.module, ModuleEdits(home.module.view), home.call,
+                                                           "makes variables"))[1].replace(function, [module_class])
+            self.other_notes.setdefault(home.module.path, []).append((home.module, function, home.note(
+                module_class, os.path.basename(self.rewrite.path))))
+        for layer, home, call, function in graph.kept:  # kept as TF1 code, run in a Keras layer (model_modules.py)
+            self.edits.insert_before(self.view.module_statement_of(device), [layer])
+            self.edits.legacy_keras = True  # before TensorFlow is imported
+            self.edits.add_import("importlib.metadata")
+            self.edits.add_import("os")
+            if home is not None:  # its module made TF2's with this one
+                self.other_edits.setdefault(home.path, (home, ModuleEdits(home.view), call, "makes variables"))
+                self.other_notes.setdefault(home.path, []).append((home, function, model_modules.module_note(
+                    function, layer, os.path.basename(self.rewrite.path))))
         for function in [*graph.training_functions, *step_functions]:
             self.edits.remove(function)
             removed.append(function)
@@ -319,7 +339,8 @@ class _Program:
                 self.edits.replace(batches, pipeline)
                 removed.append(batches)
             else:
-                self.other_edits.setdefault(home.path, (home, ModuleEdits(home.view), graph.input_call))[1].replace(
+                self.other_edits.setdefault(home.path, (home, ModuleEdits(home.view), graph.input_call,
+                                                        "builds its input"))[1].replace(
                     batches, pipeline)
         dataset = self._dataset(graph, wrapper or device, outer)
         tensor = next((e.tensor for e in [*in_loop, *evaluated]), None)

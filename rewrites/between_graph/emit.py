@@ -97,6 +97,7 @@ def checkpoints(graph: Graph, session: Session, names: Names, restore: dict[str,
                           synchronous=synchronous, optimizer_name=graph.optimizer_name,
                           checkpoint_items=", ".join(f"{name}={name}" for name in graph.tracked),
                           tf1_names={name: code for name, code in graph.tf1_names.items() if name},
+                          tf1_named=graph.tf1_named,
                           shard_slots=restores_shard_slots(graph.partitioner, graph.slots) and
                           "[" + ", ".join(graph.tf1_names.values()) + "]",
                           restore=restore, max_to_keep=session.manager.get("max_to_keep", "5"),

@@ -23,8 +23,8 @@ import libcst as cst
 
 from rewrites import keras_equivalents as keras_code
 from rewrites import keras_optimizers
-from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, synchronous,
-                                    training_functions)
+from rewrites.between_graph import (graph_calls, input_functions, inputs, model_functions, model_modules,
+                                    synchronous, training_functions)
 from rewrites.between_graph.fallbacks import newer_api
 from rewrites.between_graph.holders import session_only_attribute
 from rewrites.keras_equivalents import PARTITIONER_FOR_EVERY_VARIABLE
@@ -95,6 +95,7 @@ class Graph:
     tracked: list[str] = field(default_factory=list)  # what a checkpoint holds: variables and layers, by name
     tf1_names: dict[str | None, str] = field(default_factory=dict)  # TF1's name of each variable (code; None:
     # not known) -> its TF2 code
+    tf1_named: list[str] = field(default_factory=list)  # the layers whose variables carry TF1's names
     step_name: str = '"global_step"'                 # TF1's name of the global step (code)
     slots: Slots | None = None          # how TF1 named the optimizer's slots, and Keras' names of them
     shapes: dict[str, str] = field(default_factory=dict)  # tensor name -> code of its static shape
@@ -114,8 +115,11 @@ class Graph:
     session_only: dict[str, cst.BaseStatement] = field(default_factory=dict)  # name -> `name = tf.train.Saver()`
     summaries: list[cst.BaseStatement] = field(default_factory=list)  # `tf.summary.scalar(...)`: dropped
     merged: list[str] = field(default_factory=list)  # `summary_op = tf.summary.merge_all()`: a run may fetch it
-    models: list[tuple[cst.FunctionDef, cst.ClassDef]] = field(default_factory=list)  # a function making variables,
-    # the tf.Module replacing it (model_functions.py)
+    models: list[tuple[cst.FunctionDef, cst.ClassDef, object]] = field(default_factory=list)  # a function making
+    # variables, the tf.Module replacing it, its module (a model_modules.OtherHome; None: the graph's)
+    kept: list[tuple[cst.ClassDef, object, cst.Call, cst.FunctionDef]] = field(default_factory=list)  # the Keras
+    # layer running a function kept as TF1 code, its module (a graph_calls.ModuleCode; None: the graph's), the graph's
+    # call, the function (model_modules.py)
     training_functions: list[cst.FunctionDef] = field(default_factory=list)  # gone (training_functions.py)
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)
 
@@ -175,6 +179,12 @@ class _Reader:
                 continue
             if (function := model_functions.model_function(value, self.module, self.api)) is not None:
                 self._model(graph, statement, value, function)
+                continue
+            if (found := model_modules.other_model_function(value, self.module)) is not None:
+                self._model(graph, statement, value, found[1], model_modules.other_home(value, *found, self.module))
+                continue
+            if (kept := model_modules.kept_function(statement, value, self.module, self.api)) is not None:
+                model_modules.keep(graph, statement, value, kept, self.module, self.code)
                 continue
             assign = single_assign(statement)
             if assign is None and _unpacked(statement):  # `logits, probabilities = predict(x)`
@@ -462,12 +472,17 @@ class _Reader:
         graph.computation.append(self.code(statement).strip())
         graph.computed += _unpacked(statement) or [single_assign(statement)[0]]
 
-    def _model(self, graph: Graph, statement, call: cst.Call, function: cst.FunctionDef) -> None:
+    def _model(self, graph: Graph, statement, call: cst.Call, function: cst.FunctionDef,
+               home: model_modules.OtherHome | None = None) -> None:
         """`a, b = build(x)`, a function of the module making variables: a tf.Module made in the strategy's
         scope (of the function's name), called in the step; the placeholders it returns are the step's."""
         name = function.name.value
-        model = model_functions.read(call, function, self.module, self.api, self.module.names[name] - 1)
-        if self.module.names[model.class_name]:
+        module, api, spelled = (home.module, home.module.api, home.spelled) if home else (
+            self.module, self.api, self.spelled)
+        model = model_functions.read(call, function, module, api, home.uses if home else self.module.names[name] - 1)
+        if home is not None:
+            home.check(model)
+        if module.names[model.class_name]:
             raise Unsupported(call, f"`{first_line(call)}` in the graph makes variables: its function becomes the "
                                     f"tf.Module `{model.class_name}`, a name the module already has")
         assign = single_assign(statement)
@@ -477,7 +492,7 @@ class _Reader:
                                          f"returns {len(model.returned)} values; bind each to a name")
         fed = {local: target for local, target in zip(model.returned, targets) if local is not None}
         built = model_functions.arguments(model, call, model.built_from, self.code)
-        graph.variables.append(f"{name} = {model.class_name}({built})")
+        graph.variables.append(f"{name} = {home.prefix if home else ''}{model.class_name}({built})")
         graph.variable_names.append(f"*{name}.trainable_variables")
         graph.tracked.append(name)
         for variable, _, made in model.variables:
@@ -493,7 +508,7 @@ class _Reader:
         arguments = model_functions.arguments(model, call, model.called_with, self.code, fed_here)
         graph.computation.append(f"{', '.join(targets)} = {name}({arguments})")
         graph.computed += [target for target in targets if target not in fed_here]
-        graph.models.append((function, model_functions.module_class(model, self.spelled, self.module.indent)))
+        graph.models.append((function, model_functions.module_class(model, spelled, module.indent), home))
 
     # -- input: a tf.data iterator ----------------------------------------------------------
 

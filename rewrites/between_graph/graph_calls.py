@@ -86,13 +86,19 @@ class ModuleCode:
     tree: cst.Module | None = None  # the module itself
 
 
-def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None]) -> None:
+class MakesVariables(Unsupported):
+    """What a function the step would call does first that it cannot: make variables (model_modules.py may keep
+    such a function as TF1 code in a Keras layer)."""
+
+
+def check_calls(value: cst.BaseExpression, module: ModuleCode, api: Callable[[cst.CSTNode], str | None],
+                refused=None) -> None:
     """Unsupported, at the first thing a function of the program called in ``value`` (or one it calls, or uses)
-    does that the step function cannot do at every step, or at a call of another module of the program that is
-    not one of its functions; the message names the graph's call."""
+    does that the step function cannot do at every step (``refused``: REFUSED unless given), or at a call of
+    another module of the program that is not one of its functions; the message names the graph's call."""
     nodes = _Nodes(value)
     for node in nodes:
-        _check_use(node, nodes, module, api, None, set())
+        _check_use(node, nodes, module, api, None, set(), refused or REFUSED)
 
 
 class _Nodes:
@@ -112,7 +118,8 @@ class _Nodes:
         return self.calls.get(id(node), node)
 
 
-def _check_use(node: cst.CSTNode, nodes: _Nodes, module: ModuleCode, api, used: str | None, seen: set) -> None:
+def _check_use(node: cst.CSTNode, nodes: _Nodes, module: ModuleCode, api, used: str | None, seen: set,
+               refused) -> None:
     """If ``node`` names a function of the program, that function checked. ``used``: how the graph uses the
     function ``node`` is in (None: ``node`` is the graph's)."""
     def how() -> str:
@@ -120,10 +127,10 @@ def _check_use(node: cst.CSTNode, nodes: _Nodes, module: ModuleCode, api, used: 
 
     if isinstance(node, cst.Name) and node.value in module.functions and id(node) not in nodes.not_names:
         if id(module.functions[node.value]) not in seen:
-            _check(module.functions[node.value], module, api, how(), seen)
+            _check(module.functions[node.value], module, api, how(), seen, refused)
     elif (found := other_function(node, module)) is not None:
         if id(found[1]) not in seen:
-            _check_other(nodes.use(node), *found, how(), seen)
+            _check_other(nodes.use(node), *found, how(), seen, refused)
     elif isinstance(node, cst.Call) and (name := _program_module(node.func, module)) and api(node.func) is None \
             and other_function(node.func, module) is None:
         raise Unsupported(node, f"{how()}: `{first_line(node)}` calls into another module of the program "
@@ -177,23 +184,24 @@ def in_run(where: str, run: dict[str, str]) -> str | None:
     return next((text for path, text in run.items() if os.path.abspath(path) == os.path.abspath(where)), None)
 
 
-def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef, used: str, seen: set) -> None:
+def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef, used: str, seen: set,
+                 refused) -> None:
     """A function of another module, called from there by the migrated step: neither it nor its module's code
     run on import may do what a step cannot. What stops it is found there and reported at ``node``."""
     try:
         for statement in other.module_level:
             for inner in in_order(statement):
                 refuse(inner, other.api, f"{used}: its module, imported by the migrated program,", IMPORTED)
-        _check(function, other, other.api, used, seen)
+        _check(function, other, other.api, used, seen, refused)
     except Unsupported as problem:
         where = "" if getattr(problem, "placed", False) else \
             f" (line {other.position(problem.node)[0]} of {other.file}: `{first_line(problem.node)}`)"
-        placed = Unsupported(node, f"{problem}{where}")
+        placed = type(problem)(node, f"{problem}{where}")
         placed.placed = True  # by the innermost module's
         raise placed from None
 
 
-def _check(function: cst.FunctionDef, module: ModuleCode, api, used: str, seen: set) -> None:
+def _check(function: cst.FunctionDef, module: ModuleCode, api, used: str, seen: set, refused) -> None:
     """``used``: how the graph uses the function (or the one leading to it, which ``seen`` starts with)."""
     called = used + (f" (through `{function.name.value}`)" if seen else "")
     seen.add(id(function))
@@ -202,8 +210,8 @@ def _check(function: cst.FunctionDef, module: ModuleCode, api, used: str, seen: 
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             raise Unsupported(node, f"{called} sets `{first_line(node)}`: run at every step now, its function must "
                                     "only compute tensors; migrate it by hand")
-        _check_use(node, nodes, module, api, used, seen)
-        refuse(node, api, called)
+        _check_use(node, nodes, module, api, used, seen, refused)
+        refuse(node, api, called, refused)
 
 
 def refuse(node: cst.CSTNode, api, where: str, refused=REFUSED) -> None:
@@ -213,7 +221,7 @@ def refuse(node: cst.CSTNode, api, where: str, refused=REFUSED) -> None:
         name = f"data.Iterator.{node.func.attr.value}"
     why = next((why for test, why in refused if name and test(name)), None)
     if why is not None:
-        raise Unsupported(node, f"{where} calls tf.{name}, which {why}")
+        raise (MakesVariables if why is MAKES_VARIABLES else Unsupported)(node, f"{where} calls tf.{name}, which {why}")
 
 
 def in_order(node: cst.CSTNode):

@@ -49,7 +49,7 @@ def input_function(value, module: graph_calls.ModuleCode, api
         raise Unsupported(value, f"{call} builds its tf.data input in {other.file}, which is not migrated with this "
                                  "file: that function would return the pipeline now, for the per-worker dataset "
                                  "function; give tf-migrate both files (or their folder)")
-    elsewhere = _called_elsewhere(value, function, module, other)
+    elsewhere = called_elsewhere(value, function, module, other)
     if elsewhere is None or function.decorators:
         raise Unsupported(value, f"{call} builds its tf.data input in a function the program names elsewhere too "
                                  "(but calls in another TF1 graph, `with graph.as_default():`): it would return the "
@@ -71,7 +71,7 @@ def input_function(value, module: graph_calls.ModuleCode, api
     return other, returning_pipeline(*returned), elsewhere
 
 
-def _called_elsewhere(call: cst.Call, function: cst.FunctionDef, module: graph_calls.ModuleCode,
+def called_elsewhere(call: cst.Call, function: cst.FunctionDef, module: graph_calls.ModuleCode,
                       other: graph_calls.ModuleCode | None) -> list[cst.Call] | None:
     """The other calls of the input function, each in a TF1 graph of the graph's module (census' evaluation graph:
     `with evaluation_graph.as_default():`), which read its pipeline's one-shot iterator now; None when the program

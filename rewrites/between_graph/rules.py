@@ -56,7 +56,7 @@ per-worker dataset, and so does one a function of the module the graph calls onc
 of (`return make_one_shot_iterator(<pipeline>).get_next()`, or those batches unpacked into names it returns): the
 function returns the pipeline; an input that may end (no `.repeat()` without a count) stops the loop where it ends,
 as TF1's session stopped. A function of the
-module the graph calls once that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
+module the graph calls once (or of another module given with it, `model.inference(...)`) that makes variables (with tf.Variable, or helpers returning one: the Deep-MNIST
 tutorials' `deepnn(x)` and `weight_variable(shape)`) becomes a tf.Module of its name in CamelCase: its __init__
 makes the variables as the function's statements made them, once, in the strategy's scope; its __call__ runs the
 rest in the step; a placeholder the function returns is fed as the graph's own; a variable made in a `with
@@ -64,7 +64,12 @@ tf.name_scope("s"):` block of it (the MNIST tutorials' `inference`, each layer's
 is its attribute `s_weights`, TF1's `s/weights`. One making the optimizer and the global step and returning
 `optimizer.minimize(loss, global_step=...)` (the MNIST tutorials' `train_op = training(loss, learning_rate)`) gives
 the TF2 optimizer, made with the graph's arguments; the function goes, and so does a function of the module the
-session reads the global step back with (`get_global_step(sess.graph)`: the optimizer's step). An in-graph
+session reads the global step back with (`get_global_step(sess.graph)`: the optimizer's step). A function the
+graph calls (`logits = model.inference(images, hidden1)`, of another module given with it, or of the graph's
+module) that makes variables with TF1's layers, get_variable and variable_scope is kept as TF1 code, run in a Keras
+layer whose call is decorated with track_tf1_style_variables: made and first called in the strategy's scope on
+Keras inputs of its tensors' specs (the batch's, a placeholder's), its variables named as TF1 named them, called in
+the step; its module becomes a TF2 module, changed with the graph's. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
 a plain `with tf.Session(server.target) as sess:`, the other tasks `server.join()`) becomes TF2's when its graph has
 no variables, optimizers, placeholders or random ops: the chief connects to the cluster as its own task
@@ -150,9 +155,10 @@ into the session's checkpoint_dir (a LoggingTensorHook, a hook class of the prog
 than those TFM103 carries over (init_fn, a Saver of some variables), a Saver made beside the loop used otherwise
 than to save once after it into the session's checkpoint folder, layers other than Dense, partitioners other than
 one axis-0 partitioner of get_variable, graph collections, a function of the program (of the graph's module
-or of another one it imports) called in the graph that makes placeholders or layers, reads queues or writes
-summaries, collections or globals, or makes variables other than as TFM103 reads (a function of another module, one
-named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
+or of another one it imports) called in the graph that makes placeholders or Keras layers, reads queues or writes
+summaries, collections or globals, or makes variables other than as TFM103 reads (with tf.Variable in another module,
+or with TF1's layers in one not given with the graph's, or calling a third module, or with tf.contrib, an optimizer,
+TF1's metrics or a partitioner, or on a tensor of no known spec; one named elsewhere too, a variable made from its tensors, a placeholder it does not return: the step would do it at
 every step; the finding names its file and line; one reading a tf.data input: its pipeline is read where the
 graph's own block builds it, or returned as a one-shot iterator's batches (or an expression of them,
 `features, features.pop(LABEL)`) by a function called nowhere else (but in another TF1 graph of the graph's
