@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import assert_serving, run
 
 from migrator.engine import migrate_group
 from rewrites import RULES
+from ports import free_port
 
 MODEL = '''\
 """The model module: a network of TF1 layers."""
@@ -219,11 +220,10 @@ def test_a_tensor_the_layer_cannot_be_built_for_leaves_the_program(tmp_path):
 
 def _serve(tmp_path, results) -> str:
     """The migrated pair run on a ps and two workers of TF_CONFIG's cluster: the chief's output."""
-    portpicker = pytest.importorskip("portpicker")
     for name, result in results.items():
         (tmp_path / "trainer" / f"{name}.py").write_text(result.source)
-    hosts = {"ps": [f"127.0.0.1:{portpicker.pick_unused_port()}"],
-             "worker": [f"127.0.0.1:{portpicker.pick_unused_port()}" for _ in range(2)]}
+    hosts = {"ps": [f"127.0.0.1:{free_port()}"],
+             "worker": [f"127.0.0.1:{free_port()}" for _ in range(2)]}
 
     def task(job, index):
         config = json.dumps({"cluster": hosts, "task": {"type": job, "index": index}})
@@ -236,7 +236,7 @@ def _serve(tmp_path, results) -> str:
         chief = task("worker", 0)
         out, _ = chief.communicate(timeout=240)
         assert chief.returncode == 0, out[-3000:]
-        assert all(process.poll() is None for process in serving)
+        assert_serving(serving)
         return out
     finally:
         for process in serving:
