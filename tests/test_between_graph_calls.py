@@ -348,8 +348,14 @@ HELPER = ("import tensorflow.compat.v1 as tf\n\n\ndef weight_variable(shape):\n"
     ("class Net:\n  pass\n\n\ninference = Net()\n",
      "`model.inference(x)` in the graph: `model.inference(x)` calls into another module of the program (model.py) "
      "what is not a function defined at its top"),
+    ("import tensorflow as tf\n\n\ndef inference(x):\n  return tf.to_float(x)\n",
+     "`model.inference(x)` in the graph: tf.to_float, which TF 2 has not, in model.py, which the migrated program "
+     "imports as it is: spell it as TF 2 does (or as tf.compat.v1's) and migrate again (line 5 of model.py"),
+    ("import tensorflow as tf\n\n\ndef scaled(x):\n  return tf.to_float(x) * 2.0\n\n\n"
+     "def inference(x):\n  return scaled(x)\n",
+     "tf.to_float, which TF 2 has not, in model.py, which the migrated program imports as it is"),
 ], ids=["variables through a helper", "a layer", "a dataset", "TF 2 turned off on import", "a third module",
-        "not a function"])
+        "not a function", "a TF1 name TF 2 has not", "one through a function of its module"])
 def test_a_function_of_another_module_doing_more_leaves_the_program_naming_it_and_its_line(tmp_path, model,
                                                                                            message):
     (tmp_path / "layers.py").write_text("import tensorflow.compat.v1 as tf\n\n\ndef dense(x):\n"

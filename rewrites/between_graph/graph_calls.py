@@ -22,8 +22,10 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from rewrites import tf_api
 from rewrites.program.imports import find_module
 from rewrites.program.modules import Tree
+from rewrites.program.spelling import Spelling
 from rewrites.syntax import Unsupported, children, first_line
 
 # What a function run at every step may not do: (test of the TensorFlow API it calls, why).
@@ -193,12 +195,34 @@ def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef
             for inner in in_order(statement):
                 refuse(inner, other.api, f"{used}: its module, imported by the migrated program,", IMPORTED)
         _check(function, other, other.api, used, seen, refused)
+        _refuse_tf1_only(function, other, used)
     except Unsupported as problem:
         where = "" if getattr(problem, "placed", False) else \
             f" (line {other.position(problem.node)[0]} of {other.file}: `{first_line(problem.node)}`)"
         placed = type(problem)(node, f"{problem}{where}")
         placed.placed = True  # by the innermost module's
         raise placed from None
+
+
+def _refuse_tf1_only(function: cst.FunctionDef, other: ModuleCode, used: str) -> None:
+    """The step calls ``function`` as its module has it, TF 2's `tf` bound there: neither it nor a function of the
+    module it calls may name a TF1 API that TF 2 has not (`tf.to_int64`), which would raise at the first step."""
+    if Spelling(other.view).rebinding.kind == "v1":  # tf is tf.compat.v1 there, which TF 2 has
+        return
+    pending, seen = [function], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for node in in_order(current):
+            if isinstance(node, cst.Name) and node.value in other.functions:
+                pending.append(other.functions[node.value])
+            name = other.api(node) if isinstance(node, cst.Attribute) else None
+            if name is not None and not name.startswith("contrib.") and not tf_api.exists_in_tf2(name):
+                raise Unsupported(node, f"{used}: tf.{name}, which TF 2 has not, in {other.file}, which the migrated "
+                                        "program imports as it is: spell it as TF 2 does (or as tf.compat.v1's) and "
+                                        "migrate again")
 
 
 def _check(function: cst.FunctionDef, module: ModuleCode, api, used: str, seen: set, refused) -> None:
