@@ -195,7 +195,8 @@ def _check_other(node: cst.CSTNode, other: ModuleCode, function: cst.FunctionDef
             for inner in in_order(statement):
                 refuse(inner, other.api, f"{used}: its module, imported by the migrated program,", IMPORTED)
         _check(function, other, other.api, used, seen, refused)
-        _refuse_tf1_only(function, other, used)
+        if refused is REFUSED:  # else the caller makes the module TF 2's (model_modules.py, input_functions.py)
+            _refuse_tf1_only(function, other, used)
     except Unsupported as problem:
         where = "" if getattr(problem, "placed", False) else \
             f" (line {other.position(problem.node)[0]} of {other.file}: `{first_line(problem.node)}`)"
