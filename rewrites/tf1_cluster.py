@@ -130,7 +130,8 @@ class Rewrite(VisitsWhatMentions, TFCodemod):
             self._uses.append((func.attr, "server.join() of TF1 cluster code", JOIN))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if self._serving:
+        # The program's own Server: an Estimator migrated beside the one left may have made a tf.distribute.Server.
+        if self._serving and "Server" in self.run.get(self.path, "Server"):
             from rewrites.between_graph.unread import estimator_left  # it reads TF1_ONLY of this module
 
             left = estimator_left(original_node, self.api)

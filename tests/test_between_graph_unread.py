@@ -308,3 +308,17 @@ def test_a_program_serving_its_cluster_whose_estimator_is_migrated_gets_no_tfm10
 ], ids=["estimator-with-a-cluster", "helper-module"])
 def test_a_module_without_a_between_graph_program_of_its_own_gets_no_tfm104(source):
     assert "TFM104" not in {f.rule for f in run(dedent(source)).findings}
+
+
+def test_an_estimator_left_beside_one_migrated_in_a_module_starting_no_server_gets_no_tfm104():
+    """The migrated one's strategy bootstrap starts a tf.distribute.Server for its ps and worker tasks; the program
+    itself starts none, so the Estimator left is an Estimator program's (TFM302), not a served cluster's."""
+    head, _, training = SERVED_ESTIMATOR.partition(LAYERS)
+    head = head[:head.index("tf_config = ")]
+    made = "def make_model():\n" + "".join(f"  {line}\n" for line in LAYERS.splitlines()) + "  return model\n\n\n"
+    migrated = "def main():\n  model = make_model()\n" + "".join(f"  {line}\n" for line in training.splitlines())
+    source = head + made + migrated + "\n\nmain()\n" + LAYERS + training
+    result = run(source)
+    rules = [f.rule for f in result.findings]
+    assert "tf.distribute.Server(" in result.source and "TFM302" in rules, result.findings
+    assert "TFM104" not in rules, result.findings
