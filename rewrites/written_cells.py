@@ -49,6 +49,9 @@ WHAT = {
 
 
 def message(target: str, families: tuple[str, ...], why: str) -> str:
-    what = ", ".join(dict.fromkeys(WHAT[family] for family in families if family in WHAT))
+    # tf1_cluster also wakes for an Estimator's words (a served Estimator left gets its TFM104 from it): it names
+    # the code only when no other family does (a device string naming /job:ps).
+    named = [WHAT[family] for family in families if family in WHAT and family != "tf1_cluster"]
+    what = ", ".join(dict.fromkeys(named)) or WHAT["tf1_cluster"]
     return (f"`%%writefile {target}` writes TF1 code ({what}) that tf-migrate leaves as it is: {why}; run the cell, "
             f"migrate {target} with tf-migrate and paste it back")
