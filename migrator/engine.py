@@ -266,7 +266,8 @@ def _program_family(family: Family, states: dict[str, _FileState], woken: list[s
         tree = Tree({path: state.texts[-1] for path, state in readable.items()}, exists=exists,
                     parsed={path: state.wrapper for path, state in readable.items() if state.wrapper is not None},
                     woken=[path for path in woken if path in readable],
-                    parse=lambda path, code: _wrapped(_parse(code, path)))
+                    parse=lambda path, code: _wrapped(_parse(code, path)),
+                    originals={path: state.texts[0] for path, state in readable.items() if len(state.texts) > 1})
         try:
             outcome = family.load().migrate(tree, frozenset(enabled), keras)
             break

@@ -223,7 +223,7 @@ def test_a_program_whose_session_is_not_read_is_left_with_one_tfm104_where_it_st
 
 
 # github_issue_summarization's distributed trainer: the ps tasks of TF_CONFIG's cluster join a Server the module
-# starts, the others train a Keras model's Estimator on the cluster, its layers made before the model (TFM302).
+# starts, the others train a Keras model's Estimator on the cluster, a layer made in a loop before the model (TFM302).
 SERVED_ESTIMATOR = """\
 import json
 import os
@@ -243,7 +243,8 @@ if job_name == "ps":
   sys.exit(0)
 
 inputs = tf.keras.layers.Input(shape=(4,), name="x")
-hidden = tf.keras.layers.Dense(8, activation="relu")(inputs)
+for units in (8,):
+  hidden = tf.keras.layers.Dense(units, activation="relu")(inputs)
 model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(hidden))
 model.compile(optimizer="adam", loss="mse")
 estimator = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir="/tmp/model")
@@ -254,7 +255,8 @@ tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
 """
 LAYERS = """\
 inputs = tf.keras.layers.Input(shape=(4,), name="x")
-hidden = tf.keras.layers.Dense(8, activation="relu")(inputs)
+for units in (8,):
+  hidden = tf.keras.layers.Dense(units, activation="relu")(inputs)
 model = tf.keras.Model(inputs, tf.keras.layers.Dense(1)(hidden))
 """
 

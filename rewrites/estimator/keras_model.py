@@ -7,7 +7,8 @@ Keras model plays the part of a model_fn's generated ``build_model``; the driver
 checkpoints and results are the pipeline's as for any Estimator):
 
 - made where the drivers run (``model = image_classifier(hparams)``, ``model.compile(...)``):
-  those statements move into ``with strategy.scope():``;
+  those statements move into ``with strategy.scope():``, with the lines before making a
+  functional model's layers (``x = Dense(...)(x)``) and those reading what they bind;
 - the result of a call (``keras_model=create_keras_model()``): called there;
 - made in a factory (``def keras_estimator(model_dir, config, params): ... return
   model_to_estimator(keras_model=model, ...)``): the factory returns the compiled model, named
@@ -29,6 +30,7 @@ from libcst.metadata import Assignment
 from rewrites.estimator import keras_compile
 from rewrites.estimator.keras_compile import Optimizer
 from rewrites.estimator.program import Model, ModelFn
+from rewrites.keras_v1_layers import v1_layer_calls
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Place, Value
 from rewrites.program.values import Values
@@ -148,8 +150,8 @@ class KerasModelReader:
             raise model.fail(f"the Keras model is migrated when `{name} = ...`, its compile and model_to_estimator "
                              "stand in one block")
         body = list(block.body)
-        span = body[body.index(first):body.index(made)]
-        _layers_made_before(view, body[:body.index(first)], first, name)
+        start = _layers_made_before(view, body[:body.index(first)], first, name) or first
+        span = body[body.index(start):body.index(made)]
         compiles = [Value(node, model.place) for statement in span for node in subtree(statement)
                     if _compiles(node, name)]
         compile = self._one(compiles, model)
@@ -184,15 +186,17 @@ class KerasModelReader:
 
     @staticmethod
     def _moved(view: ModuleView, keras: KerasModel) -> list[cst.BaseStatement]:
-        """The statements using the model before model_to_estimator, and those binding what they read (its
-        optimizer, say); the others between them stay where they are."""
+        """The statements using the model before model_to_estimator, those binding what they read (its
+        optimizer, its layers) and those reading what they bind (a sub-model of its layers); the others between
+        them stay where they are."""
         scope = view.scope(keras.statements[0])
         moved = [statement for statement in keras.statements if keras.name in _names(statement)]
         span = keras.statements[:keras.statements.index(moved[-1]) + 1]
         while True:
             read = {name for statement in moved for name in _names(statement)}
+            bound = {name for statement in moved for name in _bound(statement, scope)}
             more = [statement for statement in span if all(statement is not other for other in moved)
-                    and _bound(statement, scope) & read]
+                    and (_bound(statement, scope) & read or _names(statement) & bound)]
             if not more:
                 return [statement for statement in span if any(statement is other for other in moved)]
             moved += more
@@ -202,22 +206,29 @@ INPUTS = {"keras.Input", "keras.layers.Input"}  # they make no variables
 
 
 def _layers_made_before(view: ModuleView, earlier: list[cst.BaseStatement], first: cst.BaseStatement,
-                        name: str) -> None:
-    """A model made of layers (of tensors, a functional model's) made by statements before `name = ...`, which do
-    not move into the strategy's scope with it: their variables would be made outside it (its Inputs make none)."""
+                        name: str) -> cst.BaseStatement | None:
+    """The first of the statements before `name = ...` making the Keras layers or tensors (a functional model's)
+    it is made of: they move into the strategy's scope with it, their variables made there (its Inputs make none).
+    Compound statements among those it reads do not move: the model is left."""
     scope = view.scope(first)
     read, reading = _names(first), []
     for statement in reversed(earlier):
         if _bound(statement, scope) & read:
             read |= _names(statement)
             reading.append(statement)
+    making = [statement for statement in reading if any(
+        isinstance(node, cst.Call) and (view.api(node.func) or "").startswith("keras.")
+        and view.api(node.func) not in INPUTS for node in subtree(statement))]
+    if not making:
+        return None
+    start = earlier.index(making[-1])
     for statement in reversed(reading):
-        if any(isinstance(node, cst.Call) and (view.api(node.func) or "").startswith("keras.")
-               and view.api(node.func) not in INPUTS for node in subtree(statement)):
-            raise Unsupported(statement, f"`{name}` is made of Keras layers or tensors made before `{name} = ...` "
-                                         "(here): its statements move into the strategy's scope, these would not, "
-                                         "and their variables must be made in it; make the layers in a function "
-                                         "that returns the compiled model", view.path)
+        if earlier.index(statement) >= start and not isinstance(statement, cst.SimpleStatementLine):
+            raise Unsupported(statement, f"`{name}` is made of Keras layers or tensors made before `{name} = ...`, "
+                                         "and of what this statement binds, which does not move into the "
+                                         "strategy's scope with them: make the layers in a function that returns "
+                                         "the compiled model", view.path)
+    return making[-1]
 
 
 def _names(node: cst.CSTNode) -> set[str]:
@@ -270,7 +281,8 @@ def build(emitter, program, plans, names, reference: str) -> list[str]:
     after = _after_compile(keras)
     for view in {program.place.view, program.setup.model_fn.view, keras.compile.view}:
         edits = emitter.module_edits(view)
-        edits.expressions.update(emitter.spelling(view).keras_references())
+        spelled = emitter.spelling(view).keras_references()
+        edits.expressions.update({**spelled, **v1_layer_calls(view, spelled)})
         edits.import_keras(emitter.keras)
     if keras.factory is not None:
         call = program.setup.model_fn.place.call.node
@@ -319,6 +331,7 @@ def _moved(emitter, program, new: cst.BaseExpression, after: list[cst.BaseStatem
     keras = program.setup.model_fn.keras
     view = keras.compile.view
     spelled = {**emitter.spelling(view).all_references(), **emitter.spelling(view).keras_references()}
+    spelled.update(v1_layer_calls(view, spelled))
     compile_statement = view.statement_of(keras.compile.node)
     lines = []
     for statement in keras.statements:
@@ -339,7 +352,8 @@ def _moved(emitter, program, new: cst.BaseExpression, after: list[cst.BaseStatem
     if staying is not None:  # it takes the place of the first, with its blank lines
         blank = next((i for i, line in enumerate(keras.statements[0].leading_lines) if line.comment), None)
         emitter.module_edits(view).blank_lines[staying] = len(keras.statements[0].leading_lines[:blank])
-    return [lines[0].strip("\n"), *(line.rstrip("\n") for line in lines[1:])]
+    lines = [lines[0].strip("\n"), *(line.rstrip("\n") for line in lines[1:])]
+    return [part for line in lines for part in ([""] * (len(line) - len(line.lstrip("\n"))) + [line.lstrip("\n")])]
 
 
 def _check_moved(keras: KerasModel, program, plans) -> None:

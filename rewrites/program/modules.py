@@ -148,24 +148,35 @@ class Tree:
     ``exists``: whether a path is a file on disk (for modules outside the run);
     ``parsed``: the modules already parsed, with the metadata already resolved on them (kept, not redone);
     ``woken``: the modules whose code names what the family handles (default: all), where programs start;
-    ``parse``: (path, code) -> the wrapper of a module not parsed yet; its errors end the family's run.
+    ``parse``: (path, code) -> the wrapper of a module not parsed yet; its errors end the family's run;
+    ``originals``: path -> the user's code, where the per-file rewrites changed it.
     """
 
     def __init__(self, sources: dict[str, str], exists: Callable[[str], bool] = os.path.isfile,
                  parsed: dict[str, MetadataWrapper] | None = None, woken: Collection[str] | None = None,
-                 parse: Callable[[str, str], MetadataWrapper] | None = None) -> None:
+                 parse: Callable[[str, str], MetadataWrapper] | None = None,
+                 originals: dict[str, str] | None = None) -> None:
         self.sources = {os.path.normpath(path): text for path, text in sources.items()}
         self.woken = [os.path.normpath(path) for path in woken] if woken is not None else list(self.sources)
         self.exists = exists
         self._parsed = {os.path.normpath(path): wrapper for path, wrapper in (parsed or {}).items()}
         self._parse = parse or (lambda path, code: Parsed(cst.parse_module(code)))
         self._views: dict[str, ModuleView] = {}
+        self.originals = {os.path.normpath(path): text for path, text in (originals or {}).items()}
 
     def with_source(self, path: str, code: str) -> Tree:
         """This tree with the module at ``path`` holding ``code`` (parsed anew); the others as they are."""
         path = os.path.normpath(path)
         return Tree({**self.sources, path: code}, self.exists,
-                    {key: wrapper for key, wrapper in self._parsed.items() if key != path}, self.woken, self._parse)
+                    {key: wrapper for key, wrapper in self._parsed.items() if key != path}, self.woken, self._parse,
+                    self.originals)
+
+    def original(self, path: str) -> ModuleView:
+        """The module at ``path`` as the user wrote it (the per-file rewrites may have changed what it reads)."""
+        path = os.path.normpath(path)
+        if path not in self.originals:
+            return self.view(path)
+        return Tree({path: self.originals[path]}, self.exists).view(path)
 
     def view(self, path: str) -> ModuleView:
         path = os.path.normpath(path)
