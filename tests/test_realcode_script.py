@@ -478,3 +478,37 @@ Run.get_context().log("read", len(crossing))
     done = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "[offline run] read: 600\n" and (tmp_path / "data" / "mnist").is_dir()
+
+
+def test_an_entry_s_shims_folder_is_on_its_path_only(tmp_path):
+    """`"shims": ["packages"]` puts the stand-ins of packages this machine lacks on that entry's path (ktext's
+    processor pickled with dill and loaded back, sklearn's split of a DataFrame), and on no other entry's."""
+    check = '''\
+import dill
+import pandas as pd
+from ktext.preprocess import processor
+from sklearn.model_selection import train_test_split
+
+train, test = train_test_split(pd.DataFrame({"body": ["a b c", "b c d e", "c", "a a"] * 5}), test_size=.10)
+assert len(train) == 18 and len(test) == 2 and not set(train.index) & set(test.index)
+title_pp = processor(append_indicators=True, keep_n=3, padding_maxlen=4, padding="post")
+vectors = title_pp.fit_transform(["a b c", "a a b d e f"])
+assert vectors.tolist() == [[3, 2, 4, 1], [3, 2, 2, 4]], vectors.tolist()  # a, _start_, b kept
+body_pp = processor(keep_n=10, padding_maxlen=3)
+assert body_pp.fit_transform(["x y", "y"]).tolist() == [[0, 3, 2], [0, 0, 2]]
+again = dill.loads(dill.dumps(title_pp))
+assert max(again.id2token) == 4 and again.id2token[0] == "_pad_"
+from IPython.display import SVG
+try:
+    SVG("x")
+except NotImplementedError as error:
+    print(error)
+'''
+    script = load_script()
+    done = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=script.run_env({"shims": ["packages"]}),
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "IPython.display.SVG is not stood in (benchmarks/realcode/shims/packages)\n"
+    alone = subprocess.run([sys.executable, "-c", "import ktext"], cwd=tmp_path, env=script.run_env({}),
+                           capture_output=True, text=True)
+    assert alone.returncode != 0 and "No module named 'ktext'" in alone.stderr

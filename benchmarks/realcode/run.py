@@ -287,13 +287,14 @@ def classify(folder: Path, result: dict) -> dict:
 
 def run_env(runs: dict | None = None, original: bool = False) -> dict:
     """The environment programs run in: this one's without TF_CONFIG, with the entry's own ``env``, and the shims
-    (shims/: the stand-ins of what TF 2 or this machine lacks) first on the path; for a TF1 copy run by tf1_era.py,
-    the project too."""
+    (shims/: the stand-ins of what TF 2 or this machine lacks, and the folders of it the entry's ``shims`` names)
+    first on the path; for a TF1 copy run by tf1_era.py, the project too."""
     env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update((runs or {}).get("env", {}))
-    paths = [str(SHIMS), *([str(HERE.parents[1])] if original else []), env.get("PYTHONPATH", "")]
+    paths = [str(SHIMS), *(str(SHIMS / name) for name in (runs or {}).get("shims", [])),
+             *([str(HERE.parents[1])] if original else []), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
     return env
 

@@ -6,6 +6,8 @@
   copies that import it;
 - with ``REALCODE_MNIST`` set (the path of that file), ``tf.keras.datasets.mnist.load_data()`` reads the same file:
   this machine reaches no data server, and Keras' copy of MNIST would be downloaded (and its hash checked);
+- ``keras.utils.vis_utils``, where TF 1.x-era Keras 2 kept ``model_to_dot`` / ``plot_model``: Keras 2.15's
+  ``keras.src.utils.vis_utils`` (notebook helper modules import it);
 - ``azureml`` (a folder here): an offline Azure ML run context, as the SDK gives outside Azure;
 - with ``REALCODE_PROGRESS`` set to N (run.py sets it for a cluster run of a program that trains until stopped,
   ``duration``), a training loop says how far it got: every N steps a ClusterCoordinator schedules, it waits for
@@ -24,6 +26,7 @@ TUTORIALS = ("tensorflow.examples", "tensorflow.examples.tutorials", "tensorflow
 READER = "tensorflow.examples.tutorials.mnist.input_data"
 MODEL = "tensorflow.examples.tutorials.mnist.mnist"
 KERAS_MNIST = ("keras.src.datasets.mnist", "tf_keras.src.datasets.mnist")
+MOVED = {"keras.utils.vis_utils": "keras.src.utils.vis_utils"}  # module -> where Keras 2.15 has it
 
 
 class _Package(importlib.abc.Loader):
@@ -34,6 +37,16 @@ class _Package(importlib.abc.Loader):
         module.__path__ = []
         if module.__name__ == TUTORIALS[-1]:
             module.input_data = importlib.import_module(READER)
+
+
+class _Moved(importlib.abc.Loader):
+    """The module where it moved to, under its old name."""
+
+    def create_module(self, spec):
+        return importlib.import_module(MOVED[spec.name])
+
+    def exec_module(self, module):
+        pass
 
 
 class _ReadingTheStandIn(importlib.abc.Loader):
@@ -100,6 +113,8 @@ class _StandIns(importlib.abc.MetaPathFinder):
             return importlib.util.spec_from_loader(name, _Package(), is_package=True)
         if name == READER:
             return importlib.util.spec_from_file_location(name, os.path.join(HERE, "mnist_input_data.py"))
+        if name in MOVED:
+            return importlib.util.spec_from_loader(name, _Moved())
         if name == MODEL:
             return importlib.util.spec_from_file_location(name, os.path.join(HERE, "mnist_tutorial_model.py"))
         if name in KERAS_MNIST and os.environ.get("REALCODE_MNIST"):

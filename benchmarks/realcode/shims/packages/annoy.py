@@ -1,0 +1,3 @@
+from _unused import unused
+
+globals().update(unused("annoy", "AnnoyIndex"))

@@ -1,0 +1,3 @@
+from _unused import unused
+
+globals().update(unused("tqdm", "tqdm", "tqdm_notebook"))
