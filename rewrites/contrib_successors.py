@@ -142,8 +142,24 @@ def successor(api: str) -> str | None:
     return PACKAGES[package] + api[len(package):]
 
 
+# contrib.layers' ops that tf-slim does not have, and what TF 2 has for them (census' wide columns crossed and
+# bucketized by hand).
+_CROSS = "contrib.layers.python.ops.sparse_feature_cross_op"
+NOT_IN_TF_SLIM = {
+    _CROSS: "for its `sparse_feature_cross(inputs, hashed_output=True, num_buckets=n, hash_key=k)` TF 2 has "
+            "`tf.sparse.cross_hashed(inputs, n, hash_key=k)` (without hashed_output: `tf.sparse.cross(inputs)`)",
+    "contrib.layers.SPARSE_FEATURE_CROSS_DEFAULT_HASH_KEY": "it is 0xDECAFCAFFE, `tf.sparse.cross_hashed`'s default "
+                                                            "hash_key",
+    "contrib.layers.python.ops.bucketization_op": "for its `bucketize(x, boundaries)` TF 2 has "
+                                                  "`tf.raw_ops.Bucketize(input=x, boundaries=boundaries)`",
+}
+
+
 def why_not(api: str) -> str:
     """Why the TF1 API ``api`` of a PACKAGES module has no successor."""
+    known = next((why for old, why in NOT_IN_TF_SLIM.items() if api == old or api.startswith(old + ".")), None)
+    if known is not None:
+        return f"tf-slim does not have it: {known}"
     member = api[len(package_of(api) or api) + 1:].split(".")[0]
     if member in NOT_MOVED:
         return NOT_MOVED[member]
