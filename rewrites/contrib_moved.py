@@ -13,6 +13,10 @@ the name it binds is; what tf-slim does not have (feature columns, `embed_sequen
 Why: TensorFlow 2 has no tf.contrib, so a program that imports it cannot start; tf-slim 1.1.0 is the very code
 of contrib.slim and contrib.layers, maintained for TensorFlow 2, and the variables it makes keep their names.
 `tf.contrib.eager.list_devices()` becomes `[device.name for device in tf.config.list_logical_devices()]`.
+contrib.metrics' streaming metrics that returned TF 1.x's tf.metrics of their arguments
+(`tf.contrib.metrics.streaming_accuracy(predictions, labels)`, `metric_ops.streaming_mean(loss)`) become those
+(`tf.metrics.accuracy(predictions=predictions, labels=labels)`: tf.metrics takes labels first, so predictions
+and labels are given by keyword).
 `tf.contrib.training.HParams(**values)` whose object the program only reads and sets attribute by attribute
 (`hparams.learning_rate`, in this module, or passed to its functions) becomes `types.SimpleNamespace(**values)`.
 What may differ: nothing: the same functions. The program needs the tf-slim package (`pip install tf-slim`).
@@ -52,8 +56,8 @@ from libcst.metadata import ImportAssignment, ParentNodeProvider, ScopeProvider
 
 from rewrites.base import TFCodemod
 from rewrites.contrib_successors import CALLS, HPARAMS, HPARAMS_METHODS, PACKAGES, attribute_uses, staying, \
-    successor
-from rewrites.syntax import root, source, subtree
+    streaming_metric, successor
+from rewrites.syntax import bind_arguments, root, source, subtree
 
 RULE = "TFM005"
 PREFIX = "tensorflow."
@@ -137,6 +141,9 @@ class Rewrite(TFCodemod):
             template, differs = CALLS[api]
             new = cst.parse_expression(template.format(tf=root(original.func).value))
             return self.replace(RULE, original, new, f"`{source(original)}` -> `{source(new)}`: {differs}")
+        metric = streaming_metric(api)
+        if metric is not None and bind_arguments(original, metric[1]) is not None and self.wants(RULE, original):
+            return self._metric(original, updated, *metric)
         if original not in self._namespaces or not self.wants(RULE, original):
             return updated
         AddImportsVisitor.add_needed_import(self.context, "types")
@@ -148,6 +155,21 @@ class Rewrite(TFCodemod):
         namespace = updated.with_changes(func=cst.parse_expression("types.SimpleNamespace"))
         return self.replace(RULE, original, namespace, f"`{source(original.func)}` -> `types.SimpleNamespace`: the "
                                                        "program only reads and sets its values")
+
+    def _metric(self, original: cst.Call, updated: cst.Call, name: str, parameters: tuple[str, ...]) -> cst.Call:
+        """`tf.contrib.metrics.streaming_X(...)` -> `tf.compat.v1.metrics.X(...)`, which it returned; the arguments
+        given by position named where tf.metrics takes them in another order (labels first)."""
+        args = list(updated.args)
+        if parameters[0] == "predictions":
+            equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+            args = [arg if arg.keyword else arg.with_changes(keyword=cst.Name(parameters[index]), equal=equal)
+                    for index, arg in enumerate(args)]
+        through_tf = "contrib" in _chain(original.func)  # `tf.contrib.metrics.X`: tf.metrics is `tf`'s, as TF1's
+        func = cst.parse_expression(f"{root(original.func).value}.metrics.{name}") if through_tf \
+            else self.tf2(f"compat.v1.metrics.{name}")
+        new = updated.with_changes(func=func, args=args)
+        return self.replace(RULE, original, new, f"`{source(original.func)}` -> `{source(new.func)}`: the same "
+                                                 "metric, TF 1.x's contrib function returned it")
 
     # -- imports ---------------------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ TensorFlow 2 has no `tf.contrib`. Three parts of it were moved, unchanged, elsew
 - contrib.framework.nest: `tf.nest`;
 - contrib.framework's global step functions: `tf.train`'s (TF1's own, which the Estimator migration reads);
 - contrib.rnn's cells and static RNNs that were TF1's own, re-exported: `tf.nn.rnn_cell`'s and `tf.nn`'s;
-- contrib.eager's `list_devices()`, the names of the devices: `tf.config.list_logical_devices()`' names.
+- contrib.eager's `list_devices()`, the names of the devices: `tf.config.list_logical_devices()`' names;
+- contrib.metrics' streaming metrics that returned tf.metrics' (`streaming_accuracy`, `streaming_mean`, ...): those.
 
 And one has an equal in Python: contrib.training's HParams, for a program that only reads and sets its values.
 """
@@ -76,6 +77,24 @@ CALLS = {"contrib.eager.list_devices": (
     "[device.name for device in {tf}.config.list_logical_devices()]",
     "the names come without TF1's `/job:localhost/replica:0/task:0` prefix (`/device:GPU:0`), so a test of a "
     "`/device:...` part of them reads the same")}
+# contrib.metrics' streaming metrics that returned TF 1.x's own tf.metrics function of their arguments (by keyword):
+# TF1 API -> (that function, the contrib function's parameters in order). Those of predictions and labels take them
+# the other way round in tf.metrics.
+_PREDICTED = ("predictions", "labels", "weights", "metrics_collections", "updates_collections", "name")
+_VALUES = ("values", "weights", "metrics_collections", "updates_collections", "name")
+METRICS = {**{f"contrib.metrics.streaming_{name}": (name, _PREDICTED) for name in (
+               "accuracy", "precision", "recall", "true_positives", "false_positives", "false_negatives")},
+           **{f"contrib.metrics.streaming_{name}": (name, _VALUES) for name in ("mean", "mean_tensor")}}
+METRIC_OPS = "contrib.metrics.python.ops.metric_ops."  # the internal module real programs import them from
+
+
+def streaming_metric(api: str | None) -> tuple[str, tuple[str, ...]] | None:
+    """(tf.metrics' function, the parameters) of a METRICS function, reached as contrib.metrics' or metric_ops'."""
+    if api and api.startswith(METRIC_OPS):
+        api = "contrib.metrics." + api[len(METRIC_OPS):]
+    return METRICS.get(api or "")
+
+
 # Members tf-slim has but that are not moved there, and why.
 NOT_MOVED = {
     "batch_norm": "tf-slim 1.1.0's batch_norm does not build on TensorFlow 2.15 or later (it reads `ops.Tensor`, "
@@ -123,8 +142,24 @@ def successor(api: str) -> str | None:
     return PACKAGES[package] + api[len(package):]
 
 
+# contrib.layers' ops that tf-slim does not have, and what TF 2 has for them (census' wide columns crossed and
+# bucketized by hand).
+_CROSS = "contrib.layers.python.ops.sparse_feature_cross_op"
+NOT_IN_TF_SLIM = {
+    _CROSS: "for its `sparse_feature_cross(inputs, hashed_output=True, num_buckets=n, hash_key=k)` TF 2 has "
+            "`tf.sparse.cross_hashed(inputs, n, hash_key=k)` (without hashed_output: `tf.sparse.cross(inputs)`)",
+    "contrib.layers.SPARSE_FEATURE_CROSS_DEFAULT_HASH_KEY": "it is 0xDECAFCAFFE, `tf.sparse.cross_hashed`'s default "
+                                                            "hash_key",
+    "contrib.layers.python.ops.bucketization_op": "for its `bucketize(x, boundaries)` TF 2 has "
+                                                  "`tf.raw_ops.Bucketize(input=x, boundaries=boundaries)`",
+}
+
+
 def why_not(api: str) -> str:
     """Why the TF1 API ``api`` of a PACKAGES module has no successor."""
+    known = next((why for old, why in NOT_IN_TF_SLIM.items() if api == old or api.startswith(old + ".")), None)
+    if known is not None:
+        return f"tf-slim does not have it: {known}"
     member = api[len(package_of(api) or api) + 1:].split(".")[0]
     if member in NOT_MOVED:
         return NOT_MOVED[member]

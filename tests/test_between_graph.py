@@ -312,3 +312,48 @@ def test_other_tf1_machinery_stays_manual(before, after, where):
 
 def test_a_graph_tensor_used_outside_the_run_stays_manual():
     assert_left_whole_pointing_at("      i += 1\n", "      i += 1\n    print(loss)\n", "print(loss)")
+
+
+SETTER = ('  with tf1.device(tf1.train.replica_device_setter(\n      worker_device="/job:worker/task:%d" % '
+          'flags.task_index,\n      cluster=cluster)):\n')
+PLACES_NOTHING = ("is given neither a cluster nor ps tasks: TF1's setter is then None and places nothing, so each "
+                  "task's session kept the graph's variables on its own task and trained its own model; "
+                  "ParameterServerStrategy would share them on the ps tasks: give the setter the cluster "
+                  "(`cluster=...`) if the tasks are to share the model, or migrate the program by hand")
+
+
+@pytest.mark.parametrize("setter", [
+    "tf1.train.replica_device_setter()",
+    'tf1.train.replica_device_setter(worker_device="/cpu:0")',
+    "tf1.train.replica_device_setter(cluster=None)",
+    'tf1.train.replica_device_setter(0, "/job:ps")',
+], ids=["no-arguments", "worker-device-only", "cluster-none", "no-ps-tasks"])
+def test_a_setter_given_no_cluster_nor_ps_tasks_places_nothing_and_is_left(setter):
+    assert SETTER in PS_CLUSTER
+    source = PS_CLUSTER.replace(SETTER, f"  with tf1.device({setter}):\n")
+    result = run(source)
+    assert "replica_device_setter" in result.source and "Strategy" not in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert source.splitlines()[finding.line - 1][finding.col - 1:].startswith(setter)
+    assert finding.message == f"between-graph program left as it is: `{setter}` {PLACES_NOTHING}"
+
+
+def test_a_setter_given_ps_tasks_without_a_cluster_places_the_variables_and_is_migrated():
+    source = PS_CLUSTER.replace(SETTER, "  with tf1.device(tf1.train.replica_device_setter(ps_tasks=1)):\n")
+    result = migrated(source)
+    assert "ParameterServerStrategy(resolver)" in result.source
+    assert not [f for f in result.findings if f.safety == "manual"]
+
+
+def test_a_setter_placing_nothing_is_found_where_a_name_or_a_function_gives_it():
+    from test_between_graph_device_functions import PROGRAM
+    from test_between_graph_local import TRAINER
+    for source, setter in ((TRAINER.replace("replica_device_setter(cluster=self.cluster)", "replica_device_setter()"),
+                            "tf.train.replica_device_setter()"),
+                           (PROGRAM.replace("replica_device_setter(worker_device=worker, cluster=cluster)",
+                                            "replica_device_setter(worker_device=worker)"),
+                            "tf.train.replica_device_setter(worker_device=worker)")):
+        result = run(source)
+        (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+        assert source.splitlines()[finding.line - 1][finding.col - 1:].startswith(setter), finding
+        assert finding.message.endswith(f"`{setter}` {PLACES_NOTHING}")

@@ -173,3 +173,37 @@ def test_contrib_eager_list_devices_is_the_names_of_tf_configs_logical_devices()
         """)
     assert findings == ["3:TFM005"]
     assert moved("import tensorflow as tf\n\nd = tf.contrib.eager.list_devices(x)\n")[1] == ["3:TFM003"]
+
+
+def test_contrib_streaming_metrics_are_the_tf_metrics_they_returned():
+    """census vanilla-tf's `streaming_accuracy(predictions, labels)`, the cloudml MNIST trainers' `metric_ops.
+    streaming_mean(loss)`: TF 1.x's contrib functions returned tf.metrics' of their arguments, by keyword."""
+    source, findings = moved("""\
+        import tensorflow as tf
+        from tensorflow.contrib.metrics.python.ops import metric_ops
+
+
+        def metrics(predictions, labels, loss):
+          accuracy, update = tf.contrib.metrics.streaming_accuracy(predictions, labels)
+          recall = tf.contrib.metrics.streaming_recall(predictions, labels=labels, name="recall")
+          return accuracy, update, recall, metric_ops.streaming_mean(loss, None)
+        """)
+    assert source == dedent("""\
+        import tensorflow as tf
+
+
+        def metrics(predictions, labels, loss):
+          accuracy, update = tf.metrics.accuracy(predictions=predictions, labels=labels)
+          recall = tf.metrics.recall(predictions=predictions, labels=labels, name="recall")
+          return accuracy, update, recall, tf.compat.v1.metrics.mean(loss, None)
+        """)
+    assert findings == ["6:TFM005", "7:TFM005", "8:TFM005"]
+
+
+@pytest.mark.parametrize("call", ["tf.contrib.metrics.streaming_auc(p, l)",
+                                  "tf.contrib.metrics.streaming_accuracy(p, l, w, c, u, n, x)",
+                                  "tf.contrib.metrics.streaming_accuracy(*args)"],
+                         ids=["computed-otherwise", "too-many-arguments", "unread-arguments"])
+def test_other_contrib_metrics_stay_and_tfm003_says_the_module_is_gone(call):
+    source = f"import tensorflow as tf\n\nm = {call}\n"
+    assert moved(source) == (source, ["3:TFM003"])

@@ -53,6 +53,30 @@ def test_what_tf_slim_lacks_keeps_its_contrib_package_and_is_named():
     assert "fully_connected" not in finding.message
 
 
+def test_contrib_layers_ops_tf_slim_lacks_are_named_with_what_tf2_has_for_them():
+    """census tf-single crosses and bucketizes its wide columns with contrib.layers' ops modules."""
+    source = """\
+        import tensorflow as tf
+        from tensorflow.contrib.layers.python.ops import bucketization_op, sparse_feature_cross_op
+        age_bucket = bucketization_op.bucketize(age, [18, 25, 30])
+        cross = sparse_feature_cross_op.sparse_feature_cross(
+            [age_bucket, race], hashed_output=True, num_buckets=50,
+            hash_key=tf.contrib.layers.SPARSE_FEATURE_CROSS_DEFAULT_HASH_KEY)
+        """
+    result = run(dedent(source))
+    assert result.source == dedent(source)
+    [finding] = [f for f in result.findings if f.rule == "TFM003"]
+    assert finding.line == 2 and "tf-slim has no" not in finding.message
+    for named, why in (("tf.contrib.layers.SPARSE_FEATURE_CROSS_DEFAULT_HASH_KEY",
+                        "it is 0xDECAFCAFFE, `tf.sparse.cross_hashed`'s default hash_key"),
+                       ("tf.contrib.layers.python.ops.bucketization_op", "for its `bucketize(x, boundaries)` TF 2 "
+                        "has `tf.raw_ops.Bucketize(input=x, boundaries=boundaries)`"),
+                       ("tf.contrib.layers.python.ops.sparse_feature_cross_op", "TF 2 has "
+                        "`tf.sparse.cross_hashed(inputs, n, hash_key=k)`")):
+        assert f"`{named}`: tf-slim does not have it: " in finding.message, named
+        assert why in finding.message, why
+
+
 def test_the_tutorials_reader_and_the_estimators_internals():
     assert findings("""\
         from tensorflow.examples.tutorials.mnist import input_data

@@ -30,8 +30,9 @@ from rewrites.between_graph.fallbacks import fallbacks
 from rewrites.between_graph.local import LOCAL, session_master
 from rewrites.between_graph.local import TRAINING as LOCAL_TRAINING
 from rewrites.between_graph.local import check as check_local
-from rewrites.between_graph.placement import (check_graph_argument, device_binding, graph_block, held_by_graph,
-                                              is_device_block, local_of, named_device, uses)
+from rewrites.between_graph.placement import (check_graph_argument, check_places_variables, device_binding,
+                                              graph_block, held_by_graph, is_device_block, local_of, named_device,
+                                              uses)
 from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, global_step_reads, summary_writes
 from rewrites.between_graph.session import (IN_PROCESS, SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
@@ -230,6 +231,9 @@ class _Program:
         found = self._device(retry.loop, retry.block) if retry is not None else self._device(opening, block)
         if found is not None:  # the graph first: what stops it comes before the session in the source
             device, outer, code, wrapper = found
+            followed = self.followed.get(id(device))
+            check_places_variables(device, _scope(self.view, device), self.names,
+                                   followed.setter if followed is not None else None)
             inside = code is not outer  # the session's code written in the device block, after the graph
             graph = read_graph(device, self.names, code[0] if inside else None)
         session = read_session(opening, block, self.names, self.supervisors)

@@ -38,6 +38,11 @@ class DeviceFunction:
     local_returns: list[tuple[cst.SimpleStatementLine, cst.BaseExpression]] = field(default_factory=list)
     setter_only: list[cst.BaseStatement] = field(default_factory=list)  # statements only the setter read
 
+    @property
+    def setter(self) -> cst.Call:
+        """The `replica_device_setter(...)` call the function returns."""
+        return _pair(self.setter_return.body[0].value)[0]
+
 
 def device_name(statement: cst.CSTNode, api) -> str | None:
     """NAME of `with tf.device(NAME):`."""

@@ -12,9 +12,10 @@ import libcst as cst
 from rewrites.between_graph.graph import Names
 from rewrites.between_graph.local import Local, local_branch
 from rewrites.between_graph.session import Session
-from rewrites.syntax import Unsupported, first_line, is_name, subtree
+from rewrites.syntax import Unsupported, bind_arguments, first_line, is_name, subtree
 
 DEVICE_SETTER = "train.replica_device_setter"
+SETTER_PARAMETERS = ("ps_tasks", "ps_device", "worker_device", "merge_devices", "cluster", "ps_ops", "ps_strategy")
 
 
 def is_device_block(statement, names: Names, followed=()) -> bool:
@@ -75,6 +76,30 @@ def local_of(device: cst.With, scope: cst.CSTNode, names: Names) -> Local | None
     setters = [(node, value) for node, value in bound
                if isinstance(value, cst.Call) and names.api(value.func) == DEVICE_SETTER]
     return local_branch(scope, [*setters, *(b for b in bound if b not in setters)], names.code, names.spelled)
+
+
+def check_places_variables(device: cst.With, scope: cst.CSTNode, names: Names, setter: cst.Call | None) -> None:
+    """The graph's replica_device_setter (``setter``, a function's that the block follows, or the one the block
+    calls or names) is given a cluster or ps tasks: without, TF1's setter is None and places nothing, so each task's
+    session kept the variables on its own task, trained apart; ParameterServerStrategy would share them."""
+    placed = device.items[0].item.args[0].value
+    if setter is not None:
+        setters = [setter]
+    elif isinstance(placed, cst.Name):
+        setters = [value for _, value in _bindings(scope, placed.value)
+                   if isinstance(value, cst.Call) and names.api(value.func) == DEVICE_SETTER]
+    else:
+        setters = [placed]
+    for call in setters:
+        bound = bind_arguments(call, SETTER_PARAMETERS)
+        if bound is None or any(names.code(bound[key][1].value) not in ("None", "0")
+                                for key in ("ps_tasks", "cluster") if key in bound):
+            continue
+        raise Unsupported(call, f"`{first_line(call)}` is given neither a cluster nor ps tasks: TF1's setter is then "
+                                "None and places nothing, so each task's session kept the graph's variables on its "
+                                "own task and trained its own model; ParameterServerStrategy would share them on the "
+                                "ps tasks: give the setter the cluster (`cluster=...`) if the tasks are to share the "
+                                "model, or migrate the program by hand")
 
 
 def _bindings(scope: cst.CSTNode, name: str) -> list[tuple[cst.CSTNode, cst.BaseExpression | None]]:
