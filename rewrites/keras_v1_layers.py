@@ -30,27 +30,48 @@ CHANGED_DEFAULTS = {
 }
 
 
+def recurrent_layers(view) -> tuple[list[tuple[cst.Call, str]], list[tuple[cst.Call, str]]]:
+    """The calls of the module making Keras' recurrent layers whose defaults changed, with their API: those making
+    TF1's v1 classes, and those read as TF 2's (the module reads as TF 2 code, kind "tf2")."""
+    tf1_era = Spelling(view.tree.original(view.path)).rebinding.kind in ("v1", "tf1-era")
+    v1, v2 = [], []
+    for node in subtree(view.module):
+        if isinstance(node, cst.Call) and (api := view.api(node.func) or "") in CHANGED_DEFAULTS:
+            name = view.tf_name(node.func)
+            (v1 if tf1_era or (name is not None and name.via == "v1") else v2).append((node, api))
+    return v1, v2
+
+
+def tf2_layer_notes(view) -> list[tuple[cst.Call, str]]:
+    """A numeric note for each recurrent layer the module makes as TF 2's: TF 1.x's had other defaults."""
+    return [(node, f"`{api.rpartition('.')[2]}(...)` keeps TF 2's defaults (recurrent_activation=\"sigmoid\""
+                   f"{', reset_after=True' if 'reset_after' in CHANGED_DEFAULTS[api] else ''}): this module reads "
+                   "as TF 2 code; TF 1.x's made it with " + ", ".join(
+                       f"{key}={value}" for key, value in CHANGED_DEFAULTS[api].items())
+             + ": if the program trained on TF 1.x, give those")
+            for node, api in recurrent_layers(view)[1] if _defaulted(node, api)]
+
+
+def _defaulted(call: cst.Call, api: str) -> list[str]:
+    """The parameters whose default changed that ``call`` does not give (all of them, given **kwargs)."""
+    given = {arg.keyword.value for arg in call.args if arg.keyword is not None and not arg.star}
+    if sum(arg.keyword is None and not arg.star for arg in call.args) > RECURRENT_ACTIVATION:
+        given.add("recurrent_activation")
+    return [key for key in CHANGED_DEFAULTS[api] if key not in given]
+
+
 def v1_layer_calls(view, spelled: dict[cst.CSTNode, cst.BaseExpression]) -> dict[cst.CSTNode, cst.BaseExpression]:
     """Each call of the module making one of TF1's v1 recurrent layers, with TF1's defaults written out; its own
     code respelled as ``spelled`` says (the call's replacement takes the place of those inside it)."""
-    tf1_era = Spelling(view.tree.original(view.path)).rebinding.kind in ("v1", "tf1-era")
     calls = {}
-    for node in subtree(view.module):
-        if not isinstance(node, cst.Call) or (api := view.api(node.func) or "") not in CHANGED_DEFAULTS:
-            continue
-        name = view.tf_name(node.func)
-        if not (tf1_era or (name is not None and name.via == "v1")):
-            continue
+    for node, api in recurrent_layers(view)[0]:
         if any(arg.star for arg in node.args):
             raise Unsupported(node, f"`{api.rpartition('.')[2]}(...)` is TF1's, whose defaults TF 2 changed "
                                     "(recurrent_activation, reset_after): given *args or **kwargs, the migration "
                                     "cannot write them out; give them by name", view.path)
-        given = {arg.keyword.value for arg in node.args if arg.keyword is not None}
-        if sum(arg.keyword is None for arg in node.args) > RECURRENT_ACTIVATION:
-            given.add("recurrent_activation")
-        missing = [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key),
+        missing = [cst.Arg(cst.parse_expression(CHANGED_DEFAULTS[api][key]), keyword=cst.Name(key),
                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                   for key, value in CHANGED_DEFAULTS[api].items() if key not in given]
+                   for key in _defaulted(node, api)]
         if missing:
             respelled = node.visit(Replace(spelled))
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))

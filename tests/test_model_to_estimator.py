@@ -447,13 +447,20 @@ def test_tf1_recurrent_layers_keep_tf1_defaults(layer, migrated):
     assert "".join(migrated.split()) in "".join(result.source.split()), result.source
 
 
-def test_a_tf2_module_keeps_tf2_recurrent_layers():
-    """A module whose plain `tf` is TF 2's (tensorflow_estimator under TF 2) made v2 layers: nothing is added."""
+def test_a_tf2_module_keeps_tf2_recurrent_layers_saying_so():
+    """A module whose plain `tf` is TF 2's (tensorflow_estimator under TF 2) made v2 layers: nothing is added, and a
+    numeric note says what TF 1.x's were (the module may read as TF 2 code only because a first run of tf-migrate
+    rewrote its TF 1.x input)."""
     program = LAYER_BY_LAYER.replace("tf.estimator.inputs.numpy_input_fn(", "tf.compat.v1.estimator.inputs."
                                      "numpy_input_fn(").replace("tf.logging.set_verbosity(tf.logging.INFO)\n", "")
     assert program.count("tf.compat.v1.") == 1 and "logging" not in program
     code = run_one(program).source
     assert ENCODER_GRU.replace("tf.keras.", "keras.") in code and "reset_after" not in code
+    notes = [f for f in run_one(program).findings if f.rule == "TFM401"]
+    assert [program.splitlines()[f.line - 1].strip()[:14] for f in notes] == ["_, state_h = t", "decoder_gru = "]
+    assert notes[0].message.startswith("`GRU(...)` keeps TF 2's defaults (recurrent_activation=\"sigmoid\", "
+                                       "reset_after=True): this module reads as TF 2 code; TF 1.x's made it with "
+                                       "recurrent_activation=\"hard_sigmoid\", reset_after=False"), notes[0].message
 
 
 def test_a_tf1_recurrent_layer_given_keyword_arguments_by_a_dict_is_left():

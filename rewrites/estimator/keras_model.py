@@ -30,7 +30,7 @@ from libcst.metadata import Assignment
 from rewrites.estimator import keras_compile
 from rewrites.estimator.keras_compile import Optimizer
 from rewrites.estimator.program import Model, ModelFn
-from rewrites.keras_v1_layers import v1_layer_calls
+from rewrites.keras_v1_layers import tf2_layer_notes, v1_layer_calls
 from rewrites.program.modules import ModuleView
 from rewrites.program.places import Place, Value
 from rewrites.program.values import Values
@@ -92,6 +92,8 @@ class KerasModelReader:
         notes = [("TFM401", keras.optimizer.node, keras.optimizer.why)] if keras.optimizer.why else []
         if notes and keras.compile.view is not view:
             raise keras.compile.fail(f"{keras.optimizer.why}: migrate by hand")
+        notes += [("TFM401", node, why) for each in {id(v): v for v in (estimator.view, keras.compile.view)}.values()
+                  for node, why in tf2_layer_notes(each)]
         model_fn = ModelFn(view, factory, estimator.place, model, keras=keras)
         return model_fn, Model(metrics=keras_compile.metrics(keras.compile), slots=keras.optimizer.slots, notes=notes)
 
