@@ -85,7 +85,7 @@ def test_the_function_returns_its_server_and_the_graph_becomes_the_strategys():
 
 
 def test_a_master_other_than_the_returned_target_is_named():
-    source = PROGRAM.replace("MonitoredTrainingSession(master=master,", "MonitoredTrainingSession(master='',")
+    source = PROGRAM.replace("MonitoredTrainingSession(master=master,", "MonitoredTrainingSession(master=FLAGS.master,")
     (finding,) = [f for f in run(source).findings if f.rule == "TFM104"]
     assert "the session's master is not `master`, the target `placement_and_master()` returns" in finding.message
 

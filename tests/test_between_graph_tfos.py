@@ -1,8 +1,8 @@
 """TensorFlowOnSpark's `map_fun(args, ctx)` programs (rewrites/between_graph/tfos.py): one reading its data with
 tf.data (InputMode.TENSORFLOW) becomes the ParameterServerStrategy program, its roles still read from `ctx` and its
 cluster the one of the server `ctx.start_cluster_server` started; one reading the batches Spark feeds its executor
-(InputMode.SPARK) is left, with one TFM104 at the first read of the feed; a MonitoredTrainingSession with neither
-master nor is_chief (each task training its own graph) is left saying so."""
+(InputMode.SPARK) is left, with one TFM104 at the first read of the feed; a session opened on no master (each task
+training its own graph, or one it could not place on the ps tasks) is left saying so."""
 
 from __future__ import annotations
 
@@ -150,29 +150,57 @@ def test_a_next_batch_of_another_module_is_no_spark_feed():
     assert not [f for f in run(source).findings if f.rule == "TFM104" and "Spark" in f.message]
 
 
-def test_a_session_of_its_own_in_each_task_is_left_saying_so():
-    # TensorFlowOnSpark's cifar10_train: a server started, no ps tasks, the graph and its session in the task.
-    source = dedent("""\
-        import tensorflow as tf
-        from com.yahoo.ml.tf import TFNode
+# TensorFlowOnSpark's cifar10_train: a server started, no ps tasks, the graph and its session in the task.
+OWN_GRAPH = """\
+import tensorflow as tf
+from com.yahoo.ml.tf import TFNode
 
 
-        def main_fun(argv, ctx):
-          cluster_spec, server = TFNode.start_cluster_server(ctx, 1, False)
-          with tf.Graph().as_default():
-            global_step = tf.train.get_or_create_global_step()
-            w = tf.Variable(tf.zeros([3, 1]))
-            loss = tf.reduce_sum(tf.matmul(tf.ones([2, 3]), w))
-            train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
-            with tf.train.MonitoredTrainingSession(checkpoint_dir="/tmp/train",
-                                                   hooks=[tf.train.StopAtStepHook(last_step=10)]) as sess:
-              while not sess.should_stop():
-                sess.run(train_op)
-        """)
+def main_fun(argv, ctx):
+  cluster_spec, server = TFNode.start_cluster_server(ctx, 1, False)
+  with tf.Graph().as_default():
+    global_step = tf.train.get_or_create_global_step()
+    w = tf.Variable(tf.zeros([3, 1]))
+    loss = tf.reduce_sum(tf.matmul(tf.ones([2, 3]), w))
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+{session}
+      while not sess.should_stop():
+        sess.run(train_op)
+"""
+MTS = ("    with tf.train.MonitoredTrainingSession({chief}checkpoint_dir=\"/tmp/train\",\n"
+       "                                           hooks=[tf.train.StopAtStepHook(last_step=10)]) as sess:")
+SUPERVISED = ("    sv = tf.train.Supervisor(is_chief=(ctx.task_index == 0), logdir=\"/tmp/train\")\n"
+              "    with sv.managed_session() as sess:")
+OWN = ("each task trains a graph of its own in a session of its own process: the {session} names no master and no "
+       "replica_device_setter places the graph on the cluster, so the tasks share no variable")
+
+
+@pytest.mark.parametrize("session, opened", [
+    (MTS.format(chief=""), "MonitoredTrainingSession"),
+    (MTS.format(chief="is_chief=(ctx.task_index == 0), "), "MonitoredTrainingSession"),
+    (MTS.format(chief="master='', is_chief=(ctx.task_index == 0), "), "MonitoredTrainingSession"),
+    (SUPERVISED, "Supervisor's session"),
+], ids=["neither-master-nor-is-chief", "is-chief-alone", "empty-master", "supervisor"])
+def test_a_session_of_its_own_in_each_task_is_left_saying_so(session, opened):
+    source = OWN_GRAPH.format(session=session)
     result = run(source)
     (finding,) = [f for f in result.findings if f.rule == "TFM104"]
-    assert finding.message.startswith(f"{LEFT}MonitoredTrainingSession without master or is_chief: a session in the "
-                                      "task's own process, so each task trains a graph of its own")
+    assert finding.message.startswith(LEFT + OWN.format(session=opened)), finding.message
+    assert finding.line == next(number for number, line in enumerate(source.splitlines(), 1)
+                                if line.startswith("    with "))
+    assert result.source == source
+
+
+@pytest.mark.parametrize("master", ["", "master='', "], ids=["no-master", "empty-master"])
+def test_a_placed_graph_in_a_session_of_no_server_is_left_saying_tf1_could_not_place_it(master):
+    source = map_fun().replace("MonitoredTrainingSession(master=server.target, ", f"MonitoredTrainingSession({master}")
+    assert source != map_fun()
+    result = run(source)
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert finding.message.startswith(
+        f"{LEFT}the graph is placed on the cluster's tasks but the MonitoredTrainingSession names no master: a "
+        "session of the task's own process, which cannot reach the ps tasks holding the graph's variables (TF1 raised "
+        '"Cannot assign a device"'), finding.message
     assert result.source == source
 
 

@@ -37,7 +37,8 @@ from rewrites.between_graph.retry import RETRIED, Retry, retried
 from rewrites.between_graph.runs import Evaluation, check_one_tensor, evaluations, global_step_reads, summary_writes
 from rewrites.between_graph.session import (IN_PROCESS, SCHEDULED, SYNCHRONOUS, Session, Supervisors, config_notes,
                                             distinct_openings, last_step, loop_statements, migrated_loop,
-                                            opens_session, owned, read_session, step_result, stop_statements)
+                                            on_no_server, opens_session, owned, read_session, step_result,
+                                            stop_statements)
 from rewrites.program.edits import ModuleEdits
 from rewrites.program.modules import ModuleView, Tree
 from rewrites.program.spelling import Spelling
@@ -238,6 +239,9 @@ class _Program:
             graph = read_graph(device, self.names, code[0] if inside else None)
         session = read_session(opening, block, self.names, self.supervisors)
         session.retried = retry.flag if retry is not None else None
+        own = on_no_server(session, placed=found is not None)
+        if own is not None:
+            raise Unsupported(opening, own)
         if found is None:
             _refuse_device_from_a_call(block[:block.index(opening)], self.names)
             raise Unsupported(opening, "no `with tf.device(replica_device_setter(...))` graph before the session "

@@ -176,9 +176,9 @@ target in one branch of an `if`
 unless the `else` opens it on `server.target` of a Server made only under `if not <the test>:`, other uses of the
 session or of its Supervisor (a Supervisor kept in an attribute, `self.sv = tf.train.Supervisor(...)`, is read as
 a name in the one method of its class binding it, which places the graph; used in another method, the finding is
-there), a MonitoredTrainingSession with neither master nor is_chief (each task trains a graph of its own), a
-replica_device_setter given neither a cluster nor ps tasks (TF1's setter is then None: each task kept the
-variables on its own task), a
+there), a session opened on no master (each task trains a graph of its own, or one placed on ps tasks it
+cannot reach), a replica_device_setter given neither a cluster nor ps tasks (TF1's setter is then None: each task
+kept the variables on its own task), a
 TensorFlowOnSpark map_fun reading the batches Spark feeds its executor (InputMode.SPARK: ctx.get_data_feed,
 TFNode.DataFeed, TFNode.next_batch; the coordinator's dataset_fn runs on remote workers, which cannot read that
 feed), a tf.data pipeline reading a name the step computes or `shard(n, <task index>)` of anything but the file

@@ -60,10 +60,15 @@ CONFIG_AS_TF2 = {"allow_soft_placement": "True", "log_device_placement": "False"
 CONFIG_DROPPED = ("the session's `{config}` goes with the session: TF2 places ops softly and ParameterServerStrategy "
                   "sets the device filters; set its other options with tf.config by hand")
 MTS_API = "train.MonitoredTrainingSession"
-LOCAL_SESSION = ("MonitoredTrainingSession without master or is_chief: a session in the task's own process, so each "
-                 "task trains a graph of its own and none trains on the cluster's servers (TensorFlowOnSpark's "
-                 "cifar10 with no ps tasks); there is no parameter-server training to migrate: migrate the "
-                 "per-task training by hand")
+# A session opened on no master (TF1's default '') is the task's own process's, over a graph placed or not.
+OWN_SESSION = ("each task trains a graph of its own in a session of its own process: {session} names no master and no "
+               "replica_device_setter places the graph on the cluster, so the tasks share no variable (the server a "
+               "task starts serves nothing); there is no between-graph training to migrate: migrate each task's "
+               "training as a single-process TF 2 program by hand")
+PLACED_OWN_SESSION = ("the graph is placed on the cluster's tasks but {session} names no master: a session of the "
+                      "task's own process, which cannot reach the ps tasks holding the graph's variables (TF1 raised "
+                      "\"Cannot assign a device\", or, placing them softly, trained a copy in each task); open it on "
+                      "the server's target (`master=server.target`) and migrate again, or migrate it by hand")
 
 
 @dataclass(frozen=True)
@@ -315,15 +320,26 @@ def _monitored(statement, call: cst.Call, name: str, loop: cst.While | cst.For, 
     if unknown is not None:
         raise Unsupported(args[unknown][1], f"MonitoredTrainingSession({unknown}=...) is not migrated yet: do its "
                                             "work around the migrated loop by hand")
-    if "is_chief" not in args:
-        raise Unsupported(call, "MonitoredTrainingSession without is_chief: say which worker is TF1's chief"
-                          if "master" in args else LOCAL_SESSION)
-    return Session(statement, name, _value(args, "master"), args["is_chief"][1].value, loop,
+    if "is_chief" not in args and "master" in args:
+        raise Unsupported(call, "MonitoredTrainingSession without is_chief: say which worker is TF1's chief")
+    # (without a master, the session is the task's own: TF1's default chief, left by on_no_server)
+    is_chief = args["is_chief"][1].value if "is_chief" in args else cst.Name("True")
+    return Session(statement, name, _value(args, "master"), is_chief, loop,
                    stops=[cst.parse_expression(f"{name}.should_stop()")], checkpoints=_value(args, "checkpoint_dir"),
                    hooks=_value(args, "hooks"), scaffold=_value(args, "scaffold"),
                    chief_hooks=_value(args, "chief_only_hooks"), arguments=[a.value for a in call.args],
                    config=_value(args, "config"),
                    timer=(_value(args, "save_checkpoint_secs"), _value(args, "save_checkpoint_steps")))
+
+
+def on_no_server(session: Session, placed: bool) -> str | None:
+    """Why a session opened on no master (TF1's default `''`: a session of the task's own process) is left, over a
+    graph ``placed`` on the cluster or not; None for a session opened on a master."""
+    master = session.master
+    if master is not None and not (isinstance(master, cst.SimpleString) and master.evaluated_value == ""):
+        return None
+    opened = "the Supervisor's session" if session.supervisor is not None else "the MonitoredTrainingSession"
+    return (PLACED_OWN_SESSION if placed else OWN_SESSION).format(session=opened)
 
 
 def _supervised(statement, call: cst.Call, name: str, loop: cst.While | cst.For, names: Names,
