@@ -447,6 +447,16 @@ def test_tf1_recurrent_layers_keep_tf1_defaults(layer, migrated):
     assert "".join(migrated.split()) in "".join(result.source.split()), result.source
 
 
+def test_a_module_whose_only_tf1_api_an_earlier_rewrite_changed_is_read_as_written():
+    """Its numpy_input_fn (TF 1.x only) is tf.data by the time the Estimator is migrated (TFM306, an earlier
+    family): the module is read as the user wrote it, a TF 1.x module, whose GRU was TF1's."""
+    program = LAYER_BY_LAYER.replace("tf.logging.set_verbosity(tf.logging.INFO)\n", "")
+    assert "logging" not in program and "tf.estimator.inputs.numpy_input_fn(" in program
+    result = run_one(program)
+    assert "TFM306" in {f.rule for f in result.findings} and "TFM401" not in {f.rule for f in result.findings}
+    assert result.source.count('recurrent_activation="hard_sigmoid",\n        reset_after=False)') == 2
+
+
 def test_a_tf2_module_keeps_tf2_recurrent_layers_saying_so():
     """A module whose plain `tf` is TF 2's (tensorflow_estimator under TF 2) made v2 layers: nothing is added, and a
     numeric note says what TF 1.x's were (the module may read as TF 2 code only because a first run of tf-migrate
