@@ -209,6 +209,35 @@ def test_a_function_doing_what_a_kept_function_may_not_leaves_both_files_naming_
     assert message in said, said
 
 
+def test_a_tensorflow_0_name_of_a_tf_1_op_in_the_kept_function_takes_its_tf_1_name(tmp_path):
+    # TensorFlowOnSpark's cifar10.py (TF 0.12): tf.compat.v1 has no `mul`; TF 1.0 named the same op `multiply`.
+    model = MODEL.replace("    return tf.matmul(", "    net = tf.mul(net, 2.0)\n    return tf.matmul(")
+    results = migrated(tmp_path, model=model)
+    assert "TFM104" not in {f.rule for f in results["task"].findings}, results["task"].findings
+    assert "    net = tf.multiply(net, 2.0)\n" in results["model"].source
+
+
+def test_a_tensorflow_0_name_tf_1_has_not_in_the_kept_function_leaves_both_files_naming_it(tmp_path):
+    model = MODEL.replace("    return tf.matmul(", "    tf.histogram_summary(\"net\", net)\n    return tf.matmul(")
+    said = left(migrated(tmp_path, model=model), model)
+    assert ("`model.inference(` in the graph makes variables in model.py, which becomes a TF2 module: "
+            "`tf.histogram_summary` is a name neither TF 1.x nor TF 2 has (TensorFlow 0.x's; TF 1.x's is "
+            "`tf.summary.histogram`): `tf.compat.v1.histogram_summary` would raise; spell it as TF 1.x does and "
+            "migrate again (line 16 of model.py") in said, said
+
+
+def test_a_tensorflow_0_name_tf_1_has_not_in_the_graph_leaves_the_program_at_it(tmp_path):
+    source = TASK.replace("            train_op = ", "            loss = tf.select(loss > 0.0, loss, -loss)\n"
+                                                  "            train_op = ")
+    assert source != TASK
+    result = migrated(tmp_path, task=source)["task"]
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    assert finding.message.endswith("`tf.select` is a name neither TF 1.x nor TF 2 has (TensorFlow 0.x's; TF 1.x's "
+                                    "is `tf.where`): `tf.compat.v1.select` would raise; spell it as TF 1.x does and "
+                                    "migrate again"), finding.message
+    assert "tf.select(" in source.splitlines()[finding.line - 1] and "ClusterCoordinator" not in result.source
+
+
 def test_a_tensor_the_layer_cannot_be_built_for_leaves_the_program(tmp_path):
     task = TASK.replace(CALL, "            h = tf.square(x)\n" + CALL.replace("(x,", "(h,"))
     results = migrated(tmp_path, task=task)

@@ -309,3 +309,39 @@ def test_table_against_tensorflow():
     assert set(report["v1_only_members"]) == V1_ONLY_DATASET_MEMBERS
     for v1_path, (old, new, same_class) in report["datasets"].items():
         assert old == new and old != "[]" and not same_class, v1_path
+
+
+@pytest.mark.parametrize("tf0, tf2", [("mul", "multiply"), ("sub", "subtract"), ("neg", "negative"),
+                                      ("pack", "stack"), ("unpack", "unstack")])
+def test_tensorflow_0_names_of_tf_1_ops_are_spelled_as_tf_1_named_them(tf0, tf2):
+    # TF 0.12's names, gone from TF 1.0 on: tf.compat.v1.mul would raise.
+    assert tf2_spelling(tf0) == tf2 and tf_api.known(tf0)
+
+
+def test_a_top_level_name_neither_tf_1_nor_tf_2_has_is_unknown():
+    assert not any(tf_api.known(name) for name in set(tf_api.TF0_RENAMED) - set(tf_api.TF0_SAME))
+    assert tf_api.known("multiply") and tf_api.known("app.flags.FLAGS") and tf_api.known("__version__")
+    assert tf_api.known("compat.as_bytes")
+
+
+TF0_CHECK = """
+import json
+import tensorflow as tf
+from rewrites import tf_api
+v1 = tf.compat.v1
+public = lambda module: {name for name in dir(module) if not name.startswith("_")}
+print(json.dumps({
+    "unknown": sorted(name for name in public(v1) | public(tf) if not tf_api.known(name)),
+    "in_v1": sorted(name for name in tf_api.TF0_RENAMED if hasattr(v1, name)),
+    "not_same": sorted(old for old, new in tf_api.TF0_SAME.items() if getattr(v1, new) is not getattr(tf, new)),
+}))
+"""
+
+
+@pytest.mark.tensorflow
+def test_tensorflow_0_names_are_none_of_tf_2_s_and_every_top_level_name_is_known():
+    result = subprocess.run([sys.executable, "-c", TF0_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report == {"unknown": [], "in_v1": [], "not_same": []}, report

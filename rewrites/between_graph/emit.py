@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from rewrites import tf_api
 from rewrites.base import KERAS_IMPORTS
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.runs import as_tuple
@@ -147,6 +148,13 @@ def make_tf2(edits: ModuleEdits, spelling: Spelling, replaced: set[cst.CSTNode],
         where = f" in `{function.name.value}()`" if function is not None else ""
         raise Unsupported(blocker, f"`{view.api(blocker)}`{where} still needs TF1's graph mode, which the migrated "
                                    "program does not run in: migrate it by hand")
+    unknown = spelling.unknown_use()  # (the graph's code is respelled into the step: none is skipped)
+    if unknown is not None:
+        api = view.api(unknown)
+        renamed = f" (TensorFlow 0.x's; TF 1.x's is `tf.{tf_api.TF0_RENAMED[api]}`)" if api in tf_api.TF0_RENAMED \
+            else ""
+        raise Unsupported(unknown, f"`tf.{api}` is a name neither TF 1.x nor TF 2 has{renamed}: `tf.compat.v1.{api}` "
+                                   "would raise; spell it as TF 1.x does and migrate again")
     for statement in spelling.graph_mode_switches():
         edits.remove(statement)
     rebinding = spelling.rebinding

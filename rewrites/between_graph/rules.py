@@ -184,7 +184,9 @@ TFNode.DataFeed, TFNode.next_batch; the coordinator's dataset_fn runs on remote 
 feed), a tf.data pipeline reading a name the step computes or `shard(n, <task index>)` of anything but the file
 names an unseeded list_files shuffled (every worker makes the chief's dataset function), an `if` in the loop
 choosing the runs of a step (but a flag's, training or running a tf.data graph's tensors once otherwise, in a
-`while not sess.should_stop():` holding nothing else). A module with TF1-only cluster code that makes
+`while not sess.should_stop():` holding nothing else), a name neither TF 1.x nor TF 2 has in a module made TF 2's
+(TF 0.x's tf.histogram_summary; its tf.mul, sub, neg, pack, unpack take TF 1.x's names). A module with TF1-only
+cluster code that makes
 a session in none of the shapes read (a Supervisor kept in an attribute bound elsewhere; a session a function
 returns; a graph under replica_device_setter trained by a session made elsewhere: the finding names the parameter
 the function is given it by, and a caller's plain Session on no server, which trained the graph in each task's own

@@ -151,9 +151,11 @@ class Spelling:
                    for line in _block_lines(block) if line is not None for small in line.body)
 
     def _reaches_tf1_only_apis(self) -> bool:
-        """Plain `tf.X` names an API TF 2 has in compat.v1 only (`tf.compat.v1.X` is TF 2's own way to reach it)."""
-        return any(self._through_tf(node) and not _through_compat(node) and tf_api.is_v1_only(self.view.api(node))
-                   for node in self._references(self.view.module))
+        """Plain `tf.X` names an API TF 2 has in compat.v1 only (`tf.compat.v1.X` is TF 2's own way to reach it), or
+        TF 0.x's name of a TF 1.x op (`tf.mul`)."""
+        return any(self._through_tf(node) and not _through_compat(node) and (
+            tf_api.is_v1_only(api := self.view.api(node)) or api in tf_api.TF0_SAME)
+            for node in self._references(self.view.module))
 
     def _through_tf(self, node: cst.CSTNode) -> bool:
         start = root(node)
@@ -242,6 +244,15 @@ class Spelling:
             if id(node) not in inside and self.view.api(node).startswith(GONE):
                 return node
         return None
+
+    def unknown_use(self, skip: set[cst.CSTNode] = frozenset()) -> cst.CSTNode | None:
+        """The first use (in the source's order), outside ``skip``, of a name neither TF 1.x nor TF 2 has
+        (tf_api.known: TF 0.x's `tf.scalar_summary`), which TF 2 would raise at; `tf.contrib` is gone_use's."""
+        inside = {id(node) for removed in skip for node in subtree(removed)}
+        return min((node for node in self._references(self.view.module)
+                    if id(node) not in inside and self._through_tf(node)
+                    and not tf_api.known(api := self.view.api(node)) and not api.startswith(GONE)),
+                   key=self.view.position, default=None)
 
     def all_references(self) -> dict[cst.CSTNode, cst.BaseExpression]:
         """Every respelled reference of the module: node -> its TF2 spelling."""

@@ -144,6 +144,7 @@ def tf2_spelling(v1_path: str, *, datasets_v2: bool = False) -> str:
     """
     if v1_path.startswith("__"):  # __version__ and the like: the same module attributes
         return v1_path
+    v1_path = TF0_SAME.get(v1_path, v1_path)
     if datasets_v2:
         for v1_class, tf2_class in EQUIVALENT_DATASETS.items():
             if v1_path == v1_class or v1_path.startswith(v1_class + "."):
@@ -163,6 +164,28 @@ def exists_in_tf2(path: str) -> bool:
     if found is None:
         return False
     return found[1] in (_SAME, _DIFFERS, _TF2ONLY) or (found[1] == _WRAPPED and found[2] is None)
+
+
+# Names TensorFlow 1.0 gave TF 0.x's (its release notes): a program using the old ones ran on TF 0.12 only. These
+# are the same op with the same parameters under the new name, which is spelled for them:
+TF0_SAME = {"mul": "multiply", "sub": "subtract", "neg": "negative", "pack": "stack", "unpack": "unstack"}
+# and these only the nearest (other parameters, or summaries of other names), named where one stops a program.
+TF0_RENAMED = {**TF0_SAME, "select": "where", "batch_matmul": "matmul", "scalar_summary": "summary.scalar",
+               "histogram_summary": "summary.histogram", "image_summary": "summary.image",
+               "audio_summary": "summary.audio", "merge_summary": "summary.merge",
+               "merge_all_summaries": "summary.merge_all"}
+
+
+# TF2's top-level modules the table does not walk (tf.compat.as_bytes, ...): known all the same.
+UNWALKED = ("compat", "dtensor", "security", "tools", "tsl")
+
+
+def known(path: str) -> bool:
+    """Whether ``tf.<path>`` is known, in compat.v1 or TF2 (or TF 0.x's name of one, TF0_SAME). Every top-level
+    name of either is in the table, so a top-level name it does not know is neither's: TF 0.x's `tf.scalar_summary`
+    would be `tf.compat.v1.scalar_summary`, which raises. (Below a listed module an unknown member is not told
+    apart.)"""
+    return path.startswith("__") or path in TF0_SAME or path.split(".")[0] in UNWALKED or _entry(path) is not None
 
 
 def is_v1_only(v1_path: str) -> bool:
