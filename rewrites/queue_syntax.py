@@ -1,0 +1,73 @@
+"""TFM008's reading of the code around a queue-runner pipeline (rewrites/queue_inputs.py): the blocks a pipeline
+may be in, the names statements bind, and the reader's read of the queue."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from rewrites.syntax import bind_arguments, names_read, source, subtree
+
+READS = {"read": ("queue",), "read_up_to": ("queue", "num_records")}
+
+def rebound(code: list[cst.CSTNode]) -> list[cst.Name]:
+    """The names the assignments in ``code`` bind as they are: `_` and `step` of `_, step = sess.run(...)`."""
+    return [name for top in code for node in subtree(top) if isinstance(node, cst.AssignTarget)
+            for name in names_bound(node.target)]
+
+
+def names_bound(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names an assignment target binds as they are: `a` and `a, b`, not `a[0]` or `a.b`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in names_bound(element.value)]
+    return [target] if isinstance(target, cst.Name) else []
+
+
+def blocks(function: cst.FunctionDef):
+    """The function's body, and the bodies of the `with` blocks in it (a graph built under `tf.device(...)`)."""
+    stack = [function.body.body]
+    while stack:
+        block = stack.pop()
+        yield block
+        stack += [s.body.body for s in block if isinstance(s, cst.With) and isinstance(s.body, cst.IndentedBlock)]
+
+
+def module_alias(func: cst.BaseExpression) -> str | None:
+    """`tf` of `tf.train.string_input_producer` (`tf.compat.v1` of `tf.compat.v1.train...`)."""
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "train":
+        return source(func.value.value).removesuffix(".compat.v1")
+    return None
+
+
+def read_of(statement: cst.BaseStatement, use: cst.Name, body) -> tuple[cst.Call, str, str | None] | None:
+    """(the read call, the record's name, the chunk size of a `read_up_to`) for `_, record = <reader>.read(queue)`
+    (or `read(queue=queue)`, `_, records = <reader>.read_up_to(queue, num_records)`) whose key the function's
+    ``body`` does not read."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
+        return None
+    assign = statement.body[0]
+    call, target = assign.value, assign.targets[0].target
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in READS
+            and isinstance(target, cst.Tuple) and len(target.elements) == 2
+            and all(isinstance(e.value, cst.Name) for e in target.elements)):
+        return None
+    parameters = READS[call.func.attr.value]
+    arguments = bind_arguments(call, parameters)
+    if arguments is None or set(arguments) != set(parameters) or arguments["queue"][1].value is not use:
+        return None
+    key, record = (e.value for e in target.elements)
+    rebinding = {id(node) for node in rebound(body)}
+    if any(node is not key and node.value == key.value and id(node) not in rebinding
+           for s in body for node in names_read(s)):
+        return None
+    chunk = arguments.get("num_records")
+    return call, record.value, None if chunk is None else source(chunk[1].value)
+
+def targets(statement: cst.CSTNode) -> list[cst.Name]:
+    found = []
+    for node in subtree(statement):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            found += [n for n in subtree(node.target) if isinstance(n, cst.Name)]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            found += [n for n in subtree(node.target) if isinstance(n, cst.Name)]
+    return found
