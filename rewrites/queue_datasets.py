@@ -29,18 +29,34 @@ def compression(options: cst.BaseExpression, api) -> str | None:
 
 
 def records(tf: str, dataset_class: str, passed: tuple[str, ...], value: dict[str, str], queue: str,
-            chunk: str | None, function: str, indent: str) -> tuple[str, str | None]:
+            chunk: str | None, keyed: bool, function: str, indent: str) -> tuple[str, str | None]:
     """(the dataset of the records the reader read from the file names' dataset ``queue``, the definition of the
     ``function`` it maps each file name with, if one): TF1's `read_up_to(queue, chunk)` read up to ``chunk``
-    records of one file at a time (a file's last ones fewer)."""
+    records of one file at a time (a file's last ones fewer); ``keyed``: each record with TF1's key of it."""
     arguments = "".join(f", {name}={value[name]}" for name in passed if name in value)
     skipped = f".skip({value['skip_header_lines']})" if "skip_header_lines" in value else ""
-    if chunk is not None:
-        read = f"{tf}.data.{dataset_class}(file_name{arguments}){skipped}.batch({chunk})"
-        return f"{queue}.flat_map({function})", f"def {function}(file_name):\n{indent}return {read}\n"
-    if skipped:
+    chunks = f".batch({chunk})" if chunk is not None else ""
+    read = f"{tf}.data.{dataset_class}(file_name{arguments})"
+    if keyed and dataset_class == "TextLineDataset":
+        body = ["# TF1's key: the file's name and the line's number",
+                f"lines = {read}.enumerate(1){skipped}",
+                f"keyed = lines.map(lambda number, line: (file_name + \":\" + {tf}.strings.as_string(number), line))",
+                f"return keyed{chunks}"]
+    elif keyed:
+        body = [f"records = {read}",
+                "# TF1's key: the file's name and the record's offset (each record framed by 16 bytes)",
+                f"offsets = records.scan({tf}.constant(0, {tf}.int64), lambda end, record: (",
+                f"{indent}end + 16 + {tf}.cast({tf}.strings.length(record), {tf}.int64), end))",
+                f"keys = offsets.map(lambda offset: file_name + \":\" + {tf}.strings.as_string(offset))",
+                f"return {tf}.data.Dataset.zip((keys, records)){chunks}"]
+    elif chunk is not None:
+        body = [f"return {read}{skipped}{chunks}"]
+    elif skipped:
         return f"{queue}.flat_map(lambda file_name: {tf}.data.{dataset_class}(file_name){skipped})", None
-    return f"{tf}.data.{dataset_class}({queue}{arguments})", None
+    else:
+        return f"{tf}.data.{dataset_class}({queue}{arguments})", None
+    lines = "".join(f"{indent}{line}\n" for line in body)
+    return f"{queue}.flat_map({function})", f"def {function}(file_name):\n{lines}"
 
 
 def file_names(tf: str, files: dict, notes: list[str], queue: str, indent: str) -> list[str] | None:

@@ -10,14 +10,15 @@ record, and `tf.train.batch(tensors, batch_size, ...)` or `tf.train.shuffle_batc
 that reads the same records in the same order: the file names (shuffled each epoch as TF1 shuffled them, repeated
 num_epochs times), the records of each file in turn, the code making an example (moved into a function the dataset
 maps; a helper taking the queue takes the record instead), and batches of batch_size, the last one dropped when
-short as TF1 dropped it. `reader.read_up_to(queue, n)` (a key not read) gives chunks of up to n records of one file
-(a file's last chunk shorter), as TF1 read them: each file's dataset batched by n, the example code mapped over the
-chunks; batched again with `enqueue_many=True`, the chunks are unbatched then batched; the batching may be chosen by
-an `if` (`if shuffle:` shuffle_batch, `else:` batch, or no batching: the chunks as they are). A TFRecordReader's
-`options=TFRecordOptions(compression_type=GZIP)` gives the dataset's compression_type. One tensor of a list batched
-is that tensor, as TF1 returned it. The batch's tensors come from the dataset's one-shot iterator, so the code after
-them, an Estimator's input_fn or a session loop, reads them as before (an Estimator input_fn returning them is then
-migrated to return the dataset).
+short as TF1 dropped it. `reader.read_up_to(queue, n)` gives chunks of up to n records of one file (a file's last
+chunk shorter), as TF1 read them: each file's dataset batched by n, the example code mapped over the chunks; batched
+again with `enqueue_many=True`, the chunks are unbatched then batched; the batching may be chosen by an `if` (`if
+shuffle:` shuffle_batch, `else:` batch, or no batching: the chunks as they are). A TFRecordReader's
+`options=TFRecordOptions(compression_type=GZIP)` gives the dataset's compression_type. A key of the read the
+function reads is TF1's key, written with the records of each file: a record's `file:offset` (TFRecordReader), a
+line's `file:number` (TextLineReader). One tensor of a list batched is that tensor, as TF1 returned it. The batch's
+tensors come from the dataset's one-shot iterator, so the code after them, an Estimator's input_fn or a session
+loop, reads them as before (an Estimator input_fn returning them is then migrated to return the dataset).
 Why: queue runners are TF1's graph machinery: Keras training, tf.function and TF 2's eager mode do not run them,
 and TensorFlow deprecated them for tf.data.
 What may differ: the order of examples where TF1's was random or raced: file names shuffled by TF1's queue (more
@@ -25,8 +26,8 @@ than one file, shuffle=True) come in another random order; `shuffle_batch` becom
 TensorFlow's own replacement, whose random order is not TF1's; batches of more than one thread (TF1 enqueued
 examples in whichever order its threads finished) come in the files' order. Not done for `enqueue_many=True` of
 examples read one at a time, read_up_to's chunks batched as examples, `dynamic_pad=True`, `shapes`, reader options
-other than the compression, `match_filenames_once`, a key of the read that the function reads (TF1's
-`file:offset`), or code making an example whose names the function reads after the batch.
+other than the compression, `match_filenames_once`, a key read in a helper or of another reader, or code making an
+example whose names the function reads after the batch.
 
 Before:
 
@@ -74,6 +75,7 @@ Finding:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -81,26 +83,15 @@ import libcst as cst
 from rewrites import queue_datasets, queue_syntax
 from rewrites.base import TFCodemod
 from rewrites.queue_datasets import OPTIONS_APIS
+from rewrites.queue_syntax import BATCH_PARAMETERS, NOT_DONE, PRODUCER, PRODUCER_PARAMETERS, READERS
 from rewrites.syntax import Bindings, bind_arguments, parsed_statement, source, subtree
 
 RULE = "TFM008"
-PRODUCER = "train.string_input_producer"
-PRODUCER_PARAMETERS = ("string_tensor", "num_epochs", "shuffle", "seed", "capacity", "shared_name", "name",
-                       "cancel_op")
-# TF1 reader -> (its parameters, the dataset class reading the same records, the parameters it passes on).
-READERS = {"TFRecordReader": (("name", "options"), "TFRecordDataset", ("compression_type",)),
-           "TextLineReader": (("skip_header_lines", "name"), "TextLineDataset", ()),
-           "FixedLengthRecordReader": (("record_bytes", "header_bytes", "footer_bytes", "hop_bytes", "name"),
-                                       "FixedLengthRecordDataset", ("record_bytes", "header_bytes", "footer_bytes"))}
-BATCH_PARAMETERS = {
-    "train.batch": ("tensors", "batch_size", "num_threads", "capacity", "enqueue_many", "shapes", "dynamic_pad",
-                    "allow_smaller_final_batch", "shared_name", "name"),
-    "train.shuffle_batch": ("tensors", "batch_size", "capacity", "min_after_dequeue", "num_threads", "seed",
-                            "enqueue_many", "shapes", "allow_smaller_final_batch", "shared_name", "name")}
-NOT_DONE = ("shapes", "dynamic_pad", "shared_name", "hop_bytes", "cancel_op")
 EXAMPLE_FUNCTIONS = ("make_example", "read_example", "parse_record")
 DATASET_NAMES = ("dataset", "records", "input_dataset")
 FILE_FUNCTIONS = ("read_file", "read_records", "records_of_file")
+KEYED = ("TFRecordDataset", "TextLineDataset")  # TF1's key of each record is written for these
+KEY_NAMES = ("file_name", "records", "offsets", "keys", "end", "record", "offset", "number", "line", "lines", "keyed")
 RECORD_NAMES = ("record", "serialized_record", "value")
 
 
@@ -204,7 +195,7 @@ class Rewrite(TFCodemod):
         read = queue_syntax.read_of(statement, use, function.body.body)
         if read is not None:
             reader = self._reader(block, read)
-            return None if reader is None else ("here", reader[0], [*reader[1], statement], read[1], read[2])
+            return None if reader is None else ("here", reader[0], [*reader[1], statement], read[1], read[2:])
         call = next((n for n in subtree(statement) if isinstance(n, cst.Call) and len(n.args) == 1
                      and n.args[0].value is use and n.args[0].keyword is None and isinstance(n.func, cst.Name)), None)
         helper = self._functions.get(call.func.value) if call is not None else None
@@ -219,10 +210,10 @@ class Rewrite(TFCodemod):
         if len(inner) != 1:
             return None
         read = queue_syntax.read_of(inner[0][0], inner[0][1], helper.body.body)
-        reader = self._reader(list(helper.body.body), read) if read is not None else None
+        reader = self._reader(list(helper.body.body), read) if read is not None and read[3] is None else None
         if reader is None:
             return None
-        return "helper", reader[0], helper, [*reader[1], inner[0][0]], read[1], statement, call, read[2]
+        return "helper", reader[0], helper, [*reader[1], inner[0][0]], read[1], statement, call, read[2:]
 
     def _reader(self, block: list[cst.BaseStatement], read: tuple[cst.Call, str, str | None]):
         """(the reader's call, the statements making it) for `<reader>.read(queue)`: a reader made inline, or bound
@@ -289,7 +280,7 @@ class Rewrite(TFCodemod):
         if tf is None or any(made is not None and bound is None for made, bound in zip(branches, batches)):
             return False
         target, batch = branches[0]
-        chunk = reading[-1]
+        chunk, key = reading[-1]
         if any(bound is not None and ("enqueue_many" in bound) != (chunk is not None) for bound in batches):
             return False  # read_up_to's chunks enqueued many at a time, a single read's examples one at a time
         tensors = batches[0]["tensors"][1].value
@@ -322,9 +313,14 @@ class Rewrite(TFCodemod):
         if example is None or dataset is None or reader is None:
             return False
         indent = function.body.indent or self._module.default_indent
-        records, read_file = queue_datasets.records(tf, dataset_class, passed, value, queue, chunk, reader, indent)
+        written = " ".join([*value.values(), chunk or ""])  # in the function reading a file
+        if key is not None and (dataset_class not in KEYED or set(re.findall(r"\w+", written)) & set(KEY_NAMES)):
+            return False
+        records, read_file = queue_datasets.records(tf, dataset_class, passed, value, queue, chunk, key is not None,
+                                                    reader, indent)
         if reading[0] == "here":
             _, _, dropped, record, _ = reading
+            record = record if key is None else f"{key}, {record}"
             kept = [s for s in pipeline.block if s not in dropped]
             mapped = example if kept or returned != record else None  # the records are the examples
             definition = queue_datasets.example_function(example, record, kept, returned, indent) if mapped else None

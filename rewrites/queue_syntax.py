@@ -7,6 +7,20 @@ import libcst as cst
 
 from rewrites.syntax import bind_arguments, names_read, source, subtree
 
+PRODUCER = "train.string_input_producer"
+PRODUCER_PARAMETERS = ("string_tensor", "num_epochs", "shuffle", "seed", "capacity", "shared_name", "name",
+                       "cancel_op")
+# TF1 reader -> (its parameters, the dataset class reading the same records, the parameters it passes on).
+READERS = {"TFRecordReader": (("name", "options"), "TFRecordDataset", ("compression_type",)),
+           "TextLineReader": (("skip_header_lines", "name"), "TextLineDataset", ()),
+           "FixedLengthRecordReader": (("record_bytes", "header_bytes", "footer_bytes", "hop_bytes", "name"),
+                                       "FixedLengthRecordDataset", ("record_bytes", "header_bytes", "footer_bytes"))}
+BATCH_PARAMETERS = {
+    "train.batch": ("tensors", "batch_size", "num_threads", "capacity", "enqueue_many", "shapes", "dynamic_pad",
+                    "allow_smaller_final_batch", "shared_name", "name"),
+    "train.shuffle_batch": ("tensors", "batch_size", "capacity", "min_after_dequeue", "num_threads", "seed",
+                            "enqueue_many", "shapes", "allow_smaller_final_batch", "shared_name", "name")}
+NOT_DONE = ("shapes", "dynamic_pad", "shared_name", "hop_bytes", "cancel_op")
 READS = {"read": ("queue",), "read_up_to": ("queue", "num_records")}
 
 def rebound(code: list[cst.CSTNode]) -> list[cst.Name]:
@@ -38,10 +52,10 @@ def module_alias(func: cst.BaseExpression) -> str | None:
     return None
 
 
-def read_of(statement: cst.BaseStatement, use: cst.Name, body) -> tuple[cst.Call, str, str | None] | None:
-    """(the read call, the record's name, the chunk size of a `read_up_to`) for `_, record = <reader>.read(queue)`
-    (or `read(queue=queue)`, `_, records = <reader>.read_up_to(queue, num_records)`) whose key the function's
-    ``body`` does not read."""
+def read_of(statement: cst.BaseStatement, use: cst.Name, body) -> tuple[cst.Call, str, str | None, str | None] | None:
+    """(the read call, the record's name, the chunk size of a `read_up_to`, the key's name if the function's ``body``
+    reads it) for `key, record = <reader>.read(queue)` (or `read(queue=queue)`, `key, records =
+    <reader>.read_up_to(queue, num_records)`)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
         return None
@@ -56,12 +70,15 @@ def read_of(statement: cst.BaseStatement, use: cst.Name, body) -> tuple[cst.Call
     if arguments is None or set(arguments) != set(parameters) or arguments["queue"][1].value is not use:
         return None
     key, record = (e.value for e in target.elements)
-    rebinding = {id(node) for node in rebound(body)}
-    if any(node is not key and node.value == key.value and id(node) not in rebinding
-           for s in body for node in names_read(s)):
+    bindings = rebound(body)
+    rebinding = {id(node) for node in bindings}
+    read = any(node is not key and node.value == key.value and id(node) not in rebinding
+               for s in body for node in names_read(s))
+    if read and sum(1 for node in bindings if node.value == key.value) != 1:
         return None
     chunk = arguments.get("num_records")
-    return call, record.value, None if chunk is None else source(chunk[1].value)
+    return call, record.value, None if chunk is None else source(chunk[1].value), key.value if read else None
+
 
 def targets(statement: cst.CSTNode) -> list[cst.Name]:
     found = []

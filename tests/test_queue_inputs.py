@@ -163,18 +163,43 @@ def test_a_reader_s_gzip_options_and_a_batching_chosen_by_an_if_are_read():
     assert "TFRecordOptions" not in result.source and "options" not in result.source
 
 
+# The key batched with the records, dropped by the caller (cloudml-samples' util.read_examples as its trainers call it).
+KEYED_GZIP_CHUNKS = GZIP_CHUNKS.replace("_, records = tf.TFRecordReader", "key, records = tf.TFRecordReader").replace(
+    "([records]", "([key, records]").replace("examples = read_examples(", "_, examples = read_examples(")
+KEYED_CHUNKS = CHUNKS.replace("_, rows = ", "line, rows = ").replace(
+    "columns))", "columns), key=line)")
+
+
+def test_a_key_read_is_tf1s_key_of_the_record_or_line():
+    result = run(KEYED_GZIP_CHUNKS)
+    assert ("    def read_file(file_name):\n"
+            '        records = tf.data.TFRecordDataset(file_name, compression_type="GZIP")\n'
+            "        # TF1's key: the file's name and the record's offset (each record framed by 16 bytes)\n"
+            "        offsets = records.scan(tf.constant(0, tf.int64), lambda end, record: (\n"
+            "            end + 16 + tf.cast(tf.strings.length(record), tf.int64), end))\n"
+            '        keys = offsets.map(lambda offset: file_name + ":" + tf.strings.as_string(offset))\n'
+            "        return tf.data.Dataset.zip((keys, records)).batch(batch_size)\n"
+            "    dataset = (\n        files.flat_map(read_file)\n        .repeat(epochs))\n") in result.source
+    result = run(KEYED_CHUNKS)
+    assert ("        # TF1's key: the file's name and the line's number\n"
+            "        lines = tf.data.TextLineDataset(file_name).enumerate(1).skip(header)\n"
+            '        keyed = lines.map(lambda number, line: (file_name + ":" + tf.strings.as_string(number), line))\n'
+            "        return keyed.batch(batch_size)\n"
+            "    def make_example(line, rows):\n") in result.source
+    source = KEYED_CHUNKS.replace("header=1", "number=1").replace("=header", "=number")
+    assert run(source).source == source  # a name the function reading a file binds
+
 def test_one_tensor_batched_of_a_list_is_that_tensor_as_tf1_gave_it():
     result = run(INLINE.replace('[features["a"], features["b"], label]', '[features["a"]]'))
     assert '    return features["a"]\n' in result.source and ",)" not in result.source
 
 
 @pytest.mark.parametrize("replaced", [
-    {"_, records = tf.TFRecordReader": "key, records = tf.TFRecordReader", "([records]": "([key, records]"},
     {"GZIP)\n": "GZIP, compression_level=9)\n"},
     {"enqueue_many=True,\n": "\n"},
     {"    else:\n        return tf.train.batch([records]":
      "    else:\n        return tf.train.batch([records, records]"},
-], ids=["key batched", "other options", "chunks batched as examples", "other tensors in a branch"])
+], ids=["other options", "chunks batched as examples", "other tensors in a branch"])
 def test_chunked_pipelines_it_cannot_follow_stay_as_they_are(replaced):
     source = GZIP_CHUNKS
     for before, after in replaced.items():
@@ -205,7 +230,7 @@ def test_a_keyword_read_an_unread_key_and_a_shuffle_decided_at_run_time_are_foll
     ("_, line = reader.read(files)", "_, line = reader.read_up_to(files, 10)"),
     ("batch_size, allow", "batch_size, enqueue_many=True, allow"),
     ("batch_size, allow", "batch_size, dynamic_pad=True, allow"),
-    ("_, line = reader.read(files)", "key, line = reader.read(files)\n  print(key)"),
+    ("_, line = reader.read(files)", "key, line = reader.read(files)\n  key = tf.identity(key)"),
     (RETURNED, RETURNED.replace("return", "batch =") + "  return batch, columns\n"),
     (RETURNED, RETURNED.replace("return", "batch =") + "  return batch, files\n"),
     ("tf.train.string_input_producer(paths,", "tf.train.string_input_producer(tf.train.match_filenames_once(paths),"),
@@ -217,7 +242,7 @@ def test_a_keyword_read_an_unread_key_and_a_shuffle_decided_at_run_time_are_foll
      "  labels = tf.train.string_input_producer(label_paths, num_epochs=epochs, shuffle=False)\n"
      "  reader = tf.TextLineReader(skip_header_lines=header)\n"
      "  _, label_line = tf.TextLineReader().read(labels)\n"),
-], ids=["read_up_to", "enqueue_many", "dynamic_pad", "key read", "example read after", "queue read after",
+], ids=["read_up_to", "enqueue_many", "dynamic_pad", "key rebound", "example read after", "queue read after",
         "match_filenames_once", "shuffle at run time", "unknown reader", "a return inside", "two queues"])
 def test_pipelines_it_cannot_follow_stay_as_they_are(before, after):
     assert INLINE.count(before) == 1
@@ -333,8 +358,12 @@ def test_read_up_to_pipelines_yield_tf1s_batches(tmp_path):
         rows = range(5 + 2 * index)
         path.write_text("a,b,label\n" + "".join(f"{index}.5,{row},{10 * index + row}\n" for row in rows))
         lines.append(str(path))
-    for index, (code, args, labels) in enumerate([(CHUNKS, (lines, 4, 2, False), lambda batch: batch[1]),
-                                                   (GZIP_CHUNKS, (gzipped, 3, False, 2), lambda batch: batch[1])]):
+    cases = [(CHUNKS, (lines, 4, 2, False), lambda batch: batch[1]),
+             (GZIP_CHUNKS, (gzipped, 3, False, 2), lambda batch: batch[1]),
+             (KEYED_CHUNKS, (lines, 4, 2, False), lambda batch: batch[1]),
+             (KEYED_GZIP_CHUNKS.replace("def input_fn(", "def parsed_fn(").replace(
+                 "def read_examples(", "def input_fn("), (gzipped, 3, False, 2), lambda batch: batch[0])]
+    for index, (code, args, labels) in enumerate(cases):
         migrated = run(code)
         assert "read_up_to" not in migrated.source
         old = _module(tmp_path, f"old_chunks{index}", code)
@@ -342,8 +371,8 @@ def test_read_up_to_pipelines_yield_tf1s_batches(tmp_path):
         tf1, tf2 = _batches(old.input_fn, *args), _batches(new.input_fn, *args)
         _same(tf1, tf2)
         assert any(len(labels(batch)) != args[1] for batch in tf1)  # a short chunk or batch among them
-        shuffled = (lines, 4, 2, True) if code is CHUNKS else (gzipped, 2, True, 2)  # no example dropped
+        shuffled = (lines, 4, 2, True) if "TextLine" in code else (gzipped, 2, True, 2)  # no example dropped
         tf1, tf2 = (_batches(side.input_fn, *shuffled) for side in (old, new))
         assert len(tf1) == len(tf2) and {len(labels(batch)) for batch in tf1 + tf2} == {shuffled[1]}
-        assert sorted(int(y) for batch in tf1 for y in labels(batch).ravel()) == \
-            sorted(int(y) for batch in tf2 for y in labels(batch).ravel())
+        assert sorted(y for batch in tf1 for y in labels(batch).ravel().tolist()) == \
+            sorted(y for batch in tf2 for y in labels(batch).ravel().tolist())
