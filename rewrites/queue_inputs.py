@@ -126,22 +126,11 @@ class Rewrite(TFCodemod):
 
     # -- reading ---------------------------------------------------------------------------------------------
 
-    def _call_of(self, statement: cst.CSTNode, apis, returned: bool = False
-                 ) -> tuple[cst.BaseAssignTargetExpression | None, cst.Call] | None:
-        """(target, call) of `target = <api>(...)` for one of ``apis`` (``returned``: also (None, call) of
-        `return <api>(...)`)."""
-        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-            return None
-        small = statement.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
-            target = small.targets[0].target
-        elif isinstance(small, cst.Return) and returned:
-            target = None
-        else:
-            return None
-        if isinstance(small.value, cst.Call) and self.api(small.value.func) in apis:
-            return target, small.value
-        return None
+    def _call_of(self, statement: cst.CSTNode, apis, returned: bool = False):
+        return queue_syntax.call_of(statement, apis, self.api, returned)
+
+    def _batching(self, statement: cst.BaseStatement):
+        return queue_syntax.batching(statement, self.api)
 
     def _pipeline(self, function: cst.FunctionDef, body: list[cst.BaseStatement], statement: cst.BaseStatement
                   ) -> _Pipeline | None:
@@ -250,26 +239,6 @@ class Rewrite(TFCodemod):
         api = (self.api(call.func) or "").removeprefix("io.")
         return api if api in READERS else None
 
-    def _batching(self, statement: cst.BaseStatement):
-        """(condition, [(target, call) or None]) of the statement batching the examples: (None, [one]) for
-        `x, y = tf.train.batch(...)` (or `return ...`), (`shuffle`, [branches]) for `if shuffle:` with one batching
-        statement in each branch (None: a branch without one, the examples flowing as they are)."""
-        made = self._call_of(statement, BATCH_PARAMETERS, True)
-        if made is not None:
-            return None, [made]
-        if not isinstance(statement, cst.If) or isinstance(statement.orelse, cst.If):
-            return None
-        branches = [statement.body] + ([statement.orelse.body] if statement.orelse is not None else [])
-        made = [self._call_of(branch.body[0], BATCH_PARAMETERS, True)
-                if isinstance(branch, cst.IndentedBlock) and len(branch.body) == 1 else None for branch in branches]
-        if any(m is None for m in made):
-            return None
-        targets = {None if target is None else source(target) for target, _ in made}
-        if len(targets) != 1 or len({source(bind_arguments(call, BATCH_PARAMETERS[self.api(call.func)]).get(
-                "tensors", (None, cst.Arg(cst.Name("_"))))[1].value) for _, call in made}) != 1:
-            return None  # each branch batches the same tensors into the same names
-        return statement.test, made + ([None] if statement.orelse is None else [])
-
     # -- writing ---------------------------------------------------------------------------------------------
 
     def _made(self, function, pipeline: _Pipeline, queue: str, producer: cst.Call, files: dict, reading,
@@ -303,6 +272,9 @@ class Rewrite(TFCodemod):
         # function.
         bound_in_block = {n.value for s in pipeline.block for n in queue_syntax.targets(s)}
         rebound = {n.value for n in queue_syntax.names_bound(target)} if target is not None else set()
+        if condition is not None:  # what a branch computed for the batch's arguments tf.data drops
+            bound_in_block |= {n.value for branch in (pipeline.batch.body, getattr(pipeline.batch.orelse, "body", None))
+                               if branch is not None for s in branch.body[:-1] for n in queue_syntax.targets(s)}
         read_after = [*later, *([] if condition is None else subtree(condition))]
         if any(isinstance(n, cst.Name) and n.value in bound_in_block - rebound for n in read_after):
             return False

@@ -1,5 +1,5 @@
 """TFM008's reading of the code around a queue-runner pipeline (rewrites/queue_inputs.py): the blocks a pipeline
-may be in, the names statements bind, and the reader's read of the queue."""
+may be in, the names statements bind, the reader's read of the queue and the statement batching its examples."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ BATCH_PARAMETERS = {
                             "enqueue_many", "shapes", "allow_smaller_final_batch", "shared_name", "name")}
 NOT_DONE = ("shapes", "dynamic_pad", "shared_name", "hop_bytes", "cancel_op")
 READS = {"read": ("queue",), "read_up_to": ("queue", "num_records")}
+UNUSED_ARGUMENTS = ("capacity", "num_threads", "shared_name", "name")  # TF1's queue's: tf.data has no use for them
 
 def rebound(code: list[cst.CSTNode]) -> list[cst.Name]:
     """The names the assignments in ``code`` bind as they are: `_` and `step` of `_, step = sess.run(...)`."""
@@ -88,3 +89,65 @@ def targets(statement: cst.CSTNode) -> list[cst.Name]:
         elif isinstance(node, (cst.For, cst.CompFor)):
             found += [n for n in subtree(node.target) if isinstance(n, cst.Name)]
     return found
+
+
+def call_of(statement: cst.CSTNode, apis, api, returned: bool = False
+            ) -> tuple[cst.BaseAssignTargetExpression | None, cst.Call] | None:
+    """(target, call) of `target = <api>(...)` for one of ``apis`` (``returned``: also (None, call) of
+    `return <api>(...)`)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target = small.targets[0].target
+    elif isinstance(small, cst.Return) and returned:
+        target = None
+    else:
+        return None
+    if isinstance(small.value, cst.Call) and api(small.value.func) in apis:
+        return target, small.value
+    return None
+
+
+def batching(statement: cst.BaseStatement, api):
+    """(condition, [(target, call) or None]) of the statement batching the examples: (None, [one]) for
+    `x, y = tf.train.batch(...)` (or `return ...`), (`shuffle`, [branches]) for `if shuffle:` with one batching
+    statement in each branch (None: a branch without one, the examples flowing as they are)."""
+    made = call_of(statement, BATCH_PARAMETERS, api, True)
+    if made is not None:
+        return None, [made]
+    if not isinstance(statement, cst.If) or isinstance(statement.orelse, cst.If):
+        return None
+    branches = [statement.body] + ([statement.orelse.body] if statement.orelse is not None else [])
+    made = [branch_batching(branch, api) for branch in branches]
+    if any(m is None for m in made):
+        return None
+    targets = {None if target is None else source(target) for target, _ in made}
+    if len(targets) != 1 or len({source(bind_arguments(call, BATCH_PARAMETERS[api(call.func)]).get(
+            "tensors", (None, cst.Arg(cst.Name("_"))))[1].value) for _, call in made}) != 1:
+        return None  # each branch batches the same tensors into the same names
+    return statement.test, made + ([None] if statement.orelse is None else [])
+
+
+def branch_batching(branch: cst.BaseSuite, api):
+    """(target, call) of a branch batching the examples: its batching statement, after assignments of what only
+    the batch's arguments tf.data has no use for read (`capacity = min_after_dequeue + 3 * batch_size`)."""
+    if not isinstance(branch, cst.IndentedBlock) or not branch.body:
+        return None
+    made = call_of(branch.body[-1], BATCH_PARAMETERS, api, True)
+    bound = bind_arguments(made[1], BATCH_PARAMETERS[api(made[1].func)]) if made is not None else None
+    if bound is None:
+        return None
+    unused = [node for name in UNUSED_ARGUMENTS if name in bound for node in subtree(bound[name][1].value)]
+    for statement in branch.body[:-1]:
+        assign = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) \
+            and len(statement.body) == 1 else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+                and not any(isinstance(n, cst.Call) for n in subtree(assign.value))):
+            return None
+        name = assign.targets[0].target.value
+        reads = [n for s in branch.body for n in names_read(s) if n.value == name]
+        if any(n is not assign.targets[0].target and not any(n is u for u in unused) for n in reads):
+            return None
+    return made

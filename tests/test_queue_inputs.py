@@ -64,9 +64,11 @@ GZIP_CHUNKS = IMPORTS + '''def read_examples(paths, batch_size, shuffle, epochs=
     options = tf.python_io.TFRecordOptions(compression_type=tf.python_io.TFRecordCompressionType.GZIP)
     _, records = tf.TFRecordReader(options=options).read_up_to(files, batch_size)
     if shuffle:
-        return tf.train.shuffle_batch([records], batch_size, 100, 10, enqueue_many=True, num_threads=2)
+        capacity = 10 + 3 * batch_size
+        return tf.train.shuffle_batch([records], batch_size, capacity, 10, enqueue_many=True, num_threads=2)
     else:
-        return tf.train.batch([records], batch_size, capacity=100, enqueue_many=True,
+        capacity = 3 * batch_size
+        return tf.train.batch([records], batch_size, capacity=capacity, enqueue_many=True,
                               allow_smaller_final_batch=True)
 
 
@@ -161,6 +163,7 @@ def test_a_reader_s_gzip_options_and_a_batching_chosen_by_an_if_are_read():
             "    else:\n        dataset = dataset.unbatch().batch(batch_size, drop_remainder=False)\n"
             "    return tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()\n") in result.source
     assert "TFRecordOptions" not in result.source and "options" not in result.source
+    assert "capacity" not in result.source  # what only TF1's queue read goes with it
 
 
 # The key batched with the records, dropped by the caller (cloudml-samples' util.read_examples as its trainers call it).
@@ -197,9 +200,9 @@ def test_one_tensor_batched_of_a_list_is_that_tensor_as_tf1_gave_it():
 @pytest.mark.parametrize("replaced", [
     {"GZIP)\n": "GZIP, compression_level=9)\n"},
     {"enqueue_many=True,\n": "\n"},
-    {"    else:\n        return tf.train.batch([records]":
-     "    else:\n        return tf.train.batch([records, records]"},
-], ids=["other options", "chunks batched as examples", "other tensors in a branch"])
+    {"        return tf.train.batch([records]": "        return tf.train.batch([records, records]"},
+    {"return tf.train.batch([records], batch_size,": "return tf.train.batch([records], capacity,"},
+], ids=["other options", "chunks batched as examples", "other tensors in a branch", "a branch's name read"])
 def test_chunked_pipelines_it_cannot_follow_stay_as_they_are(replaced):
     source = GZIP_CHUNKS
     for before, after in replaced.items():
