@@ -253,8 +253,6 @@ class Rewrite(TFCodemod):
         if any(bound is not None and ("enqueue_many" in bound) != (chunk is not None) for bound in batches):
             return False  # read_up_to's chunks enqueued many at a time, a single read's examples one at a time
         tensors = batches[0]["tensors"][1].value
-        if None in branches and (target is None or source(target) != source(tensors)):
-            return False  # a branch not batching: the examples flow on as they are, in the batch's name
         parameters, dataset_class, passed = READERS[self._reader_api(reading[1])]
         given = bind_arguments(reading[1], parameters)
         if given is None or set(given) & set(NOT_DONE):
@@ -268,6 +266,8 @@ class Rewrite(TFCodemod):
         returned = source(tensors)
         if isinstance(tensors, (cst.List, cst.Tuple)):  # TF1 batched one tensor of a list into a tensor, not a list
             returned = ", ".join(source(element.value) for element in tensors.elements)
+        if None in branches and (target is None or source(target) != returned):
+            return False  # a branch not batching: the examples flow on as they are, in the batch's name
         # What the block binds must not be read after the batch (but the batch's names): it moves into the example
         # function.
         bound_in_block = {n.value for s in pipeline.block for n in queue_syntax.targets(s)}

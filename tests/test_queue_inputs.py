@@ -58,6 +58,19 @@ CHUNKS = IMPORTS + '''def input_fn(paths, batch_size, epochs=None, shuffle=True,
     return features, label
 '''
 
+# The chunks of lines batched again only when training, the example made of the batch (training-data-analyst's
+# babyweight input_fn).
+BATCHED_WHEN_TRAINING = IMPORTS + '''def input_fn(paths, batch_size, epochs=None, shuffle=True):
+    files = tf.train.string_input_producer(paths, num_epochs=epochs, shuffle=False)
+    _, rows = tf.TextLineReader(skip_header_lines=1).read_up_to(files, num_records=batch_size)
+    if shuffle:
+        rows = tf.train.shuffle_batch([rows], batch_size, capacity=10 * batch_size, min_after_dequeue=batch_size,
+                                      enqueue_many=True, allow_smaller_final_batch=False)
+    columns = tf.decode_csv(tf.expand_dims(rows, -1), record_defaults=[[0.0], [0.0], [0]])
+    features = dict(zip(["a", "b", "label"], columns))
+    return features, features.pop("label")
+'''
+
 # GZIP records read up to a batch at a time, batched as shuffled or not (cloudml-samples' util.read_examples' shape).
 GZIP_CHUNKS = IMPORTS + '''def read_examples(paths, batch_size, shuffle, epochs=None):
     files = tf.train.string_input_producer(paths, epochs, shuffle)
@@ -195,6 +208,10 @@ def test_a_key_read_is_tf1s_key_of_the_record_or_line():
 def test_one_tensor_batched_of_a_list_is_that_tensor_as_tf1_gave_it():
     result = run(INLINE.replace('[features["a"], features["b"], label]', '[features["a"]]'))
     assert '    return features["a"]\n' in result.source and ",)" not in result.source
+    result = run(BATCHED_WHEN_TRAINING)
+    assert ("    dataset = (\n        files.flat_map(read_file)\n        .repeat(epochs))\n    if shuffle:\n"
+            "        dataset = dataset.unbatch().shuffle(batch_size).batch(batch_size, drop_remainder=True)\n"
+            "    rows = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()\n") in result.source
 
 
 @pytest.mark.parametrize("replaced", [
@@ -364,6 +381,7 @@ def test_read_up_to_pipelines_yield_tf1s_batches(tmp_path):
     cases = [(CHUNKS, (lines, 4, 2, False), lambda batch: batch[1]),
              (GZIP_CHUNKS, (gzipped, 3, False, 2), lambda batch: batch[1]),
              (KEYED_CHUNKS, (lines, 4, 2, False), lambda batch: batch[1]),
+             (BATCHED_WHEN_TRAINING, (lines, 4, 2, False), lambda batch: batch[1]),
              (KEYED_GZIP_CHUNKS.replace("def input_fn(", "def parsed_fn(").replace(
                  "def read_examples(", "def input_fn("), (gzipped, 3, False, 2), lambda batch: batch[0])]
     for index, (code, args, labels) in enumerate(cases):
