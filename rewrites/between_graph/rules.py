@@ -66,8 +66,9 @@ is its attribute `s_weights`, TF1's `s/weights`. One making the optimizer and th
 the TF2 optimizer, made with the graph's arguments; the function goes, and so does a function of the module the
 session reads the global step back with (`get_global_step(sess.graph)`: the optimizer's step). A function the
 graph calls (`logits = model.inference(images, hidden1)`, of another module given with it, or of the graph's
-module) that makes variables with TF1's layers, get_variable and variable_scope is kept as TF1 code, run in a Keras
-layer whose call is decorated with track_tf1_style_variables: made and first called in the strategy's scope on
+module) that makes variables with TF1's layers (tf.contrib's that tf-slim keeps too), get_variable and
+variable_scope is kept as TF1 code, run in a Keras layer whose call is decorated with
+track_tf1_style_variables: made and first called in the strategy's scope on
 Keras inputs of its tensors' specs (the batch's, a placeholder's), its variables named as TF1 named them, called in
 the step; its module becomes a TF2 module, changed with the graph's. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
