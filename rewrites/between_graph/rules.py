@@ -334,7 +334,7 @@ and the step), and saves when training ends, keeping as many checkpoints as the 
 CheckpointSaverHook's; 5 by default, as TF1). A `saver = tf.train.Saver(...)` of every variable whose one use is
 `saver.save(sess, <that directory>)` after the loop (kubeflow's e2e MNIST, each worker saving once at the end) is
 that save, written by the chief; `sess.graph._unsafe_unfinalize()` goes, the migrated program having no graph to
-finalize (a TFM103 note).
+finalize, and so does `sv.start_queue_runners(sess)` in a module making no TF1 input queue (a TFM103 note each).
 Why: TensorFlow 2 has no session to save checkpoints; a run that stops can carry on where it was, from TF1's
 training too.
 What may differ: when checkpoints are written: TF1 also saved on a timer. TF1's own files are only read.
