@@ -21,8 +21,8 @@ import libcst as cst
 
 from rewrites.base import TFCodemod
 from rewrites.between_graph import (device_functions, emit, exports, graph_calls, holders, in_graph,
-                                    input_functions, inputs, model_modules, monitored, synchronous, tfos, unlimited,
-                                    unread)
+                                    input_functions, inputs, model_modules, monitored, slim_names, synchronous, tfos,
+                                    unlimited, unread)
 from rewrites.between_graph.beside import host_values
 from rewrites.between_graph.modes import read_mode
 from rewrites.between_graph.graph import SEEDS, Graph, Names, read_graph
@@ -154,7 +154,11 @@ class Rewrite(TFCodemod):
 
     @property
     def _names(self) -> Names:
-        return Names(lambda node: (name.api if (name := self.tf_name(node)) else None), source, lambda node: node)
+        return Names(self._api, source, lambda node: node)
+
+    def _api(self, node: cst.CSTNode) -> str | None:
+        """The TensorFlow API ``node`` names; tf-slim's as the tf.contrib one TFM005 (run first) moved there."""
+        return name.api if (name := self.tf_name(node)) is not None else slim_names.contrib_api(self, node)
 
     def _supervisors(self, module: cst.Module) -> Supervisors:
         """name -> `name = tf.train.Supervisor(...)`, anywhere in the module (or the `if` choosing one by a flag,

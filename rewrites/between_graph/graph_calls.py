@@ -44,15 +44,22 @@ REFUSED: tuple[tuple[Callable[[str], bool], str], ...] = (
      "program counts steps with its optimizer's iterations"),
     (lambda api: api in ("placeholder", "placeholder_with_default"), "makes a placeholder: TF 2 has none; the "
      "step's inputs are the placeholders of the graph's own block"),
-    (lambda api: api.endswith(("input_producer", "Reader", "Queue")) or api in (
-        "train.batch", "train.shuffle_batch", "train.batch_join", "train.shuffle_batch_join", "train.maybe_batch",
-        "train.limit_epochs", "train.slice_input_producer"),
+    (lambda api: reads_queues(api),
      "reads TF1's input queues: a TF 2 step cannot run them; feed the batches as a tf.data dataset by hand"),
     (lambda api: api.startswith("data."), READS_DATA),
     (lambda api: api in ("add_to_collection", "add_to_collections", "get_collection", "get_collection_ref")
      or api.startswith("summary."), "writes to the TF1 graph's collections or summaries: the "
      "migrated step has none"),
 )
+
+
+def reads_queues(api: str) -> bool:
+    """``api`` makes or reads TF1's input queues (and the queue runners that fill them)."""
+    return api.endswith(("input_producer", "Reader", "Queue")) or api in (
+        "train.batch", "train.shuffle_batch", "train.batch_join", "train.shuffle_batch_join", "train.maybe_batch",
+        "train.limit_epochs", "train.slice_input_producer", "train.QueueRunner", "train.add_queue_runner",
+        "train.queue_runner.QueueRunner", "train.queue_runner.add_queue_runner") \
+        or api.startswith(("contrib.slim.queues", "contrib.slim.data", "contrib.slim.parallel_reader"))
 
 
 # What the module of a function the step calls may not run on import (the migrated program imports it).

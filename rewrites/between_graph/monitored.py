@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from rewrites.syntax import (Unsupported, bind_arguments, is_name, list_elements, single_assign, source,
+from rewrites.between_graph import graph_calls
+from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
                              statement_value, subtree)
 
 SCAFFOLD_API = "train.Scaffold"
@@ -161,6 +162,8 @@ def _kinds() -> str:
 HOOKS: dict[str, Callable] = {"train.SummarySaverHook": _summary_hook, "train.CheckpointSaverHook": _checkpoint_hook}
 
 
+NO_QUEUES = ("`{code}` started the queue runners of TF1's graph, which this program has none of: the migrated "
+             "program has no graph; it is dropped")
 UNFINALIZED = ("`{code}` let TF1 add ops to the session's finalized graph: the migrated program has no graph to "
                "finalize; it is dropped")
 SAVED = ("`{code}` after the loop: the migrated program's CheckpointManager saves when training ends, on the chief "
@@ -177,10 +180,25 @@ def saved(session, names, around: list, scope: cst.CSTNode) -> list[cst.BaseStat
         if _is_unfinalize(value, session.name):
             session.notes.append(("TFM103", statement, UNFINALIZED.format(code=names.code(value))))
             dropped.append(statement)
+        if _starts_no_queue(value, session, names):
+            session.notes.append(("TFM103", statement, NO_QUEUES.format(code=names.code(value))))
+            dropped.append(statement)
         assign = single_assign(statement)
         if assign and isinstance(assign[1], cst.Call) and names.api(assign[1].func) == "train.Saver":
             dropped += _saved_at_the_end(session, names, statement, assign, after, scope)
     return dropped
+
+
+def _starts_no_queue(value, session, names) -> bool:
+    """`sv.start_queue_runners(sess)` of the session's Supervisor, in a module that makes no TF1 input queue (its
+    graph's queue input, if any, became a tf.data dataset): TF1 started no runner there."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and session.supervisor is not None
+            and value.func.attr.value == "start_queue_runners" and holder(value.func.value) in session.owners
+            and len(value.args) == 1 and is_name(value.args[0].value, session.name)):
+        return False
+    module = names.module.tree
+    return module is not None and not any(isinstance(node, cst.Call) and (api := names.api(node.func)) is not None
+                                          and graph_calls.reads_queues(api) for node in subtree(module))
 
 
 def _is_unfinalize(value, name: str) -> bool:

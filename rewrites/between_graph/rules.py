@@ -66,8 +66,9 @@ is its attribute `s_weights`, TF1's `s/weights`. One making the optimizer and th
 the TF2 optimizer, made with the graph's arguments; the function goes, and so does a function of the module the
 session reads the global step back with (`get_global_step(sess.graph)`: the optimizer's step). A function the
 graph calls (`logits = model.inference(images, hidden1)`, of another module given with it, or of the graph's
-module) that makes variables with TF1's layers, get_variable and variable_scope is kept as TF1 code, run in a Keras
-layer whose call is decorated with track_tf1_style_variables: made and first called in the strategy's scope on
+module) that makes variables with TF1's layers (tf.contrib's that tf-slim keeps too), get_variable and
+variable_scope is kept as TF1 code, run in a Keras layer whose call is decorated with
+track_tf1_style_variables: made and first called in the strategy's scope on
 Keras inputs of its tensors' specs (the batch's, a placeholder's), its variables named as TF1 named them, called in
 the step; its module becomes a TF2 module, changed with the graph's. An in-graph
 program (the chief alone places ops on the cluster's tasks, `with tf.device("/job:worker/task:0")`, and runs them in
@@ -335,7 +336,7 @@ and the step), and saves when training ends, keeping as many checkpoints as the 
 CheckpointSaverHook's; 5 by default, as TF1). A `saver = tf.train.Saver(...)` of every variable whose one use is
 `saver.save(sess, <that directory>)` after the loop (kubeflow's e2e MNIST, each worker saving once at the end) is
 that save, written by the chief; `sess.graph._unsafe_unfinalize()` goes, the migrated program having no graph to
-finalize (a TFM103 note).
+finalize, and so does `sv.start_queue_runners(sess)` in a module making no TF1 input queue (a TFM103 note each).
 Why: TensorFlow 2 has no session to save checkpoints; a run that stops can carry on where it was, from TF1's
 training too.
 What may differ: when checkpoints are written: TF1 also saved on a timer. TF1's own files are only read.
