@@ -411,7 +411,7 @@ def test_a_functional_model_made_layer_by_layer_moves_into_the_scope_with_its_la
     lines = code[code.index("with strategy.scope():\n"):].splitlines()[1:]
     scope = "\n" + "\n".join(itertools.takewhile(lambda line: not line or line.startswith("    "), lines))
     for statement in ("x = keras.layers.Embedding(", "_, state_h = keras.layers.GRU(", "encoder_model = keras.Model(",
-                      "seq2seq_encoder_out = encoder_model(", "decoder_gru_output, _ = decoder_gru(dec_emb, initial_state=",
+                      "seq2seq_encoder_out = encoder_model(", "decoder_gru_output, _ = decoder_gru(dec_emb, ",
                       "seq2seq_Model = keras.Model(", "seq2seq_Model.compile("):
         assert f"\n    {statement}" in scope, statement
     assert "    # Word embedding for the encoder\n    x = keras.layers.Embedding(" in scope
