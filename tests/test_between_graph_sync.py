@@ -303,3 +303,25 @@ def test_the_chiefs_machinery_under_the_flag_and_is_chief_goes_with_tf_1s_averag
     program = result.source[result.source.index("def main"):]
     assert "scaled_loss = cross_entropy / strategy.num_replicas_in_sync\n" in program
     assert "chief_queue_runner" not in program and "sync_init_op" not in program
+
+
+# The flag held in a name and compared `== 1` (an integer flag: 1 synchronous, 0 asynchronous), the name bound
+# before or after the program's Server.
+SERVER = "  server = tf.train.Server(cluster, job_name=FLAGS.job_name, task_index=FLAGS.task_index)\n"
+INTEGER_FLAG = SYNC_FLAG.replace('flags.DEFINE_boolean("sync_replicas", False,', 'flags.DEFINE_integer("sync", 0,') \
+    .replace("FLAGS.sync_replicas", "sync == 1")
+
+
+def test_a_flag_held_in_a_name_compared_to_one_chooses_the_strategy_at_run_time():
+    code = migrated(INTEGER_FLAG.replace(SERVER, "  sync = FLAGS.sync\n" + SERVER)).source
+    for line in ("  sync = FLAGS.sync\n  if not sync == 1:\n    server = tf.distribute.Server(",
+                 "    if not sync == 1:\n      server.join()\n",
+                 "  if sync == 1:\n    if FLAGS.replicas_to_aggregate is None:\n",
+                 "  if sync == 1:\n    trained_steps = int(opt.iterations.numpy())\n"):
+        assert line in code, line
+    assert "SyncReplicasOptimizer(" not in code and "sync_init_op" not in code
+
+
+def test_a_flag_name_bound_after_the_server_it_chooses_is_left():
+    line, message = manual(INTEGER_FLAG.replace(SERVER, SERVER + "  sync = FLAGS.sync\n"))
+    assert line.strip() == "sync = FLAGS.sync" and "bound after the Server" in message, (line, message)

@@ -22,7 +22,8 @@ FLAGS.sync_replicas:`` wraps the optimizer (``replicas_to_aggregate`` from anoth
 the number of workers) and, after ``minimize``, makes its TF1 session machinery (local init ops,
 the chief's queue runner and tokens), which a Supervisor made in an ``if`` of the same flag and the
 chief's ``if FLAGS.sync_replicas and is_chief:`` after the session opens consume. Such a program
-chooses its strategy from the same flag (``Flag``): MultiWorkerMirroredStrategy where it is true,
+chooses its strategy from the same flag (``Flag``; or a name holding it, bound before the program's Server,
+or an integer flag compared to a literal, ``if sync == 1:``): MultiWorkerMirroredStrategy where it is true,
 the ClusterCoordinator of ParameterServerStrategy otherwise; the machinery goes (MultiWorkerMirroredStrategy
 needs none). A ``replicas_to_aggregate`` the program computes at run time is checked at run time:
 the synchronous program refuses to start when it is not the number of workers, rather than train
@@ -35,7 +36,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.syntax import Unsupported, assigned, bind_arguments, is_name, single_assign, statement_value, subtree
+from rewrites.syntax import (Unsupported, assigned, bind_arguments, children, is_name, names_read, single_assign,
+                             statement_value, subtree)
 
 API = "train.SyncReplicasOptimizer"
 ARGUMENTS = ("opt", "replicas_to_aggregate", "total_num_replicas", "variable_averages", "variables_to_average",
@@ -164,6 +166,8 @@ def without_servers(server: Server, scope: cst.CSTNode, master: cst.BaseExpressi
                                  "MultiWorkerMirroredStrategy starts its own: start neither there, by hand")
     if server.job is None or server.task is None:
         raise Unsupported(server.statement, "a Server without job_name and task_index: say which task this is")
+    if flag is not None:
+        _check_bound_before(flag, server.statement, scope)
     _drop(server.statement, edits, names, flag)
     taken = {id(node) for node in (*subtree(server.statement), *subtree(master))}
     for statement in _statements(scope):
@@ -178,6 +182,27 @@ def without_servers(server: Server, scope: cst.CSTNode, master: cst.BaseExpressi
     if used is not None:
         raise Unsupported(used, f"`{server.name}` is used besides the session: MultiWorkerMirroredStrategy starts "
                                 "the worker's server itself; migrate that use by hand")
+
+
+def _check_bound_before(flag: Flag, server: cst.BaseStatement, scope: cst.CSTNode) -> None:
+    """The names the flag reads are bound before the Server, the first statement the migrated program tests
+    the flag at (`sync = FLAGS.sync` after it would leave the name unbound there)."""
+    read = {name.value for name in names_read(flag.test)}
+    after = False
+    for node in _in_order(scope):
+        after = after or node is server
+        if after and isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) \
+                and node.target.value in read:
+            test = cst.Module([]).code_for_node(flag.test)
+            raise Unsupported(node.target, f"`{node.target.value}`, of the flag `{test}` choosing "
+                                           "SyncReplicasOptimizer, is bound after the Server the flag chooses to "
+                                           "start: bind it before, or migrate by hand")
+
+
+def _in_order(node: cst.CSTNode):
+    yield node
+    for child in children(node):
+        yield from _in_order(child)
 
 
 def _drop(statement: cst.BaseStatement, edits, names, flag: Flag | None) -> None:
@@ -278,8 +303,7 @@ def flagged_optimizer(statement: cst.If, optimizer: str | None, api, spelled
                       ) -> tuple[Flag, cst.BaseStatement] | None:
     """(the flag, the `opt = SyncReplicasOptimizer(opt, ...)` statement) of `if FLAG: [setup] opt = ...`, the
     setup only assigning values computed without calls; None for another `if`."""
-    if not (isinstance(statement.test, (cst.Name, cst.Attribute)) and statement.orelse is None
-            and isinstance(statement.body, cst.IndentedBlock)):
+    if not (_is_flag(statement.test) and statement.orelse is None and isinstance(statement.body, cst.IndentedBlock)):
         return None
     *setup, last = statement.body.body
     assign = single_assign(last)
@@ -290,6 +314,15 @@ def flagged_optimizer(statement: cst.If, optimizer: str | None, api, spelled
             or not all(single_assign(s) for s in _flat(setup)):
         return None
     return Flag(statement.test, spelled(statement.test), setup), last
+
+
+def _is_flag(test: cst.BaseExpression) -> bool:
+    """`FLAGS.sync_replicas`, `sync` or an integer one compared to a literal: `sync == 1`."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        return isinstance(comparison.operator, cst.Equal) and isinstance(comparison.comparator, cst.Integer) \
+            and _is_flag(test.left)
+    return isinstance(test, (cst.Name, cst.Attribute))
 
 
 def setup_names(flag: Flag) -> frozenset[str]:
