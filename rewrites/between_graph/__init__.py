@@ -54,6 +54,9 @@ GENERATED_NAMES = ("jobs", "resolver", "strategy", "coordinator", "train_step", 
 # The module-level functions resuming from TF1's checkpoints, and restoring the slots of shards.
 RESTORE = {"restore_tf1_checkpoint": "restore_tf1_checkpoint", "restore_shard_slots": "restore_shard_slots"}
 SERVERS = {"train.Server", "distribute.Server"}
+# Made beside a MonitoredTrainingSession and read nowhere, these change nothing: the session makes its own.
+INERT_UNREAD = {"global_variables_initializer", "initialize_all_variables", "local_variables_initializer",
+                "train.Saver", "summary.merge_all"}
 SERVER = ("server_or_cluster_def", "job_name", "task_index", "protocol", "config", "start")
 ADVICE = {
     "train.start_queue_runners": "queue runners feed a TF1 graph: feed the data as the step's arguments or a "
@@ -544,6 +547,9 @@ class _Program:
             reads |= {id(node) for statement in more.values() for node in subtree(single_assign(statement)[1])}
         found |= holders.only_for_the_session(self.view.module, scope, {
             key: statement for key, statement in graph.session_only.items() if "." in key}, reads)
+        found |= {name: statement for name, statement in graph.session_only.items() if name not in found
+                  and session.supervisor is None and "." not in name and self.names.api(single_assign(statement)[1].func) in INERT_UNREAD
+                  and not any(id(node) not in _target_ids(statement) for node in uses(scope, name))}
         unused = next((name for name, statement in graph.session_only.items() if name not in found), None)
         if unused is not None:
             raise Unsupported(graph.session_only[unused], f"`{unused}` serves a TF1 session: the migrated program "
@@ -756,8 +762,12 @@ def _scope(view: ModuleView, node: cst.CSTNode) -> cst.CSTNode:
     return scope
 
 
+def _target_ids(statement: cst.BaseStatement) -> set[int]:
+    return {id(node) for node in subtree(statement.body[0].targets[0])}
+
+
 def _only_read_in(scope: cst.CSTNode, name: str, statement: cst.BaseStatement, reads: set[int]) -> bool:
     """``statement`` binds ``name``, which is read, and only in the nodes of ``reads``."""
-    target = {id(node) for node in subtree(statement.body[0].targets[0])}
+    target = _target_ids(statement)
     found = [node for node in uses(scope, name) if id(node) not in target]
     return bool(found) and all(id(node) in reads for node in found)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from rewrites.between_graph import beside, inputs, modes, monitored, synchronous, unlimited
+from rewrites.between_graph import beside, decided, inputs, modes, monitored, synchronous, unlimited
 from rewrites.between_graph.graph import Graph, Names
 from rewrites.between_graph.retry import aborts
 from rewrites.between_graph.runs import (RUN, Evaluation, as_tuple, feed_dict_of, fed_values, fetched_names,
@@ -506,11 +506,13 @@ def _until_input_ends(statements: list[cst.BaseStatement], ended: list[str]) -> 
 
 def loop_statements(session: Session, api) -> list[cst.BaseStatement]:
     """The loop's statements, those of a step's `try: ... except AbortedError` in its place (retry.py), those of
-    the branch training in that of an `if` choosing it (modes.py)."""
+    the branch training in that of an `if` choosing it (modes.py), the body of an `if` the loop decides (decided.py)."""
     mode = session.mode.statement if session.mode is not None else None
-    return [inner for s in session.loop.body.body
-            for inner in (s.body.body if aborts(s, session.retried, api) else
-                          session.mode.training if s is mode else [s])]
+    statements = []
+    for s in session.loop.body.body:
+        taken = aborts(s, session.retried, api) or decided.always_taken(s, statements)
+        statements += s.body.body if taken else session.mode.training if s is mode else [s]
+    return statements
 
 
 def _the_run(session: Session, api, graph: Graph) -> cst.BaseStatement:
