@@ -4,6 +4,10 @@ pipeline, moved into the per-worker dataset function). examples/mts_scaffold run
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,3 +148,57 @@ def test_an_iterator_of_a_pipeline_written_in_its_call_reads_the_dataset_the_pip
 def test_the_graph_reading_what_its_input_pipeline_binds_is_left_with_the_reason():
     line, message = manual(SUPERVISOR.replace(DATASET, PIPELINE + "      count = rows.cardinality()\n"))
     assert "rows = tf.data.Dataset" in line and "`rows` is part of the graph's input" in message, (line, message)
+
+
+# -- a chief-only hook of the program's own evaluating when the session ends ------------------------------------
+
+END_HOOK = """  class LossAtEndHook(tf1.train.SessionRunHook):
+    def end(self, session):
+      # TF1 ran this once, on the chief, just before the session closed.
+      final_loss = session.run(loss, {x: train_x, y: train_y})
+      print("final loss %s" % final_loss)
+
+  hooks = ["""
+
+
+def with_end_hook(body: str | None = None) -> str:
+    hook = END_HOOK if body is None else END_HOOK.split("    def end")[0] + body + "\n  hooks = ["
+    return with_arguments("chief_only_hooks=[LossAtEndHook()]").replace("  hooks = [", hook)
+
+
+def test_a_chief_only_hook_evaluating_at_the_end_runs_on_the_chief_after_the_loop():
+    result = migrated(with_end_hook())
+    assert ("  manager.save()\n  final_loss = evaluate_graph(train_x, train_y).numpy()\n"
+            '  print("final loss %s" % final_loss)\n') in result.source
+    assert "LossAtEndHook" not in result.source and "session" not in result.source
+    assert any(f.rule == "TFM103" and "`LossAtEndHook`, a chief-only hook TF1 ran when the session ended"
+               in f.message for f in result.findings)
+
+
+@pytest.mark.parametrize("body, where, why", [
+    ("    def end(self, session):\n      done = session.run(train_op, {x: train_x, y: train_y})\n", "train_op",
+     "a tensor the graph computes is evaluated"),
+    ("    def end(self, session):\n      self.loss = session.run(loss, {x: train_x, y: train_y})\n",
+     "self.loss", "`LossAtEndHook.end`: a hook of the module is migrated"),
+    ("    def end(self, session):\n      open('loss', 'w').write(str(session.run(loss, {x: train_x, y: train_y})))\n",
+     "open(", "`LossAtEndHook.end`: a hook of the module is migrated"),
+    ("    def begin(self):\n      pass\n\n    def end(self, session):\n      print(session.run(loss))\n",
+     "LossAtEndHook()", "`LossAtEndHook`: a hook of the module is migrated"),
+], ids=["the train op", "kept on the hook", "written to a file", "another method"])
+def test_a_chief_only_hook_of_the_program_doing_anything_else_is_left_with_the_reason(body, where, why):
+    line, message = manual(with_end_hook(body))
+    assert where in line and why in message, (line, message)
+
+
+@pytest.mark.tensorflow
+def test_the_hooks_evaluation_runs_after_the_migrated_training(tmp_path):
+    (tmp_path / "train.py").write_text(with_end_hook())
+    env = {key: value for key, value in os.environ.items() if key != "TF_CONFIG"}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    tf_migrate = str(Path(sys.executable).parent / "tf-migrate")
+    migrate = subprocess.run([tf_migrate, "--out", "out", "train.py"], cwd=tmp_path, capture_output=True, env=env)
+    assert migrate.returncode == 0, migrate.stderr
+    done = subprocess.run([sys.executable, "out/train.py"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"final loss [0-9.]+\Z", done.stdout.strip()), done.stdout[-1000:]

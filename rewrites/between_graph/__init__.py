@@ -20,7 +20,7 @@ from dataclasses import replace
 import libcst as cst
 
 from rewrites.base import TFCodemod
-from rewrites.between_graph import (device_functions, emit, exports, graph_calls, holders, in_graph,
+from rewrites.between_graph import (device_functions, emit, end_hooks, exports, graph_calls, holders, in_graph,
                                     input_functions, inputs, model_modules, monitored, slim_names, synchronous, tfos,
                                     unlimited, unread)
 from rewrites.between_graph.beside import host_values
@@ -296,18 +296,21 @@ class _Program:
         loops = {mode: migrated_loop(session, graph, self.names, outside, steppings[mode]) for mode in modes}
         _, ran, notes, in_loop = loops[False if local is not None else modes[-1]]
         evaluated = evaluations(session, graph, self.names, around[around.index(session.loop) + 1:])
-        check_one_tensor([*in_loop, *evaluated])
-        runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None)]
+        ended = [(hook, end_hooks.evaluations(hook, session, graph, self.names)) for hook in session.end_hooks]
+        at_end = [e for _, found in ended for e in found]
+        check_one_tensor([*in_loop, *evaluated, *at_end])
+        runs = [*ran, *(s for e in evaluated for s in (e.run, e.held) if s is not None), *(e.run for e in at_end)]
+        hook_classes = [hook.definition for hook in session.end_hooks]
         host = host_values(device, graph, self.names, [*block, *session.kept],
                            {id(node) for code in [device, *runs] for node in subtree(code)})
         self._check_names_are_free(block, graph, {id(node) for code in [device, *runs] for node in subtree(code)})
-        self._check_graph_stays_in_the_step([*block, *session.kept], graph, {device, *session.statements,
-                                                                            *only.values()}, [*runs, *step_reads],
-                                            {device, wrapper})
+        self._check_graph_stays_in_the_step([*block, *session.kept], graph,
+                                            {device, *session.statements, *only.values(), *hook_classes},
+                                            [*runs, *step_reads], {device, wrapper})
         for statement in block:
             self._refuse_graph_mode_leftovers(statement)
         graph_statements = list(device.body.body[:device.body.body.index(block[0])]) if inside else [device]
-        removed = [*graph_statements, *session.statements, *only.values(), *stopped]
+        removed = [*graph_statements, *session.statements, *only.values(), *stopped, *hook_classes]
         if id(device) not in self.followed:  # a followed device's binding goes in device_functions.migrate
             removed += [s for s in device_binding(device, self.view, _scope(self.view, device)) if s not in removed]
         scope = _scope(self.view, device)
@@ -358,7 +361,7 @@ class _Program:
                                                         "builds its input"))[1].replace(
                     batches, pipeline)
         dataset = self._dataset(graph, wrapper or device, outer)
-        tensor = next((e.tensor for e in [*in_loop, *evaluated]), None)
+        tensor = next((e.tensor for e in [*in_loop, *evaluated, *at_end]), None)
         returned = step_result(session, graph, self.names.api)
         unled = device.with_changes(leading_lines=[]) if flag is not None else device
         end = "return" if isinstance(scope, cst.FunctionDef) else "raise SystemExit(0)"
@@ -398,7 +401,9 @@ class _Program:
             resumed = _by_mode(chooser, modes, lambda mode: emit.checkpoints(graph, session, self.names, RESTORE,
                                                                              mode is True))
         loop = _by_mode(chooser, modes, lambda mode: loops[mode][0])
-        self._replace_loop(session, loop, resumed, graph, evaluated, started)
+        self._replace_loop(session, loop, resumed, graph, evaluated, started,
+                           [s for hook, found in ended for s in end_hooks.after_the_loop(hook, found,
+                                                                                        self.spelling.spelled)])
         for statement in block:
             self._seed(statement)
         self.replaced |= {*removed, *started, *([device.items[0]] if inside else []),
@@ -617,8 +622,10 @@ class _Program:
         return [*before, *graph.dataset_statements]
 
     def _replace_loop(self, session: Session, loop: list[cst.BaseStatement], resumed: list[cst.BaseStatement],
-                      graph: Graph, evaluated: list[Evaluation], dropped: list[cst.BaseStatement]) -> None:
-        """The session's loop, scheduling steps; a checkpoint saved when it ends; the runs ``evaluated`` after it.
+                      graph: Graph, evaluated: list[Evaluation], dropped: list[cst.BaseStatement],
+                      ended: list[cst.BaseStatement]) -> None:
+        """The session's loop, scheduling steps; a checkpoint saved when it ends, then what chief-only hooks did
+        at the end (``ended``: end_hooks.py); the runs ``evaluated`` after it.
         Where the session opened (the start of a `with` session's body, which it gives way to), what ``resumed``
         restores. The ``dropped`` statements go."""
         save = []
@@ -633,7 +640,7 @@ class _Program:
         if session.saved_every is not None:  # no end: the chief saves on TF1's timer
             self.edits.add_import("time")
             loop, save = unlimited.saving(loop, session.saved_every), []
-        loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save]
+        loop = [loop[0].with_changes(leading_lines=session.loop.leading_lines), *loop[1:], *save, *ended]
         replaced = {e.run: [e.replacement] for e in evaluated}
         replaced |= {e.held: [] for e in evaluated if e.held is not None} | {statement: [] for statement in dropped}
         if isinstance(session.opening, cst.With):

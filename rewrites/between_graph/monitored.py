@@ -9,7 +9,9 @@ max_to_keep=N, keep_checkpoint_every_n_hours=H)`` (the CheckpointManager's own o
 StopAtStepHook (session.py) and SyncReplicasOptimizer's (synchronous.py): a SummarySaverHook (TFM109,
 as summaries), a CheckpointSaverHook into the session's checkpoint folder (its saver as the scaffold's), in
 ``hooks`` or ``chief_only_hooks``, which TF1 ran on the chief: the migrated program's chief, its coordinator,
-saves the checkpoints. Anything else, and any other argument, stays manual, named in the TFM104.
+saves the checkpoints. A chief-only hook of the module's own only evaluating the graph when the session ends
+(end_hooks.py) runs on the chief after the loop. Anything else, and any other argument, stays manual, named in the
+TFM104.
 
 Beside the loop of any session (``saved``): a ``saver = tf.train.Saver(...)`` of every variable whose one use is
 ``saver.save(sess, <the session's checkpoint folder>)`` after the loop is the CheckpointManager's save when
@@ -22,7 +24,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from rewrites.between_graph import graph_calls
+from rewrites.between_graph import end_hooks, graph_calls
 from rewrites.syntax import (Unsupported, bind_arguments, holder, is_name, list_elements, single_assign, source,
                              statement_value, subtree)
 
@@ -55,6 +57,10 @@ def read(session, names, only_for_session: dict[str, cst.BaseStatement]) -> None
         _scaffold(session, names, bound(session.scaffold, only_for_session), only_for_session)
     for hook in list_elements(bound(session.chief_hooks, only_for_session), "chief_only_hooks"):
         hook = bound(hook, only_for_session)
+        if (definition := end_hooks.hook_class(names, hook)) is not None:
+            session.end_hooks.append(end_hooks.read(names, hook, definition))
+            session.notes.append(("TFM103", definition, end_hooks.ENDED.format(name=definition.name.value)))
+            continue
         if not isinstance(hook, cst.Call) or names.api(hook.func) not in HOOKS:
             raise Unsupported(hook, f"a chief-only hook other than {_kinds()}: "
                                     "rewrite it as code around the migrated loop (on the chief, which drives it) by "

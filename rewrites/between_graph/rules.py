@@ -51,7 +51,9 @@ synchronous step sums them too. A
 MonitoredTrainingSession's scaffold (the initializers TF1 made by default, a Saver's max_to_keep and
 keep_checkpoint_every_n_hours, which the CheckpointManager takes, merge_all's summary_op), its SummarySaverHook and a
 CheckpointSaverHook into its checkpoint_dir (in hooks or chief_only_hooks, which the chief ran: the chief drives the
-training now) are carried over; a queue-runner input in the graph, read with tf.data by TFM008, becomes the
+training now), a chief-only hook class of the program whose one method `end(self, session)` only evaluates
+tensors of the graph and prints (run after the loop) are carried over; a queue-runner input in the graph, read with
+tf.data by TFM008, becomes the
 per-worker dataset, and so does one a function of the module the graph calls once builds and returns the batches
 of (`return make_one_shot_iterator(<pipeline>).get_next()`, or those batches unpacked into names it returns): the
 function returns the pipeline; an input that may end (no `.repeat()` without a count) stops the loop where it ends,
@@ -152,7 +154,8 @@ workers or moving averages (or, chosen by a flag, its TF1 machinery used besides
 start, a Supervisor chosen by another test), a plain Session (but an in-graph program of stateless ops: TFM103;
 the finding names the first variable, optimizer, placeholder, random op or Keras call of another), queue runners
 TFM008 does not read with tf.data, hooks other than StopAtStepHook, SummarySaverHook and a CheckpointSaverHook
-into the session's checkpoint_dir (a LoggingTensorHook, a hook class of the program), Scaffold arguments other
+into the session's checkpoint_dir (a LoggingTensorHook, a hook class of the program but such a chief-only `end`),
+Scaffold arguments other
 than those TFM103 carries over (init_fn, a Saver of some variables), a Saver made beside the loop used otherwise
 than to save once after it into the session's checkpoint folder, layers other than Dense, partitioners other than
 one axis-0 partitioner of get_variable, graph collections, a function of the program (of the graph's module

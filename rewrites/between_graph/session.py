@@ -113,6 +113,7 @@ class Session:
     sync_hook: cst.Call | None = None              # SyncReplicasOptimizer's make_session_run_hook(...)
     scaffold: cst.BaseExpression | None = None     # a MonitoredTrainingSession's (monitored.py)
     chief_hooks: cst.BaseExpression | None = None  # its chief_only_hooks
+    end_hooks: list = field(default_factory=list)  # those of them run after the loop (end_hooks.py)
     manager: dict[str, str] = field(default_factory=dict)  # the CheckpointManager's options (code), by name
     notes: list[tuple[str, cst.CSTNode, str]] = field(default_factory=list)  # what the program does without
     arguments: list[cst.BaseExpression] = field(default_factory=list)  # names the opening calls read
