@@ -136,6 +136,15 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family(
+        "absl_flags",
+        triggers=("DEFINE_",),
+        rules=(
+            Rule("TFM013", "absl-logging-flag", E,
+                 "a flag the program defines that absl's logging defines too (log_dir, logtostderr, verbosity, ...), "
+                 "which TF 2 imports first -> the same DEFINE with allow_override=True"),
+        ),
+    ),
+    Family(
         "private_renamed",
         triggers=("_get_logger",),
         rules=(
