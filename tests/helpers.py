@@ -25,6 +25,14 @@ def run(source: str, enabled=ALL_RULES, keras="tf_keras"):
     return migrate(dedent(source), "example.py", enabled, keras)
 
 
+def tfm104(source: str) -> tuple[str, str]:
+    """(the line of the one TFM104 finding, its message) of a between-graph program left as it is."""
+    result = run(source)
+    assert "ClusterCoordinator" not in result.source and "MultiWorkerMirroredStrategy" not in result.source
+    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
+    return source.splitlines()[finding.line - 1], finding.message
+
+
 def check_noop(source: str, findings: tuple[str, ...] = (), enabled=ALL_RULES) -> None:
     """The source stays as it is, with exactly these finding rule ids."""
     source = dedent(source)

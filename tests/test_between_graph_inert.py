@@ -5,7 +5,7 @@ code decides (`step = 0` just before `if step < 2000:`)."""
 from __future__ import annotations
 
 import pytest
-from helpers import run
+from helpers import run, tfm104 as left
 
 PROGRAM = '''import tensorflow.compat.v1 as tf
 import numpy as np
@@ -58,13 +58,6 @@ def migrated(source: str) -> str:
     assert run(result.source).source == result.source, "a second run changes nothing"
     compile(result.source, "migrated.py", "exec")
     return result.source
-
-
-def left(source: str) -> tuple[str, str]:
-    result = run(source)
-    assert "ClusterCoordinator" not in result.source
-    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
-    return source.splitlines()[finding.line - 1], finding.message
 
 
 def test_an_initializer_and_a_saver_read_nowhere_go_with_the_session():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import run, tfm104 as manual
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SUPERVISOR = (EXAMPLES / "supervisor_flags" / "train.py").read_text()
@@ -20,14 +20,6 @@ def migrated(source: str):
     assert "TFM103" in {f.rule for f in result.findings}, result.findings
     compile(result.source, "migrated.py", "exec")
     return result
-
-
-def manual(source: str) -> tuple[str, str]:
-    """(the line of the TFM104 finding, its message) of a program left as it is."""
-    result = run(source)
-    assert "ClusterCoordinator" not in result.source
-    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
-    return source.splitlines()[finding.line - 1], finding.message
 
 
 def test_a_supervisor_program_under_tf_app_run_becomes_a_coordinator_loop_with_a_checkpoint_manager():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run
+from helpers import run, tfm104 as manual
 
 EXAMPLE = (Path(__file__).resolve().parent.parent / "examples" / "sync_replicas" / "train.py").read_text()
 
@@ -48,14 +48,6 @@ def migrated(source: str):
     assert "TFM103" in {f.rule for f in result.findings}, result.findings
     compile(result.source, "migrated.py", "exec")
     return result
-
-
-def manual(source: str) -> tuple[str, str]:
-    """(the line of the TFM104 finding, its message) of a program left as it is."""
-    result = run(source)
-    assert "MultiWorkerMirroredStrategy" not in result.source and "replica_device_setter" in result.source
-    (finding,) = [f for f in result.findings if f.rule == "TFM104"]
-    return source.splitlines()[finding.line - 1], finding.message
 
 
 def test_the_example_becomes_a_multi_worker_mirrored_program_every_worker_runs():
